@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// task is a band of output rows of one image.
+type task struct {
+	job      int
+	img      int
+	y0, y1   int
+}
+
+// Below this many output elements a call runs on the calling goroutine: starting goroutines costs
+// more than the work (a 64x64x3 image takes ~10us).
+const inlineElems = 1 << 14
+
+// Rows per task aim at several tasks per thread for load balance, but no fewer than this, so each
+// task reuses its row cache.
+const minBandRows = 8
+
+func runCPU(jobs []Job, threads int) error {
+	total, elems := 0, 0
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Plan == nil || j.Src == nil || j.Out == nil {
+			return errf(CodeInvalidArgument, "src", "null plan or buffer")
+		}
+		total += j.Plan.N * j.Plan.OutH
+		elems += j.Plan.N * j.Plan.OutImageElems()
+	}
+	if total == 0 {
+		return nil
+	}
+	if elems < inlineElems {
+		threads = 1
+	}
+	band := max(total/(threads*4), minBandRows)
+	var tasks []task
+	for ji := range jobs {
+		p := jobs[ji].Plan
+		for img := 0; img < p.N; img++ {
+			for y := 0; y < p.OutH; y += band {
+				tasks = append(tasks, task{ji, img, y, min(y+band, p.OutH)})
+			}
+		}
+	}
+	threads = min(threads, len(tasks))
+	bufs := make([]jobBufs, len(jobs))
+	for i := range jobs {
+		bufs[i] = newJobBufs(&jobs[i])
+	}
+	if threads <= 1 {
+		w := &worker{}
+		for _, t := range tasks {
+			w.run(&jobs[t.job], &bufs[t.job], t)
+		}
+		return nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstPanic atomic.Value
+	for g := 0; g < threads; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					firstPanic.CompareAndSwap(nil, r)
+				}
+			}()
+			w := &worker{}
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
+				t := tasks[i]
+				w.run(&jobs[t.job], &bufs[t.job], t)
+			}
+		}()
+	}
+	wg.Wait()
+	if r := firstPanic.Load(); r != nil {
+		panic(r) // re-raised on the calling goroutine, where CPU.Run recovers it
+	}
+	return nil
+}
+
+// jobBufs are bounds-checked slices over a job's source and output memory.
+type jobBufs struct {
+	srcU8  []uint8
+	srcF32 []float32
+	outU8  []uint8
+	outF32 []float32
+	outF16 []uint16
+}
+
+func newJobBufs(j *Job) jobBufs {
+	p := j.Plan
+	var b jobBufs
+	switch p.Spec.In.DType {
+	case U8:
+		b.srcU8 = unsafe.Slice((*uint8)(unsafe.Add(j.Src, p.minOff)), p.spanElems)
+	case F32:
+		b.srcF32 = unsafe.Slice((*float32)(unsafe.Add(j.Src, p.minOff*4)), p.spanElems)
+	}
+	n := p.N * p.OutImageElems()
+	switch p.OutDType {
+	case U8:
+		b.outU8 = unsafe.Slice((*uint8)(j.Out), n)
+	case F32:
+		b.outF32 = unsafe.Slice((*float32)(j.Out), n)
+	case F16:
+		b.outF16 = unsafe.Slice((*uint16)(j.Out), n)
+	}
+	return b
+}

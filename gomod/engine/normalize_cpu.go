@@ -1,0 +1,124 @@
+package engine
+
+// emitU8 writes output row y of image img from w.rowU8: padding outside the content, the channel map,
+// then the conversion (copy, or the normalisation table) into the output layout.
+func (w *worker) emitU8(p *Plan, b *jobBufs, img, y int, content bool) {
+	oc, ic := p.OutC, p.inC
+	vals := w.valU8
+	lo, hi := p.cols.Lo, p.cols.Hi
+	if !content {
+		lo, hi = 0, 0
+	}
+	for i := 0; i < lo*oc; i++ {
+		vals[i] = p.padU8
+	}
+	row := w.rowU8
+	switch {
+	case oc == 3 && ic == 3 && p.cmap[0] == 0 && p.cmap[1] == 1 && p.cmap[2] == 2:
+		copy(vals[lo*3:hi*3], row[:(hi-lo)*3])
+	case oc == 3 && ic == 3 && p.cmap[0] == 2 && p.cmap[1] == 1 && p.cmap[2] == 0:
+		for x := lo; x < hi; x++ {
+			s := row[(x-lo)*3 : (x-lo)*3+3 : (x-lo)*3+3]
+			d := vals[x*3 : x*3+3 : x*3+3]
+			d[0], d[1], d[2] = s[2], s[1], s[0]
+		}
+	default:
+		for x := lo; x < hi; x++ {
+			for c := 0; c < oc; c++ {
+				vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+			}
+		}
+	}
+	for i := hi * oc; i < len(vals); i++ {
+		vals[i] = p.padU8
+	}
+	elems := p.OutImageElems()
+	rowLen := p.OutW * oc
+	if p.norm == nil {
+		o := img*elems + y*rowLen
+		copy(b.outU8[o:o+rowLen], vals)
+		return
+	}
+	n := p.norm
+	if p.CHW {
+		plane := p.OutH * p.OutW
+		for c := 0; c < oc; c++ {
+			o := img*elems + c*plane + y*p.OutW
+			if n.f16 {
+				lut, out := &n.lutF16[c], b.outF16[o:o+p.OutW]
+				for x := range out {
+					out[x] = lut[vals[x*oc+c]]
+				}
+			} else {
+				lut, out := &n.lutF32[c], b.outF32[o:o+p.OutW]
+				for x := range out {
+					out[x] = lut[vals[x*oc+c]]
+				}
+			}
+		}
+		return
+	}
+	o := img*elems + y*rowLen
+	if n.f16 {
+		out := b.outF16[o : o+rowLen]
+		for i, v := range vals {
+			out[i] = n.lutF16[i%oc][v]
+		}
+	} else {
+		out := b.outF32[o : o+rowLen]
+		for i, v := range vals {
+			out[i] = n.lutF32[i%oc][v]
+		}
+	}
+}
+
+// emitF32 is emitU8 for float32 sources: normalisation is computed, not looked up.
+func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
+	oc, ic := p.OutC, p.inC
+	vals := w.valF32
+	lo, hi := p.cols.Lo, p.cols.Hi
+	if !content {
+		lo, hi = 0, 0
+	}
+	for i := 0; i < lo*oc; i++ {
+		vals[i] = p.padF32
+	}
+	row := w.rowF32
+	for x := lo; x < hi; x++ {
+		for c := 0; c < oc; c++ {
+			vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+		}
+	}
+	for i := hi * oc; i < len(vals); i++ {
+		vals[i] = p.padF32
+	}
+	elems := p.OutImageElems()
+	rowLen := p.OutW * oc
+	n := p.norm
+	if n == nil {
+		o := img*elems + y*rowLen
+		copy(b.outF32[o:o+rowLen], vals)
+		return
+	}
+	put := func(o int, v float32) {
+		if n.f16 {
+			b.outF16[o] = Float32ToFloat16(v)
+		} else {
+			b.outF32[o] = v
+		}
+	}
+	if p.CHW {
+		plane := p.OutH * p.OutW
+		for c := 0; c < oc; c++ {
+			o := img*elems + c*plane + y*p.OutW
+			for x := 0; x < p.OutW; x++ {
+				put(o+x, n.apply(c, vals[x*oc+c]))
+			}
+		}
+		return
+	}
+	o := img*elems + y*rowLen
+	for i, v := range vals {
+		put(o+i, n.apply(i%oc, v))
+	}
+}

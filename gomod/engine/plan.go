@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"unsafe"
+)
+
+// axis is one output axis of a plan with the output view and canvas folded in: output coordinate o is
+// padding outside [Lo, Hi); inside, it reads resize taps T at row/column o-Lo of Off/Idx.
+type axis struct {
+	Lo, Hi int
+	Taps   taps    // indexed by o - Lo; Idx are logical source coordinates
+	Off    []int   // Idx turned into element offsets from the image origin (strides and flips applied)
+	Src    []int32 // logical source coordinate per tap, for the row cache
+}
+
+// Plan is a validated Spec with every table a backend needs precomputed. It is immutable after
+// NewPlan, so any number of goroutines may execute it at once.
+type Plan struct {
+	Spec              Spec
+	N                 int  // images
+	Batched           bool // input had a batch axis
+	OutH, OutW, OutC  int
+	OutDType          DType
+	CHW               bool
+	inC               int
+	strideN, strideC  int // source strides in elements
+	minOff, spanElems int // extent of the source array in elements, relative to its data pointer
+	rows, cols        axis
+	cmap              []int
+	padU8             uint8
+	padF32            float32
+	norm              *normTables
+}
+
+// NewPlan validates the spec and builds the tables.
+func NewPlan(s *Spec) (*Plan, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	in := s.In
+	es := int64(in.DType.Size())
+	p := &Plan{
+		Spec: *s, N: max(in.N, 1), Batched: in.N > 0,
+		OutH: s.Post.H, OutW: s.Post.W, OutC: len(s.CMap), OutDType: s.OutDType(),
+		inC: in.C, cmap: append([]int(nil), s.CMap...),
+		padU8: uint8(s.Canvas.Pad), padF32: float32(s.Canvas.Pad),
+	}
+	p.CHW = s.Norm != nil && s.Norm.Layout == "CHW"
+	sn, sh, sw, sc := int(in.Strides[0]/es), int(in.Strides[1]/es), int(in.Strides[2]/es), int(in.Strides[3]/es)
+	p.strideN, p.strideC = sn, sc
+	// Extent of every element the source array holds, so execution can address it through one
+	// bounds-checked slice: a table bug becomes a recovered panic, never a wild read.
+	lo, hi := 0, 0
+	for _, d := range [][2]int{{p.N, sn}, {in.H, sh}, {in.W, sw}, {in.C, sc}} {
+		if d[0] > 1 {
+			if e := (d[0] - 1) * d[1]; e < 0 {
+				lo += e
+			} else {
+				hi += e
+			}
+		}
+	}
+	p.minOff, p.spanElems = lo, hi-lo+1
+	p.rows = buildAxis(s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
+		s.Pre.Y0, s.Pre.SY, sh)
+	p.cols = buildAxis(s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
+		s.Pre.X0, s.Pre.SX, sw)
+	if s.Norm != nil {
+		p.norm = newNormTables(s.Norm, in.DType)
+	}
+	return p, nil
+}
+
+// buildAxis folds canvas placement and the output view into the resize taps of one axis.
+// Output o sits at canvas position c = post0 + postStep*o; content covers canvas [place, place+size).
+func buildAxis(r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
+	full := resizeTaps(r.Kind, r.Antialias, dt, inLen, size)
+	k := full.K
+	// Output coordinates whose canvas position is content form one interval (the view is monotonic).
+	lo, hi := -1, -1
+	for o := 0; o < outLen; o++ {
+		c := post0 + postStep*o - place
+		if c >= 0 && c < size {
+			if lo < 0 {
+				lo = o
+			}
+			hi = o + 1
+		}
+	}
+	if lo < 0 {
+		lo, hi = 0, 0
+	}
+	a := axis{Lo: lo, Hi: hi, Taps: taps{K: k}}
+	n := hi - lo
+	a.Taps.Idx = make([]int32, n*k)
+	a.Off = make([]int, n*k)
+	a.Src = make([]int32, n*k)
+	if full.WI != nil {
+		a.Taps.WI = make([]int32, n*k)
+	}
+	if full.WF != nil {
+		a.Taps.WF = make([]float32, n*k)
+	}
+	for o := lo; o < hi; o++ {
+		c := post0 + postStep*o - place
+		for t := 0; t < k; t++ {
+			d, s := (o-lo)*k+t, c*k+t
+			idx := full.Idx[s]
+			a.Taps.Idx[d] = idx
+			a.Src[d] = idx
+			a.Off[d] = (pre0 + preStep*int(idx)) * stride
+			if full.WI != nil {
+				a.Taps.WI[d] = full.WI[s]
+			}
+			if full.WF != nil {
+				a.Taps.WF[d] = full.WF[s]
+			}
+		}
+	}
+	return a
+}
+
+// OutImageElems is the number of output elements per image.
+func (p *Plan) OutImageElems() int { return p.OutH * p.OutW * p.OutC }
+
+// OutBytes is the size of the whole output.
+func (p *Plan) OutBytes() int { return p.N * p.OutImageElems() * p.OutDType.Size() }
+
+// Job is one plan applied to one source array, writing a contiguous output at Out.
+// Src is the NumPy data pointer (the address of element [0, 0, 0(, 0)]).
+type Job struct {
+	Plan *Plan
+	Src  unsafe.Pointer
+	Out  unsafe.Pointer
+}

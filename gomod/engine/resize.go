@@ -1,0 +1,139 @@
+package engine
+
+import "math"
+
+// taps is one axis of a resize: output coordinate o reads K source coordinates Idx[o*K+t] with weights
+// WI (fixed point, uint8 images) or WF (float32 images). Unused taps repeat the last index with weight 0,
+// so every coordinate has exactly K taps and inner loops have no per-coordinate branches.
+type taps struct {
+	K   int
+	Idx []int32
+	WI  []int32
+	WF  []float32
+}
+
+// OpenCV's INTER_LINEAR fixed point: 11-bit coefficients in each direction (INTER_RESIZE_COEF_BITS).
+const cvCoefBits = 11
+const cvCoefScale = 1 << cvCoefBits
+
+// Pillow's resampling fixed point (PRECISION_BITS = 32 - 8 - 2).
+const pilPrecisionBits = 22
+
+// linearTapsCV reproduces cv::resize's INTER_LINEAR coordinate and coefficient tables: the source
+// position is computed in float32 from a double scale (1/(dst/src)), clamped at both borders, and the
+// coefficients are rounded to 11-bit integers. Matching this bit for bit is what makes goprep agree with
+// cv2.resize on uint8 images.
+func linearTapsCV(in, out int) taps {
+	t := taps{K: 2, Idx: make([]int32, 2*out), WI: make([]int32, 2*out)}
+	scale := 1.0 / (float64(out) / float64(in))
+	for o := 0; o < out; o++ {
+		f := float32((float64(o)+0.5)*scale - 0.5)
+		s := int(math.Floor(float64(f)))
+		f -= float32(s)
+		if s < 0 {
+			s, f = 0, 0
+		}
+		if s >= in-1 {
+			s, f = in-1, 0
+		}
+		s1 := min(s+1, in-1)
+		t.Idx[2*o], t.Idx[2*o+1] = int32(s), int32(s1)
+		t.WI[2*o] = int32(math.RoundToEven(float64((1 - f) * cvCoefScale)))
+		t.WI[2*o+1] = int32(math.RoundToEven(float64(f * cvCoefScale)))
+	}
+	return t
+}
+
+// linearTapsTorch is PyTorch's upsample_bilinear2d (align_corners=False) index and weight formula,
+// evaluated in float32 as PyTorch's CPU kernel does for float32 tensors.
+func linearTapsTorch(in, out int) taps {
+	t := taps{K: 2, Idx: make([]int32, 2*out), WF: make([]float32, 2*out)}
+	scale := float32(in) / float32(out)
+	for o := 0; o < out; o++ {
+		src := scale*(float32(o)+0.5) - 0.5
+		if src < 0 {
+			src = 0
+		}
+		i0 := int(src) // src >= 0, so truncation is floor
+		l1 := src - float32(i0)
+		l1 = min(max(l1, 0), 1)
+		i1 := i0
+		if i0 < in-1 {
+			i1 = i0 + 1
+		}
+		t.Idx[2*o], t.Idx[2*o+1] = int32(i0), int32(i1)
+		t.WF[2*o], t.WF[2*o+1] = 1-l1, l1
+	}
+	return t
+}
+
+// nearestTaps is cv::resize INTER_NEAREST: src = min(floor(dst * (1/(dst_size/src_size))), src_size-1).
+// Equal sizes give the identity, which is how "no resize" is executed.
+func nearestTaps(in, out int) taps {
+	t := taps{K: 1, Idx: make([]int32, out), WI: make([]int32, out), WF: make([]float32, out)}
+	scale := 1.0 / (float64(out) / float64(in))
+	for o := 0; o < out; o++ {
+		s := min(int(math.Floor(float64(o)*scale)), in-1)
+		t.Idx[o], t.WI[o], t.WF[o] = int32(s), 1, 1
+	}
+	return t
+}
+
+// antialiasTaps is Pillow's precompute_coeffs for the bilinear (triangle) filter: the filter support is
+// widened by the downscale factor, weights are normalised per output pixel, and uint8 weights are
+// rounded to 22-bit fixed point. Upscaling keeps support 1, which is plain bilinear inside the image.
+func antialiasTaps(in, out int) taps {
+	scale := float64(in) / float64(out)
+	filterScale := max(scale, 1.0)
+	support := 1.0 * filterScale
+	k := int(math.Ceil(support))*2 + 1
+	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out)}
+	w := make([]float64, k)
+	for o := 0; o < out; o++ {
+		center := (float64(o) + 0.5) * scale
+		ss := 1.0 / filterScale
+		xmin := max(int(center-support+0.5), 0)
+		xmax := min(int(center+support+0.5), in) - xmin
+		xmax = min(xmax, k)
+		var sum float64
+		for x := 0; x < xmax; x++ {
+			v := (float64(x+xmin) - center + 0.5) * ss
+			v = math.Abs(v)
+			if v < 1 {
+				w[x] = 1 - v
+			} else {
+				w[x] = 0
+			}
+			sum += w[x]
+		}
+		for x := 0; x < k; x++ {
+			idx := o*k + x
+			if x < xmax {
+				if sum != 0 {
+					w[x] /= sum
+				}
+				t.Idx[idx] = int32(xmin + x)
+				// Pillow: (int)(0.5 + w * (1 << PRECISION_BITS)) for w >= 0.
+				t.WI[idx] = int32(math.Floor(0.5 + w[x]*(1<<pilPrecisionBits)))
+				t.WF[idx] = float32(w[x])
+			} else {
+				t.Idx[idx] = int32(xmin + max(xmax-1, 0))
+			}
+		}
+	}
+	return t
+}
+
+// resizeTaps picks the table builder for one axis.
+func resizeTaps(kind string, antialias bool, dt DType, in, out int) taps {
+	switch {
+	case kind == "none" || kind == "nearest":
+		return nearestTaps(in, out)
+	case antialias:
+		return antialiasTaps(in, out)
+	case dt == U8:
+		return linearTapsCV(in, out)
+	default:
+		return linearTapsTorch(in, out)
+	}
+}

@@ -1,0 +1,238 @@
+package engine
+
+// worker owns the scratch rows of one goroutine: a small direct-mapped cache of horizontally resampled
+// source rows (consecutive output rows share source rows when upscaling), the vertically combined
+// content row, and the full output row before conversion. Nothing is allocated per pixel or per row.
+type worker struct {
+	plan   *Plan
+	img    int
+	ring   int
+	keys   []int32
+	hI32   [][]int32
+	hU8    [][]uint8
+	hF32   [][]float32
+	rowU8  []uint8
+	rowF32 []float32
+	valU8  []uint8
+	valF32 []float32
+	taps   [][]uint8 // the cached rows one antialiased output row reads
+}
+
+// prepare resets the caches when the worker moves to another plan or image.
+func (w *worker) prepare(p *Plan, img int) {
+	if w.plan == p && w.img == img {
+		return
+	}
+	if w.plan != p {
+		contentW := (p.cols.Hi - p.cols.Lo) * p.inC
+		w.ring = p.rows.Taps.K + 1
+		w.keys = make([]int32, w.ring)
+		w.hI32, w.hU8, w.hF32 = make([][]int32, w.ring), make([][]uint8, w.ring), make([][]float32, w.ring)
+		for i := range w.ring {
+			w.hI32[i] = make([]int32, contentW)
+			w.hU8[i] = make([]uint8, contentW)
+			w.hF32[i] = make([]float32, contentW)
+		}
+		w.rowU8 = make([]uint8, contentW)
+		w.rowF32 = make([]float32, contentW)
+		w.valU8 = make([]uint8, p.OutW*p.OutC)
+		w.valF32 = make([]float32, p.OutW*p.OutC)
+	}
+	w.plan, w.img = p, img
+	for i := range w.keys {
+		w.keys[i] = -1
+	}
+}
+
+func (w *worker) run(j *Job, b *jobBufs, t task) {
+	p := j.Plan
+	w.prepare(p, t.img)
+	base := -p.minOff + t.img*p.strideN
+	u8 := p.Spec.In.DType == U8
+	for y := t.y0; y < t.y1; y++ {
+		content := y >= p.rows.Lo && y < p.rows.Hi && p.cols.Hi > p.cols.Lo
+		if u8 {
+			if content {
+				w.resizeRowU8(p, b.srcU8, base, y-p.rows.Lo)
+			}
+			w.emitU8(p, b, t.img, y, content)
+		} else {
+			if content {
+				w.resizeRowF32(p, b.srcF32, base, y-p.rows.Lo)
+			}
+			w.emitF32(p, b, t.img, y, content)
+		}
+	}
+}
+
+// slot returns the cache slot for source row r and whether it already holds it.
+func (w *worker) slot(r int32) (int, bool) {
+	s := int(r) % w.ring
+	if w.keys[s] == r {
+		return s, true
+	}
+	w.keys[s] = r
+	return s, false
+}
+
+// resizeRowU8 computes content row r (uint8, p.inC channels per pixel) into w.rowU8.
+func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
+	rows, cols := &p.rows, &p.cols
+	c, sc := p.inC, p.strideC
+	dst := w.rowU8
+	switch {
+	case rows.Taps.K == 1: // nearest, or no resize: a gather
+		rb := base + rows.Off[r]
+		for j, off := range cols.Off {
+			o := rb + off
+			for ch := 0; ch < c; ch++ {
+				dst[j*c+ch] = src[o+ch*sc]
+			}
+		}
+	case p.Spec.Resize.Antialias:
+		k := rows.Taps.K
+		hs := w.taps[:0]
+		for t := 0; t < k; t++ {
+			ri := r*k + t
+			s, ok := w.slot(rows.Src[ri])
+			if !ok {
+				hresizeAAU8(w.hU8[s], src, base+rows.Off[ri], cols, c, sc)
+			}
+			hs = append(hs, w.hU8[s])
+		}
+		w.taps = hs
+		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+k])
+	default: // bilinear, OpenCV arithmetic
+		var h [2][]int32
+		for t := 0; t < 2; t++ {
+			ri := r*2 + t
+			s, ok := w.slot(rows.Src[ri])
+			if !ok {
+				hresizeLinearU8(w.hI32[s], src, base+rows.Off[ri], cols, c, sc)
+			}
+			h[t] = w.hI32[s]
+		}
+		vresizeLinearU8(dst, h[0], h[1], rows.Taps.WI[2*r], rows.Taps.WI[2*r+1])
+	}
+}
+
+// hresizeLinearU8 is OpenCV's HResizeLinear: d = s0*a0 + s1*a1 with 11-bit coefficients, kept unrounded.
+func hresizeLinearU8(d []int32, src []uint8, rb int, cols *axis, c, sc int) {
+	off, wi := cols.Off, cols.Taps.WI
+	if c == 3 && sc == 1 {
+		n := len(off) / 2
+		d = d[:n*3]
+		for j := 0; j < n; j++ {
+			o0, o1 := rb+off[2*j], rb+off[2*j+1]
+			a0, a1 := wi[2*j], wi[2*j+1]
+			s0, s1 := src[o0:o0+3:o0+3], src[o1:o1+3:o1+3]
+			dd := d[3*j : 3*j+3 : 3*j+3]
+			dd[0] = int32(s0[0])*a0 + int32(s1[0])*a1
+			dd[1] = int32(s0[1])*a0 + int32(s1[1])*a1
+			dd[2] = int32(s0[2])*a0 + int32(s1[2])*a1
+		}
+		return
+	}
+	for j := 0; j < len(off)/2; j++ {
+		o0, o1 := rb+off[2*j], rb+off[2*j+1]
+		a0, a1 := wi[2*j], wi[2*j+1]
+		for ch := 0; ch < c; ch++ {
+			d[j*c+ch] = int32(src[o0+ch*sc])*a0 + int32(src[o1+ch*sc])*a1
+		}
+	}
+}
+
+// vresizeLinearU8 is OpenCV's vectorised VResizeLinear for 8-bit output (VResizeLinearVec_32s8u):
+// each row is pre-shifted by 4, multiplied keeping the high 16 bits, summed, then rounded by 2 bits.
+// This, not the textbook (a*b0 + b*b1 + 2^21) >> 22, is what cv2.resize computes on x86 and ARM.
+func vresizeLinearU8(dst []uint8, s0, s1 []int32, b0, b1 int32) {
+	s0, s1 = s0[:len(dst)], s1[:len(dst)]
+	for i := range dst {
+		v := ((b0*(s0[i]>>4))>>16 + (b1*(s1[i]>>4))>>16 + 2) >> 2
+		dst[i] = clampU8(v)
+	}
+}
+
+func clampU8(v int32) uint8 {
+	if v < 0 {
+		return 0
+	}
+	if v > 255 {
+		return 255
+	}
+	return uint8(v)
+}
+
+// hresizeAAU8 is Pillow's ImagingResampleHorizontal_8bpc: 22-bit weights, rounded to uint8 per pass.
+func hresizeAAU8(d []uint8, src []uint8, rb int, cols *axis, c, sc int) {
+	k := cols.Taps.K
+	off, wi := cols.Off, cols.Taps.WI
+	for j := 0; j < len(off)/k; j++ {
+		for ch := 0; ch < c; ch++ {
+			ss := int32(1 << (pilPrecisionBits - 1))
+			for t := 0; t < k; t++ {
+				ss += int32(src[rb+off[j*k+t]+ch*sc]) * wi[j*k+t]
+			}
+			d[j*c+ch] = clampU8(ss >> pilPrecisionBits)
+		}
+	}
+}
+
+// vresizeAAU8 is Pillow's ImagingResampleVertical_8bpc.
+func vresizeAAU8(dst []uint8, rows [][]uint8, w []int32) {
+	for i := range dst {
+		ss := int32(1 << (pilPrecisionBits - 1))
+		for t, r := range rows {
+			ss += int32(r[i]) * w[t]
+		}
+		dst[i] = clampU8(ss >> pilPrecisionBits)
+	}
+}
+
+// resizeRowF32 computes content row r of a float32 image into w.rowF32: the taps' weighted sums in
+// float32, horizontal first, in tap order (PyTorch's order for bilinear).
+func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
+	rows, cols := &p.rows, &p.cols
+	c, sc := p.inC, p.strideC
+	dst := w.rowF32
+	if rows.Taps.K == 1 && cols.Taps.K == 1 {
+		rb := base + rows.Off[r]
+		for j, off := range cols.Off {
+			o := rb + off
+			for ch := 0; ch < c; ch++ {
+				dst[j*c+ch] = src[o+ch*sc]
+			}
+		}
+		return
+	}
+	k := rows.Taps.K
+	for i := range dst {
+		dst[i] = 0
+	}
+	for t := 0; t < k; t++ {
+		ri := r*k + t
+		s, ok := w.slot(rows.Src[ri])
+		if !ok {
+			hresizeF32(w.hF32[s], src, base+rows.Off[ri], cols, c, sc)
+		}
+		wt := rows.Taps.WF[ri]
+		h := w.hF32[s][:len(dst)]
+		for i := range dst {
+			dst[i] = dst[i] + float32(wt*h[i]) // explicit rounding: never fused into an FMA
+		}
+	}
+}
+
+func hresizeF32(d []float32, src []float32, rb int, cols *axis, c, sc int) {
+	k := cols.Taps.K
+	off, wf := cols.Off, cols.Taps.WF
+	for j := 0; j < len(off)/k; j++ {
+		for ch := 0; ch < c; ch++ {
+			var s float32
+			for t := 0; t < k; t++ {
+				s = s + float32(wf[j*k+t]*src[rb+off[j*k+t]+ch*sc])
+			}
+			d[j*c+ch] = s
+		}
+	}
+}

@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+)
+
+// DType names an element type as it appears in a Spec.
+type DType string
+
+const (
+	U8  DType = "u8"
+	F32 DType = "f32"
+	F16 DType = "f16"
+)
+
+// Size in bytes of one element.
+func (d DType) Size() int {
+	switch d {
+	case U8:
+		return 1
+	case F16:
+		return 2
+	}
+	return 4
+}
+
+// View maps a logical image of H x W pixels into a parent image: logical (y, x) reads parent
+// (Y0 + SY*y, X0 + SX*x). Crops and flips compose into one View, so they cost nothing at run time.
+type View struct {
+	Y0 int `json:"y0"`
+	X0 int `json:"x0"`
+	SY int `json:"sy"`
+	SX int `json:"sx"`
+	H  int `json:"h"`
+	W  int `json:"w"`
+}
+
+// InputSpec describes the source array: dims and strides in bytes, exactly as NumPy reports them.
+// N == 0 means a single (H, W, C) image.
+type InputSpec struct {
+	DType   DType    `json:"dtype"`
+	N       int      `json:"n"`
+	H       int      `json:"h"`
+	W       int      `json:"w"`
+	C       int      `json:"c"`
+	Strides [4]int64 `json:"strides"` // n, h, w, c
+}
+
+// ResizeSpec: Kind is "none", "nearest" or "bilinear"; H, W the resized content size.
+type ResizeSpec struct {
+	Kind      string `json:"kind"`
+	Antialias bool   `json:"antialias"`
+	H         int    `json:"h"`
+	W         int    `json:"w"`
+}
+
+// CanvasSpec places the resized content at (Top, Left) on an H x W canvas filled with Pad
+// (letterbox). A plain resize has a canvas equal to the content.
+type CanvasSpec struct {
+	H    int     `json:"h"`
+	W    int     `json:"w"`
+	Top  int     `json:"top"`
+	Left int     `json:"left"`
+	Pad  float64 `json:"pad"`
+}
+
+// NormSpec: out = (x*Scale - Mean[c]) / Std[c] in float32, cast to DType, in Layout "CHW" or "HWC".
+type NormSpec struct {
+	Mean   []float64 `json:"mean"`
+	Std    []float64 `json:"std"`
+	Scale  float64   `json:"scale"`
+	DType  DType     `json:"dtype"`
+	Layout string    `json:"layout"`
+}
+
+// Spec is the canonical form of any goprep pipeline: source view -> resize -> canvas -> output view ->
+// channel map -> normalize. Every chain of goprep ops that the Python tracer accepts reduces to it.
+type Spec struct {
+	In     InputSpec  `json:"in"`
+	Pre    View       `json:"pre"`
+	Resize ResizeSpec `json:"resize"`
+	Canvas CanvasSpec `json:"canvas"`
+	Post   View       `json:"post"`
+	CMap   []int      `json:"cmap"`
+	Norm   *NormSpec  `json:"norm"`
+}
+
+// ParseSpec decodes a JSON spec; unknown fields are errors so that a Python/Go mismatch is loud.
+func ParseSpec(data string) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(strings.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, errf(CodeInvalidArgument, "spec", "malformed plan spec: %v", err)
+	}
+	return &s, nil
+}
+
+// maxDim bounds every dimension so that products of a few dims and strides cannot overflow int64.
+const maxDim = 1 << 30
+
+func checkDim(arg string, v int, allowZero bool) error {
+	if v < 0 || (!allowZero && v == 0) {
+		return errf(CodeBadShape, arg, "must be positive, got %d", v)
+	}
+	if v > maxDim {
+		return errf(CodeTooLarge, arg, "%d exceeds the limit of %d", v, maxDim)
+	}
+	return nil
+}
+
+func (v View) check(arg string, parentH, parentW int) error {
+	if v.SY != 1 && v.SY != -1 || v.SX != 1 && v.SX != -1 {
+		return errf(CodeInvalidArgument, arg, "view steps must be +1 or -1")
+	}
+	if err := checkDim(arg+".h", v.H, false); err != nil {
+		return err
+	}
+	if err := checkDim(arg+".w", v.W, false); err != nil {
+		return err
+	}
+	inside := func(a, lim int) bool { return a >= 0 && a < lim }
+	yEnd, xEnd := v.Y0+v.SY*(v.H-1), v.X0+v.SX*(v.W-1)
+	if !inside(v.Y0, parentH) || !inside(yEnd, parentH) || !inside(v.X0, parentW) || !inside(xEnd, parentW) {
+		return errf(CodeBadShape, arg, "window of %dx%d at (%d, %d) leaves the %dx%d image", v.H, v.W, v.Y0, v.X0, parentH, parentW)
+	}
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// Validate checks every field once, before any backend sees the plan.
+func (s *Spec) Validate() error {
+	in := &s.In
+	if in.DType != U8 && in.DType != F32 {
+		return errf(CodeBadDType, "src", "dtype must be uint8 or float32, got %q", in.DType)
+	}
+	if err := checkDim("src.n", in.N, true); err != nil {
+		return err
+	}
+	if err := checkDim("src.height", in.H, false); err != nil {
+		return err
+	}
+	if err := checkDim("src.width", in.W, false); err != nil {
+		return err
+	}
+	if in.C != 1 && in.C != 3 && in.C != 4 {
+		return errf(CodeBadShape, "src", "channels must be 1, 3 or 4, got %d", in.C)
+	}
+	es := int64(in.DType.Size())
+	for i, st := range in.Strides {
+		if st%es != 0 {
+			return errf(CodeInvalidArgument, "src", "stride %d of axis %d is not a multiple of the element size %d", st, i, es)
+		}
+		if st > maxDim*16 || st < -maxDim*16 {
+			return errf(CodeTooLarge, "src", "stride %d of axis %d is too large", st, i)
+		}
+	}
+	if err := s.Pre.check("crop", in.H, in.W); err != nil {
+		return err
+	}
+	r := &s.Resize
+	if err := checkDim("size.height", r.H, false); err != nil {
+		return err
+	}
+	if err := checkDim("size.width", r.W, false); err != nil {
+		return err
+	}
+	switch r.Kind {
+	case "none":
+		if r.H != s.Pre.H || r.W != s.Pre.W || r.Antialias {
+			return errf(CodeInvalidArgument, "size", "kind none must keep the size")
+		}
+	case "nearest":
+		if r.Antialias {
+			return errf(CodeInvalidArgument, "antialias", "antialias applies to bilinear interpolation only")
+		}
+	case "bilinear":
+	default:
+		return errf(CodeInvalidArgument, "interpolation", "must be 'bilinear' or 'nearest', got %q", r.Kind)
+	}
+	c := &s.Canvas
+	if err := checkDim("size.height", c.H, false); err != nil {
+		return err
+	}
+	if err := checkDim("size.width", c.W, false); err != nil {
+		return err
+	}
+	if c.Top < 0 || c.Left < 0 || c.Top+r.H > c.H || c.Left+r.W > c.W {
+		return errf(CodeBadShape, "size", "content of %dx%d at (%d, %d) does not fit the %dx%d canvas", r.H, r.W, c.Top, c.Left, c.H, c.W)
+	}
+	if !finite(c.Pad) {
+		return errf(CodeInvalidArgument, "pad_value", "must be finite")
+	}
+	if in.DType == U8 && (c.Pad < 0 || c.Pad > 255 || c.Pad != math.Trunc(c.Pad)) {
+		return errf(CodeInvalidArgument, "pad_value", "must be an integer in [0, 255] for uint8 images, got %v", c.Pad)
+	}
+	if err := s.Post.check("crop", c.H, c.W); err != nil {
+		return err
+	}
+	if n := len(s.CMap); n != 1 && n != 3 && n != 4 {
+		return errf(CodeBadShape, "code", "output channels must be 1, 3 or 4, got %d", n)
+	}
+	for _, ch := range s.CMap {
+		if ch < 0 || ch >= in.C {
+			return errf(CodeBadShape, "code", "channel %d does not exist in a %d-channel image", ch, in.C)
+		}
+	}
+	if nm := s.Norm; nm != nil {
+		if len(nm.Mean) != len(s.CMap) {
+			return errf(CodeInvalidArgument, "mean", "needs %d values (one per channel), got %d", len(s.CMap), len(nm.Mean))
+		}
+		if len(nm.Std) != len(s.CMap) {
+			return errf(CodeInvalidArgument, "std", "needs %d values (one per channel), got %d", len(s.CMap), len(nm.Std))
+		}
+		for _, m := range nm.Mean {
+			if !finite(m) || !finite(float64(float32(m))) {
+				return errf(CodeInvalidArgument, "mean", "values must be finite float32 numbers, got %v", m)
+			}
+		}
+		for _, d := range nm.Std {
+			if !finite(d) || float32(d) == 0 || !finite(float64(float32(d))) {
+				return errf(CodeInvalidArgument, "std", "values must be finite, non-zero float32 numbers, got %v", d)
+			}
+		}
+		if !finite(nm.Scale) || !finite(float64(float32(nm.Scale))) {
+			return errf(CodeInvalidArgument, "scale", "must be a finite float32 number, got %v", nm.Scale)
+		}
+		if nm.DType != F32 && nm.DType != F16 {
+			return errf(CodeInvalidArgument, "dtype", "must be 'float32' or 'float16', got %q", nm.DType)
+		}
+		if nm.Layout != "CHW" && nm.Layout != "HWC" {
+			return errf(CodeInvalidArgument, "layout", "must be 'CHW' or 'HWC', got %q", nm.Layout)
+		}
+	}
+	// Output bytes must fit comfortably in an int on every platform we build for.
+	n := max(in.N, 1)
+	outBytes := float64(n) * float64(s.Post.H) * float64(s.Post.W) * float64(len(s.CMap)) * float64(s.OutDType().Size())
+	if outBytes > float64(math.MaxInt64/4) {
+		return errf(CodeTooLarge, "size", "output of %.3g bytes is too large", outBytes)
+	}
+	return nil
+}
+
+// OutDType is the dtype of the result.
+func (s *Spec) OutDType() DType {
+	if s.Norm != nil {
+		return s.Norm.DType
+	}
+	return s.In.DType
+}

@@ -1,0 +1,93 @@
+"""goprep: fused, GIL-free image preprocessing for ML inference, with a Go engine.
+
+Importing goprep loads nothing native: the Go extension is loaded on the first call that needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List
+
+__version__ = "0.1.0"
+
+from ._errors import (
+    BackendError,
+    DeviceError,
+    DTypeError,
+    ForkError,
+    GoprepError,
+    InvalidArgumentError,
+    PipelineError,
+    ShapeError,
+)
+from ._ops import crop, cvt_color, flip, letterbox, normalize, resize
+from ._pipeline import Pipeline, pipeline
+from ._trace import LetterboxInfo
+
+__all__ = [
+    "__version__",
+    "resize",
+    "flip",
+    "crop",
+    "letterbox",
+    "cvt_color",
+    "normalize",
+    "pipeline",
+    "Pipeline",
+    "LetterboxInfo",
+    "set_num_threads",
+    "get_num_threads",
+    "info",
+    "devices",
+    "GoprepError",
+    "InvalidArgumentError",
+    "ShapeError",
+    "DTypeError",
+    "PipelineError",
+    "BackendError",
+    "DeviceError",
+    "ForkError",
+]
+
+
+def set_num_threads(n: int) -> None:
+    """Set how many threads the CPU engine splits one call across (default: all cores, or
+    ``GOPREP_NUM_THREADS``)."""
+    from . import _native
+
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise InvalidArgumentError(f"must be an int, got {type(n).__name__}", argument="n")
+    if n < 1:
+        raise InvalidArgumentError(f"must be at least 1, got {n}", argument="n")
+    mod = _native.get()
+    _native.call(mod.SetNumThreads, n)
+
+
+def get_num_threads() -> int:
+    """The CPU engine's thread count."""
+    from . import _native
+
+    return int(_native.get().NumThreads())
+
+
+def devices() -> List[Dict[str, Any]]:
+    """The GPUs goprep can use, with their properties; empty when none can be used (see ``info()``)."""
+    return []
+
+
+def info() -> Dict[str, Any]:
+    """Version, backend, threads, and why CUDA is or is not in use."""
+    from . import _native
+
+    mod = _native.get()
+    reason = mod.CUDAStatus()
+    return {
+        "version": __version__,
+        "engine_version": mod.Version(),
+        "backend": "cpu",
+        "threads": int(mod.NumThreads()),
+        "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
+        "cuda_available": False,
+        "cuda_reason": reason,
+        "devices": devices(),
+    }

@@ -1,0 +1,43 @@
+"""``python -m goprep demo | bench | info``."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+USAGE = """usage: python -m goprep COMMAND [options]
+
+commands:
+  demo    preprocess a batch of images with a fused pipeline, check it against NumPy, print throughput
+  bench   benchmark goprep against NumPy, OpenCV, Pillow and PyTorch (python -m goprep bench --help)
+  info    print version, backend, threads and CUDA status
+"""
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if args else 2
+    cmd, rest = args[0], args[1:]
+    if cmd == "demo":
+        from ._demo import main as demo
+
+        return demo(rest)
+    if cmd == "bench":
+        from ._bench import main as bench
+
+        return bench(rest)
+    if cmd == "info":
+        import json
+
+        import goprep
+
+        print(json.dumps(goprep.info(), indent=2))
+        return 0
+    print(f"unknown command {cmd!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

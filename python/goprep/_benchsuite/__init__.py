@@ -1,0 +1,15 @@
+"""Internals of ``python -m goprep bench`` (entry point: :func:`goprep._bench.main`).
+
+Modules:
+
+- ``machine``   -- what the numbers were measured on (CPU, cores, library versions).
+- ``images``    -- the real photographs the suite preprocesses (scikit-image's bundled images).
+- ``impls``     -- the same preprocessing task written with goprep, NumPy, OpenCV, Pillow, torchvision.
+- ``timing``    -- warm-up, calibration and interleaved repeats timed with ``time.perf_counter``.
+- ``scenarios`` -- the throughput grid, the serving scenario and the per-call overhead probe.
+- ``targets``   -- the PASS/FAIL performance targets.
+- ``report``    -- text tables, JSON and the PNG chart.
+
+Nothing here is imported by ``import goprep``; the heavy optional dependencies (cv2, PIL, skimage,
+matplotlib, tqdm, torch) are imported only when the benchmark runs.
+"""

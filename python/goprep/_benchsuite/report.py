@@ -1,0 +1,353 @@
+"""Text tables, the JSON result file and the PNG chart."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Sequence
+
+from .impls import Impl
+from .scenarios import ConfigResult, OverheadResult, Row, ServingResult
+from .targets import Target
+
+
+def fmt_time(seconds: float) -> str:
+    """3 significant digits in the unit that suits: 12.3 us, 1.23 ms, 1.23 s."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale or unit == "us":
+            return f"{seconds / scale:.3g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def fmt_rate(per_s: float) -> str:
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+# --------------------------------------------------------------------------------------------------
+# Text
+
+
+def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
+    title = (
+        f"== {cfg.size.label} -> 224x224, batch {cfg.batch}: median of {repeats} interleaved repeats "
+        f"(min..max), time per image =="
+    )
+    headers = ["implementation", "per image", "min..max", "images/s", "t / goprep", "max|diff|", "equal"]
+    body: list[list[str]] = []
+    for row in cfg.rows:
+        impl = row.impl
+        if not row.ok:
+            body.append([impl.label, row.status.upper(), row.detail, "", "", _diff(row), ""])
+            continue
+        assert row.stats is not None
+        st = row.stats
+        r = cfg.ratio(impl.key, impl.baseline)
+        base = impl.baseline.removeprefix("goprep-")
+        body.append(
+            [
+                impl.label,
+                fmt_time(st.median),
+                f"{fmt_time(st.min)}..{fmt_time(st.max)}",
+                fmt_rate(1.0 / st.median),
+                "" if r is None else f"{r:.2f}x ({base})",
+                _diff(row),
+                "" if row.check is None or row.check.exact_fraction is None else f"{100 * row.check.exact_fraction:.2f}%",
+            ]
+        )
+    lines = [title] + _table(headers, body, [False, True, True, True, True, True, True])
+    return lines
+
+
+def _diff(row: Row) -> str:
+    if row.check is None or row.check.max_abs_diff is None:
+        return ""
+    unit = " u8" if row.impl.tolerance_unit == "uint8" else ""
+    return f"{row.check.max_abs_diff:.2g}{unit}"
+
+
+def serving_lines(serving: ServingResult) -> list[str]:
+    lines = [f"== serving: {serving.note} =="]
+    body = []
+    for p in serving.points:
+        other = "opencv" if p.impl == "goprep" else "goprep"
+        q = serving.point(other, p.threads)
+        vs = "" if q is None else f"{p.throughput.median / q.throughput.median:.2f}x"
+        sc = serving.scaling(p.impl, p.threads)
+        body.append(
+            [
+                p.impl,
+                str(p.threads),
+                fmt_rate(p.throughput.median),
+                f"{fmt_rate(p.throughput.min)}..{fmt_rate(p.throughput.max)}",
+                "" if sc is None else f"{sc:.2f}x",
+                vs,
+                fmt_time(p.p50_s),
+                fmt_time(p.p99_s),
+            ]
+        )
+    lines += _table(
+        ["pipeline", "threads", "requests/s", "min..max", "vs 1 thread", "vs other", "P50 latency", "P99 latency"],
+        body,
+        [False, True, True, True, True, True, True, True],
+    )
+    lines += [f"  {name}: {err}" for name, err in serving.errors.items()]
+    return lines
+
+
+def overhead_lines(overhead: OverheadResult) -> list[str]:
+    lines = [f"== per-call overhead: {overhead.note} =="]
+    body = [[name, f"{st.median:.2f}", f"{st.min:.2f}..{st.max:.2f}"] for name, st in overhead.per_call_us.items()]
+    lines += _table(["call", "us/call", "min..max"], body, [False, True, True])
+    lines += [f"  {name}: {err}" for name, err in overhead.errors.items()]
+    return lines
+
+
+def target_lines(targets: Sequence[Target]) -> list[str]:
+    return ["== targets (512x512 -> 224x224, batch 1 unless said) =="] + [t.line() for t in targets]
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON
+
+
+def _row_dict(cfg: ConfigResult, row: Row) -> dict[str, Any]:
+    impl = row.impl
+    d: dict[str, Any] = {
+        "key": impl.key,
+        "label": impl.label,
+        "family": impl.family,
+        "threads": impl.threads,
+        "partial": impl.partial,
+        "reference": impl.reference,
+        "status": row.status,
+        "detail": row.detail,
+        "note": impl.note,
+        "check": None
+        if row.check is None
+        else {
+            "max_abs_diff": row.check.max_abs_diff,
+            "exact_fraction": row.check.exact_fraction,
+            "tolerance": impl.tolerance,
+            "unit": impl.tolerance_unit,
+        },
+    }
+    if row.ok and row.stats is not None:
+        d.update(
+            {
+                "calls_per_sample": row.calls,
+                "seconds_per_image": row.stats.as_dict(),
+                "images_per_s": 1.0 / row.stats.median,
+                "baseline": impl.baseline,
+                "time_ratio_to_baseline": cfg.ratio(impl.key, impl.baseline),
+                "time_ratio_to_goprep_1t": cfg.ratio(impl.key, "goprep-1t"),
+                "samples_seconds_per_image": row.samples,
+            }
+        )
+    return d
+
+
+def _clean(obj: Any) -> Any:
+    """JSON has no inf/nan: write them as null."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def result_dict(
+    *,
+    argv: Sequence[str],
+    settings: dict[str, Any],
+    machine: dict[str, Any],
+    notes: Sequence[str],
+    grid: Sequence[ConfigResult],
+    probes: Sequence[ConfigResult],
+    serving: ServingResult | None,
+    overhead: OverheadResult | None,
+    targets: Sequence[Target],
+    started: str,
+    wall_s: float,
+) -> dict[str, Any]:
+    def cfg_dict(cfg: ConfigResult) -> dict[str, Any]:
+        return {
+            "input": {"name": cfg.size.name, "height": cfg.size.height, "width": cfg.size.width},
+            "output": {"height": 224, "width": 224},
+            "batch": cfg.batch,
+            "wall_s": cfg.wall_s,
+            "results": [_row_dict(cfg, r) for r in cfg.rows],
+        }
+
+    out: dict[str, Any] = {
+        "schema": "goprep-bench/1",
+        "started": started,
+        "wall_s": wall_s,
+        "argv": list(argv),
+        "settings": settings,
+        "machine": machine,
+        "notes": list(notes),
+        "grid": [cfg_dict(c) for c in grid],
+        "probes": [cfg_dict(c) for c in probes],
+        "serving": None
+        if serving is None
+        else {
+            "note": serving.note,
+            "errors": serving.errors,
+            "points": [
+                {
+                    "impl": p.impl,
+                    "threads": p.threads,
+                    "requests_per_run": p.requests,
+                    "requests_per_s": p.throughput.as_dict(),
+                    "scaling_vs_1_thread": serving.scaling(p.impl, p.threads),
+                    "latency_p50_s": p.p50_s,
+                    "latency_p99_s": p.p99_s,
+                }
+                for p in serving.points
+            ],
+        },
+        "overhead": None
+        if overhead is None
+        else {
+            "note": overhead.note,
+            "errors": overhead.errors,
+            "us_per_call": {k: v.as_dict() for k, v in overhead.per_call_us.items()},
+        },
+        "targets": [t.as_dict() for t in targets],
+    }
+    return _clean(out)
+
+
+def write_json(path: str, data: dict[str, Any]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------------------------------
+# Chart
+
+_FAMILY_COLOURS = {
+    "goprep": "#1b9e77",
+    "numpy": "#7570b3",
+    "opencv": "#d95f02",
+    "pillow": "#e7298a",
+    "torchvision": "#66a61e",
+}
+
+
+def write_chart(
+    path: str,
+    grid: Sequence[ConfigResult],
+    serving: ServingResult | None,
+    overhead: OverheadResult | None,
+    title: str,
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless: never open a window
+    import matplotlib.pyplot as plt
+
+    sizes = list(dict.fromkeys(c.size.name for c in grid))
+    ncols = max(len(sizes), 3)
+    fig = plt.figure(figsize=(6.0 * ncols, 10.5))
+    gs = fig.add_gridspec(2, ncols, height_ratios=[1.25, 1.0])
+    fig.suptitle(title, fontsize=11)
+
+    # Top row: images/s per implementation, grouped by batch size, one panel per input size.
+    impls: list[Impl] = []
+    for cfg in grid:
+        for row in cfg.rows:
+            if row.impl.key not in {i.key for i in impls}:
+                impls.append(row.impl)
+    # rows of one family share a colour, lighter for each further row (1 thread, all threads, ...)
+    shade: dict[str, int] = {}
+    family_count: dict[str, int] = {}
+    for impl in impls:
+        shade[impl.key] = family_count.get(impl.family, 0)
+        family_count[impl.family] = shade[impl.key] + 1
+    for col, size_name in enumerate(sizes):
+        ax = fig.add_subplot(gs[0, col])
+        cfgs = [c for c in grid if c.size.name == size_name]
+        width = 0.8 / max(1, len(impls))
+        for i, impl in enumerate(impls):
+            xs, ys = [], []
+            for j, cfg in enumerate(cfgs):
+                row = cfg.row(impl.key)
+                if row is not None and row.ok and row.stats is not None:
+                    xs.append(j - 0.4 + width * (i + 0.5))
+                    ys.append(1.0 / row.stats.median)
+            ax.bar(
+                xs,
+                ys,
+                width,
+                label=impl.label,
+                color=_FAMILY_COLOURS.get(impl.family, "grey"),
+                alpha=max(0.3, 1.0 - 0.2 * shade[impl.key]),
+                hatch="//" if impl.partial else None,
+                edgecolor="black",
+                linewidth=0.4,
+            )
+        ax.set_xticks(range(len(cfgs)), [f"batch {c.batch}" for c in cfgs])
+        ax.set_yscale("log")
+        ax.set_ylabel("images / s (log)")
+        ax.set_title(f"{cfgs[0].size.label} -> 224x224" if cfgs else size_name)
+        ax.grid(axis="y", which="both", alpha=0.3)
+        if col == 0:
+            ax.legend(fontsize=7, loc="lower left", framealpha=0.85)
+
+    # Bottom row: serving throughput, serving latency, call overhead.
+    if serving is not None and serving.points:
+        ax_t = fig.add_subplot(gs[1, 0])
+        ax_l = fig.add_subplot(gs[1, 1])
+        for impl in dict.fromkeys(p.impl for p in serving.points):
+            pts = [p for p in serving.points if p.impl == impl]
+            colour = _FAMILY_COLOURS.get(impl, "grey")
+            ks = [p.threads for p in pts]
+            ax_t.plot(ks, [p.throughput.median for p in pts], "o-", color=colour, label=impl)
+            ax_t.fill_between(ks, [p.throughput.min for p in pts], [p.throughput.max for p in pts], color=colour, alpha=0.2)
+            ax_l.plot(ks, [p.p50_s * 1e3 for p in pts], "o-", color=colour, label=f"{impl} P50")
+            ax_l.plot(ks, [p.p99_s * 1e3 for p in pts], "s--", color=colour, label=f"{impl} P99")
+        for ax in (ax_t, ax_l):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(list(dict.fromkeys(p.threads for p in serving.points)))
+            ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ax.set_xlabel("Python threads")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        ax_t.set_ylabel("requests / s")
+        ax_t.set_title("serving 512x512 single requests: throughput")
+        ax_l.set_ylabel("latency (ms)")
+        ax_l.set_yscale("log")
+        ax_l.set_title("serving: per-request latency")
+    if overhead is not None and overhead.per_call_us:
+        ax_o = fig.add_subplot(gs[1, 2])
+        names = list(overhead.per_call_us)
+        meds = [overhead.per_call_us[n].median for n in names]
+        colours = [_FAMILY_COLOURS["goprep"] if n.startswith("goprep") else _FAMILY_COLOURS["opencv"] for n in names]
+        ax_o.barh(range(len(names)), meds, color=colours)
+        ax_o.set_yticks(range(len(names)), names, fontsize=8)
+        ax_o.axvline(5.0, color="red", linestyle=":", label="5 us target")
+        ax_o.set_xlabel("us per call (4x4x3 flip)")
+        ax_o.set_title("per-call overhead")
+        ax_o.invert_yaxis()
+        ax_o.legend(fontsize=8)
+        ax_o.grid(axis="x", alpha=0.3)
+
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,125 @@
+"""The performance targets, evaluated on what the run measured (512x512 -> 224x224, batch 1 unless said)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .scenarios import ConfigResult, OverheadResult, ServingResult
+
+
+@dataclass
+class Target:
+    name: str
+    threshold: float
+    op: str  # ">=" or "<"
+    unit: str  # "x" (a ratio) or "us"
+    measured: float | None
+    status: str  # PASS | FAIL | SKIP
+    detail: str = ""
+
+    def line(self) -> str:
+        got = "not measured" if self.measured is None else f"{self.measured:.2f}{self.unit}"
+        want = f"{self.op} {self.threshold:g}{self.unit}"
+        return f"{self.status:4}  {self.name}: {got} (target {want})" + (f"  [{self.detail}]" if self.detail else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "threshold": self.threshold,
+            "op": self.op,
+            "unit": self.unit,
+            "measured": self.measured,
+            "status": self.status,
+            "detail": self.detail,
+        }
+
+
+def _judge(name: str, measured: float | None, op: str, threshold: float, unit: str, why_missing: str = "") -> Target:
+    if measured is None:
+        return Target(name, threshold, op, unit, None, "FAIL", why_missing or "not measured")
+    ok = measured >= threshold if op == ">=" else measured < threshold
+    return Target(name, threshold, op, unit, measured, "PASS" if ok else "FAIL")
+
+
+def _why(cfg: ConfigResult | None, *keys: str) -> str:
+    if cfg is None:
+        return "configuration not run"
+    bad = []
+    for k in keys:
+        row = cfg.row(k)
+        if row is None:
+            bad.append(f"{k}: not run")
+        elif not row.ok:
+            bad.append(f"{k}: {row.status} {row.detail}".strip())
+    return "; ".join(bad)
+
+
+def evaluate(
+    b1: ConfigResult | None,
+    b256: ConfigResult | None,
+    serving: ServingResult | None,
+    overhead: OverheadResult | None,
+    usable_cores: int,
+    all_threads: int,
+) -> list[Target]:
+    """``b1``: 512x512 batch 1 with every implementation; ``b256``: 512x512 batch 256 with the goprep rows."""
+    out: list[Target] = []
+
+    def ratio(cfg: ConfigResult | None, slow: str, fast: str) -> float | None:
+        return None if cfg is None else cfg.ratio(slow, fast)
+
+    out.append(
+        _judge(
+            "goprep CPU 1 thread vs OpenCV+NumPy pipeline (cv2.setNumThreads(1) for fairness)",
+            ratio(b1, "opencv-1t", "goprep-1t"),
+            ">=",
+            3.0,
+            "x",
+            _why(b1, "opencv-1t", "goprep-1t"),
+        )
+    )
+    out.append(
+        _judge(
+            "goprep CPU 1 thread vs plain NumPy",
+            ratio(b1, "numpy", "goprep-1t"),
+            ">=",
+            30.0,
+            "x",
+            _why(b1, "numpy", "goprep-1t"),
+        )
+    )
+    out.append(
+        _judge(
+            "goprep CPU 1 thread (whole task) vs cv2.resize alone (1 thread)",
+            ratio(b1, "cv2-resize-1t", "goprep-1t"),
+            ">=",
+            1.0,
+            "x",
+            _why(b1, "cv2-resize-1t", "goprep-1t"),
+        )
+    )
+
+    name = f"goprep batch 256, {all_threads} threads vs its own 1-thread throughput"
+    if usable_cores < 2:
+        out.append(Target(name, 1.8, ">=", "x", ratio(b256, "goprep-1t", "goprep-all"), "SKIP", "1 usable core"))
+    else:
+        out.append(_judge(name, ratio(b256, "goprep-1t", "goprep-all"), ">=", 1.8, "x", _why(b256, "goprep-1t", "goprep-all")))
+
+    name = "serving: goprep throughput with 2 Python threads vs 1"
+    scaling = serving.scaling("goprep", 2) if serving is not None else None
+    why = "" if serving is None else serving.errors.get("goprep", serving.errors.get("all", ""))
+    if usable_cores < 2:
+        out.append(Target(name, 1.8, ">=", "x", scaling, "SKIP", "1 usable core"))
+    else:
+        out.append(_judge(name, scaling, ">=", 1.8, "x", why))
+
+    key = f"goprep.pipeline(flip), {all_threads} threads"
+    us = None
+    why = "overhead probe not run"
+    if overhead is not None:
+        stats = overhead.per_call_us.get(key)
+        us = stats.median if stats is not None else None
+        why = overhead.errors.get(key, overhead.errors.get("all", "not measured"))
+    out.append(_judge("decorator + binding overhead per call (4x4x3 flip pipeline)", us, "<", 5.0, "us", why))
+    return out

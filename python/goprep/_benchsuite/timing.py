@@ -1,0 +1,97 @@
+"""Timing: warm-up, calibration and interleaved repeats, all with ``time.perf_counter``.
+
+Machines are noisy (turbo, other tenants, thermal state), and noise that lands on one
+implementation's block of repeats turns into a bogus ratio. So repeats are interleaved: repeat r
+times every implementation once, in an order rotated by r, and ratios compare medians of samples
+taken side by side. Python's cyclic GC is paused while a sample runs (as ``timeit`` does), so a
+collection, and the Go GC that goprep's binding triggers from it, does not land inside one sample.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+def run_calls(fn: Callable[[Any], Any], inputs: Sequence[Any], calls: int) -> float:
+    """Seconds taken by ``calls`` calls of ``fn``, cycling through ``inputs``."""
+    seq = [inputs[i % len(inputs)] for i in range(calls)]  # built before the clock starts
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        for x in seq:
+            fn(x)
+        return time.perf_counter() - t0
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def calibrate(fn: Callable[[Any], Any], inputs: Sequence[Any], min_sample_s: float, max_calls: int) -> int:
+    """How many calls make one sample last about ``min_sample_s`` (at least 1).
+
+    Timer resolution and loop overhead are negligible against ``min_sample_s``; a sample of a
+    single slow call (NumPy on a big batch) is fine too.
+    """
+    calls = len(inputs)
+    elapsed = run_calls(fn, inputs, calls)
+    while elapsed < min_sample_s / 10 and calls < max_calls:  # too short to extrapolate from
+        calls = min(max_calls, calls * 10)
+        elapsed = run_calls(fn, inputs, calls)
+    per_call = max(elapsed / calls, 1e-9)
+    return max(1, min(max_calls, math.ceil(min_sample_s / per_call)))
+
+
+@dataclass
+class Entry:
+    """One implementation inside an interleaved measurement."""
+
+    key: str
+    fn: Callable[[Any], Any]
+    inputs: Sequence[Any]
+    items_per_call: int  # images per call, to report time per image
+    activate: Callable[[], None] = lambda: None
+    rewarm: bool = False  # one untimed call after activate (thread pools resized since last sample)
+    calls: int = 1
+    samples: list[float] = field(default_factory=list)  # seconds per item, one per repeat
+
+
+def interleave(entries: Sequence[Entry], repeats: int, on_sample: Callable[[], None] = lambda: None) -> None:
+    """Fill every entry's ``samples`` with ``repeats`` values, implementations interleaved."""
+    n = len(entries)
+    for r in range(repeats):
+        order = [entries[(r + i) % n] for i in range(n)]  # rotate: nobody is always first
+        for e in order:
+            e.activate()
+            if e.rewarm:
+                e.fn(e.inputs[0])
+            dt = run_calls(e.fn, e.inputs, e.calls)
+            e.samples.append(dt / (e.calls * e.items_per_call))
+            on_sample()
+
+
+@dataclass
+class Stats:
+    median: float
+    min: float
+    max: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Stats":
+        return cls(statistics.median(values), min(values), max(values), len(values))
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"median": self.median, "min": self.min, "max": self.max, "n": self.n}
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """q-th percentile (0..100), linear interpolation (NumPy's default)."""
+    return float(np.percentile(np.asarray(values, np.float64), q))

@@ -1,0 +1,166 @@
+"""``@goprep.pipeline``: trace a function of goprep ops once per input signature, run it fused."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _native
+from ._errors import DeviceError, InvalidArgumentError, PipelineError, ShapeError
+from ._ops import PlanRef, plan_for, prepare_out
+from ._trace import Traced, trace_array
+
+_DEVICES = ("auto", "cpu", "cuda")
+_SLOT = object()  # marks where the image goes in a traced function's result
+
+
+class _Compiled:
+    """One traced signature: its plan and how to build the function's result."""
+
+    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced")
+
+    def __init__(self, traced: Traced, template: Any) -> None:
+        self.traced = traced
+        self.ref: PlanRef = plan_for(traced)
+        self.shape = traced.shape
+        self.dtype = traced.out_dtype
+        self.template = template
+        self.f32 = traced.dtype == "f32"
+
+
+def _split_result(res: Any) -> Tuple[Traced, Any]:
+    """Find the one traced image in a function's result; return it and the result's shape around it."""
+    if isinstance(res, Traced):
+        return res, _SLOT
+    if isinstance(res, tuple):
+        found = [x for x in res if isinstance(x, Traced)]
+        if len(found) == 1:
+            return found[0], tuple(_SLOT if isinstance(x, Traced) else x for x in res)
+    raise PipelineError(
+        "a @goprep.pipeline function must return the processed image, or a tuple holding it once "
+        f"(e.g. the result of goprep.letterbox); got {type(res).__name__}"
+    )
+
+
+def _fill(template: Any, image: np.ndarray) -> Any:
+    if template is _SLOT:
+        return image
+    return tuple(image if x is _SLOT else x for x in template)
+
+
+class Pipeline:
+    """A function of goprep ops compiled into fused engine passes (see ``goprep.pipeline``)."""
+
+    def __init__(self, fn: Callable[..., Any], device: str) -> None:
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._device = device
+        self._cache: Dict[Any, _Compiled] = {}
+        self._lock = threading.Lock()
+        self._device_checked = device != "cuda"
+
+    def __repr__(self) -> str:
+        return f"<goprep.pipeline {getattr(self._fn, '__qualname__', self._fn)!r} device={self._device!r}>"
+
+    def _check_device(self) -> None:
+        mod = _native.get()
+        raise DeviceError(f"CUDA was requested but cannot be used: {mod.CUDAStatus()}", argument="device")
+
+    def _compile(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any) -> _Compiled:
+        traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
+        c = _Compiled(traced, template)
+        if key is not None:
+            with self._lock:
+                if len(self._cache) >= 256:  # bounded: many shapes must not grow memory without limit
+                    self._cache.clear()
+                self._cache[key] = c
+        return c
+
+    def _lookup(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Compiled:
+        key: Any = (src.shape, src.strides, src.dtype.str, args, tuple(kwargs.items()) if kwargs else ())
+        try:
+            c = self._cache.get(key)
+        except TypeError:  # unhashable extra arguments: trace every call
+            key = None
+            c = None
+        if c is None:
+            c = self._compile(src, args, kwargs, key)
+        return c
+
+    def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
+        if not self._device_checked:
+            self._check_device()
+        if type(src) is np.ndarray:
+            c = self._lookup(src, args, kwargs)
+            if c.f32 and not src.flags.aligned:
+                raise InvalidArgumentError("float32 data must be aligned", argument="src")
+            res = np.empty(c.shape, c.dtype) if out is None else prepare_out(out, c.shape, c.dtype, (src,))
+            mod = _native.get()
+            try:
+                mod.Run(c.ref.handle, id(src), id(res))
+            except RuntimeError as e:
+                raise _native.from_native(e) from None
+            return _fill(c.template, res)
+        if isinstance(src, (list, tuple)):
+            return self._run_list(list(src), args, kwargs, out)
+        if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view
+            return self(src.view(np.ndarray), *args, out=out, **kwargs)
+        raise InvalidArgumentError(f"must be a numpy.ndarray or a list of them, got {type(src).__name__}", argument="src")
+
+    def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
+        if not images:
+            raise ShapeError("the list of images is empty", argument="src")
+        compiled: List[_Compiled] = []
+        for i, img in enumerate(images):
+            if not isinstance(img, np.ndarray) or img.ndim != 3:
+                raise ShapeError(
+                    f"item {i} must be an (H, W, C) numpy.ndarray, got "
+                    f"{getattr(img, 'shape', type(img).__name__)}",
+                    argument="src",
+                )
+            c = self._lookup(img, args, kwargs)
+            if compiled and (c.shape != compiled[0].shape or c.dtype != compiled[0].dtype):
+                raise ShapeError(
+                    f"item {i} produces {c.shape} {c.dtype} but item 0 produces {compiled[0].shape} "
+                    f"{compiled[0].dtype}; a list must produce one size (resize or letterbox to a fixed size)",
+                    argument="src",
+                )
+            if c.f32 and not img.flags.aligned:
+                raise InvalidArgumentError(f"item {i}: float32 data must be aligned", argument="src")
+            compiled.append(c)
+        first = compiled[0]
+        shape = (len(images),) + first.shape
+        res = prepare_out(out, shape, first.dtype, images)
+        step = int(np.prod(first.shape)) * first.dtype.itemsize
+        desc = np.empty((len(images), 3), np.int64)
+        for i, (c, img) in enumerate(zip(compiled, images)):
+            desc[i] = (c.ref.handle, id(img), i * step)
+        mod = _native.get()
+        _native.call(mod.RunMany, id(desc), len(images), id(res))
+        if first.template is _SLOT:
+            return res
+        # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.
+        return tuple(
+            res if x is _SLOT else [c.template[k] for c in compiled] for k, x in enumerate(first.template)
+        )
+
+
+def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto") -> Any:
+    """Fuse a function of goprep ops into one pass in Go.
+
+    Use as ``@goprep.pipeline`` or ``@goprep.pipeline(device="auto" | "cpu" | "cuda")``. The first argument
+    of the decorated function is the image: an ``(H, W, C)`` array, an ``(N, H, W, C)`` batch, or a list of
+    differently sized images (which produce one batch). Other arguments are passed through and are part
+    of the cache key. ``out=`` receives the result in place. The function is traced once per input
+    signature; calling it returns exactly what the same ops return when called one by one.
+    """
+    if device not in _DEVICES:
+        raise InvalidArgumentError(f"must be one of {', '.join(_DEVICES)}, got {device!r}", argument="device")
+    if fn is None:
+        return lambda f: Pipeline(f, device)
+    if not callable(fn):
+        raise InvalidArgumentError(f"must be callable, got {type(fn).__name__}", argument="fn")
+    return Pipeline(fn, device)

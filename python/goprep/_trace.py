@@ -1,0 +1,268 @@
+"""The symbolic image that goprep ops build a plan from.
+
+Every goprep op, eager or inside ``@goprep.pipeline``, works on a ``Traced`` image: a description of
+how the current image is read from the caller's source array. Ops only update that description
+(crops and flips compose into views, colour conversions into a channel map), so any accepted chain
+reduces to the engine's one canonical spec: source view -> resize -> canvas -> output view ->
+channel map -> normalize. The engine then runs it as a single pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._errors import DTypeError, InvalidArgumentError, PipelineError, ShapeError
+
+MAX_DIM = 1 << 30  # the engine's per-dimension bound (engine.maxDim)
+MAX_OUT_BYTES = 1 << 46
+
+
+@dataclass(frozen=True)
+class View:
+    """Logical (y, x) reads parent (y0 + sy*y, x0 + sx*x)."""
+
+    y0: int
+    x0: int
+    sy: int
+    sx: int
+    h: int
+    w: int
+
+    @staticmethod
+    def identity(h: int, w: int) -> "View":
+        return View(0, 0, 1, 1, h, w)
+
+    def then(self, child: "View") -> "View":
+        """The view of ``child`` (given in this view's logical coordinates) in the parent's."""
+        return View(
+            self.y0 + self.sy * child.y0,
+            self.x0 + self.sx * child.x0,
+            self.sy * child.sy,
+            self.sx * child.sx,
+            child.h,
+            child.w,
+        )
+
+
+@dataclass(frozen=True)
+class LetterboxInfo:
+    """Where letterbox put the content: map boxes back with ``(x - left) / scale``, ``(y - top) / scale``."""
+
+    scale: float
+    top: int
+    left: int
+    height: int
+    width: int
+
+    def unmap_boxes(self, boxes: Any) -> np.ndarray:
+        """Map ``(K, 4)`` boxes ``x1, y1, x2, y2`` from the letterboxed image back to the source image."""
+        b = np.array(boxes, dtype=np.float64, copy=True)
+        if b.ndim != 2 or b.shape[1] != 4:
+            raise ShapeError(f"must have shape (K, 4), got {b.shape}", argument="boxes")
+        b[:, [0, 2]] = (b[:, [0, 2]] - self.left) / self.scale
+        b[:, [1, 3]] = (b[:, [1, 3]] - self.top) / self.scale
+        return b
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A symbolic image: what the engine must compute, relative to one source array."""
+
+    dtype: str  # "u8" | "f32" of the source
+    n: int  # 0 for a single image
+    src_h: int
+    src_w: int
+    src_c: int
+    strides: Tuple[int, int, int, int]
+    pre: View
+    resize: Optional[Tuple[str, bool, int, int]] = None  # kind, antialias, h, w
+    canvas: Optional[Tuple[int, int, int, int, float]] = None  # h, w, top, left, pad
+    post: Optional[View] = None
+    cmap: Tuple[int, ...] = ()
+    norm: Optional[Tuple[Tuple[float, ...], Tuple[float, ...], float, str, str]] = None
+
+    # -- what the image looks like now -------------------------------------------------------
+    @property
+    def height(self) -> int:
+        return self.post.h if self.post is not None else self.pre.h
+
+    @property
+    def width(self) -> int:
+        return self.post.w if self.post is not None else self.pre.w
+
+    @property
+    def channels(self) -> int:
+        return len(self.cmap)
+
+    @property
+    def out_dtype(self) -> np.dtype:
+        if self.norm is not None:
+            return np.dtype(np.float16 if self.norm[3] == "f16" else np.float32)
+        return np.dtype(np.uint8 if self.dtype == "u8" else np.float32)
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        if self.norm is not None and self.norm[4] == "CHW":
+            img: Tuple[int, ...] = (self.channels, self.height, self.width)
+        else:
+            img = (self.height, self.width, self.channels)
+        return ((self.n,) + img) if self.n else img
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    # -- guards: a traced image is not an array ------------------------------------------------
+    def __array__(self, *a: Any, **k: Any) -> Any:
+        raise PipelineError(
+            "only goprep ops can be applied to the image inside a @goprep.pipeline function; "
+            "NumPy operations cannot be fused"
+        )
+
+    def __array_ufunc__(self, *a: Any, **k: Any) -> Any:
+        return self.__array__()
+
+    def __getitem__(self, item: Any) -> Any:
+        raise PipelineError("indexing a traced image is not supported inside @goprep.pipeline; use goprep.crop")
+
+    def _not_after_norm(self, op: str) -> None:
+        if self.norm is not None:
+            raise PipelineError(f"{op} cannot follow normalize: normalize must be the last op of a pipeline")
+
+    # -- ops ----------------------------------------------------------------------------------
+    def with_view(self, child: View) -> "Traced":
+        if self.post is None:
+            return replace(self, pre=self.pre.then(child))
+        return replace(self, post=self.post.then(child))
+
+    def crop(self, top: int, left: int, height: int, width: int) -> "Traced":
+        self._not_after_norm("crop")
+        check_window(top, left, height, width, self.height, self.width)
+        return self.with_view(View(top, left, 1, 1, height, width))
+
+    def flip(self, horizontal: bool, vertical: bool) -> "Traced":
+        self._not_after_norm("flip")
+        h, w = self.height, self.width
+        return self.with_view(
+            View(h - 1 if vertical else 0, w - 1 if horizontal else 0, -1 if vertical else 1, -1 if horizontal else 1, h, w)
+        )
+
+    def resized(self, kind: str, antialias: bool, h: int, w: int, canvas: Tuple[int, int, int, int, float]) -> "Traced":
+        self._not_after_norm("resize")
+        if self.resize is not None:
+            raise PipelineError("a pipeline can contain only one resize or letterbox")
+        return replace(self, resize=(kind, antialias, h, w), canvas=canvas, post=View.identity(canvas[0], canvas[1]))
+
+    def mapped(self, cmap: Sequence[int]) -> "Traced":
+        self._not_after_norm("cvt_color")
+        return replace(self, cmap=tuple(self.cmap[i] for i in cmap))
+
+    def normalized(self, mean: Tuple[float, ...], std: Tuple[float, ...], scale: float, dtype: str, layout: str) -> "Traced":
+        self._not_after_norm("normalize")
+        return replace(self, norm=(mean, std, scale, dtype, layout))
+
+    # -- the engine's spec --------------------------------------------------------------------
+    def spec(self) -> str:
+        if self.resize is None:
+            kind, aa, rh, rw = "none", False, self.pre.h, self.pre.w
+            canvas = (rh, rw, 0, 0, 0.0)
+            post = View.identity(rh, rw)
+        else:
+            kind, aa, rh, rw = self.resize
+            canvas, post = self.canvas, self.post  # type: ignore[assignment]
+        norm = None
+        if self.norm is not None:
+            mean, std, scale, dt, layout = self.norm
+            norm = {"mean": list(mean), "std": list(std), "scale": scale, "dtype": dt, "layout": layout}
+        d = {
+            "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
+            "pre": dataclasses.asdict(self.pre),
+            "resize": {"kind": kind, "antialias": aa, "h": rh, "w": rw},
+            "canvas": {"h": canvas[0], "w": canvas[1], "top": canvas[2], "left": canvas[3], "pad": float(canvas[4])},
+            "post": dataclasses.asdict(post),
+            "cmap": list(self.cmap),
+            "norm": norm,
+        }
+        return json.dumps(d, separators=(",", ":"))
+
+
+def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> None:
+    for name, v in (("top", top), ("left", left), ("height", height), ("width", width)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise InvalidArgumentError(f"must be an int, got {type(v).__name__}", argument=name)
+    if top < 0 or left < 0:
+        raise ShapeError(f"crop origin ({top}, {left}) is negative", argument="top" if top < 0 else "left")
+    if height <= 0 or width <= 0:
+        raise ShapeError(f"crop size {height}x{width} must be positive", argument="height" if height <= 0 else "width")
+    if top + height > h or left + width > w:
+        raise ShapeError(
+            f"crop window {height}x{width} at ({top}, {left}) leaves the {h}x{w} image",
+            argument="height" if top + height > h else "width",
+        )
+
+
+_DTYPES = {"|u1": "u8", "<f4": "f32", "=f4": "f32"}
+
+
+def trace_array(a: Any, argument: str = "src") -> Traced:
+    """Validate a NumPy image or batch and describe it as an untouched Traced image."""
+    if not isinstance(a, np.ndarray):
+        raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(a).__name__}", argument=argument)
+    dt = a.dtype
+    code = _DTYPES.get(dt.str)
+    if code is None:
+        if dt.kind in "uf" and dt.itemsize in (1, 4) and dt.byteorder not in "=|<":
+            raise DTypeError(f"must be in native byte order, got {dt.str!r}", argument=argument)
+        raise DTypeError(f"dtype must be uint8 or float32, got {dt}", argument=argument)
+    if a.ndim == 3:
+        n, (h, w, c) = 0, a.shape
+        sn, (sh, sw, sc) = 0, a.strides
+    elif a.ndim == 4:
+        n, h, w, c = a.shape
+        sn, sh, sw, sc = a.strides
+        if n == 0:
+            raise ShapeError("batch must hold at least one image, got N=0", argument=argument)
+    else:
+        raise ShapeError(f"must be (H, W, C) or (N, H, W, C), got {a.ndim} dimensions {a.shape}", argument=argument)
+    if h == 0 or w == 0:
+        raise ShapeError(f"image size {h}x{w} has a zero dimension", argument=argument)
+    if c not in (1, 3, 4):
+        raise ShapeError(f"channels must be 1, 3 or 4, got {c}", argument=argument)
+    if code == "f32" and not a.flags.aligned:
+        raise InvalidArgumentError("float32 data must be aligned", argument=argument)
+    return Traced(code, n, h, w, c, (sn, sh, sw, sc), View.identity(h, w), cmap=tuple(range(c)))
+
+
+def parse_size(size: Any, argument: str = "size") -> Tuple[int, int]:
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        h = w = int(size)
+    elif isinstance(size, (tuple, list)) and len(size) == 2 and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size
+    ):
+        h, w = int(size[0]), int(size[1])
+    else:
+        raise InvalidArgumentError(f"must be an int or a (height, width) pair of ints, got {size!r}", argument=argument)
+    if h <= 0 or w <= 0:
+        raise ShapeError(f"must be positive, got {h}x{w}", argument=argument)
+    if h > MAX_DIM or w > MAX_DIM:
+        raise ShapeError(f"{h}x{w} exceeds the limit of {MAX_DIM} per dimension", argument=argument, code="too_large")
+    return h, w
+
+
+def letterbox_geometry(h: int, w: int, out_h: int, out_w: int) -> LetterboxInfo:
+    scale = min(out_h / h, out_w / w)
+    nh = min(max(1, int(round(h * scale))), out_h)
+    nw = min(max(1, int(round(w * scale))), out_w)
+    return LetterboxInfo(scale, (out_h - nh) // 2, (out_w - nw) // 2, nh, nw)
+
+
+def check_out_size(t: Traced) -> None:
+    nbytes = math.prod(t.shape) * t.out_dtype.itemsize
+    if nbytes > MAX_OUT_BYTES:
+        raise ShapeError(f"the result would take {nbytes} bytes", argument="size", code="too_large")

@@ -1,0 +1,382 @@
+"""Every bad input raises the documented class (and its builtin base), with .code/.argument set and
+the message starting with the argument's name; nothing crashes."""
+
+import numpy as np
+import pytest
+
+import goprep
+from conftest import assert_goprep_error, rand_f32, rand_u8
+
+MEAN3, STD3 = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def _chain(img):
+    img = goprep.resize(img, (16, 16))
+    img = goprep.flip(img)
+    return goprep.normalize(img, mean=MEAN3, std=STD3)
+
+
+_PIPE = goprep.pipeline(_chain)
+
+
+def _c(x):
+    # mean/std as long as the channel axis so that only the property under test is wrong
+    return x.shape[-1] if getattr(x, "ndim", 0) >= 3 and x.shape[-1] > 0 else 3
+
+
+def _mean_std(c):
+    return tuple([0.5] * c), tuple([0.25] * c)
+
+
+# op name -> callable(src, **kw). All are valid for a 3-channel uint8/float32 image.
+OPS = {
+    "resize": lambda x, **kw: goprep.resize(x, (8, 8), **kw),
+    "resize_nearest": lambda x, **kw: goprep.resize(x, (8, 8), interpolation="nearest", **kw),
+    "resize_antialias": lambda x, **kw: goprep.resize(x, (4, 4), antialias=True, **kw),
+    "flip": lambda x, **kw: goprep.flip(x, **kw),
+    "crop": lambda x, **kw: goprep.crop(x, 0, 0, 1, 1, **kw),
+    "letterbox": lambda x, **kw: goprep.letterbox(x, (8, 8), **kw),
+    "cvt_color": lambda x, **kw: goprep.cvt_color(x, "rgb2bgr", **kw),
+    "normalize": lambda x, **kw: goprep.normalize(x, mean=_mean_std(_c(x))[0], std=_mean_std(_c(x))[1], **kw),
+    "pipeline": lambda x, **kw: _PIPE(x, **kw),
+}
+SRC_OPS = list(OPS)  # ops whose input is validated
+OUT_OPS = [k for k in OPS if k != "crop"]
+
+
+def _src_arg(op):
+    # the decorated function's parameter name is up to the implementation; plain ops name `src`
+    return None if op == "pipeline" else "src"
+
+
+# -------------------------------------------------------------------------------------- hierarchy
+
+
+def test_error_hierarchy():
+    G = goprep.GoprepError
+    assert issubclass(goprep.InvalidArgumentError, G) and issubclass(goprep.InvalidArgumentError, ValueError)
+    assert issubclass(goprep.ShapeError, goprep.InvalidArgumentError) and issubclass(goprep.ShapeError, ValueError)
+    assert issubclass(goprep.DTypeError, G) and issubclass(goprep.DTypeError, TypeError)
+    assert issubclass(goprep.PipelineError, G) and issubclass(goprep.PipelineError, ValueError)
+    assert issubclass(goprep.BackendError, G) and issubclass(goprep.BackendError, RuntimeError)
+    assert issubclass(goprep.DeviceError, goprep.BackendError)
+    assert issubclass(goprep.ForkError, goprep.BackendError)
+    assert issubclass(G, Exception)
+
+
+# -------------------------------------------------------------------------------------- src
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float64", "uint16", "int8", "bool", "object", "complex64"])
+@pytest.mark.parametrize("op", SRC_OPS)
+def test_bad_dtype(op, dtype):
+    x = np.zeros((10, 12, 3), dtype=dtype)
+    with pytest.raises(goprep.DTypeError) as ei:
+        OPS[op](x)
+    assert_goprep_error(ei.value, goprep.DTypeError, argument=_src_arg(op), code="bad_dtype", builtin=TypeError)
+
+
+@pytest.mark.parametrize("shape", [(10, 12), (2, 2, 10, 12, 3), (12,), ()])
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+@pytest.mark.parametrize("op", SRC_OPS)
+def test_bad_ndim(op, shape, dtype):
+    x = np.zeros(shape, dtype=dtype)
+    with pytest.raises(goprep.ShapeError) as ei:
+        OPS[op](x)
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=_src_arg(op), code="bad_shape", builtin=ValueError)
+
+
+@pytest.mark.parametrize("c", [2, 5, 0])
+@pytest.mark.parametrize("op", SRC_OPS)
+def test_bad_channels(op, c):
+    x = np.zeros((10, 12, c), dtype=np.uint8)
+    with pytest.raises(goprep.ShapeError) as ei:
+        OPS[op](x)
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=_src_arg(op), code="bad_shape", builtin=ValueError)
+
+
+@pytest.mark.parametrize("op", SRC_OPS)
+def test_non_native_byte_order(op):
+    x = rand_f32((10, 12, 3)).astype(">f4")
+    assert not x.dtype.isnative
+    with pytest.raises((goprep.DTypeError, goprep.InvalidArgumentError)) as ei:
+        OPS[op](x)
+    assert_goprep_error(ei.value, (goprep.DTypeError, goprep.InvalidArgumentError), argument=_src_arg(op))
+
+
+@pytest.mark.parametrize("shape", [(0, 12, 3), (10, 0, 3), (2, 0, 12, 3), (2, 10, 0, 3)])
+@pytest.mark.parametrize("op", SRC_OPS)
+def test_zero_size_input(op, shape):
+    x = np.zeros(shape, dtype=np.uint8)
+    if op == "crop":  # the window cannot fit either; either argument may be blamed
+        with pytest.raises(goprep.InvalidArgumentError) as ei:
+            OPS[op](x)
+        assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument={"src", "top", "left", "height", "width"})
+        return
+    with pytest.raises(goprep.ShapeError) as ei:
+        OPS[op](x)
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=_src_arg(op), builtin=ValueError)
+
+
+@pytest.mark.parametrize("bad", [None, "image", 3.0, object()])
+@pytest.mark.parametrize("op", SRC_OPS)
+def test_garbage_input_raises_not_crashes(op, bad):
+    with pytest.raises(Exception):
+        OPS[op](bad)
+
+
+# -------------------------------------------------------------------------------------- out
+
+
+def _good_out(op, x):
+    r = OPS[op](x)
+    return r[0] if isinstance(r, tuple) else r
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+@pytest.mark.parametrize("op", OUT_OPS)
+def test_read_only_out(op, dtype):
+    x = rand_u8((10, 12, 3)).astype(dtype)
+    out = np.zeros_like(_good_out(op, x))
+    out.setflags(write=False)
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        OPS[op](x, out=out)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out", code="read_only", builtin=ValueError)
+    assert not out.any()
+
+
+@pytest.mark.parametrize("op", OUT_OPS)
+def test_wrong_shape_out(op):
+    x = rand_u8((10, 12, 3))
+    good = _good_out(op, x)
+    for shape in [good.shape[:-1] + (good.shape[-1] + 1,), (1,) + good.shape, good.shape[::-1] if good.shape[0] != good.shape[-1] else (good.size,)]:
+        out = np.zeros(shape, dtype=good.dtype)
+        with pytest.raises(goprep.ShapeError) as ei:
+            OPS[op](x, out=out)
+        assert_goprep_error(ei.value, goprep.ShapeError, argument="out", code="bad_shape", builtin=ValueError)
+
+
+@pytest.mark.parametrize("op", OUT_OPS)
+def test_wrong_dtype_out(op):
+    x = rand_u8((10, 12, 3))
+    good = _good_out(op, x)
+    for dt in ["float64", "int32", "float16" if good.dtype != np.float16 else "float32"]:
+        out = np.zeros(good.shape, dtype=dt)
+        with pytest.raises(goprep.DTypeError) as ei:
+            OPS[op](x, out=out)
+        assert_goprep_error(ei.value, goprep.DTypeError, argument="out", code="bad_dtype", builtin=TypeError)
+
+
+@pytest.mark.parametrize("op", OUT_OPS)
+def test_non_contiguous_out(op):
+    x = rand_u8((10, 12, 3))
+    good = _good_out(op, x)
+    big = np.zeros(good.shape[:-1] + (2 * good.shape[-1],), dtype=good.dtype)
+    out = big[..., ::2]
+    assert out.shape == good.shape and not out.flags.c_contiguous
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        OPS[op](x, out=out)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out", builtin=ValueError)
+
+
+@pytest.mark.parametrize("op", ["resize", "flip", "normalize"])
+def test_unaligned_out(op):
+    x = rand_f32((10, 12, 3))
+    good = _good_out(op, x)
+    raw = np.zeros(good.nbytes + 1, np.uint8)
+    out = raw[1:].view(good.dtype).reshape(good.shape)
+    assert not out.flags.aligned
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        OPS[op](x, out=out)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out", builtin=ValueError)
+
+
+def _overlap_cases():
+    # (name, callable(src, out), src, out) where out has the right shape/dtype but aliases src
+    cases = []
+    x = rand_u8((10, 12, 3), seed=1)
+    cases.append(("flip_same", lambda s, o: goprep.flip(s, out=o), x, x))
+    y = rand_u8((10, 12, 3), seed=2)
+    cases.append(("resize_same", lambda s, o: goprep.resize(s, (10, 12), out=o), y, y))
+    z = rand_u8((10, 12, 3), seed=3)
+    cases.append(("cvt_same", lambda s, o: goprep.cvt_color(s, "rgb2bgr", out=o), z, z))
+    f = rand_f32((10, 12, 3), seed=4)
+    cases.append(("normalize_same", lambda s, o: goprep.normalize(s, mean=MEAN3, std=STD3, layout="HWC", out=o), f, f))
+    big = rand_u8((11, 12, 3), seed=5)
+    cases.append(("flip_partial", lambda s, o: goprep.flip(s, out=o), big[:10], big[1:]))
+    big2 = rand_u8((3, 10, 12, 3), seed=6)
+    cases.append(("resize_batch_partial", lambda s, o: goprep.resize(s, (10, 12), out=o), big2[:2], big2[1:]))
+    v = rand_u8((10, 12, 3), seed=7)
+    cases.append(("flip_reversed_view", lambda s, o: goprep.flip(s, out=o), v[::-1, ::-1], v))
+    lb = rand_u8((16, 16, 3), seed=8)
+    cases.append(("letterbox_same", lambda s, o: goprep.letterbox(s, (16, 16), out=o), lb, lb))
+    p = rand_u8((16, 16, 3), seed=9)
+    pipe = goprep.pipeline(lambda im: goprep.flip(goprep.resize(im, (16, 16))))
+    cases.append(("pipeline_same", lambda s, o: pipe(s, out=o), p, p))
+    return cases
+
+
+@pytest.mark.parametrize("case", _overlap_cases(), ids=lambda c: c[0])
+def test_out_overlapping_input(case):
+    _, fn, src, out = case
+    before = src.copy()
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        fn(src, out)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out", code="overlap", builtin=ValueError)
+    assert np.array_equal(src, before), "input was modified before the overlap was detected"
+
+
+# -------------------------------------------------------------------------------------- sizes
+
+
+@pytest.mark.parametrize("size", [(0, 10), (10, 0), 0, (-1, 10), (10, -5), -3, (1, 2, 3), (5,)])
+@pytest.mark.parametrize("op", ["resize", "letterbox"])
+def test_bad_size(op, size):
+    x = rand_u8((10, 12, 3))
+    fn = goprep.resize if op == "resize" else goprep.letterbox
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        fn(x, size)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="size", builtin=ValueError)
+
+
+@pytest.mark.parametrize("size", [(2**40, 2**40), (2**31, 2**31), 2**32, (1, 2**62), (2**62, 3)])
+@pytest.mark.parametrize("op", ["resize", "letterbox", "resize_u8_batch", "resize_f32"])
+def test_size_overflow(op, size):
+    if op == "resize":
+        fn = lambda: goprep.resize(rand_u8((4, 4, 3)), size)
+    elif op == "resize_u8_batch":
+        fn = lambda: goprep.resize(rand_u8((2, 4, 4, 4)), size)
+    elif op == "resize_f32":
+        fn = lambda: goprep.resize(rand_f32((4, 4, 3)), size)
+    else:
+        fn = lambda: goprep.letterbox(rand_u8((4, 4, 3)), size)
+    with pytest.raises(goprep.ShapeError) as ei:
+        fn()
+    assert_goprep_error(ei.value, goprep.ShapeError, argument="size", code="too_large", builtin=ValueError)
+
+
+@pytest.mark.parametrize("size", [(2**64, 10), (10, 2**80), 2**65])
+def test_size_beyond_int64(size):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.resize(rand_u8((4, 4, 3)), size)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="size", builtin=ValueError)
+
+
+def test_pipeline_size_overflow():
+    pipe = goprep.pipeline(lambda im: goprep.normalize(goprep.resize(im, (2**40, 2**40)), mean=MEAN3, std=STD3))
+    with pytest.raises(goprep.ShapeError) as ei:
+        pipe(rand_u8((4, 4, 3)))
+    assert ei.value.code == "too_large"
+
+
+# -------------------------------------------------------------------------------------- normalize
+
+
+@pytest.mark.parametrize(
+    "std", [(0.2, 0.0, 0.2), (np.nan, 0.2, 0.2), (0.2, 0.2, np.inf), (-np.inf, 0.2, 0.2), (0.0, 0.0, 0.0)]
+)
+def test_bad_std(std):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.normalize(rand_u8((4, 5, 3)), mean=MEAN3, std=std)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="std", builtin=ValueError)
+
+
+@pytest.mark.parametrize("arg", ["mean", "std"])
+@pytest.mark.parametrize("n", [0, 2, 4])
+def test_mean_std_wrong_length(arg, n):
+    kw = {"mean": MEAN3, "std": STD3}
+    kw[arg] = tuple([0.5] * n)
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.normalize(rand_u8((4, 5, 3)), **kw)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument=arg, builtin=ValueError)
+
+
+@pytest.mark.parametrize("layout", ["CWH", "chw_", "", "NCHW2"])
+def test_bad_layout(layout):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.normalize(rand_u8((4, 5, 3)), mean=MEAN3, std=STD3, layout=layout)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="layout", builtin=ValueError)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "uint8", "int8", "bfloat16", ""])
+def test_bad_normalize_dtype(dtype):
+    with pytest.raises((goprep.DTypeError, goprep.InvalidArgumentError)) as ei:
+        goprep.normalize(rand_u8((4, 5, 3)), mean=MEAN3, std=STD3, dtype=dtype)
+    assert_goprep_error(ei.value, (goprep.DTypeError, goprep.InvalidArgumentError), argument="dtype")
+
+
+# -------------------------------------------------------------------------------------- crop
+
+
+@pytest.mark.parametrize(
+    "args,names",
+    [
+        ((-1, 0, 5, 5), {"top"}),
+        ((0, -1, 5, 5), {"left"}),
+        ((0, 0, -5, 5), {"height"}),
+        ((0, 0, 5, -5), {"width"}),
+        ((0, 0, 0, 5), {"height"}),
+        ((0, 0, 5, 0), {"width"}),
+        ((8, 0, 5, 5), {"top", "height"}),
+        ((0, 10, 5, 5), {"left", "width"}),
+        ((0, 0, 11, 12), {"top", "height"}),
+        ((0, 0, 10, 13), {"left", "width"}),
+        ((10, 0, 1, 1), {"top", "height"}),
+        ((0, 0, 2**62, 2**62), {"top", "height", "left", "width"}),
+    ],
+)
+def test_bad_crop(args, names):
+    x = rand_u8((10, 12, 3))
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.crop(x, *args)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument=names, builtin=ValueError)
+
+
+def test_crop_in_pipeline_out_of_bounds():
+    pipe = goprep.pipeline(lambda im: goprep.resize(goprep.crop(im, 0, 0, 50, 50), (8, 8)))
+    with pytest.raises(goprep.InvalidArgumentError):
+        pipe(rand_u8((40, 60, 3)))
+
+
+# -------------------------------------------------------------------------------------- strings
+
+
+@pytest.mark.parametrize("interp", ["bicubic", "area", "", "nearest-exact", "linear2"])
+def test_bad_interpolation(interp):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.resize(rand_u8((4, 5, 3)), (3, 3), interpolation=interp)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="interpolation", builtin=ValueError)
+
+
+@pytest.mark.parametrize("code", ["rgb2hsv", "bgr2gray", "", "rgb2rgb2"])
+def test_bad_cvt_code(code):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.cvt_color(rand_u8((4, 5, 3)), code)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="code", builtin=ValueError)
+
+
+@pytest.mark.parametrize("device", ["tpu", "", "gpu0"])
+def test_bad_device_string(device):
+    with pytest.raises(goprep.GoprepError):
+        goprep.pipeline(device=device)(_chain)(rand_u8((4, 5, 3)))
+
+
+# -------------------------------------------------------------------------------------- pipeline input
+
+
+def test_pipeline_bad_inputs():
+    with pytest.raises(goprep.DTypeError):
+        _PIPE(np.zeros((10, 12, 3), np.float64))
+    with pytest.raises(goprep.ShapeError):
+        _PIPE(np.zeros((10, 12, 2), np.uint8))
+    with pytest.raises(goprep.GoprepError):
+        _PIPE([np.zeros((10, 12, 3), np.uint8), np.zeros((10, 12, 4), np.uint8)])  # mixed channels
+
+
+def test_library_still_works_after_errors():
+    x = rand_u8((10, 12, 3))
+    for _ in range(3):
+        with pytest.raises(goprep.GoprepError):
+            goprep.resize(x, (0, 0))
+    assert goprep.resize(x, (10, 12)).shape == (10, 12, 3)
+    assert np.array_equal(goprep.flip(x), x[:, ::-1])

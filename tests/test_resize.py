@@ -1,0 +1,253 @@
+import cv2
+import numpy as np
+import pytest
+
+import goprep
+from conftest import (
+    PHOTO_NAMES,
+    PHOTOS,
+    assert_array_identical,
+    assert_close_to_cv2_u8,
+    bilinear_ref_f64,
+    cv2_resize,
+    pil_resize,
+    rand_f32,
+    rand_u8,
+)
+
+# (height, width) targets; mixed up/down, odd, non-square
+PHOTO_SIZES = [(224, 224), (100, 150), (257, 131), (333, 517), (613, 901), (37, 53)]
+
+# (input shape, output size) synthetic edge cases
+SYNTH = [
+    ((1, 1), (5, 7)),  # 1x1 upscale
+    ((1, 1), (1, 1)),  # 1x1 identity
+    ((1, 9), (1, 4)),  # 1xN
+    ((1, 9), (3, 20)),
+    ((9, 1), (4, 1)),  # Nx1
+    ((9, 1), (20, 3)),
+    ((7, 5), (1, 1)),  # down to a single pixel
+    ((13, 17), (29, 31)),  # odd upscale
+    ((31, 29), (7, 11)),  # odd downscale
+    ((10, 100), (40, 20)),  # up in one axis, down in the other
+    ((64, 64), (32, 32)),  # exact 2x down
+    ((16, 16), (48, 48)),  # exact 3x up
+    ((23, 37), (23, 37)),  # sizes equal
+]
+CHANNELS = [1, 3, 4]
+
+
+def _shape(hw, c):
+    return hw + (c,)
+
+
+# ---------------------------------------------------------------------------- bilinear, uint8
+
+
+@pytest.mark.parametrize("size", PHOTO_SIZES)
+@pytest.mark.parametrize("name", PHOTO_NAMES)
+def test_bilinear_u8_photo_vs_cv2(name, size):
+    img = PHOTOS[name]
+    got = goprep.resize(img, size)
+    assert_close_to_cv2_u8(got, cv2_resize(img, size, cv2.INTER_LINEAR))
+
+
+@pytest.mark.parametrize("c", CHANNELS)
+@pytest.mark.parametrize("hw,size", SYNTH)
+def test_bilinear_u8_synthetic_vs_cv2(hw, size, c):
+    img = rand_u8(_shape(hw, c), seed=hash((hw, size, c)) % 2**32)
+    got = goprep.resize(img, size)
+    # random noise is the worst case for fixed-point rounding and tiny outputs make a percentage
+    # meaningless; require the +-1 bound everywhere and the 99.9% bound where there are enough values
+    assert_close_to_cv2_u8(got, cv2_resize(img, size, cv2.INTER_LINEAR), check_fraction=got.size >= 3000)
+
+
+def test_bilinear_u8_smooth_synthetic_fraction():
+    # a smooth gradient with many outputs: the >= 99.9% exact bound must hold on synthetic data too
+    y, x = np.mgrid[0:300, 0:400]
+    img = np.stack([(x * 255 / 399), (y * 255 / 299), ((x + y) * 255 / 699)], -1).round().astype(np.uint8)
+    for size in [(123, 457), (611, 87), (150, 200)]:
+        assert_close_to_cv2_u8(goprep.resize(img, size), cv2_resize(img, size, cv2.INTER_LINEAR))
+
+
+def test_int_size_is_square(photos):
+    img = photos["coffee"]
+    got = goprep.resize(img, 96)
+    assert got.shape == (96, 96, 3)
+    assert_array_identical(got, goprep.resize(img, (96, 96)))
+
+
+# ---------------------------------------------------------------------------- bilinear, float32
+
+
+def _check_f32_vs_torch_formula(img, size):
+    got = goprep.resize(img, size)
+    assert got.dtype == np.float32
+    ref = bilinear_ref_f64(img, size)
+    assert got.shape == ref.shape
+    rng = float(img.max()) - float(img.min())
+    tol = 1e-5 * max(rng, 1e-12)
+    err = float(np.max(np.abs(got.astype(np.float64) - ref)))
+    assert err <= tol, f"max abs err {err:.3g} > {tol:.3g} (1e-5 of the data range {rng:.3g})"
+
+
+@pytest.mark.parametrize("size", PHOTO_SIZES)
+@pytest.mark.parametrize("name", PHOTO_NAMES)
+def test_bilinear_f32_photo_vs_torch_formula(name, size):
+    img = PHOTOS[name].astype(np.float32) / np.float32(255)
+    _check_f32_vs_torch_formula(img, size)
+
+
+@pytest.mark.parametrize("c", CHANNELS)
+@pytest.mark.parametrize("hw,size", SYNTH)
+def test_bilinear_f32_synthetic_vs_torch_formula(hw, size, c):
+    img = rand_f32(_shape(hw, c), seed=7, lo=-3.0, hi=5.0)
+    _check_f32_vs_torch_formula(img, size)
+
+
+# ---------------------------------------------------------------------------- antialias
+
+
+AA_SIZES = [(224, 224), (100, 150), (257, 131), (37, 53), (299, 200), (1, 1)]
+
+
+@pytest.mark.parametrize("size", AA_SIZES)
+@pytest.mark.parametrize("name", PHOTO_NAMES)
+def test_antialias_u8_downscale_vs_pillow(name, size):
+    img = PHOTOS[name]
+    got = goprep.resize(img, size, antialias=True)
+    ref = pil_resize(img, size)
+    assert got.shape == ref.shape and got.dtype == np.uint8
+    diff = np.abs(got.astype(np.int16) - ref.astype(np.int16))
+    assert int(diff.max()) <= 1, f"max abs diff vs Pillow {int(diff.max())} > 1"
+
+
+@pytest.mark.parametrize("c", CHANNELS)
+@pytest.mark.parametrize(
+    "hw,size",
+    [((64, 80), (16, 20)), ((50, 50), (1, 1)), ((9, 1000), (3, 7)), ((1, 90), (1, 7)), ((33, 33), (32, 32)),
+     ((120, 40), (120, 13))],  # last: only one axis changes
+)
+def test_antialias_u8_synthetic_vs_pillow(hw, size, c):
+    img = rand_u8(_shape(hw, c), seed=3)
+    got = goprep.resize(img, size, antialias=True)
+    ref = pil_resize(img, size)
+    diff = np.abs(got.astype(np.int16) - ref.astype(np.int16))
+    assert int(diff.max()) <= 1, f"max abs diff vs Pillow {int(diff.max())} > 1"
+
+
+@pytest.mark.parametrize("size", [(224, 224), (100, 150), (37, 53)])
+@pytest.mark.parametrize("name", ["astronaut", "camera", "chelsea_rgba"])
+def test_antialias_f32_downscale_vs_pillow_F(name, size):
+    # The spec gives Pillow's triangle filter for antialias; for float32 Pillow's mode "F" is the
+    # unrounded version of the same filter. Tolerance: 1e-4 of the data range.
+    img = PHOTOS[name].astype(np.float32) / np.float32(255)
+    got = goprep.resize(img, size, antialias=True)
+    assert got.dtype == np.float32
+    ref = pil_resize(img, size)
+    err = float(np.max(np.abs(got.astype(np.float64) - ref)))
+    assert err <= 1e-4, f"max abs err vs Pillow 'F' {err:.3g}"
+
+
+# ---------------------------------------------------------------------------- nearest
+
+# sizes where cv2's floor(dst * (1 / (out / in))) in double differs from the exact integer
+# floor(dst * in / out) for some dst (checked against OpenCV); the spec names cv2.INTER_NEAREST.
+NEAREST_TRICKY = [((14, 6), (18, 34)), ((26, 21), (10, 27)), ((9, 22), (51, 18))]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("size", PHOTO_SIZES)
+@pytest.mark.parametrize("name", PHOTO_NAMES)
+def test_nearest_photo_vs_cv2_exact(name, size, dtype):
+    img = PHOTOS[name].astype(dtype)
+    got = goprep.resize(img, size, interpolation="nearest")
+    assert_array_identical(got, cv2_resize(img, size, cv2.INTER_NEAREST))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("c", CHANNELS)
+@pytest.mark.parametrize("hw,size", SYNTH)
+def test_nearest_synthetic_vs_cv2_exact(hw, size, c, dtype):
+    img = rand_u8(_shape(hw, c), seed=11).astype(dtype)
+    got = goprep.resize(img, size, interpolation="nearest")
+    assert_array_identical(got, cv2_resize(img, size, cv2.INTER_NEAREST))
+
+
+@pytest.mark.parametrize("hw,size", NEAREST_TRICKY)
+def test_nearest_rounding_sensitive_sizes_vs_cv2_exact(hw, size):
+    img = np.arange(hw[0] * hw[1] * 3, dtype=np.float32).reshape(hw + (3,))
+    got = goprep.resize(img, size, interpolation="nearest")
+    assert_array_identical(got, cv2_resize(img, size, cv2.INTER_NEAREST))
+
+
+# ---------------------------------------------------------------------------- generic properties
+
+
+MODES = [
+    dict(interpolation="bilinear"),
+    dict(interpolation="nearest"),
+    dict(interpolation="bilinear", antialias=True),
+]
+
+
+@pytest.mark.parametrize("kw", MODES, ids=["bilinear", "nearest", "antialias"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("c", CHANNELS)
+def test_equal_size_is_identity(kw, dtype, c):
+    img = rand_u8((19, 23, c), seed=5).astype(dtype)
+    got = goprep.resize(img, (19, 23), **kw)
+    assert_array_identical(got, img)
+
+
+@pytest.mark.parametrize("kw", MODES, ids=["bilinear", "nearest", "antialias"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_single_pixel_broadcasts(kw, dtype):
+    img = np.array([[[17, 200, 3, 99]]], dtype=dtype)
+    got = goprep.resize(img, (6, 9), **kw)
+    assert_array_identical(got, np.broadcast_to(img, (6, 9, 4)).copy())
+
+
+@pytest.mark.parametrize("kw", MODES, ids=["bilinear", "nearest", "antialias"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("c", CHANNELS)
+def test_batch_equals_per_image(kw, dtype, c):
+    batch = rand_u8((5, 41, 67, c), seed=9).astype(dtype)
+    got = goprep.resize(batch, (23, 31), **kw)
+    assert got.shape == (5, 23, 31, c) and got.dtype == dtype
+    for i in range(len(batch)):
+        assert_array_identical(got[i], goprep.resize(batch[i], (23, 31), **kw))
+
+
+def test_batch_u8_vs_cv2(photos):
+    batch = np.stack([photos["astronaut"], np.ascontiguousarray(photos["astronaut"][::-1])])
+    got = goprep.resize(batch, (200, 300))
+    assert_close_to_cv2_u8(got, cv2_resize(batch, (200, 300)))
+
+
+def test_constant_image_stays_constant():
+    for dtype in (np.uint8, np.float32):
+        img = np.full((37, 53, 3), 77, dtype=dtype)
+        for kw in MODES:
+            for size in [(10, 10), (100, 7), (211, 300)]:
+                assert_array_identical(goprep.resize(img, size, **kw), np.full(size + (3,), 77, dtype=dtype))
+
+
+@pytest.mark.parametrize("kw", MODES, ids=["bilinear", "nearest", "antialias"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_out_is_honoured(kw, dtype):
+    img = rand_u8((50, 60, 3), seed=1).astype(dtype)
+    want = goprep.resize(img, (20, 25), **kw)
+    out = np.full((20, 25, 3), 3, dtype=dtype)
+    got = goprep.resize(img, (20, 25), out=out, **kw)
+    assert np.shares_memory(got, out)
+    assert_array_identical(out, want)
+    assert_array_identical(np.asarray(got), want)
+
+
+def test_input_not_modified(photos):
+    img = photos["chelsea"].copy()
+    before = img.copy()
+    goprep.resize(img, (100, 100))
+    goprep.resize(img, (1000, 100), antialias=True)
+    assert_array_identical(img, before)

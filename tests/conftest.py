@@ -89,22 +89,30 @@ def cv2_resize(x, size, interp=cv2.INTER_LINEAR):
     return _per_image(_cv2_one, x, size, interp)
 
 
-def _axis_coords(n_in, n_out):
-    """PyTorch align_corners=False source coordinates, computed in float64."""
-    dst = np.arange(n_out, dtype=np.float64)
-    src = np.maximum((dst + 0.5) * (n_in / n_out) - 0.5, 0.0)
+def _axis_coords(n_in, n_out, coord_dtype=np.float64):
+    """PyTorch align_corners=False source coordinates:
+    src = max((dst + 0.5) * in / out - 0.5, 0), i0 = floor(src), i1 = min(i0 + 1, in - 1), lambda = src - i0.
+
+    coord_dtype=float64: the exact formula. coord_dtype=float32: the formula evaluated the way PyTorch's
+    CPU kernel evaluates it for float32 tensors (scale = float(in) / float(out), everything in float32),
+    whose rounding moves lambda by up to a few float32 ulps of `src` (~1e-5 for 500-pixel images).
+    """
+    t = coord_dtype
+    dst = np.arange(n_out, dtype=t)
+    scale = t(n_in) / t(n_out)
+    src = np.maximum(scale * (dst + t(0.5)) - t(0.5), t(0))
     i0 = np.floor(src).astype(np.int64)
     i0 = np.minimum(i0, n_in - 1)
     i1 = np.minimum(i0 + 1, n_in - 1)
-    lam = src - i0
+    lam = np.clip(src - i0.astype(t), 0, 1).astype(np.float64)
     return i0, i1, lam
 
 
-def _bilinear_f64_one(x, size):
+def _bilinear_f64_one(x, size, coord_dtype=np.float64):
     h, w = size
     x = x.astype(np.float64)
-    r0, r1, ly = _axis_coords(x.shape[0], h)
-    c0, c1, lx = _axis_coords(x.shape[1], w)
+    r0, r1, ly = _axis_coords(x.shape[0], h, coord_dtype)
+    c0, c1, lx = _axis_coords(x.shape[1], w, coord_dtype)
     ly = ly[:, None, None]
     lx = lx[None, :, None]
     top = x[r0][:, c0] * (1 - lx) + x[r0][:, c1] * lx
@@ -112,9 +120,10 @@ def _bilinear_f64_one(x, size):
     return top * (1 - ly) + bot * ly
 
 
-def bilinear_ref_f64(x, size):
-    """float64 NumPy reference of torch.nn.functional.interpolate(bilinear, align_corners=False)."""
-    return _per_image(_bilinear_f64_one, x, size)
+def bilinear_ref_f64(x, size, coord_dtype=np.float64):
+    """float64 NumPy reference of torch.nn.functional.interpolate(bilinear, align_corners=False); the
+    interpolation is always float64, the coordinates in `coord_dtype` (see _axis_coords)."""
+    return _per_image(_bilinear_f64_one, x, size, coord_dtype)
 
 
 def _pil_one(x, size):
@@ -138,7 +147,8 @@ def normalize_ref(x, mean, std, scale=1 / 255, dtype="float32", layout="CHW"):
     r = (x.astype(np.float32) * np.float32(scale) - mean32) / std32
     assert r.dtype == np.float32
     if dtype == "float16":
-        r = r.astype(np.float16)
+        with np.errstate(over="ignore"):  # out-of-range values become +-inf, as intended
+            r = r.astype(np.float16)
     if layout == "CHW":
         r = np.moveaxis(r, -1, -3)
     return np.ascontiguousarray(r)

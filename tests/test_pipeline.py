@@ -329,13 +329,39 @@ def _np_arith(img):
     return img * 2
 
 
+def _np_rmul(img):
+    img = goprep.resize(img, (100, 100))
+    return 2 * img
+
+
+def _np_div(img):
+    img = goprep.resize(img, (100, 100))
+    return img / 255.0
+
+
+def _np_ufunc(img):
+    img = goprep.resize(img, (100, 100))
+    return np.multiply(img, 2)
+
+
+def _np_method_astype(img):
+    img = goprep.resize(img, (100, 100))
+    return img.astype(np.float32)
+
+
+def _np_method_transpose(img):
+    img = goprep.resize(img, (100, 100))
+    return img.transpose(2, 0, 1)
+
+
 def _np_slice(img):
     img = goprep.resize(img, (100, 100))
     return img[::2]
 
 
 MISUSE = [_two_resizes, _resize_and_letterbox, _op_after_normalize, _resize_after_normalize, _two_normalizes,
-          _np_asarray, _np_flip, _np_arith, _np_slice]
+          _np_asarray, _np_flip, _np_arith, _np_rmul, _np_div, _np_ufunc, _np_method_astype, _np_method_transpose,
+          _np_slice]
 
 
 @pytest.mark.parametrize("fn", MISUSE, ids=lambda f: f.__name__.lstrip("_"))

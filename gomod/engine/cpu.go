@@ -8,9 +8,9 @@ import (
 
 // task is a band of output rows of one image.
 type task struct {
-	job      int
-	img      int
-	y0, y1   int
+	job    int
+	img    int
+	y0, y1 int
 }
 
 // Below this many output elements a call runs on the calling goroutine: starting goroutines costs

@@ -3,35 +3,8 @@ package engine
 // emitU8 writes output row y of image img from w.rowU8: padding outside the content, the channel map,
 // then the conversion (copy, or the normalisation table) into the output layout.
 func (w *worker) emitU8(p *Plan, b *jobBufs, img, y int, content bool) {
-	oc, ic := p.OutC, p.inC
-	vals := w.valU8
-	lo, hi := p.cols.Lo, p.cols.Hi
-	if !content {
-		lo, hi = 0, 0
-	}
-	for i := 0; i < lo*oc; i++ {
-		vals[i] = p.padU8
-	}
-	row := w.rowU8
-	switch {
-	case oc == 3 && ic == 3 && p.cmap[0] == 0 && p.cmap[1] == 1 && p.cmap[2] == 2:
-		copy(vals[lo*3:hi*3], row[:(hi-lo)*3])
-	case oc == 3 && ic == 3 && p.cmap[0] == 2 && p.cmap[1] == 1 && p.cmap[2] == 0:
-		for x := lo; x < hi; x++ {
-			s := row[(x-lo)*3 : (x-lo)*3+3 : (x-lo)*3+3]
-			d := vals[x*3 : x*3+3 : x*3+3]
-			d[0], d[1], d[2] = s[2], s[1], s[0]
-		}
-	default:
-		for x := lo; x < hi; x++ {
-			for c := 0; c < oc; c++ {
-				vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
-			}
-		}
-	}
-	for i := hi * oc; i < len(vals); i++ {
-		vals[i] = p.padU8
-	}
+	vals := w.gatherU8(p, content)
+	oc := p.OutC
 	elems := p.OutImageElems()
 	rowLen := p.OutW * oc
 	if p.norm == nil {
@@ -42,15 +15,30 @@ func (w *worker) emitU8(p *Plan, b *jobBufs, img, y int, content bool) {
 	n := p.norm
 	if p.CHW {
 		plane := p.OutH * p.OutW
+		o := img*elems + y*p.OutW
+		if oc == 3 && !n.f16 {
+			// One pass writing all three planes: reading the interleaved row once instead of three
+			// times took emit from ~135us to ~70us per 224x224 image (BenchmarkImagenet512).
+			l0, l1, l2 := &n.lutF32[0], &n.lutF32[1], &n.lutF32[2]
+			o0 := b.outF32[o : o+p.OutW]
+			o1 := b.outF32[o+plane : o+plane+p.OutW]
+			o2 := b.outF32[o+2*plane : o+2*plane+p.OutW]
+			v := vals[:3*len(o0)]
+			for x := range o0 {
+				px := (*[3]uint8)(v[3*x : 3*x+3])
+				o0[x], o1[x], o2[x] = l0[px[0]], l1[px[1]], l2[px[2]]
+			}
+			return
+		}
 		for c := 0; c < oc; c++ {
-			o := img*elems + c*plane + y*p.OutW
+			oc0 := o + c*plane
 			if n.f16 {
-				lut, out := &n.lutF16[c], b.outF16[o:o+p.OutW]
+				lut, out := &n.lutF16[c], b.outF16[oc0:oc0+p.OutW]
 				for x := range out {
 					out[x] = lut[vals[x*oc+c]]
 				}
 			} else {
-				lut, out := &n.lutF32[c], b.outF32[o:o+p.OutW]
+				lut, out := &n.lutF32[c], b.outF32[oc0:oc0+p.OutW]
 				for x := range out {
 					out[x] = lut[vals[x*oc+c]]
 				}
@@ -121,4 +109,39 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 	for i, v := range vals {
 		put(o+i, n.apply(i%oc, v))
 	}
+}
+
+// gatherU8 lays out one output row of pixel values: padding outside the content, channels mapped.
+func (w *worker) gatherU8(p *Plan, content bool) []uint8 {
+	oc, ic := p.OutC, p.inC
+	lo, hi := p.cols.Lo, p.cols.Hi
+	if !content {
+		lo, hi = 0, 0
+	}
+	row := w.rowU8
+	if lo == 0 && hi == p.OutW && p.identityCMap {
+		return row // nothing to pad or reorder: convert straight from the resized row
+	}
+	vals := w.valU8
+	for i := 0; i < lo*oc; i++ {
+		vals[i] = p.padU8
+	}
+	switch {
+	case oc == 3 && ic == 3 && p.cmap[0] == 2 && p.cmap[1] == 1 && p.cmap[2] == 0:
+		for x := lo; x < hi; x++ {
+			s := row[(x-lo)*3 : (x-lo)*3+3 : (x-lo)*3+3]
+			d := vals[x*3 : x*3+3 : x*3+3]
+			d[0], d[1], d[2] = s[2], s[1], s[0]
+		}
+	default:
+		for x := lo; x < hi; x++ {
+			for c := 0; c < oc; c++ {
+				vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+			}
+		}
+	}
+	for i := hi * oc; i < len(vals); i++ {
+		vals[i] = p.padU8
+	}
+	return vals
 }

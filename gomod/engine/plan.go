@@ -8,10 +8,14 @@ import (
 // padding outside [Lo, Hi); inside, it reads resize taps T at row/column o-Lo of Off/Idx.
 type axis struct {
 	Lo, Hi int
-	Taps   taps    // indexed by o - Lo; Idx are logical source coordinates
-	Off    []int   // Idx turned into element offsets from the image origin (strides and flips applied)
-	Src    []int32 // logical source coordinate per tap, for the row cache
+	Taps   taps     // indexed by o - Lo; Idx are logical source coordinates
+	Off    []int    // Idx turned into element offsets from the image origin (strides and flips applied)
+	Src    []int32  // logical source coordinate per tap, for the row cache
+	lin    []linTap // bilinear uint8 columns: Off and weights packed together for the hot loop
 }
+
+// linTap is one output column of a 2-tap uint8 resize.
+type linTap struct{ o0, o1, a0, a1 int32 }
 
 // Plan is a validated Spec with every table a backend needs precomputed. It is immutable after
 // NewPlan, so any number of goroutines may execute it at once.
@@ -27,6 +31,7 @@ type Plan struct {
 	minOff, spanElems int // extent of the source array in elements, relative to its data pointer
 	rows, cols        axis
 	cmap              []int
+	identityCMap      bool
 	padU8             uint8
 	padF32            float32
 	norm              *normTables
@@ -44,6 +49,10 @@ func NewPlan(s *Spec) (*Plan, error) {
 		OutH: s.Post.H, OutW: s.Post.W, OutC: len(s.CMap), OutDType: s.OutDType(),
 		inC: in.C, cmap: append([]int(nil), s.CMap...),
 		padU8: uint8(s.Canvas.Pad), padF32: float32(s.Canvas.Pad),
+	}
+	p.identityCMap = p.OutC == in.C
+	for i, c := range p.cmap {
+		p.identityCMap = p.identityCMap && c == i
 	}
 	p.CHW = s.Norm != nil && s.Norm.Layout == "CHW"
 	sn, sh, sw, sc := int(in.Strides[0]/es), int(in.Strides[1]/es), int(in.Strides[2]/es), int(in.Strides[3]/es)
@@ -67,6 +76,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 		s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
+	}
+	if err := p.checkBounds(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -117,7 +129,43 @@ func buildAxis(r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, pos
 			}
 		}
 	}
+	if k == 2 && a.Taps.WI != nil {
+		a.lin = make([]linTap, n)
+		for i := range a.lin {
+			a.lin[i] = linTap{int32(a.Off[2*i]), int32(a.Off[2*i+1]), a.Taps.WI[2*i], a.Taps.WI[2*i+1]}
+		}
+	}
 	return a
+}
+
+// checkBounds proves that every element any table can address lies inside the source array, for every
+// image of the batch. The kernels rely on it to read without per-element bounds checks.
+func (p *Plan) checkBounds() error {
+	span := func(offs []int) (int, int) {
+		lo, hi := 0, 0
+		for i, o := range offs {
+			if i == 0 || o < lo {
+				lo = o
+			}
+			if i == 0 || o > hi {
+				hi = o
+			}
+		}
+		return lo, hi
+	}
+	if len(p.rows.Off) == 0 || len(p.cols.Off) == 0 {
+		return nil // all padding: nothing is read
+	}
+	rlo, rhi := span(p.rows.Off)
+	clo, chi := span(p.cols.Off)
+	chLo, chHi := min(0, (p.inC-1)*p.strideC), max(0, (p.inC-1)*p.strideC)
+	for _, img := range []int{0, p.N - 1} {
+		base := -p.minOff + img*p.strideN
+		if base+rlo+clo+chLo < 0 || base+rhi+chi+chHi >= p.spanElems {
+			return errf(CodeInternal, "", "plan tables address memory outside the source array")
+		}
+	}
+	return nil
 }
 
 // OutImageElems is the number of output elements per image.

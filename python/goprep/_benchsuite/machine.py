@@ -6,6 +6,7 @@ import importlib
 import os
 import platform
 import sys
+import time
 from typing import Any
 
 
@@ -124,3 +125,61 @@ def machine_lines(info: dict[str, Any]) -> list[str]:
             + (f" ({gp.get('cuda_reason')})" if not gp.get("cuda_available") and gp.get("cuda_reason") else "")
         )
     return lines
+
+
+class LoadMonitor:
+    """CPU used by *other* processes while a measurement runs.
+
+    On a shared or virtual machine, a compiler or test run next door can halve a measurement. This
+    compares system-wide busy time (/proc/stat) with this process's own CPU time (all threads, the
+    Go runtime's included) over the same wall-clock interval, so every result can say
+    how many cores something else was using meanwhile. Linux only; elsewhere it reports None.
+    """
+
+    def __init__(self) -> None:
+        self._t0 = time.perf_counter()
+        self._own0 = self._own_cpu()
+        self._sys0 = self._system()
+
+    @staticmethod
+    def _own_cpu() -> float:
+        return time.process_time()  # user + system time of every thread of this process
+
+    @staticmethod
+    def _system() -> tuple[float, float] | None:
+        """(busy, steal) seconds summed over CPUs since boot, or None when /proc/stat is missing."""
+        line = _read("/proc/stat").split("\n", 1)[0].split()
+        if not line or line[0] != "cpu":
+            return None
+        v = [int(x) for x in line[1:]]
+        v += [0] * (8 - len(v))
+        tick = float(os.sysconf("SC_CLK_TCK"))
+        user, nice, system, _idle, _iowait, irq, softirq, steal = v[:8]
+        return (user + nice + system + irq + softirq) / tick, steal / tick
+
+    def stop(self) -> dict[str, float | None]:
+        """Average cores used over the interval: by this process, by everything else, stolen by the hypervisor."""
+        wall = max(time.perf_counter() - self._t0, 1e-9)
+        own = (self._own_cpu() - self._own0) / wall
+        s1 = self._system()
+        if self._sys0 is None or s1 is None:
+            return {"wall_s": wall, "own_cores": own, "other_cores": None, "steal_cores": None}
+        busy = (s1[0] - self._sys0[0]) / wall
+        return {
+            "wall_s": wall,
+            "own_cores": own,
+            # /proc/stat ticks are coarse (10 ms): clamp the small negative values that produces
+            "other_cores": max(0.0, busy - own),
+            "steal_cores": (s1[1] - self._sys0[1]) / wall,
+        }
+
+
+def load_warning(load: dict[str, float | None], threshold: float = 0.15) -> str:
+    """A short warning when other processes (or the hypervisor) took CPU during a measurement."""
+    other, steal = load.get("other_cores") or 0.0, load.get("steal_cores") or 0.0
+    if other < threshold and steal < threshold:
+        return ""
+    parts = [f"other processes used {other:.2f} cores"] if other >= threshold else []
+    if steal >= threshold:
+        parts.append(f"hypervisor stole {steal:.2f} cores")
+    return "background load: " + ", ".join(parts) + " on average during this measurement; expect noise"

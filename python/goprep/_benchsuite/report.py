@@ -8,6 +8,7 @@ import os
 from typing import Any, Sequence
 
 from .impls import Impl
+from .machine import load_warning
 from .scenarios import ConfigResult, OverheadResult, Row, ServingResult
 from .targets import Target
 
@@ -65,7 +66,12 @@ def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
             ]
         )
     lines = [title] + _table(headers, body, [False, True, True, True, True, True, True])
-    return lines
+    return lines + _load_lines(cfg.load)
+
+
+def _load_lines(load: dict[str, float | None]) -> list[str]:
+    warning = load_warning(load)
+    return [f"  ! {warning}"] if warning else []
 
 
 def _diff(row: Row) -> str:
@@ -101,7 +107,7 @@ def serving_lines(serving: ServingResult) -> list[str]:
         [False, True, True, True, True, True, True, True],
     )
     lines += [f"  {name}: {err}" for name, err in serving.errors.items()]
-    return lines
+    return lines + _load_lines(serving.load)
 
 
 def overhead_lines(overhead: OverheadResult) -> list[str]:
@@ -109,7 +115,7 @@ def overhead_lines(overhead: OverheadResult) -> list[str]:
     body = [[name, f"{st.median:.2f}", f"{st.min:.2f}..{st.max:.2f}"] for name, st in overhead.per_call_us.items()]
     lines += _table(["call", "us/call", "min..max"], body, [False, True, True])
     lines += [f"  {name}: {err}" for name, err in overhead.errors.items()]
-    return lines
+    return lines + _load_lines(overhead.load)
 
 
 def target_lines(targets: Sequence[Target]) -> list[str]:
@@ -180,6 +186,7 @@ def result_dict(
     targets: Sequence[Target],
     started: str,
     wall_s: float,
+    load: dict[str, float | None],
 ) -> dict[str, Any]:
     def cfg_dict(cfg: ConfigResult) -> dict[str, Any]:
         return {
@@ -187,6 +194,7 @@ def result_dict(
             "output": {"height": 224, "width": 224},
             "batch": cfg.batch,
             "wall_s": cfg.wall_s,
+            "load_during_timing": cfg.load,
             "results": [_row_dict(cfg, r) for r in cfg.rows],
         }
 
@@ -194,6 +202,7 @@ def result_dict(
         "schema": "goprep-bench/1",
         "started": started,
         "wall_s": wall_s,
+        "load_during_run": load,
         "argv": list(argv),
         "settings": settings,
         "machine": machine,
@@ -205,6 +214,7 @@ def result_dict(
         else {
             "note": serving.note,
             "errors": serving.errors,
+            "load_during_timing": serving.load,
             "points": [
                 {
                     "impl": p.impl,
@@ -223,6 +233,7 @@ def result_dict(
         else {
             "note": overhead.note,
             "errors": overhead.errors,
+            "load_during_timing": overhead.load,
             "us_per_call": {k: v.as_dict() for k, v in overhead.per_call_us.items()},
         },
         "targets": [t.as_dict() for t in targets],
@@ -263,12 +274,13 @@ def write_chart(
     import matplotlib.pyplot as plt
 
     sizes = list(dict.fromkeys(c.size.name for c in grid))
-    ncols = max(len(sizes), 3)
-    fig = plt.figure(figsize=(6.0 * ncols, 10.5))
-    gs = fig.add_gridspec(2, ncols, height_ratios=[1.25, 1.0])
+    fig = plt.figure(figsize=(18.0, 11.0))
+    gs = fig.add_gridspec(2, 3, height_ratios=[1.25, 1.0])
     fig.suptitle(title, fontsize=11)
 
-    # Top row: images/s per implementation, grouped by batch size, one panel per input size.
+    # Top row: images/s per implementation, grouped by batch size, one panel per input size, and a
+    # last narrow panel holding the legend.
+    top = gs[0, :].subgridspec(1, len(sizes) + 1, width_ratios=[1.0] * len(sizes) + [0.55])
     impls: list[Impl] = []
     for cfg in grid:
         for row in cfg.rows:
@@ -280,8 +292,9 @@ def write_chart(
     for impl in impls:
         shade[impl.key] = family_count.get(impl.family, 0)
         family_count[impl.family] = shade[impl.key] + 1
+    handles: dict[str, Any] = {}
     for col, size_name in enumerate(sizes):
-        ax = fig.add_subplot(gs[0, col])
+        ax = fig.add_subplot(top[0, col])
         cfgs = [c for c in grid if c.size.name == size_name]
         width = 0.8 / max(1, len(impls))
         for i, impl in enumerate(impls):
@@ -291,7 +304,7 @@ def write_chart(
                 if row is not None and row.ok and row.stats is not None:
                     xs.append(j - 0.4 + width * (i + 0.5))
                     ys.append(1.0 / row.stats.median)
-            ax.bar(
+            bars = ax.bar(
                 xs,
                 ys,
                 width,
@@ -302,13 +315,16 @@ def write_chart(
                 edgecolor="black",
                 linewidth=0.4,
             )
+            handles.setdefault(impl.label, bars)
         ax.set_xticks(range(len(cfgs)), [f"batch {c.batch}" for c in cfgs])
         ax.set_yscale("log")
-        ax.set_ylabel("images / s (log)")
+        ax.set_ylabel("images / s (log scale)")
         ax.set_title(f"{cfgs[0].size.label} -> 224x224" if cfgs else size_name)
         ax.grid(axis="y", which="both", alpha=0.3)
-        if col == 0:
-            ax.legend(fontsize=7, loc="lower left", framealpha=0.85)
+    ax_leg = fig.add_subplot(top[0, -1])
+    ax_leg.axis("off")
+    if handles:
+        ax_leg.legend(list(handles.values()), list(handles), loc="center left", fontsize=8, frameon=False)
 
     # Bottom row: serving throughput, serving latency, call overhead.
     if serving is not None and serving.points:

@@ -11,6 +11,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from . import images
+from .machine import LoadMonitor
 from .impls import NEAR_EXACT_TOL, Fn, Impl, Threads, finite_max_abs_diff
 from .timing import Entry, Stats, calibrate, interleave, percentile, run_calls
 
@@ -86,6 +87,7 @@ class ConfigResult:
     batch: int
     rows: list[Row]
     wall_s: float = 0.0
+    load: dict[str, float | None] = field(default_factory=dict)  # CPU use during the timed repeats
 
     def row(self, key: str) -> Row | None:
         return next((r for r in self.rows if r.impl.key == key), None)
@@ -177,16 +179,18 @@ def run_config(
             )
         )
 
+    monitor = LoadMonitor()
     try:
         interleave([e for _, e in entries], settings.repeats, on_sample=lambda: progress.update(1))
     except Exception as exc:  # noqa: BLE001 - a crash mid-run invalidates this configuration only
         for row, _ in entries:
             row.status, row.detail = "error", f"while timing: {_short_error(exc)}"
-        return ConfigResult(size, batch, rows, time.perf_counter() - t_start)
+        return ConfigResult(size, batch, rows, time.perf_counter() - t_start, monitor.stop())
+    load = monitor.stop()
     for row, e in entries:
         row.samples = e.samples
         row.stats = Stats.of(e.samples)
-    return ConfigResult(size, batch, rows, time.perf_counter() - t_start)
+    return ConfigResult(size, batch, rows, time.perf_counter() - t_start, load)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -209,6 +213,7 @@ class ServingResult:
     points: list[ServingPoint]
     errors: dict[str, str]
     note: str
+    load: dict[str, float | None] = field(default_factory=dict)
 
     def point(self, impl: str, threads: int) -> ServingPoint | None:
         return next((p for p in self.points if p.impl == impl and p.threads == threads), None)
@@ -309,6 +314,7 @@ def run_serving(
     walls: dict[tuple[str, int], list[float]] = {}
     lats: dict[tuple[str, int], list[float]] = {}
     names = list(usable)
+    monitor = LoadMonitor()
     for rep in range(settings.serving_repeats):
         for k in settings.serving_threads:
             for j in range(len(names)):
@@ -335,7 +341,7 @@ def run_serving(
             ServingPoint(name, k, usable[name][1], Stats.of(tput), percentile(lat, 50), percentile(lat, 99), lat)
         )
     points.sort(key=lambda p: (p.impl, p.threads))
-    return ServingResult(points, errors, note)
+    return ServingResult(points, errors, note, monitor.stop())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -347,6 +353,7 @@ class OverheadResult:
     per_call_us: dict[str, Stats]  # microseconds per call
     errors: dict[str, str]
     note: str
+    load: dict[str, float | None] = field(default_factory=dict)
 
 
 def run_overhead(
@@ -388,5 +395,7 @@ def run_overhead(
         except Exception as exc:  # noqa: BLE001
             errors[name] = _short_error(exc)
             progress.update(settings.repeats)
+    monitor = LoadMonitor()
     interleave(entries, settings.repeats, on_sample=lambda: progress.update(1))
-    return OverheadResult({e.key: Stats.of([s * 1e6 for s in e.samples]) for e in entries}, errors, note)
+    load = monitor.stop()
+    return OverheadResult({e.key: Stats.of([s * 1e6 for s in e.samples]) for e in entries}, errors, note, load)

@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// imagenetSpec is the benchmark task: 512x512 RGB -> bilinear 224x224 -> hflip -> normalize CHW float32.
+func imagenetSpec(n, h, w int) *Spec {
+	return &Spec{
+		In:     InputSpec{DType: U8, N: n, H: h, W: w, C: 3, Strides: [4]int64{int64(h * w * 3), int64(w * 3), 3, 1}},
+		Pre:    View{0, 0, 1, 1, h, w},
+		Resize: ResizeSpec{Kind: "bilinear", H: 224, W: 224},
+		Canvas: CanvasSpec{H: 224, W: 224},
+		Post:   View{0, 223, 1, -1, 224, 224},
+		CMap:   []int{0, 1, 2},
+		Norm:   &NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"},
+	}
+}
+
+func BenchmarkImagenet512(b *testing.B) {
+	p, err := NewPlan(imagenetSpec(0, 512, 512))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, 512*512*3)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	out := make([]float32, p.OutImageElems())
+	jobs := []Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := runCPU(jobs, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+func TestValidateRejects(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(s *Spec)
+		code Code
+		arg  string
+	}{
+		{"dtype", func(s *Spec) { s.In.DType = "i16" }, CodeBadDType, "src"},
+		{"channels", func(s *Spec) { s.In.C = 2 }, CodeBadShape, "src"},
+		{"zero height", func(s *Spec) { s.In.H = 0 }, CodeBadShape, "src.height"},
+		{"huge size", func(s *Spec) { s.Resize.H = 1 << 40 }, CodeTooLarge, "size.height"},
+		{"crop outside", func(s *Spec) { s.Pre.H = 513 }, CodeBadShape, "crop"},
+		{"negative crop", func(s *Spec) { s.Pre.Y0 = -1 }, CodeBadShape, "crop"},
+		{"bad step", func(s *Spec) { s.Pre.SX = 2 }, CodeInvalidArgument, "crop"},
+		{"interp", func(s *Spec) { s.Resize.Kind = "cubic" }, CodeInvalidArgument, "interpolation"},
+		{"canvas", func(s *Spec) { s.Canvas.Top = 1 }, CodeBadShape, "size"},
+		{"cmap", func(s *Spec) { s.CMap = []int{0, 1, 5} }, CodeBadShape, "code"},
+		{"nan std", func(s *Spec) { s.Norm.Std[1] = math.NaN() }, CodeInvalidArgument, "std"},
+		{"zero std", func(s *Spec) { s.Norm.Std[0] = 0 }, CodeInvalidArgument, "std"},
+		{"inf mean", func(s *Spec) { s.Norm.Mean[2] = math.Inf(1) }, CodeInvalidArgument, "mean"},
+		{"mean length", func(s *Spec) { s.Norm.Mean = s.Norm.Mean[:2] }, CodeInvalidArgument, "mean"},
+		{"layout", func(s *Spec) { s.Norm.Layout = "NCHW" }, CodeInvalidArgument, "layout"},
+		{"pad", func(s *Spec) { s.Canvas.Pad = 300 }, CodeInvalidArgument, "pad_value"},
+		{"stride", func(s *Spec) { s.In.DType = F32; s.In.Strides[2] = 6 }, CodeInvalidArgument, "src"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := imagenetSpec(0, 512, 512)
+			c.edit(s)
+			_, err := NewPlan(s)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != c.code || e.Arg != c.arg {
+				t.Fatalf("got %v, want code %s arg %s", err, c.code, c.arg)
+			}
+		})
+	}
+	if _, err := ParseSpec(`{"in":{},"bogus":1}`); err == nil {
+		t.Fatal("unknown field accepted")
+	}
+}
+
+// runGuarded executes a plan into an output surrounded by guard bytes and fails if any guard changed:
+// an out-of-bounds write anywhere in the engine shows up here.
+func runGuarded(t *testing.T, p *Plan, src unsafe.Pointer, threads int) []byte {
+	t.Helper()
+	const guard = 4096
+	n := p.OutBytes()
+	buf := make([]byte, n+2*guard)
+	for i := range buf {
+		buf[i] = 0xA5
+	}
+	if err := runCPU([]Job{{p, src, unsafe.Pointer(&buf[guard])}}, threads); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < guard; i++ {
+		if buf[i] != 0xA5 || buf[guard+n+i] != 0xA5 {
+			t.Fatalf("write outside the output at guard offset %d", i)
+		}
+	}
+	return buf[guard : guard+n]
+}
+
+func rgbSpec(h, w int, kind string, aa bool, oh, ow int) *Spec {
+	return &Spec{
+		In:     InputSpec{DType: U8, H: h, W: w, C: 3, Strides: [4]int64{0, int64(3 * w), 3, 1}},
+		Pre:    View{0, 0, 1, 1, h, w},
+		Resize: ResizeSpec{Kind: kind, Antialias: aa, H: oh, W: ow},
+		Canvas: CanvasSpec{H: oh, W: ow},
+		Post:   View{0, 0, 1, 1, oh, ow},
+		CMap:   []int{0, 1, 2},
+	}
+}
+
+func TestGuardedOutputsAllModes(t *testing.T) {
+	h, w := 61, 47
+	src := make([]uint8, h*w*3)
+	for i := range src {
+		src[i] = uint8(i*31 + i/7)
+	}
+	letter := rgbSpec(h, w, "bilinear", false, 20, 15)
+	letter.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: 114}
+	letter.Post = View{31, 0, -1, 1, 32, 32}
+	norm := rgbSpec(h, w, "bilinear", true, 16, 16)
+	norm.Norm = &NormSpec{Mean: []float64{1, 2, 3}, Std: []float64{4, 5, 6}, Scale: 1, DType: F16, Layout: "HWC"}
+	specs := map[string]*Spec{
+		"bilinear-down": rgbSpec(h, w, "bilinear", false, 13, 9),
+		"bilinear-up":   rgbSpec(h, w, "bilinear", false, 130, 99),
+		"antialias":     rgbSpec(h, w, "bilinear", true, 7, 11),
+		"nearest":       rgbSpec(h, w, "nearest", false, 100, 3),
+		"none":          rgbSpec(h, w, "none", false, h, w),
+		"letterbox":     letter,
+		"norm-f16":      norm,
+	}
+	for name, s := range specs {
+		t.Run(name, func(t *testing.T) {
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := runGuarded(t, p, unsafe.Pointer(&src[0]), 1)
+			b := runGuarded(t, p, unsafe.Pointer(&src[0]), 3)
+			if string(a) != string(b) {
+				t.Fatal("threaded result differs from single-threaded")
+			}
+		})
+	}
+}
+
+// A flipped view read through negative strides equals resizing an explicitly flipped copy.
+func TestNegativeStridesEqualCopy(t *testing.T) {
+	h, w := 40, 30
+	src := make([]uint8, h*w*3)
+	flipped := make([]uint8, len(src))
+	for i := range src {
+		src[i] = uint8(i*13 + 5)
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			copy(flipped[(y*w+x)*3:(y*w+x)*3+3], src[(y*w+(w-1-x))*3:(y*w+(w-1-x))*3+3])
+		}
+	}
+	view := rgbSpec(h, w, "bilinear", false, 17, 23)
+	view.In.Strides = [4]int64{0, int64(3 * w), -3, 1}
+	p1, err := NewPlan(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := NewPlan(rgbSpec(h, w, "bilinear", false, 17, 23))
+	last := unsafe.Pointer(&src[(w-1)*3]) // NumPy's data pointer of src[:, ::-1]
+	a := runGuarded(t, p1, last, 2)
+	b := runGuarded(t, p2, unsafe.Pointer(&flipped[0]), 2)
+	if string(a) != string(b) {
+		t.Fatal("negative-stride view and copy differ")
+	}
+}
+
+func TestConcurrentCallsAgree(t *testing.T) {
+	p, err := NewPlan(imagenetSpec(2, 300, 400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]uint8, 2*300*400*3)
+	for i := range src {
+		src[i] = uint8(i ^ (i >> 9))
+	}
+	want := make([]float32, p.N*p.OutImageElems())
+	if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&want[0])}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := make([]float32, len(want))
+			if err := (CPU{}).Run([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&got[0])}}); err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("goroutine result differs at %d", i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	p, _ := NewPlan(rgbSpec(4, 4, "none", false, 4, 4))
+	err := (CPU{}).Run([]Job{{Plan: p, Src: nil, Out: nil}})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInvalidArgument {
+		t.Fatalf("nil buffers: got %v", err)
+	}
+	bad := *p
+	bad.rows.Off = nil // corrupt tables must panic inside the engine and come back as an error
+	src := make([]uint8, 48)
+	out := make([]uint8, 48)
+	err = (CPU{}).Run([]Job{{Plan: &bad, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}})
+	if !errors.As(err, &e) || e.Code != CodeInternal {
+		t.Fatalf("corrupt plan: got %v", err)
+	}
+}

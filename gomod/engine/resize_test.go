@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+	"unsafe"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+func TestLinearTapsCVWeightsSumToOne(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{512, 224}, {224, 512}, {7, 3}, {3, 7}, {1, 5}, {5, 1}, {100, 100}, {1920, 224}} {
+		tp := linearTapsCV(c.in, c.out)
+		for o := 0; o < c.out; o++ {
+			if s := tp.WI[2*o] + tp.WI[2*o+1]; s != cvCoefScale {
+				t.Fatalf("%v: output %d weights sum to %d", c, o, s)
+			}
+			for k := 0; k < 2; k++ {
+				if i := tp.Idx[2*o+k]; i < 0 || int(i) >= c.in {
+					t.Fatalf("%v: output %d tap %d index %d out of range", c, o, k, i)
+				}
+			}
+		}
+	}
+}
+
+func TestNearestTaps(t *testing.T) {
+	cases := []struct {
+		in, out int
+		want    []int32
+	}{
+		{4, 4, []int32{0, 1, 2, 3}},
+		{4, 2, []int32{0, 2}},
+		{2, 4, []int32{0, 0, 1, 1}},
+		{3, 5, []int32{0, 0, 1, 1, 2}},
+	}
+	for _, c := range cases {
+		got := nearestTaps(c.in, c.out).Idx
+		for i := range c.want {
+			if got[i] != c.want[i] {
+				t.Errorf("nearest %d->%d: got %v want %v", c.in, c.out, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+func TestAntialiasTapsNormalised(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{512, 224}, {1000, 37}, {10, 10}, {5, 17}, {3, 1}} {
+		tp := antialiasTaps(c.in, c.out)
+		for o := 0; o < c.out; o++ {
+			var si int32
+			var sf float64
+			for k := 0; k < tp.K; k++ {
+				si += tp.WI[o*tp.K+k]
+				sf += float64(tp.WF[o*tp.K+k])
+				if i := tp.Idx[o*tp.K+k]; i < 0 || int(i) >= c.in {
+					t.Fatalf("%v: tap index %d out of range", c, i)
+				}
+			}
+			if math.Abs(sf-1) > 1e-5 || math.Abs(float64(si-(1<<pilPrecisionBits))) > float64(tp.K) {
+				t.Fatalf("%v: output %d weights sum to %v / %d", c, o, sf, si)
+			}
+		}
+	}
+}
+
+// float64 reference of PyTorch's bilinear (align_corners=False) on one channel.
+func refBilinear(src []float64, h, w, oh, ow int) []float64 {
+	idx := func(o, in, out int) (int, int, float64) {
+		s := math.Max((float64(o)+0.5)*float64(in)/float64(out)-0.5, 0)
+		i0 := int(math.Floor(s))
+		i1 := min(i0+1, in-1)
+		return i0, i1, s - float64(i0)
+	}
+	out := make([]float64, oh*ow)
+	for y := 0; y < oh; y++ {
+		y0, y1, ly := idx(y, h, oh)
+		for x := 0; x < ow; x++ {
+			x0, x1, lx := idx(x, w, ow)
+			top := src[y0*w+x0]*(1-lx) + src[y0*w+x1]*lx
+			bot := src[y1*w+x0]*(1-lx) + src[y1*w+x1]*lx
+			out[y*ow+x] = top*(1-ly) + bot*ly
+		}
+	}
+	return out
+}
+
+func grayF32Spec(h, w, oh, ow int, kind string) *Spec {
+	return &Spec{
+		In:     InputSpec{DType: F32, H: h, W: w, C: 1, Strides: [4]int64{0, int64(4 * w), 4, 4}},
+		Pre:    View{0, 0, 1, 1, h, w},
+		Resize: ResizeSpec{Kind: kind, H: oh, W: ow},
+		Canvas: CanvasSpec{H: oh, W: ow},
+		Post:   View{0, 0, 1, 1, oh, ow},
+		CMap:   []int{0},
+	}
+}
+
+func TestBilinearF32MatchesFloat64Reference(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, c := range []struct{ h, w, oh, ow int }{{37, 53, 20, 91}, {64, 64, 224, 224}, {300, 200, 17, 33}, {1, 9, 4, 4}} {
+		src := make([]float32, c.h*c.w)
+		ref := make([]float64, len(src))
+		for i := range src {
+			src[i] = rng.Float32()*200 - 100
+			ref[i] = float64(src[i])
+		}
+		p, err := NewPlan(grayF32Spec(c.h, c.w, c.oh, c.ow, "bilinear"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, c.oh*c.ow)
+		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 2); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, len(out))
+		for i, v := range out {
+			got[i] = float64(v)
+		}
+		want := refBilinear(ref, c.h, c.w, c.oh, c.ow)
+		if d := floats.Distance(got, want, math.Inf(1)); d > 1e-5*200 {
+			t.Errorf("%v: max abs error %g exceeds 1e-5 of the data range", c, d)
+		}
+	}
+}

@@ -1,0 +1,264 @@
+"""``python -m goprep bench``: goprep next to NumPy, OpenCV, Pillow and torchvision, in one run.
+
+Measures one preprocessing task (uint8 RGB photograph -> bilinear 224x224 -> horizontal flip ->
+ImageNet normalize -> float32 CHW) implemented with each library, checks every output against
+goprep's before its time counts, and reports time per image, images/s and the ratio to goprep;
+then a serving scenario (1..8 Python threads handling single requests) and the per-call overhead
+of the decorator + binding; finally PASS/FAIL lines for the project's performance targets.
+Writes a JSON result file and a PNG chart to ``--out``.
+
+The implementation lives in :mod:`goprep._benchsuite`; this module holds the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+__all__ = ["main"]
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m goprep bench",
+        description=(
+            "Benchmark goprep against NumPy, OpenCV, Pillow and torchvision on the same "
+            "preprocessing task, side by side in one run. Exits 0 (it is a report) unless --check."
+        ),
+    )
+    p.add_argument("--quick", action="store_true", help="fewer repeats, 512x512 input only, batch 1 and 32 (< 2 min)")
+    p.add_argument("--out", default="bench_results", metavar="DIR", help="where the JSON and PNG go (default: %(default)s)")
+    p.add_argument("--repeats", type=int, metavar="N", help="interleaved repeats per measurement (default: 9, --quick: 7)")
+    p.add_argument("--check", action="store_true", help="exit 1 if any performance target fails")
+    p.add_argument(
+        "--sizes",
+        metavar="LIST",
+        help="comma-separated input sizes from 256, 512, 1080p (default: all; --quick: 512)",
+    )
+    p.add_argument("--batches", metavar="LIST", help="comma-separated batch sizes (default: 1,32,256; --quick: 1,32)")
+    args = p.parse_args(list(argv) if argv is not None else None)
+    if args.repeats is not None and args.repeats < 1:
+        p.error("--repeats must be at least 1")
+    return args
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SystemExit(f"{what}: expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise SystemExit(f"{what}: expected positive integers, got {text!r}")
+    return values
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; returns the exit code (0, or 1 with ``--check`` when a target fails)."""
+    args = _parse(argv)
+    started = _dt.datetime.now().astimezone()
+    t_start = time.perf_counter()
+
+    # Heavy imports only now: ``import goprep`` must never pay for them.
+    from tqdm import tqdm
+
+    from ._benchsuite import images, impls, machine, report, scenarios, targets
+    from ._benchsuite.scenarios import ConfigResult, Settings
+
+    if args.sizes:
+        unknown = [s for s in args.sizes.split(",") if s.strip() and s.strip() not in images.SIZES]
+        if unknown:
+            raise SystemExit(f"--sizes: unknown {unknown}; choose from {', '.join(images.SIZES)}")
+        sizes = [images.SIZES[s.strip()] for s in args.sizes.split(",") if s.strip()]
+    else:
+        sizes = [images.SIZES["512"]] if args.quick else list(images.SIZES.values())
+    batches = _int_list(args.batches, "--batches") if args.batches else ([1, 32] if args.quick else [1, 32, 256])
+    repeats = args.repeats or (7 if args.quick else 9)
+    settings = Settings(
+        repeats=repeats,
+        min_sample_s=0.025 if args.quick else 0.05,
+        max_calls=100_000,
+        serving_target_s=0.25 if args.quick else 0.6,
+        serving_repeats=3 if args.quick else 5,
+        overhead_min_sample_s=0.025 if args.quick else 0.05,
+    )
+
+    info = machine.machine_info()
+    threads = impls.Threads()
+    notes: list[str] = [
+        "Task: uint8 RGB photograph (scikit-image astronaut/chelsea/coffee, INTER_AREA to the input size) -> "
+        "bilinear 224x224 (half-pixel centres, no antialias) -> horizontal flip -> (x/255 - mean)/std "
+        "(ImageNet) -> float32 CHW, C-contiguous.",
+        "batch 1 = one (H, W, 3) image per call, cycling the three photographs; batch N = one (N, H, W, 3) array per call.",
+        "Timing: time.perf_counter, warm-up and output check first, then repeats interleaved across "
+        "implementations (order rotated each repeat); median per image (min..max over repeats); GC paused inside samples.",
+        "t / goprep = the row's time / goprep's time (1-thread rows vs goprep 1 thread, all-thread rows vs goprep "
+        f"with {threads.all} threads); above 1 means goprep is faster.",
+        f"Output check against goprep (1 thread): near-exact rows (NumPy, OpenCV) within one uint8 step "
+        f"({impls.NEAR_EXACT_TOL:.4f} normalised), float-bilinear rows (Pillow transform, torchvision) within "
+        f"{impls.ROUNDING_TOL}; 'equal' = share of values within 1e-4. Failing rows are not timed.",
+        "OpenCV '1 thread' rows run with cv2.setNumThreads(1) for a fair single-core comparison; "
+        f"'all' rows with OpenCV's default ({threads.cv2_default}).",
+        "NumPy: fixed-point bilinear written in plain NumPy (same arithmetic as cv2.resize INTER_LINEAR), "
+        "vectorised over the batch.",
+        "Pillow: Image.resize always antialiases when shrinking, so the task row uses Image.transform(AFFINE, "
+        "BILINEAR) (plain bilinear); the Image.resize row is compared with goprep's antialias=True pipeline instead.",
+        "cv2.resize alone does only part of the task (no flip/normalize): shown as the speed floor for the target.",
+    ]
+
+    # ---- implementations -------------------------------------------------------------------------
+    rows: list[impls.Impl] = []
+    goprep_error: Exception | None = None
+    try:
+        rows += impls.goprep_impls(threads, antialias=True)
+    except Exception as exc:  # noqa: BLE001 - report everything else anyway
+        goprep_error = exc
+        notes.append(f"goprep rows unavailable: {type(exc).__name__}: {exc}")
+    refs: dict[str, impls.Fn] | Exception
+    try:
+        refs = impls.references(threads)
+    except Exception as exc:  # noqa: BLE001
+        refs = exc
+    rows += impls.numpy_impls(threads)
+    opencv_rows = impls.opencv_impls(threads)
+    rows += opencv_rows
+    notes.append("OpenCV dnn: " + next(r.note for r in opencv_rows if r.key == "opencv-blob-1t"))
+    rows += impls.pillow_impls(threads, antialias=True)
+    tv_rows, tv_skip = impls.torchvision_impls(threads)
+    rows += tv_rows
+    if tv_skip:
+        notes.append(tv_skip)
+    gp = info.get("goprep", {})
+    if gp.get("cuda_available"):
+        notes.append("goprep CUDA row: host NumPy arrays in and out, transfers included.")
+    else:
+        notes.append(f"goprep CUDA rows skipped: cuda_available is False ({gp.get('cuda_reason', gp.get('error', '?'))}).")
+
+    # The scaling target needs 512x512 batch 256; when the grid does not run it (--quick), a small
+    # probe with only the two goprep CPU rows does.
+    grid_keys = {(s.name, b) for s in sizes for b in batches}
+    gp_rows = [r for r in rows if r.key in ("goprep-1t", "goprep-all")]
+    probe_needed = ("512", 256) not in grid_keys and len(gp_rows) == 2
+
+    try:
+        serving_fns: dict[str, impls.Fn] | Exception = impls.serving_fns()
+    except Exception as exc:  # noqa: BLE001
+        serving_fns = exc
+    try:
+        overhead_fns: dict[str, Any] | Exception = impls.overhead_fns()
+    except Exception as exc:  # noqa: BLE001
+        overhead_fns = exc
+    n_overhead = 4 if not isinstance(overhead_fns, Exception) else 0
+    total = (
+        len(sizes) * len(batches) * len(rows) * (1 + repeats)
+        + (2 * (1 + repeats) if probe_needed else 0)
+        + 2 * (1 + len(settings.serving_threads) * settings.serving_repeats)
+        + n_overhead * (1 + repeats)
+    )
+
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
+    stem = f"goprep-bench-{started.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}"
+    json_path = os.path.join(out_dir, stem + ".json")
+    png_path = os.path.join(out_dir, stem + ".png")
+
+    def say(lines: Sequence[str] | str = "") -> None:
+        # one write per block: tqdm clears and redraws its bar around every write
+        tqdm.write(lines if isinstance(lines, str) else "\n".join(lines), file=sys.stdout)
+        sys.stdout.flush()
+
+    say(f"goprep benchmark, {started.isoformat(timespec='seconds')}{' (--quick)' if args.quick else ''}")
+    say(machine.machine_lines(info))
+    say("Notes:")
+    say([f"  - {n}" for n in notes])
+    say()
+
+    grid: list[ConfigResult] = []
+    probes: list[ConfigResult] = []
+    serving = overhead = None
+    run_monitor = machine.LoadMonitor()
+    try:
+        with tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
+            for size in sizes:
+                for b in batches:
+                    cfg = scenarios.run_config(size, b, rows, refs, settings, bar)
+                    grid.append(cfg)
+                    say(report.config_lines(cfg, repeats) + [""])
+            if probe_needed:
+                probe = scenarios.run_config(images.SIZES["512"], 256, gp_rows, refs, settings, bar)
+                probes.append(probe)
+                say(["(scaling probe for the batch-256 target, goprep rows only)"] + report.config_lines(probe, repeats) + [""])
+            serving = scenarios.run_serving(serving_fns, refs, threads, settings, bar)
+            say(report.serving_lines(serving) + [""])
+            overhead = scenarios.run_overhead(overhead_fns, threads, settings, bar)
+            say(report.overhead_lines(overhead) + [""])
+    finally:
+        threads.restore()
+    run_load = run_monitor.stop()
+
+    def find(cfgs: Sequence[ConfigResult], size: str, b: int) -> ConfigResult | None:
+        return next((c for c in cfgs if c.size.name == size and c.batch == b), None)
+
+    results = targets.evaluate(
+        find(grid, "512", 1),
+        find(grid, "512", 256) or find(probes, "512", 256),
+        serving,
+        overhead,
+        usable_cores=threads.all,
+        all_threads=threads.all,
+    )
+    say(report.target_lines(results))
+    if goprep_error is not None:
+        say(f"goprep itself failed: {type(goprep_error).__name__}: {goprep_error}")
+    warning = machine.load_warning(run_load)
+    if warning:
+        say(f"! whole run: {warning.replace('this measurement', 'the run')}")
+
+    wall = time.perf_counter() - t_start
+    data = report.result_dict(
+        argv=list(argv) if argv is not None else sys.argv[1:],
+        settings={
+            "quick": args.quick,
+            "sizes": [s.name for s in sizes],
+            "batches": batches,
+            "repeats": repeats,
+            "min_sample_s": settings.min_sample_s,
+            "serving_threads": list(settings.serving_threads),
+            "serving_repeats": settings.serving_repeats,
+            "all_threads": threads.all,
+            "goprep_default_threads": threads.goprep_default,
+            "cv2_default_threads": threads.cv2_default,
+        },
+        machine=info,
+        notes=notes,
+        grid=grid,
+        probes=probes,
+        serving=serving,
+        overhead=overhead,
+        targets=results,
+        started=started.isoformat(timespec="seconds"),
+        wall_s=wall,
+        load=run_load,
+    )
+    report.write_json(json_path, data)
+    try:
+        report.write_chart(
+            png_path,
+            grid,
+            serving,
+            overhead,
+            f"goprep bench: {info['cpu_model']}, {threads.all} cores, {started.strftime('%Y-%m-%d %H:%M')}",
+        )
+        say(f"\nwrote {json_path}\nwrote {png_path}  ({wall:.0f} s)")
+    except Exception as exc:  # noqa: BLE001 - the chart is a convenience; the JSON is written
+        say(f"\nwrote {json_path}\nchart failed: {type(exc).__name__}: {exc}  ({wall:.0f} s)")
+
+    failed = [t for t in results if t.status == "FAIL"]
+    return 1 if args.check and failed else 0
+
+
+if __name__ == "__main__":  # python -m goprep._bench
+    raise SystemExit(main())

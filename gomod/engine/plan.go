@@ -70,9 +70,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 		}
 	}
 	p.minOff, p.spanElems = lo, hi-lo+1
-	p.rows = buildAxis(s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
+	p.rows = buildAxis(true, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
 		s.Pre.Y0, s.Pre.SY, sh)
-	p.cols = buildAxis(s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
+	p.cols = buildAxis(false, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
 		s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
@@ -85,8 +85,8 @@ func NewPlan(s *Spec) (*Plan, error) {
 
 // buildAxis folds canvas placement and the output view into the resize taps of one axis.
 // Output o sits at canvas position c = post0 + postStep*o; content covers canvas [place, place+size).
-func buildAxis(r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
-	full := resizeTaps(r.Kind, r.Antialias, dt, inLen, size)
+func buildAxis(vertical bool, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
+	full := resizeTaps(r.Kind, r.Antialias, dt, inLen, size, vertical)
 	k := full.K
 	// Output coordinates whose canvas position is content form one interval (the view is monotonic).
 	lo, hi := -1, -1

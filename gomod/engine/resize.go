@@ -22,14 +22,23 @@ const pilPrecisionBits = 22
 // linearTapsCV reproduces cv::resize's INTER_LINEAR coordinate and coefficient tables: the source
 // position is computed in float32 from a double scale (1/(dst/src)), clamped at both borders, and the
 // coefficients are rounded to 11-bit integers. Matching this bit for bit is what makes goprep agree with
-// cv2.resize on uint8 images.
-func linearTapsCV(in, out int) taps {
+// cv2.resize on uint8 images. OpenCV clamps the weight to the border only horizontally; vertically it
+// keeps the fractional weight and clamps the row index, so a border row blends one row with itself
+// through the truncating vertical arithmetic (which shifts some values by one).
+func linearTapsCV(in, out int, vertical bool) taps {
 	t := taps{K: 2, Idx: make([]int32, 2*out), WI: make([]int32, 2*out)}
 	scale := 1.0 / (float64(out) / float64(in))
 	for o := 0; o < out; o++ {
 		f := float32((float64(o)+0.5)*scale - 0.5)
 		s := int(math.Floor(float64(f)))
 		f -= float32(s)
+		if vertical {
+			s0, s1 := min(max(s, 0), in-1), min(max(s+1, 0), in-1)
+			t.Idx[2*o], t.Idx[2*o+1] = int32(s0), int32(s1)
+			t.WI[2*o] = int32(math.RoundToEven(float64((1 - f) * cvCoefScale)))
+			t.WI[2*o+1] = int32(math.RoundToEven(float64(f * cvCoefScale)))
+			continue
+		}
 		if s < 0 {
 			s, f = 0, 0
 		}
@@ -120,14 +129,14 @@ func antialiasTaps(in, out int) taps {
 }
 
 // resizeTaps picks the table builder for one axis.
-func resizeTaps(kind string, antialias bool, dt DType, in, out int) taps {
+func resizeTaps(kind string, antialias bool, dt DType, in, out int, vertical bool) taps {
 	switch {
 	case kind == "none" || kind == "nearest":
 		return nearestTaps(in, out)
 	case antialias:
 		return antialiasTaps(in, out)
 	case dt == U8:
-		return linearTapsCV(in, out)
+		return linearTapsCV(in, out, vertical)
 	default:
 		return linearTapsTorch(in, out)
 	}

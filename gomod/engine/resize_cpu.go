@@ -209,6 +209,24 @@ func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
 		return
 	}
 	k := rows.Taps.K
+	if k == 2 && !p.Spec.Resize.Antialias {
+		// Bilinear as a lerp, a + w1*(b - a): the same formula as PyTorch's w0*a + w1*b within float32
+		// rounding, but a constant image stays exactly constant (w0 + w1 need not be 1 in float32).
+		var h [2][]float32
+		for t := 0; t < 2; t++ {
+			ri := r*2 + t
+			s, ok := w.slot(rows.Src[ri])
+			if !ok {
+				hlerpF32(w.hF32[s], src, base+rows.Off[ri], cols, c, sc)
+			}
+			h[t] = w.hF32[s][:len(dst)]
+		}
+		wt := rows.Taps.WF[2*r+1]
+		for i := range dst {
+			dst[i] = h[0][i] + float32(wt*float32(h[1][i]-h[0][i])) // explicit rounding: no FMA
+		}
+		return
+	}
 	for i := range dst {
 		dst[i] = 0
 	}
@@ -222,6 +240,18 @@ func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
 		h := w.hF32[s][:len(dst)]
 		for i := range dst {
 			dst[i] = dst[i] + float32(wt*h[i]) // explicit rounding: never fused into an FMA
+		}
+	}
+}
+
+// hlerpF32 is the horizontal bilinear pass of float32 images in lerp form (see resizeRowF32).
+func hlerpF32(d []float32, src []float32, rb int, cols *axis, c, sc int) {
+	off, wf := cols.Off, cols.Taps.WF
+	for j := 0; j < len(off)/2; j++ {
+		o0, o1, wt := rb+off[2*j], rb+off[2*j+1], wf[2*j+1]
+		for ch := 0; ch < c; ch++ {
+			a, b := src[o0+ch*sc], src[o1+ch*sc]
+			d[j*c+ch] = a + float32(wt*float32(b-a))
 		}
 	}
 }

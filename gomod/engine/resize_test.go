@@ -11,7 +11,7 @@ import (
 
 func TestLinearTapsCVWeightsSumToOne(t *testing.T) {
 	for _, c := range []struct{ in, out int }{{512, 224}, {224, 512}, {7, 3}, {3, 7}, {1, 5}, {5, 1}, {100, 100}, {1920, 224}} {
-		tp := linearTapsCV(c.in, c.out)
+		tp := linearTapsCV(c.in, c.out, c.in%2 == 0)
 		for o := 0; o < c.out; o++ {
 			if s := tp.WI[2*o] + tp.WI[2*o+1]; s != cvCoefScale {
 				t.Fatalf("%v: output %d weights sum to %d", c, o, s)

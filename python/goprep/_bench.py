@@ -17,7 +17,8 @@ import datetime as _dt
 import os
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main"]
 
@@ -31,8 +32,12 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         ),
     )
     p.add_argument("--quick", action="store_true", help="fewer repeats, 512x512 input only, batch 1 and 32 (< 2 min)")
-    p.add_argument("--out", default="bench_results", metavar="DIR", help="where the JSON and PNG go (default: %(default)s)")
-    p.add_argument("--repeats", type=int, metavar="N", help="interleaved repeats per measurement (default: 9, --quick: 7)")
+    p.add_argument(
+        "--out", default="bench_results", metavar="DIR", help="where the JSON and PNG go (default: %(default)s)"
+    )
+    p.add_argument(
+        "--repeats", type=int, metavar="N", help="interleaved repeats per measurement (default: 9, --quick: 7)"
+    )
     p.add_argument("--check", action="store_true", help="exit 1 if any performance target fails")
     p.add_argument(
         "--sizes",
@@ -92,9 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Task: uint8 RGB photograph (scikit-image astronaut/chelsea/coffee, INTER_AREA to the input size) -> "
         "bilinear 224x224 (half-pixel centres, no antialias) -> horizontal flip -> (x/255 - mean)/std "
         "(ImageNet) -> float32 CHW, C-contiguous.",
-        "batch 1 = one (H, W, 3) image per call, cycling the three photographs; batch N = one (N, H, W, 3) array per call.",
+        "batch 1 = one (H, W, 3) image per call, cycling the three photographs; "
+        "batch N = one (N, H, W, 3) array per call.",
         "Timing: time.perf_counter, warm-up and output check first, then repeats interleaved across "
-        "implementations (order rotated each repeat); median per image (min..max over repeats); GC paused inside samples.",
+        "implementations (order rotated each repeat); median per image (min..max over repeats); "
+        "GC paused inside samples.",
         "t / goprep = the row's time / goprep's time (1-thread rows vs goprep 1 thread, all-thread rows vs goprep "
         f"with {threads.all} threads); above 1 means goprep is faster.",
         f"Output check against goprep (1 thread): near-exact rows (NumPy, OpenCV) within one uint8 step "
@@ -135,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if gp.get("cuda_available"):
         notes.append("goprep CUDA row: host NumPy arrays in and out, transfers included.")
     else:
-        notes.append(f"goprep CUDA rows skipped: cuda_available is False ({gp.get('cuda_reason', gp.get('error', '?'))}).")
+        notes.append(
+            f"goprep CUDA rows skipped: cuda_available is False ({gp.get('cuda_reason', gp.get('error', '?'))})."
+        )
 
     # The scaling target needs 512x512 batch 256; when the grid does not run it (--quick), a small
     # probe with only the two goprep CPU rows does.
@@ -190,7 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if probe_needed:
                 probe = scenarios.run_config(images.SIZES["512"], 256, gp_rows, refs, settings, bar)
                 probes.append(probe)
-                say(["(scaling probe for the batch-256 target, goprep rows only)"] + report.config_lines(probe, repeats) + [""])
+                say(
+                    ["(scaling probe for the batch-256 target, goprep rows only)"]
+                    + report.config_lines(probe, repeats)
+                    + [""]
+                )
             serving = scenarios.run_serving(serving_fns, refs, threads, settings, bar)
             say(report.serving_lines(serving) + [""])
             overhead = scenarios.run_overhead(overhead_fns, threads, settings, bar)

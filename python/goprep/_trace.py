@@ -128,6 +128,15 @@ class Traced:
     def __array_ufunc__(self, *a: Any, **k: Any) -> Any:
         return self.__array__()
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes a Traced lacks, e.g. NumPy methods called on the traced image.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise PipelineError(
+            f"'.{name}' is not available on the image inside a @goprep.pipeline function: only goprep ops "
+            "can be fused"
+        )
+
     def __getitem__(self, item: Any) -> Any:
         raise PipelineError("indexing a traced image is not supported inside @goprep.pipeline; use goprep.crop")
 
@@ -190,6 +199,24 @@ class Traced:
             "norm": norm,
         }
         return json.dumps(d, separators=(",", ":"))
+
+
+def _no_arithmetic(name: str) -> Any:
+    def op(self: Traced, *a: Any) -> Any:
+        raise PipelineError(
+            f"arithmetic ({name}) on a traced image cannot be fused inside @goprep.pipeline; "
+            "use goprep.normalize for scaling and offsets"
+        )
+
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift"):
+    for _form in ("__{}__", "__r{}__"):
+        setattr(Traced, _form.format(_name), _no_arithmetic(_form.format(_name)))
+for _name in ("__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Traced, _name, _no_arithmetic(_name))
 
 
 def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> None:

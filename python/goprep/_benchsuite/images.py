@@ -10,7 +10,7 @@ upscales, which INTER_AREA does bilinearly).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -38,7 +38,7 @@ SIZES: dict[str, Size] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _photo(name: str) -> np.ndarray:
     import skimage.data
 
@@ -48,16 +48,14 @@ def _photo(name: str) -> np.ndarray:
     return img
 
 
-@lru_cache(maxsize=None)
+@cache
 def photos(size: Size) -> tuple[np.ndarray, ...]:
     """The photographs at ``size``, each a C-contiguous (H, W, 3) uint8 array (read-only)."""
     import cv2
 
     out = []
     for name in PHOTOS:
-        img = np.ascontiguousarray(
-            cv2.resize(_photo(name), (size.width, size.height), interpolation=cv2.INTER_AREA)
-        )
+        img = np.ascontiguousarray(cv2.resize(_photo(name), (size.width, size.height), interpolation=cv2.INTER_AREA))
         img.setflags(write=False)
         out.append(img)
     return tuple(out)

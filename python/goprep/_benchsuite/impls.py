@@ -364,9 +364,7 @@ def _blob_fn() -> tuple[Fn, str]:
     size = (OUT_W, OUT_H)
     mean255 = tuple(255.0 * m for m in MEAN)
     if hasattr(dnn, "blobFromImageWithParams") and hasattr(dnn, "Image2BlobParams"):
-        params = dnn.Image2BlobParams(
-            tuple(1.0 / (255.0 * s) for s in STD), size, mean255, False, cv2.CV_32F
-        )
+        params = dnn.Image2BlobParams(tuple(1.0 / (255.0 * s) for s in STD), size, mean255, False, cv2.CV_32F)
 
         def blob(x: np.ndarray) -> np.ndarray:
             if x.ndim == 3:
@@ -374,8 +372,7 @@ def _blob_fn() -> tuple[Fn, str]:
             return dnn.blobFromImagesWithParams([cv2.flip(im, 1) for im in x], params)
 
         return blob, (
-            "cv2.dnn.blobFromImageWithParams covers resize + mean + per-channel std + CHW; "
-            "flip is a cv2.flip before it"
+            "cv2.dnn.blobFromImageWithParams covers resize + mean + per-channel std + CHW; flip is a cv2.flip before it"
         )
 
     def blob_old(x: np.ndarray) -> np.ndarray:
@@ -577,6 +574,7 @@ def serving_fns() -> dict[str, Fn]:
 def overhead_fns() -> dict[str, Callable[[np.ndarray], Any]]:
     """Calls on a tiny image, where the time is all call overhead."""
     import cv2
+
     import goprep
 
     @goprep.pipeline

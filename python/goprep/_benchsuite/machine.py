@@ -114,7 +114,11 @@ def machine_lines(info: dict[str, Any]) -> list[str]:
         f"Python   : {info['python']} on {info['platform']}",
         "Versions : "
         + ", ".join(f"{k} {v[k]}" for k in ("numpy", "cv2", "PIL", "skimage") if v.get(k))
-        + (f", torch {v['torch']}, torchvision {v['torchvision']}" if v.get("torchvision") else ", torch: not installed"),
+        + (
+            f", torch {v['torch']}, torchvision {v['torchvision']}"
+            if v.get("torchvision")
+            else ", torch: not installed"
+        ),
     ]
     if "error" in gp:
         lines.append(f"goprep   : info() failed: {gp['error']}")

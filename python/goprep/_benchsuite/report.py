@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .impls import Impl
 from .machine import load_warning
@@ -62,7 +63,9 @@ def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
                 fmt_rate(1.0 / st.median),
                 "" if r is None else f"{r:.2f}x ({base})",
                 _diff(row),
-                "" if row.check is None or row.check.exact_fraction is None else f"{100 * row.check.exact_fraction:.2f}%",
+                ""
+                if row.check is None or row.check.exact_fraction is None
+                else f"{100 * row.check.exact_fraction:.2f}%",
             ]
         )
     lines = [title] + _table(headers, body, [False, True, True, True, True, True, True])
@@ -283,9 +286,9 @@ def write_chart(
     top = gs[0, :].subgridspec(1, len(sizes) + 1, width_ratios=[1.0] * len(sizes) + [0.55])
     impls: list[Impl] = []
     for cfg in grid:
-        for row in cfg.rows:
-            if row.impl.key not in {i.key for i in impls}:
-                impls.append(row.impl)
+        for r in cfg.rows:
+            if r.impl.key not in {i.key for i in impls}:
+                impls.append(r.impl)
     # rows of one family share a colour, lighter for each further row (1 thread, all threads, ...)
     shade: dict[str, int] = {}
     family_count: dict[str, int] = {}
@@ -330,14 +333,16 @@ def write_chart(
     if serving is not None and serving.points:
         ax_t = fig.add_subplot(gs[1, 0])
         ax_l = fig.add_subplot(gs[1, 1])
-        for impl in dict.fromkeys(p.impl for p in serving.points):
-            pts = [p for p in serving.points if p.impl == impl]
-            colour = _FAMILY_COLOURS.get(impl, "grey")
+        for name in dict.fromkeys(p.impl for p in serving.points):
+            pts = [p for p in serving.points if p.impl == name]
+            colour = _FAMILY_COLOURS.get(name, "grey")
             ks = [p.threads for p in pts]
-            ax_t.plot(ks, [p.throughput.median for p in pts], "o-", color=colour, label=impl)
-            ax_t.fill_between(ks, [p.throughput.min for p in pts], [p.throughput.max for p in pts], color=colour, alpha=0.2)
-            ax_l.plot(ks, [p.p50_s * 1e3 for p in pts], "o-", color=colour, label=f"{impl} P50")
-            ax_l.plot(ks, [p.p99_s * 1e3 for p in pts], "s--", color=colour, label=f"{impl} P99")
+            ax_t.plot(ks, [p.throughput.median for p in pts], "o-", color=colour, label=name)
+            ax_t.fill_between(
+                ks, [p.throughput.min for p in pts], [p.throughput.max for p in pts], color=colour, alpha=0.2
+            )
+            ax_l.plot(ks, [p.p50_s * 1e3 for p in pts], "o-", color=colour, label=f"{name} P50")
+            ax_l.plot(ks, [p.p99_s * 1e3 for p in pts], "s--", color=colour, label=f"{name} P99")
         for ax in (ax_t, ax_l):
             ax.set_xscale("log", base=2)
             ax.set_xticks(list(dict.fromkeys(p.threads for p in serving.points)))

@@ -5,14 +5,15 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from . import images
-from .machine import LoadMonitor
 from .impls import NEAR_EXACT_TOL, Fn, Impl, Threads, finite_max_abs_diff
+from .machine import LoadMonitor
 from .timing import Entry, Stats, calibrate, interleave, percentile, run_calls
 
 

@@ -104,7 +104,9 @@ def evaluate(
     if usable_cores < 2:
         out.append(Target(name, 1.8, ">=", "x", ratio(b256, "goprep-1t", "goprep-all"), "SKIP", "1 usable core"))
     else:
-        out.append(_judge(name, ratio(b256, "goprep-1t", "goprep-all"), ">=", 1.8, "x", _why(b256, "goprep-1t", "goprep-all")))
+        out.append(
+            _judge(name, ratio(b256, "goprep-1t", "goprep-all"), ">=", 1.8, "x", _why(b256, "goprep-1t", "goprep-all"))
+        )
 
     name = "serving: goprep throughput with 2 Python threads vs 1"
     scaling = serving.scaling("goprep", 2) if serving is not None else None

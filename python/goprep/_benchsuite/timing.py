@@ -13,8 +13,9 @@ import gc
 import math
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class Stats:
     n: int
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> "Stats":
+    def of(cls, values: Sequence[float]) -> Stats:
         return cls(statistics.median(values), min(values), max(values), len(values))
 
     def as_dict(self) -> dict[str, float | int]:

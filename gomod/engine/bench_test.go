@@ -36,3 +36,25 @@ func BenchmarkImagenet512(b *testing.B) {
 		}
 	}
 }
+
+func benchBatch(b *testing.B, threads int) {
+	p, err := NewPlan(imagenetSpec(32, 512, 512))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, 32*512*512*3)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	out := make([]float32, p.N*p.OutImageElems())
+	jobs := []Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := runCPU(jobs, threads); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBatch32Threads1(b *testing.B) { benchBatch(b, 1) }
+func BenchmarkBatch32Threads2(b *testing.B) { benchBatch(b, 2) }

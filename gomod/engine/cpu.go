@@ -53,10 +53,12 @@ func runCPU(jobs []Job, threads int) error {
 		bufs[i] = newJobBufs(&jobs[i])
 	}
 	if threads <= 1 {
-		w := &worker{}
+		w := workers.Get().(*worker)
+		w.reset()
 		for _, t := range tasks {
 			w.run(&jobs[t.job], &bufs[t.job], t)
 		}
+		workers.Put(w)
 		return nil
 	}
 	var next atomic.Int64
@@ -71,7 +73,9 @@ func runCPU(jobs []Job, threads int) error {
 					firstPanic.CompareAndSwap(nil, r)
 				}
 			}()
-			w := &worker{}
+			w := workers.Get().(*worker)
+			w.reset()
+			defer workers.Put(w)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
@@ -88,6 +92,10 @@ func runCPU(jobs []Job, threads int) error {
 	}
 	return nil
 }
+
+// workers recycles scratch rows across calls: a serving loop calls the same plan again and again,
+// and reallocating a worker's buffers was a measurable part of a tiny image's ~1us of Go time.
+var workers = sync.Pool{New: func() any { return &worker{} }}
 
 // jobBufs are bounds-checked slices over a job's source and output memory.
 type jobBufs struct {

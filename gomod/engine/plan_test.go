@@ -194,3 +194,22 @@ func TestPanicBecomesInternalError(t *testing.T) {
 		t.Fatalf("corrupt plan: got %v", err)
 	}
 }
+
+// Recycled workers must not serve rows cached from another call's source memory.
+func TestWorkerCacheDoesNotLeakAcrossCalls(t *testing.T) {
+	p, err := NewPlan(rgbSpec(8, 8, "bilinear", false, 16, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]uint8, 8*8*3), make([]uint8, 8*8*3)
+	for i := range b {
+		b[i] = 200
+	}
+	runGuarded(t, p, unsafe.Pointer(&a[0]), 1)
+	got := runGuarded(t, p, unsafe.Pointer(&b[0]), 1)
+	for i, v := range got {
+		if v != 200 {
+			t.Fatalf("value %d is %d: stale cached row from the previous call", i, v)
+		}
+	}
+}

@@ -18,11 +18,12 @@ type worker struct {
 	valU8  []uint8
 	valF32 []float32
 	taps   [][]uint8 // the cached rows one antialiased output row reads
+	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }
 
 // prepare resets the caches when the worker moves to another plan or image.
 func (w *worker) prepare(p *Plan, img int) {
-	if w.plan == p && w.img == img {
+	if w.plan == p && w.img == img && w.fresh {
 		return
 	}
 	if w.plan != p {
@@ -40,11 +41,14 @@ func (w *worker) prepare(p *Plan, img int) {
 		w.valU8 = make([]uint8, p.OutW*p.OutC)
 		w.valF32 = make([]float32, p.OutW*p.OutC)
 	}
-	w.plan, w.img = p, img
+	w.plan, w.img, w.fresh = p, img, true
 	for i := range w.keys {
 		w.keys[i] = -1
 	}
 }
+
+// reset forgets cached rows: the next call may read different memory through the same plan.
+func (w *worker) reset() { w.fresh = false }
 
 func (w *worker) run(j *Job, b *jobBufs, t task) {
 	p := j.Plan

@@ -80,7 +80,8 @@ class Pipeline:
         return c
 
     def _lookup(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Compiled:
-        key: Any = (src.shape, src.strides, src.dtype.str, args, tuple(kwargs.items()) if kwargs else ())
+        # dtype objects compare byte order too, and are cheaper to hash than dtype.str is to build.
+        key: Any = (src.shape, src.strides, src.dtype, args, tuple(kwargs.items()) if kwargs else ())
         try:
             c = self._cache.get(key)
         except TypeError:  # unhashable extra arguments: trace every call
@@ -98,9 +99,9 @@ class Pipeline:
             if c.f32 and not src.flags.aligned:
                 raise InvalidArgumentError("float32 data must be aligned", argument="src")
             res = np.empty(c.shape, c.dtype) if out is None else prepare_out(out, c.shape, c.dtype, (src,))
-            mod = _native.get()
+            run = _native.raw_run()
             try:
-                mod.Run(c.ref.handle, id(src), id(res))
+                run(c.ref.handle, id(src), id(res))
             except RuntimeError as e:
                 raise _native.from_native(e) from None
             return _fill(c.template, res)

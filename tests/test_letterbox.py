@@ -103,3 +103,13 @@ def test_unmap_boxes_float32_and_empty():
     np.testing.assert_allclose(back, [[0, 0, 451, 300]], rtol=0, atol=0.75)
     empty = np.asarray(info.unmap_boxes(np.zeros((0, 4), np.float32)))
     assert empty.shape == (0, 4)
+
+
+def test_letterbox_batch_equals_per_image():
+    a = PHOTOS["chelsea"]
+    batch = np.stack([a, np.ascontiguousarray(a[::-1]), rand_u8(a.shape, seed=3)])
+    got, _ = goprep.letterbox(batch, (320, 320), pad_value=9)
+    assert got.shape == (3, 320, 320, 3)
+    for i in range(3):
+        assert_array_identical(got[i], goprep.letterbox(batch[i], (320, 320), pad_value=9)[0])
+

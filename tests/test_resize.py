@@ -79,6 +79,21 @@ def test_bilinear_u8_large_upscale_photo_vs_cv2(crop, size):
     assert_close_to_cv2_u8(goprep.resize(img, size), cv2_resize(img, size, cv2.INTER_LINEAR))
 
 
+def test_numpy_integer_sizes(photos):
+    img = photos["coffee"]
+    want = goprep.resize(img, (100, 50))
+    assert_array_identical(goprep.resize(img, (np.int64(100), np.int32(50))), want)
+    assert_array_identical(goprep.resize(img, [100, 50]), want)
+    assert goprep.resize(img, np.int64(64)).shape == (64, 64, 3)
+
+
+def test_batch_of_one(photos):
+    img = photos["chelsea"]
+    got = goprep.resize(img[None], (77, 99))
+    assert got.shape == (1, 77, 99, 3)
+    assert_array_identical(got[0], goprep.resize(img, (77, 99)))
+
+
 def test_int_size_is_square(photos):
     img = photos["coffee"]
     got = goprep.resize(img, 96)
@@ -241,9 +256,9 @@ def test_equal_size_is_identity(kw, dtype, c):
     assert_array_identical(got, img)
 
 
-# A constant region must stay exactly constant. For float32 bilinear this is what PyTorch's float32
-# formulation gives (w1 = lambda, w0 = 1 - w1 evaluated in float32, so x*w0 + x*w1 == x in these cases);
-# weights rounded independently from float64 (float32(1 - l), float32(l)) can miss by one ulp.
+# A constant region must stay exactly constant. For float32 bilinear PyTorch's float32 formulation
+# (w1 = lambda, w0 = 1 - w1 in float32) gives exactly that in these cases; weights rounded independently
+# from float64 (float32(1 - l), float32(l)) miss by one ulp. Float antialias has no bit-level reference.
 @pytest.mark.parametrize("kw", MODES, ids=["bilinear", "nearest", "antialias"])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
 def test_single_pixel_broadcasts(kw, dtype):

@@ -83,13 +83,14 @@ var dataOffset atomic.Int64
 
 func init() { dataOffset.Store(-1) }
 
-// SetArrayDataOffset records the measured offset of PyArrayObject.data.
-func SetArrayDataOffset(off int64) error {
+// SetArrayDataOffset records the measured offset of PyArrayObject.data. Functions that can fail return
+// (int64, error) rather than a bare error: gopy's wrapper for a bare error leaks a C string per call.
+func SetArrayDataOffset(off int64) (int64, error) {
 	if off < 0 || off > 256 || off%8 != 0 {
-		return &engine.Error{Code: engine.CodeInvalidArgument, Arg: "off", Msg: "implausible offset"}
+		return 0, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "off", Msg: "implausible offset"}
 	}
 	dataOffset.Store(off)
-	return nil
+	return off, nil
 }
 
 // readArrayData returns the data pointer of the NumPy array whose object address (Python's id()) is
@@ -162,7 +163,7 @@ func RunMany(desc, count, out int64) (n int64, err error) {
 }
 
 // SetNumThreads sets the CPU backend's parallelism.
-func SetNumThreads(n int64) error { return engine.SetNumThreads(int(n)) }
+func SetNumThreads(n int64) (int64, error) { return n, engine.SetNumThreads(int(n)) }
 
 // NumThreads reports the CPU backend's parallelism.
 func NumThreads() int64 { return int64(engine.NumThreads()) }

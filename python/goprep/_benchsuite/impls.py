@@ -192,8 +192,6 @@ def references(threads: Threads) -> dict[str, Fn]:
 
 
 def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
-    import goprep
-
     pipes = goprep_pipelines()
     task = pipes["task"]
     rows = [
@@ -235,7 +233,6 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 note="reference for the Pillow Image.resize row",
             )
         )
-    del goprep
     return rows
 
 

@@ -69,6 +69,11 @@ def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
             ]
         )
     lines = [title] + _table(headers, body, [False, True, True, True, True, True, True])
+    independent = [cfg.row(k) for k in ("numpy", "opencv-1t")]
+    if all(r is not None and r.status == "check failed" for r in independent):
+        # NumPy and OpenCV agree with each other to the bit; when both disagree with goprep, the
+        # likelier culprit is goprep.
+        lines.append("  ! NumPy and OpenCV both disagree with goprep's output: suspect goprep, not them")
     return lines + _load_lines(cfg.load)
 
 
@@ -102,12 +107,29 @@ def serving_lines(serving: ServingResult) -> list[str]:
                 vs,
                 fmt_time(p.p50_s),
                 fmt_time(p.p99_s),
+                "" if p.own_cores is None else f"{p.own_cores:.2f}",
+                "" if p.other_cores is None else f"{p.other_cores:.2f}",
             ]
         )
     lines += _table(
-        ["pipeline", "threads", "requests/s", "min..max", "vs 1 thread", "vs other", "P50 latency", "P99 latency"],
+        [
+            "pipeline",
+            "threads",
+            "requests/s",
+            "min..max",
+            "vs 1 thread",
+            "vs other",
+            "P50 latency",
+            "P99 latency",
+            "CPU used",
+            "CPU others",
+        ],
         body,
-        [False, True, True, True, True, True, True, True],
+        [False] + [True] * 9,
+    )
+    lines.append(
+        "  CPU used = cores this process kept busy while serving (stuck near 1.00 with 2+ threads: calls are "
+        "serialised); CPU others = cores other processes took meanwhile"
     )
     lines += [f"  {name}: {err}" for name, err in serving.errors.items()]
     return lines + _load_lines(serving.load)
@@ -227,6 +249,8 @@ def result_dict(
                     "scaling_vs_1_thread": serving.scaling(p.impl, p.threads),
                     "latency_p50_s": p.p50_s,
                     "latency_p99_s": p.p99_s,
+                    "own_cores": p.own_cores,
+                    "other_cores": p.other_cores,
                 }
                 for p in serving.points
             ],

@@ -206,6 +206,10 @@ class ServingPoint:
     throughput: Stats  # requests/s over the repeats
     p50_s: float  # latency percentiles over every request of every repeat
     p99_s: float
+    # Mean CPU cores this process used while serving: about 1.0 whatever the thread count means the
+    # calls were serialised (the GIL held, or a lock); other_cores is CPU taken by other processes.
+    own_cores: float | None = None
+    other_cores: float | None = None
     latencies_s: list[float] = field(default_factory=list)
 
 
@@ -225,6 +229,11 @@ class ServingResult:
         if a is None or b is None:
             return None
         return a.throughput.median / b.throughput.median
+
+
+def _mean_of(loads: Sequence[dict[str, float | None]], key: str) -> float | None:
+    values = [v for v in (d.get(key) for d in loads) if v is not None]
+    return sum(values) / len(values) if values else None
 
 
 def serve(fn: Fn, requests: Sequence[np.ndarray], workers: int, total: int) -> tuple[float, list[float]]:
@@ -314,6 +323,7 @@ def run_serving(
 
     walls: dict[tuple[str, int], list[float]] = {}
     lats: dict[tuple[str, int], list[float]] = {}
+    loads: dict[tuple[str, int], list[dict[str, float | None]]] = {}
     names = list(usable)
     monitor = LoadMonitor()
     for rep in range(settings.serving_repeats):
@@ -324,11 +334,13 @@ def run_serving(
                     continue
                 fn, total = usable[name]
                 one_thread_each()
+                run_monitor = LoadMonitor()
                 try:
                     wall, lat = serve(fn, requests, k, total)
                 except Exception as exc:  # noqa: BLE001
                     errors[name] = _short_error(exc)
                     continue
+                loads.setdefault((name, k), []).append(run_monitor.stop())
                 walls.setdefault((name, k), []).append(total / wall)
                 lats.setdefault((name, k), []).extend(lat)
                 progress.update(1)
@@ -339,7 +351,17 @@ def run_serving(
             continue
         lat = lats[(name, k)]
         points.append(
-            ServingPoint(name, k, usable[name][1], Stats.of(tput), percentile(lat, 50), percentile(lat, 99), lat)
+            ServingPoint(
+                name,
+                k,
+                usable[name][1],
+                Stats.of(tput),
+                percentile(lat, 50),
+                percentile(lat, 99),
+                _mean_of(loads[(name, k)], "own_cores"),
+                _mean_of(loads[(name, k)], "other_cores"),
+                lat,
+            )
         )
     points.sort(key=lambda p: (p.impl, p.threads))
     return ServingResult(points, errors, note, monitor.stop())

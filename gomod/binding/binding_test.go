@@ -1,0 +1,67 @@
+package binding
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
+)
+
+// fakeArray mimics the head of a PyArrayObject: two header words, then the data pointer.
+type fakeArray struct {
+	refcnt, typ uintptr
+	data        unsafe.Pointer
+}
+
+func addr(p unsafe.Pointer) int64 { return int64(uintptr(p)) }
+
+func TestRunThroughObjectAddresses(t *testing.T) {
+	if _, err := SetArrayDataOffset(16); err != nil {
+		t.Fatal(err)
+	}
+	src := []uint8{1, 2, 3, 4, 5, 6} // 1x2 RGB
+	out := make([]uint8, 6)
+	so := &fakeArray{data: unsafe.Pointer(&src[0])}
+	oo := &fakeArray{data: unsafe.Pointer(&out[0])}
+	spec := engine.Spec{
+		In:     engine.InputSpec{DType: engine.U8, H: 1, W: 2, C: 3, Strides: [4]int64{0, 6, 3, 1}},
+		Pre:    engine.View{SY: 1, SX: 1, H: 1, W: 2},
+		Resize: engine.ResizeSpec{Kind: "none", H: 1, W: 2},
+		Canvas: engine.CanvasSpec{H: 1, W: 2},
+		Post:   engine.View{X0: 1, SY: 1, SX: -1, H: 1, W: 2}, // horizontal flip
+		CMap:   []int{2, 1, 0},                                // rgb2bgr
+	}
+	js, _ := json.Marshal(spec)
+	h, err := NewPlan(string(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer FreePlan(h)
+	if _, err := Run(h, addr(unsafe.Pointer(so)), addr(unsafe.Pointer(oo))); err != nil {
+		t.Fatal(err)
+	}
+	want := []uint8{6, 5, 4, 3, 2, 1}
+	for i := range want {
+		if out[i] != want[i] {
+			t.Fatalf("got %v want %v", out, want)
+		}
+	}
+	if p, _ := ArrayDataPtr(addr(unsafe.Pointer(so))); p != addr(unsafe.Pointer(&src[0])) {
+		t.Fatal("ArrayDataPtr does not read the data field")
+	}
+}
+
+func TestErrorsCarryCodes(t *testing.T) {
+	_, err := NewPlan(`{"in":{"dtype":"i16"}}`)
+	if err == nil || !strings.HasPrefix(err.Error(), "goprep[bad_dtype] src: ") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Run(987654, 0, 0); err == nil || !strings.HasPrefix(err.Error(), "goprep[internal] plan: ") {
+		t.Fatalf("unknown handle: got %v", err)
+	}
+	if _, err := SetNumThreads(0); err == nil || !strings.HasPrefix(err.Error(), "goprep[invalid_argument] n: ") {
+		t.Fatalf("threads: got %v", err)
+	}
+}

@@ -48,17 +48,24 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(list(argv) if argv is not None else None)
     if args.repeats is not None and args.repeats < 1:
         p.error("--repeats must be at least 1")
+    # --sizes / --batches become lists here, so that a typo fails before anything runs
+    from ._benchsuite.images import SIZES
+
+    if args.sizes:
+        names = [s.strip() for s in args.sizes.split(",") if s.strip()]
+        unknown = [n for n in names if n not in SIZES]
+        if unknown or not names:
+            p.error(f"--sizes: unknown {unknown or args.sizes!r}; choose from {', '.join(SIZES)}")
+        args.sizes = [SIZES[n] for n in dict.fromkeys(names)]
+    if args.batches:
+        try:
+            batches = [int(v) for v in args.batches.split(",") if v.strip()]
+        except ValueError:
+            batches = []
+        if not batches or min(batches) < 1:
+            p.error(f"--batches: expected comma-separated positive integers, got {args.batches!r}")
+        args.batches = list(dict.fromkeys(batches))
     return args
-
-
-def _int_list(text: str, what: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise SystemExit(f"{what}: expected comma-separated integers, got {text!r}") from None
-    if not values or min(values) < 1:
-        raise SystemExit(f"{what}: expected positive integers, got {text!r}")
-    return values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,14 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._benchsuite import images, impls, machine, report, scenarios, targets
     from ._benchsuite.scenarios import ConfigResult, Settings
 
-    if args.sizes:
-        unknown = [s for s in args.sizes.split(",") if s.strip() and s.strip() not in images.SIZES]
-        if unknown:
-            raise SystemExit(f"--sizes: unknown {unknown}; choose from {', '.join(images.SIZES)}")
-        sizes = [images.SIZES[s.strip()] for s in args.sizes.split(",") if s.strip()]
-    else:
-        sizes = [images.SIZES["512"]] if args.quick else list(images.SIZES.values())
-    batches = _int_list(args.batches, "--batches") if args.batches else ([1, 32] if args.quick else [1, 32, 256])
+    sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
+    batches: list[int] = args.batches or ([1, 32] if args.quick else [1, 32, 256])
     repeats = args.repeats or (7 if args.quick else 9)
     settings = Settings(
         repeats=repeats,
@@ -89,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         serving_target_s=0.25 if args.quick else 0.6,
         serving_repeats=3 if args.quick else 5,
         overhead_min_sample_s=0.025 if args.quick else 0.05,
+        row_budget_s=4.0 if args.quick else 12.0,
     )
 
     info = machine.machine_info()
@@ -193,11 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
             for size in sizes:
                 for b in batches:
-                    cfg = scenarios.run_config(size, b, rows, refs, settings, bar)
+                    cfg = scenarios.run_config(size, b, rows, refs, threads, settings, bar)
                     grid.append(cfg)
                     say(report.config_lines(cfg, repeats) + [""])
             if probe_needed:
-                probe = scenarios.run_config(images.SIZES["512"], 256, gp_rows, refs, settings, bar)
+                probe = scenarios.run_config(images.SIZES["512"], 256, gp_rows, refs, threads, settings, bar)
                 probes.append(probe)
                 say(
                     ["(scaling probe for the batch-256 target, goprep rows only)"]
@@ -239,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "batches": batches,
             "repeats": repeats,
             "min_sample_s": settings.min_sample_s,
+            "row_budget_s": settings.row_budget_s,
             "serving_threads": list(settings.serving_threads),
             "serving_repeats": settings.serving_repeats,
             "all_threads": threads.all,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -59,7 +60,9 @@ class Impl:
     family: str  # goprep | numpy | opencv | pillow | torchvision
     fn: Fn
     threads: str  # "1" or "all": what the implementation is allowed to use
-    activate: Callable[[], None]  # puts the libraries in this row's thread configuration
+    # Process-wide thread counts this row runs under, library -> count (see Threads.apply); empty
+    # for rows whose libraries have no thread pool (NumPy here, Pillow).
+    thread_state: dict[str, int]
     reference: str = REF_TASK
     tolerance: float = NEAR_EXACT_TOL
     tolerance_unit: str = "normalized"  # or "uint8" for REF_RESIZE rows
@@ -124,6 +127,12 @@ class Threads:
         import torch
 
         torch.set_num_threads(n)
+
+    def apply(self, state: Mapping[str, int]) -> None:
+        """Set the thread counts named in ``state`` ({"goprep": n, "cv2": n, "torch": n})."""
+        setters = {"goprep": self.goprep, "cv2": self.cv2, "torch": self.torch}
+        for library, n in state.items():
+            setters[library](n)
 
     def restore(self) -> None:
         import cv2
@@ -195,14 +204,14 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
     pipes = goprep_pipelines()
     task = pipes["task"]
     rows = [
-        Impl("goprep-1t", "goprep CPU, 1 thread", "goprep", task, "1", lambda: threads.goprep(1)),
+        Impl("goprep-1t", "goprep CPU, 1 thread", "goprep", task, "1", {"goprep": 1}),
         Impl(
             "goprep-all",
             f"goprep CPU, {threads.all} threads",
             "goprep",
             task,
             "all",
-            lambda: threads.goprep(threads.all),
+            {"goprep": threads.all},
         ),
     ]
     if "task_cuda" in pipes:
@@ -213,7 +222,7 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 "goprep",
                 pipes["task_cuda"],
                 "all",
-                lambda: threads.goprep(threads.all),
+                {"goprep": threads.all},
                 tolerance=ROUNDING_TOL,
                 baseline="goprep-all",
                 note="host arrays in and out: transfers are included in the time",
@@ -227,7 +236,7 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 "goprep",
                 pipes["task_antialias"],
                 "1",
-                lambda: threads.goprep(1),
+                {"goprep": 1},
                 reference=REF_TASK_AA,
                 baseline="goprep-aa-1t",
                 note="reference for the Pillow Image.resize row",
@@ -307,7 +316,7 @@ def numpy_impls(threads: Threads) -> list[Impl]:
             "numpy",
             numpy_task,
             "1",
-            lambda: None,
+            {},
             note="fixed-point bilinear like OpenCV's (bit-exact with cv2.resize), vectorised over the batch",
         )
     ]
@@ -395,7 +404,7 @@ def opencv_impls(threads: Threads) -> list[Impl]:
             "opencv",
             opencv_task,
             "1",
-            lambda: threads.cv2(1),
+            {"cv2": 1},
             note="cv2.resize + cv2.flip per image, NumPy normalize/transpose over the batch",
         ),
         Impl(
@@ -404,7 +413,7 @@ def opencv_impls(threads: Threads) -> list[Impl]:
             "opencv",
             opencv_task,
             "all",
-            lambda: threads.cv2(threads.cv2_default),
+            {"cv2": threads.cv2_default},
             baseline="goprep-all",
         ),
         Impl(
@@ -413,7 +422,7 @@ def opencv_impls(threads: Threads) -> list[Impl]:
             "opencv",
             blob,
             "1",
-            lambda: threads.cv2(1),
+            {"cv2": 1},
             note=blob_note,
         ),
         Impl(
@@ -422,7 +431,7 @@ def opencv_impls(threads: Threads) -> list[Impl]:
             "opencv",
             opencv_resize_only,
             "1",
-            lambda: threads.cv2(1),
+            {"cv2": 1},
             reference=REF_RESIZE,
             tolerance=1.0,
             tolerance_unit="uint8",
@@ -478,7 +487,7 @@ def pillow_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
             "pillow",
             task,
             "1",
-            lambda: None,
+            {},
             tolerance=ROUNDING_TOL,
             note="Image.transform(AFFINE, BILINEAR) = non-antialiased bilinear; float math rounded to uint8",
         )
@@ -491,7 +500,7 @@ def pillow_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 "pillow",
                 task_aa,
                 "1",
-                lambda: None,
+                {},
                 reference=REF_TASK_AA,
                 baseline="goprep-aa-1t",
                 note="antialiased resize: compared with goprep antialias=True, not with the task",
@@ -531,9 +540,6 @@ def torchvision_impls(threads: Threads) -> tuple[list[Impl], str | None]:
         with torch.inference_mode():
             return transform(t).contiguous().numpy()
 
-    def activate(n: int) -> Callable[[], None]:
-        return lambda: threads.torch(n)
-
     default = threads.torch_default or threads.all
     return [
         Impl(
@@ -542,7 +548,7 @@ def torchvision_impls(threads: Threads) -> tuple[list[Impl], str | None]:
             "torchvision",
             task,
             "1",
-            activate(1),
+            {"torch": 1},
             tolerance=ROUNDING_TOL,
             note="v2.Resize(antialias=False) on uint8 tensors + RandomHorizontalFlip(p=1) + ToDtype + Normalize",
         ),
@@ -552,7 +558,7 @@ def torchvision_impls(threads: Threads) -> tuple[list[Impl], str | None]:
             "torchvision",
             task,
             "all",
-            activate(default),
+            {"torch": default},
             tolerance=ROUNDING_TOL,
             baseline="goprep-all",
         ),

@@ -58,7 +58,7 @@ def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
         body.append(
             [
                 impl.label,
-                fmt_time(st.median),
+                fmt_time(st.median) + ("" if st.n == repeats else f" (n={st.n})"),
                 f"{fmt_time(st.min)}..{fmt_time(st.max)}",
                 fmt_rate(1.0 / st.median),
                 "" if r is None else f"{r:.2f}x ({base})",

@@ -34,6 +34,9 @@ class Settings:
     serving_target_s: float = 0.5  # rough duration of one serving run at 1 thread
     serving_repeats: int = 3
     overhead_min_sample_s: float = 0.05
+    # Timed seconds one row may spend on one configuration: rows slower than that (antialiased
+    # 1920x1080 batches) get fewer repeats, at least 3, instead of stretching the run.
+    row_budget_s: float = 12.0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -112,6 +115,7 @@ def run_config(
     batch: int,
     impls: Sequence[Impl],
     refs: dict[str, Fn] | Exception,
+    threads: Threads,
     settings: Settings,
     progress: Progress,
 ) -> ConfigResult:
@@ -144,7 +148,7 @@ def run_config(
             progress.update(settings.repeats)
             continue
         try:
-            impl.activate()
+            threads.apply(impl.thread_state)
             worst: Check | None = None
             for x, r in zip(inputs, ref):
                 c = check_output(impl.fn(x), r, impl.tolerance)
@@ -157,12 +161,16 @@ def run_config(
                 rows.append(Row(impl, "check failed", worst.detail, worst))
                 progress.update(settings.repeats)
                 continue
-            calls = calibrate(impl.fn, inputs, settings.min_sample_s, settings.max_calls)
+            calls, per_call = calibrate(impl.fn, inputs, settings.min_sample_s, settings.max_calls)
+            # A row whose samples would take more than its budget gets fewer repeats (at least 3).
+            sample_s = calls * per_call
+            row_repeats = max(min(3, settings.repeats), min(settings.repeats, int(settings.row_budget_s / sample_s)))
         except Exception as exc:  # noqa: BLE001
             rows.append(Row(impl, "error", _short_error(exc)))
             progress.update(settings.repeats)
             continue
         row = Row(impl, "ok", check=worst, calls=calls)
+        progress.update(settings.repeats - row_repeats)  # the repeats it will not do
         rows.append(row)
         entries.append(
             (
@@ -172,17 +180,16 @@ def run_config(
                     impl.fn,
                     inputs,
                     items_per_call=batch,
-                    activate=impl.activate,
-                    # rows that change process-wide thread pools get one untimed call after the change
-                    rewarm=impl.family in ("goprep", "opencv", "torchvision"),
                     calls=calls,
+                    repeats=row_repeats if row_repeats < settings.repeats else None,
+                    thread_state=impl.thread_state,
                 ),
             )
         )
 
     monitor = LoadMonitor()
     try:
-        interleave([e for _, e in entries], settings.repeats, on_sample=lambda: progress.update(1))
+        interleave([e for _, e in entries], settings.repeats, threads.apply, lambda: progress.update(1))
     except Exception as exc:  # noqa: BLE001 - a crash mid-run invalidates this configuration only
         for row, _ in entries:
             row.status, row.detail = "error", f"while timing: {_short_error(exc)}"
@@ -395,30 +402,30 @@ def run_overhead(
         return OverheadResult({}, {"all": _short_error(fns)}, note)
 
     expected = tiny[:, ::-1]
-    variants: list[tuple[str, Callable[[np.ndarray], Any], Callable[[], None]]] = []
+    variants: list[tuple[str, Callable[[np.ndarray], Any], dict[str, int]]] = []
     for name, fn in fns.items():
         if name.startswith("goprep"):
-            variants.append((f"{name}, {threads.all} threads", fn, lambda: threads.goprep(threads.all)))
+            variants.append((f"{name}, {threads.all} threads", fn, {"goprep": threads.all}))
             if name.startswith("goprep.pipeline"):
-                variants.append((f"{name}, 1 thread", fn, lambda: threads.goprep(1)))
+                variants.append((f"{name}, 1 thread", fn, {"goprep": 1}))
         else:
-            variants.append((name, fn, lambda: None))
+            variants.append((name, fn, {}))
 
     errors: dict[str, str] = {}
     entries: list[Entry] = []
-    for name, fn, activate in variants:
+    for name, fn, state in variants:
         progress.update(1)
         try:
-            activate()
+            threads.apply(state)
             out = np.asarray(fn(tiny))
             if not np.array_equal(out, expected):
                 raise RuntimeError("output differs from a horizontal flip")
-            calls = calibrate(fn, [tiny], settings.overhead_min_sample_s, 10_000_000)
-            entries.append(Entry(name, fn, [tiny], 1, activate=activate, rewarm=True, calls=calls))
+            calls, _ = calibrate(fn, [tiny], settings.overhead_min_sample_s, 10_000_000)
+            entries.append(Entry(name, fn, [tiny], 1, calls=calls, thread_state=state))
         except Exception as exc:  # noqa: BLE001
             errors[name] = _short_error(exc)
             progress.update(settings.repeats)
     monitor = LoadMonitor()
-    interleave(entries, settings.repeats, on_sample=lambda: progress.update(1))
+    interleave(entries, settings.repeats, threads.apply, lambda: progress.update(1))
     load = monitor.stop()
     return OverheadResult({e.key: Stats.of([s * 1e6 for s in e.samples]) for e in entries}, errors, note, load)

@@ -10,6 +10,7 @@ from .scenarios import ConfigResult, OverheadResult, ServingResult
 
 @dataclass
 class Target:
+    key: str  # stable id for tools that read the JSON
     name: str
     threshold: float
     op: str  # ">=" or "<"
@@ -25,6 +26,7 @@ class Target:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "key": self.key,
             "name": self.name,
             "threshold": self.threshold,
             "op": self.op,
@@ -35,11 +37,13 @@ class Target:
         }
 
 
-def _judge(name: str, measured: float | None, op: str, threshold: float, unit: str, why_missing: str = "") -> Target:
+def _judge(
+    key: str, name: str, measured: float | None, op: str, threshold: float, unit: str, why_missing: str = ""
+) -> Target:
     if measured is None:
-        return Target(name, threshold, op, unit, None, "FAIL", why_missing or "not measured")
+        return Target(key, name, threshold, op, unit, None, "FAIL", why_missing or "not measured")
     ok = measured >= threshold if op == ">=" else measured < threshold
-    return Target(name, threshold, op, unit, measured, "PASS" if ok else "FAIL")
+    return Target(key, name, threshold, op, unit, measured, "PASS" if ok else "FAIL")
 
 
 def _why(cfg: ConfigResult | None, *keys: str) -> str:
@@ -71,6 +75,7 @@ def evaluate(
 
     out.append(
         _judge(
+            "vs_opencv_pipeline",
             "goprep CPU 1 thread vs OpenCV+NumPy pipeline (cv2.setNumThreads(1) for fairness)",
             ratio(b1, "opencv-1t", "goprep-1t"),
             ">=",
@@ -81,6 +86,7 @@ def evaluate(
     )
     out.append(
         _judge(
+            "vs_numpy",
             "goprep CPU 1 thread vs plain NumPy",
             ratio(b1, "numpy", "goprep-1t"),
             ">=",
@@ -91,6 +97,7 @@ def evaluate(
     )
     out.append(
         _judge(
+            "vs_cv2_resize_alone",
             "goprep CPU 1 thread (whole task) vs cv2.resize alone (1 thread)",
             ratio(b1, "cv2-resize-1t", "goprep-1t"),
             ">=",
@@ -101,27 +108,28 @@ def evaluate(
     )
 
     name = f"goprep batch 256, {all_threads} threads vs its own 1-thread throughput"
+    scaling = ratio(b256, "goprep-1t", "goprep-all")
     if usable_cores < 2:
-        out.append(Target(name, 1.8, ">=", "x", ratio(b256, "goprep-1t", "goprep-all"), "SKIP", "1 usable core"))
+        out.append(Target("batch256_thread_scaling", name, 1.8, ">=", "x", scaling, "SKIP", "1 usable core"))
     else:
-        out.append(
-            _judge(name, ratio(b256, "goprep-1t", "goprep-all"), ">=", 1.8, "x", _why(b256, "goprep-1t", "goprep-all"))
-        )
+        why = _why(b256, "goprep-1t", "goprep-all")
+        out.append(_judge("batch256_thread_scaling", name, scaling, ">=", 1.8, "x", why))
 
     name = "serving: goprep throughput with 2 Python threads vs 1"
     scaling = serving.scaling("goprep", 2) if serving is not None else None
     why = "" if serving is None else serving.errors.get("goprep", serving.errors.get("all", ""))
     if usable_cores < 2:
-        out.append(Target(name, 1.8, ">=", "x", scaling, "SKIP", "1 usable core"))
+        out.append(Target("serving_2_threads", name, 1.8, ">=", "x", scaling, "SKIP", "1 usable core"))
     else:
-        out.append(_judge(name, scaling, ">=", 1.8, "x", why))
+        out.append(_judge("serving_2_threads", name, scaling, ">=", 1.8, "x", why))
 
-    key = f"goprep.pipeline(flip), {all_threads} threads"
+    probe = f"goprep.pipeline(flip), {all_threads} threads"
     us = None
     why = "overhead probe not run"
     if overhead is not None:
-        stats = overhead.per_call_us.get(key)
+        stats = overhead.per_call_us.get(probe)
         us = stats.median if stats is not None else None
-        why = overhead.errors.get(key, overhead.errors.get("all", "not measured"))
-    out.append(_judge("decorator + binding overhead per call (4x4x3 flip pipeline)", us, "<", 5.0, "us", why))
+        why = overhead.errors.get(probe, overhead.errors.get("all", "not measured"))
+    name = "decorator + binding overhead per call (4x4x3 flip pipeline)"
+    out.append(_judge("call_overhead", name, us, "<", 5.0, "us", why))
     return out

@@ -13,7 +13,7 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -35,8 +35,10 @@ def run_calls(fn: Callable[[Any], Any], inputs: Sequence[Any], calls: int) -> fl
             gc.enable()
 
 
-def calibrate(fn: Callable[[Any], Any], inputs: Sequence[Any], min_sample_s: float, max_calls: int) -> int:
-    """How many calls make one sample last about ``min_sample_s`` (at least 1).
+def calibrate(
+    fn: Callable[[Any], Any], inputs: Sequence[Any], min_sample_s: float, max_calls: int
+) -> tuple[int, float]:
+    """(calls, seconds per call): how many calls make one sample last about ``min_sample_s`` (at least 1).
 
     Timer resolution and loop overhead are negligible against ``min_sample_s``; a sample of a
     single slow call (NumPy on a big batch) is fine too.
@@ -47,7 +49,7 @@ def calibrate(fn: Callable[[Any], Any], inputs: Sequence[Any], min_sample_s: flo
         calls = min(max_calls, calls * 10)
         elapsed = run_calls(fn, inputs, calls)
     per_call = max(elapsed / calls, 1e-9)
-    return max(1, min(max_calls, math.ceil(min_sample_s / per_call)))
+    return max(1, min(max_calls, math.ceil(min_sample_s / per_call))), per_call
 
 
 @dataclass
@@ -58,20 +60,38 @@ class Entry:
     fn: Callable[[Any], Any]
     inputs: Sequence[Any]
     items_per_call: int  # images per call, to report time per image
-    activate: Callable[[], None] = lambda: None
-    rewarm: bool = False  # one untimed call after activate (thread pools resized since last sample)
     calls: int = 1
+    repeats: int | None = None  # fewer repeats than the others (a very slow row); None: all of them
+    # Process-wide thread counts this entry needs (library -> count), set by ``apply`` before each
+    # of its samples; empty for entries that need none.
+    thread_state: Mapping[str, int] = field(default_factory=dict)
     samples: list[float] = field(default_factory=list)  # seconds per item, one per repeat
 
 
-def interleave(entries: Sequence[Entry], repeats: int, on_sample: Callable[[], None] = lambda: None) -> None:
-    """Fill every entry's ``samples`` with ``repeats`` values, implementations interleaved."""
+def interleave(
+    entries: Sequence[Entry],
+    repeats: int,
+    apply: Callable[[Mapping[str, int]], None] = lambda state: None,
+    on_sample: Callable[[], None] = lambda: None,
+) -> None:
+    """Fill every entry's ``samples`` with ``repeats`` values, implementations interleaved.
+
+    When an entry changes a thread count, the sample after the change starts with one untimed call,
+    so that resizing a thread pool is not counted as the entry's time.
+    """
+    # Entries that share thread counts sit next to each other, so few samples pay for a change.
+    entries = sorted(entries, key=lambda e: sorted(e.thread_state.items()))
     n = len(entries)
+    current: dict[str, int] = {}
     for r in range(repeats):
         order = [entries[(r + i) % n] for i in range(n)]  # rotate: nobody is always first
         for e in order:
-            e.activate()
-            if e.rewarm:
+            if e.repeats is not None and r >= e.repeats:
+                continue
+            changed = any(current.get(lib) != count for lib, count in e.thread_state.items())
+            if changed:
+                apply(e.thread_state)
+                current.update(e.thread_state)
                 e.fn(e.inputs[0])
             dt = run_calls(e.fn, e.inputs, e.calls)
             e.samples.append(dt / (e.calls * e.items_per_call))

@@ -46,10 +46,12 @@ def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
     )
     headers = ["implementation", "per image", "min..max", "images/s", "t / goprep", "max|diff|", "equal"]
     body: list[list[str]] = []
+    failures: dict[str, list[str]] = {}  # detail -> labels, printed under the table
     for row in cfg.rows:
         impl = row.impl
         if not row.ok:
-            body.append([impl.label, row.status.upper(), row.detail, "", "", _diff(row), ""])
+            body.append([impl.label, row.status.upper(), "", "", "", _diff(row), ""])
+            failures.setdefault(row.detail, []).append(impl.label)
             continue
         assert row.stats is not None
         st = row.stats
@@ -69,6 +71,9 @@ def config_lines(cfg: ConfigResult, repeats: int) -> list[str]:
             ]
         )
     lines = [title] + _table(headers, body, [False, True, True, True, True, True, True])
+    for detail, labels in failures.items():
+        who = ", ".join(labels) if len(labels) <= 2 else f"{len(labels)} rows"
+        lines.append(f"  {who}: {detail}")
     independent = [cfg.row(k) for k in ("numpy", "opencv-1t")]
     if all(r is not None and r.status == "check failed" for r in independent):
         # NumPy and OpenCV agree with each other to the bit; when both disagree with goprep, the
@@ -144,7 +149,9 @@ def overhead_lines(overhead: OverheadResult) -> list[str]:
 
 
 def target_lines(targets: Sequence[Target]) -> list[str]:
-    return ["== targets (512x512 -> 224x224, batch 1 unless said) =="] + [t.line() for t in targets]
+    return ["== targets (512x512 -> 224x224, batch 1 unless said; PASS/FAIL judged on medians) =="] + [
+        t.line() for t in targets
+    ]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,6 +351,9 @@ def write_chart(
             )
             handles.setdefault(impl.label, bars)
         ax.set_xticks(range(len(cfgs)), [f"batch {c.batch}" for c in cfgs])
+        if not any(r.ok for c in cfgs for r in c.rows):
+            ax.text(0.5, 0.5, "nothing timed", ha="center", va="center", transform=ax.transAxes)
+            continue
         ax.set_yscale("log")
         ax.set_ylabel("images / s (log scale)")
         ax.set_title(f"{cfgs[0].size.label} -> 224x224" if cfgs else size_name)

@@ -96,12 +96,15 @@ class ConfigResult:
     def row(self, key: str) -> Row | None:
         return next((r for r in self.rows if r.impl.key == key), None)
 
-    def ratio(self, key: str, baseline: str) -> float | None:
-        """time(key) / time(baseline): how many times faster the baseline is."""
+    def ratio(self, key: str, baseline: str, *, best: bool = False) -> float | None:
+        """time(key) / time(baseline): how many times faster the baseline is. Medians, or with
+        ``best`` the fastest repeat of each (noise only ever slows a sample down)."""
         a, b = self.row(key), self.row(baseline)
         if a is None or b is None or not a.ok or not b.ok:
             return None
         assert a.stats is not None and b.stats is not None
+        if best:
+            return a.stats.min / b.stats.min
         return a.stats.median / b.stats.median
 
 
@@ -230,11 +233,13 @@ class ServingResult:
     def point(self, impl: str, threads: int) -> ServingPoint | None:
         return next((p for p in self.points if p.impl == impl and p.threads == threads), None)
 
-    def scaling(self, impl: str, threads: int) -> float | None:
-        """Throughput at ``threads`` over throughput at 1 thread."""
+    def scaling(self, impl: str, threads: int, *, best: bool = False) -> float | None:
+        """Throughput at ``threads`` over throughput at 1 thread (medians, or best repeats)."""
         a, b = self.point(impl, threads), self.point(impl, 1)
         if a is None or b is None:
             return None
+        if best:
+            return a.throughput.max / b.throughput.max
         return a.throughput.median / b.throughput.median
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,11 @@ class BuildGo(build_ext):
         env = dict(os.environ)
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
         env.setdefault("CGO_ENABLED", "1")
+        simd_ok = platform.machine().lower() in ("x86_64", "amd64")
+        if simd_ok and "GOEXPERIMENT" not in env and not env.get("GOPREP_NO_SIMD"):
+            # Go 1.26's simd/archsimd: AVX2 / AVX-512 row kernels, picked at run time by CPU feature.
+            # The pure-Go kernels stay the fallback and the reference; GOPREP_NO_SIMD=1 builds only them.
+            env["GOEXPERIMENT"] = "simd"
         # gopy formats its output with goimports, which it expects on PATH.
         self._run([go, "build", "-o", bindir + os.sep, "golang.org/x/tools/cmd/goimports"], env)
         self._run(

@@ -170,5 +170,8 @@ func NumThreads() int64 { return int64(engine.NumThreads()) }
 
 func backend() engine.Backend { return engine.CPU{} }
 
+// SIMD reports which row kernels this build and CPU use.
+func SIMD() string { return engine.SIMDLevel() }
+
 // CUDAStatus says why the CUDA backend is not in use: this build has no CUDA backend yet.
 func CUDAStatus() string { return "this goprep build has no CUDA backend (CPU-only)" }

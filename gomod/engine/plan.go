@@ -35,6 +35,7 @@ type Plan struct {
 	padU8             uint8
 	padF32            float32
 	norm              *normTables
+	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
 }
 
 // NewPlan validates the spec and builds the tables.
@@ -80,6 +81,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 	if err := p.checkBounds(); err != nil {
 		return nil, err
 	}
+	p.fast = newFastPlan(p)
 	return p, nil
 }
 

@@ -58,6 +58,10 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 	for y := t.y0; y < t.y1; y++ {
 		content := y >= p.rows.Lo && y < p.rows.Hi && p.cols.Hi > p.cols.Lo
 		if u8 {
+			if content && p.fast != nil {
+				w.fastRow(p, b, base, t.img, y)
+				continue
+			}
 			if content {
 				w.resizeRowU8(p, b.srcU8, base, y-p.rows.Lo)
 			}

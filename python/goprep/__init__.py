@@ -87,6 +87,7 @@ def info() -> Dict[str, Any]:
         "backend": "cpu",
         "threads": int(mod.NumThreads()),
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
+        "simd": mod.SIMD(),
         "cuda_available": False,
         "cuda_reason": reason,
         "devices": devices(),

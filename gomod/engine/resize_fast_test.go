@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"math/rand"
+	"testing"
+	"unsafe"
+)
+
+// The fast path must produce exactly the general path's output, for every layout it accepts.
+func TestFastPathEqualsGeneral(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	h, w := 97, 131
+	src := make([]uint8, 2*h*w*3)
+	for i := range src {
+		src[i] = uint8(rng.Intn(256))
+	}
+	type variant struct {
+		name  string
+		edit  func(s *Spec)
+		start int // byte offset of NumPy's data pointer
+	}
+	variants := []variant{
+		{"plain", func(s *Spec) {}, 0},
+		{"upscale", func(s *Spec) {
+			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 300, 250, 300, 250, 300, 250, 249
+		}, 0},
+		{"bgr", func(s *Spec) { s.CMap = []int{2, 1, 0} }, 0},
+		{"no flip", func(s *Spec) { s.Post = View{0, 0, 1, 1, 224, 224} }, 0},
+		{"vflip", func(s *Spec) { s.Post = View{223, 0, -1, 1, 224, 224} }, 0},
+		{"crop", func(s *Spec) { s.Post = View{10, 20, 1, 1, 200, 180} }, 0},
+		{"source flipped", func(s *Spec) { s.In.Strides[2] = -3 }, (w - 1) * 3},
+		{"source rows flipped", func(s *Spec) { s.In.Strides[1] = -int64(w * 3) }, (h - 1) * w * 3},
+		{"letterbox rows", func(s *Spec) {
+			s.Resize.H = 150
+			s.Canvas = CanvasSpec{H: 224, W: 224, Top: 37, Pad: 114}
+		}, 0},
+	}
+	for _, v := range variants {
+		for _, n := range []int{0, 2} {
+			s := imagenetSpec(n, h, w)
+			v.edit(s)
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatalf("%s: %v", v.name, err)
+			}
+			if p.fast == nil {
+				t.Fatalf("%s: plan does not take the fast path", v.name)
+			}
+			general := *p
+			general.fast = nil
+			ptr := unsafe.Pointer(&src[v.start])
+			a := runGuarded(t, p, ptr, 2)
+			b := runGuarded(t, &general, ptr, 1)
+			if string(a) != string(b) {
+				t.Fatalf("%s (n=%d): fast path differs from the general path (simd=%v)", v.name, n, simdEnabled)
+			}
+		}
+	}
+}
+
+func TestFastPathDeclines(t *testing.T) {
+	for name, edit := range map[string]func(s *Spec){
+		"antialias": func(s *Spec) { s.Resize.Antialias = true },
+		"hwc":       func(s *Spec) { s.Norm.Layout = "HWC" },
+		"f16":       func(s *Spec) { s.Norm.DType = F16 },
+		"no norm":   func(s *Spec) { s.Norm = nil },
+		"pad cols":  func(s *Spec) { s.Resize.W = 100; s.Canvas.Left = 10 },
+		"rgba":      func(s *Spec) { s.In.C = 4; s.In.Strides = [4]int64{0, 512 * 4, 4, 1} },
+	} {
+		s := imagenetSpec(0, 512, 512)
+		edit(s)
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.fast != nil {
+			t.Errorf("%s: took the fast path", name)
+		}
+	}
+}

@@ -1,0 +1,17 @@
+//go:build !(goexperiment.simd && amd64)
+
+package engine
+
+// simdEnabled reports whether the row kernels use SIMD in this build.
+const simdEnabled = false
+
+func vnormRow(out []float32, s0, s1 []int32, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
+	vnormScalar(out, s0, s1, b0, b1, lut)
+}
+
+func hresizeRow(d []int32, src []uint8, rb int, f *fastPlan) {
+	hresizeScalar(d, src, rb, f, 0, len(f.taps))
+}
+
+// SIMDLevel names the row kernels in use.
+func SIMDLevel() string { return "none (pure Go)" }

@@ -58,3 +58,23 @@ func benchBatch(b *testing.B, threads int) {
 
 func BenchmarkBatch32Threads1(b *testing.B) { benchBatch(b, 1) }
 func BenchmarkBatch32Threads2(b *testing.B) { benchBatch(b, 2) }
+
+func benchSingle(b *testing.B, n, threads int) {
+	p, err := NewPlan(imagenetSpec(n, 512, 512))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, p.N*512*512*3)
+	out := make([]float32, p.N*p.OutImageElems())
+	jobs := []Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := runCPU(jobs, threads); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkImagenet512Threads2(b *testing.B)   { benchSingle(b, 0, 2) }
+func BenchmarkImagenet512x2Threads1(b *testing.B) { benchSingle(b, 2, 1) }
+func BenchmarkImagenet512x2Threads2(b *testing.B) { benchSingle(b, 2, 2) }

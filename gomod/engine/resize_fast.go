@@ -23,17 +23,20 @@ type fastPlan struct {
 	std    [3]float32
 	scale  float32
 	cmap   [3]int
+	rcp    [3]float32  // per output channel: 1/std when the SIMD kernel may divide by multiplying (exactRecip)
 	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
 }
 
 // pairGroup describes 16 consecutive output columns whose 32 source pixels lie in one 128-byte window
-// starting at start (relative, like pairTap.off): lo[16*c+k] / hi[16*c+k] index channel c of column k's
-// lower / higher pixel in the window, so two byte permutes fetch all 96 bytes the group needs.
+// starting at start (relative, like pairTap.off). idx01 and idx2 index that window so that two byte
+// permutes lay out, per channel, the pairs (lower pixel, higher pixel) of the 16 columns: channels 0
+// and 1 in idx01's halves, channel 2 in idx2's lower half. w holds the matching (wLo, wHi) pairs, so
+// one multiply-add of pairs (VPMADDWD) finishes a channel.
 type pairGroup struct {
-	start    int32
-	fits     bool // false: the pixels span more than 128 bytes (a strong downscale); use the scalar loop
-	lo, hi   [64]uint8
-	wLo, wHi [16]int32
+	start       int32
+	fits        bool // false: the pixels span more than 128 bytes (a strong downscale); use the scalar loop
+	idx01, idx2 [64]uint8
+	w           [32]int16
 }
 
 // windowBytes is the span one pairGroup can read (two 64-byte registers).
@@ -56,10 +59,10 @@ func (f *fastPlan) buildGroups() {
 			if t.wHi == 0 {
 				hi = rel // weight 0; keep the index inside the pixel the column really reads
 			}
-			for c := uint8(0); c < 3; c++ {
-				pg.lo[16*int(c)+k], pg.hi[16*int(c)+k] = rel+c, hi+c
-			}
-			pg.wLo[k], pg.wHi[k] = t.wLo, t.wHi
+			pg.idx01[2*k], pg.idx01[2*k+1] = rel, hi
+			pg.idx01[32+2*k], pg.idx01[32+2*k+1] = rel+1, hi+1
+			pg.idx2[2*k], pg.idx2[2*k+1] = rel+2, hi+2
+			pg.w[2*k], pg.w[2*k+1] = int16(t.wLo), int16(t.wHi)
 		}
 		f.groups = append(f.groups, pg)
 	}

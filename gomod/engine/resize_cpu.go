@@ -11,6 +11,7 @@ type worker struct {
 	ring   int
 	keys   []int32
 	hI32   [][]int32
+	hI16   [][]int16 // the fast path's rows (resize_fast.go)
 	hU8    [][]uint8
 	hF32   [][]float32
 	rowU8  []uint8
@@ -31,7 +32,9 @@ func (w *worker) prepare(p *Plan, img int) {
 		w.ring = p.rows.Taps.K + 1
 		w.keys = make([]int32, w.ring)
 		w.hI32, w.hU8, w.hF32 = make([][]int32, w.ring), make([][]uint8, w.ring), make([][]float32, w.ring)
+		w.hI16 = make([][]int16, w.ring)
 		for i := range w.ring {
+			w.hI16[i] = make([]int16, contentW)
 			w.hI32[i] = make([]int32, contentW)
 			w.hU8[i] = make([]uint8, contentW)
 			w.hF32[i] = make([]float32, contentW)

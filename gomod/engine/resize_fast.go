@@ -23,7 +23,6 @@ type fastPlan struct {
 	std    [3]float32
 	scale  float32
 	cmap   [3]int
-	rcp    [3]float32  // per output channel: 1/std when the SIMD kernel may divide by multiplying (exactRecip)
 	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
 }
 
@@ -100,12 +99,13 @@ func newFastPlan(p *Plan) *fastPlan {
 	return f
 }
 
-// hresizeScalar writes the horizontal pass of one source row planar: d[c*n + j] for channel c, column j,
-// with OpenCV's arithmetic (s0*a0 + s1*a1). Byte loads and stores go through pointers (offsets were
-// proven in bounds by Plan.checkBounds; d holds 3n values). One 8-byte load per column split with
-// shifts measured 1.9x slower than these byte loads.
-// Columns [from, to) only, so the SIMD kernel can hand over the columns it does not cover.
-func hresizeScalar(d []int32, src []uint8, rb int, f *fastPlan, from, to int) {
+// hresizeScalar writes the horizontal pass of one source row planar, d[c*n + j] for channel c and
+// column j, as OpenCV's s0*a0 + s1*a1 already shifted right by 4: the vertical pass only ever uses
+// that shifted value (see vresizeLinearU8), and at <= 32640 it fits int16, which halves the traffic
+// and lets the vertical pass multiply 16-bit lanes (VPMULHW, as OpenCV does).
+// Columns [from, to) only, so the SIMD kernel can hand over the columns it does not cover. Byte loads
+// and stores go through pointers (offsets were proven in bounds by Plan.checkBounds; d holds 3n values).
+func hresizeScalar(d []int16, src []uint8, rb int, f *fastPlan, from, to int) {
 	n := len(f.taps)
 	d = d[:3*n]
 	row := unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), rb+f.minOff)
@@ -113,19 +113,19 @@ func hresizeScalar(d []int32, src []uint8, rb int, f *fastPlan, from, to int) {
 	for j := from; j < to; j++ {
 		t := f.taps[j]
 		p := unsafe.Add(row, t.off)
-		o0 := (*int32)(unsafe.Add(out, 4*j))
-		o1 := (*int32)(unsafe.Add(out, 4*(n+j)))
-		o2 := (*int32)(unsafe.Add(out, 4*(2*n+j)))
+		o0 := (*int16)(unsafe.Add(out, 2*j))
+		o1 := (*int16)(unsafe.Add(out, 2*(n+j)))
+		o2 := (*int16)(unsafe.Add(out, 2*(2*n+j)))
 		lo := (*[3]uint8)(p)
 		if t.wHi == 0 {
 			// a clamped border column: its right neighbour may lie outside the array
-			*o0, *o1, *o2 = int32(lo[0])*t.wLo, int32(lo[1])*t.wLo, int32(lo[2])*t.wLo
+			*o0, *o1, *o2 = int16(int32(lo[0])*t.wLo>>4), int16(int32(lo[1])*t.wLo>>4), int16(int32(lo[2])*t.wLo>>4)
 			continue
 		}
 		hi := (*[3]uint8)(unsafe.Add(p, 3))
-		*o0 = int32(lo[0])*t.wLo + int32(hi[0])*t.wHi
-		*o1 = int32(lo[1])*t.wLo + int32(hi[1])*t.wHi
-		*o2 = int32(lo[2])*t.wLo + int32(hi[2])*t.wHi
+		*o0 = int16((int32(lo[0])*t.wLo + int32(hi[0])*t.wHi) >> 4)
+		*o1 = int16((int32(lo[1])*t.wLo + int32(hi[1])*t.wHi) >> 4)
+		*o2 = int16((int32(lo[2])*t.wLo + int32(hi[2])*t.wHi) >> 4)
 	}
 }
 
@@ -134,14 +134,14 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	f := p.fast
 	r := y - p.rows.Lo
 	n := len(f.taps)
-	var h [2][]int32
+	var h [2][]int16
 	for t := 0; t < 2; t++ {
 		ri := r*2 + t
 		s, ok := w.slot(p.rows.Src[ri])
 		if !ok {
-			hresizeRow(w.hI32[s], b.srcU8, base+p.rows.Off[ri], f)
+			hresizeRow(w.hI16[s], b.srcU8, base+p.rows.Off[ri], f)
 		}
-		h[t] = w.hI32[s]
+		h[t] = w.hI16[s]
 	}
 	b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
 	plane := p.OutH * p.OutW
@@ -153,10 +153,11 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	}
 }
 
-// vnormScalar is the portable row kernel: OpenCV's vertical arithmetic, then the normalisation table.
-func vnormScalar(out []float32, s0, s1 []int32, b0, b1 int32, lut *[256]float32) {
+// vnormScalar is the portable row kernel: OpenCV's vertical arithmetic on the pre-shifted rows, then
+// the normalisation table.
+func vnormScalar(out []float32, s0, s1 []int16, b0, b1 int32, lut *[256]float32) {
 	s0, s1 = s0[:len(out)], s1[:len(out)]
 	for i := range out {
-		out[i] = lut[uint8(((b0*(s0[i]>>4))>>16+(b1*(s1[i]>>4))>>16+2)>>2)]
+		out[i] = lut[uint8(((b0*int32(s0[i]))>>16+(b1*int32(s1[i]))>>16+2)>>2)]
 	}
 }

@@ -32,15 +32,15 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 			hresizeScalar(d, src, rb, f, j, j+16)
 			continue
 		}
-		var x, y archsimd.Uint8x64
-		if w := row[g.start:]; len(w) >= windowBytes {
-			x, y = archsimd.LoadUint8x64Slice(w), archsimd.LoadUint8x64Slice(w[64:])
-		} else { // the array ends inside the window: partial loads never touch memory past it
-			x = archsimd.LoadUint8x64SlicePart(w)
-			if len(w) > 64 {
-				y = archsimd.LoadUint8x64SlicePart(w[64:])
-			}
+		st := int(g.start)
+		if st+windowBytes > len(row) {
+			// the array ends inside the window: reading it whole could touch memory past the end
+			hresizeScalar(d, src, rb, f, j, j+16)
+			continue
 		}
+		// Straight-line loads (no vector assigned in a branch) keep x and y in registers.
+		x := archsimd.LoadUint8x64((*[64]uint8)(row[st : st+64]))
+		y := archsimd.LoadUint8x64((*[64]uint8)(row[st+64 : st+128]))
 		a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
 		b := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx2))
 		w := archsimd.LoadInt16x32(&g.w)

@@ -151,8 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The scaling target needs 512x512 batch 256; when the grid does not run it (--quick), a small
     # probe with only the two goprep CPU rows does.
     grid_keys = {(s.name, b) for s in sizes for b in batches}
-    gp_rows = [r for r in rows if r.key in ("goprep-1t", "goprep-all")]
-    probe_needed = ("512", 256) not in grid_keys and len(gp_rows) == 2
+    gp_rows = [r for r in rows if r.key in ("goprep-1t", "goprep-all", "goprep-1t-out", "goprep-all-out")]
+    probe_needed = ("512", 256) not in grid_keys and len(gp_rows) == 4
 
     try:
         serving_fns: dict[str, impls.Fn] | Exception = impls.serving_fns()
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_overhead = 4 if not isinstance(overhead_fns, Exception) else 0
     total = (
         len(sizes) * len(batches) * len(rows) * (1 + repeats)
-        + (2 * (1 + repeats) if probe_needed else 0)
+        + (len(gp_rows) * (1 + repeats) if probe_needed else 0)
         + 2 * (1 + len(settings.serving_threads) * settings.serving_repeats)
         + n_overhead * (1 + repeats)
     )

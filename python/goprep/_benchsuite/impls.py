@@ -200,9 +200,24 @@ def references(threads: Threads) -> dict[str, Fn]:
     }
 
 
+def _with_reused_out(fn: Fn) -> Fn:
+    """``fn`` writing into one result buffer per input shape, allocated by its first call."""
+    bufs: dict[tuple[int, ...], np.ndarray] = {}
+
+    def run(x: np.ndarray) -> np.ndarray:
+        out = bufs.get(x.shape)
+        if out is None:
+            out = bufs[x.shape] = fn(x)
+            return out
+        return fn(x, out=out)
+
+    return run
+
+
 def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
     pipes = goprep_pipelines()
     task = pipes["task"]
+    reused = _with_reused_out(task)
     rows = [
         Impl("goprep-1t", "goprep CPU, 1 thread", "goprep", task, "1", {"goprep": 1}),
         Impl(
@@ -212,6 +227,24 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
             task,
             "all",
             {"goprep": threads.all},
+        ),
+        Impl(
+            "goprep-1t-out",
+            "goprep CPU, 1 thread, out= reused",
+            "goprep",
+            reused,
+            "1",
+            {"goprep": 1},
+            note="writes into a preallocated result (out=), as a batching server does",
+        ),
+        Impl(
+            "goprep-all-out",
+            f"goprep CPU, {threads.all} threads, out= reused",
+            "goprep",
+            reused,
+            "all",
+            {"goprep": threads.all},
+            note="writes into a preallocated result (out=), as a batching server does",
         ),
     ]
     if "task_cuda" in pipes:

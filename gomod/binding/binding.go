@@ -128,7 +128,8 @@ func Run(h, src, out int64) (n int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, backend().Run([]engine.Job{{Plan: p, Src: sp, Out: op}})
+	job := [1]engine.Job{{Plan: p, Src: sp, Out: op}}
+	return 0, backend().Run(job[:])
 }
 
 // RunMany executes count jobs in one parallel pass: desc is an int64 array object holding

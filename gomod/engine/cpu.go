@@ -37,6 +37,20 @@ func runCPU(jobs []Job, threads int) error {
 	if elems < inlineElems {
 		threads = 1
 	}
+	if threads <= 1 {
+		// Whole images on the calling goroutine, nothing allocated: this is the path of every small
+		// call, where the per-call cost (not the pixels) is what a serving loop pays.
+		w := workers.Get().(*worker)
+		w.reset()
+		for ji := range jobs {
+			b := newJobBufs(&jobs[ji])
+			for img := 0; img < jobs[ji].Plan.N; img++ {
+				w.run(&jobs[ji], &b, task{ji, img, 0, jobs[ji].Plan.OutH})
+			}
+		}
+		workers.Put(w)
+		return nil
+	}
 	band := max(total/(threads*4), minBandRows)
 	var tasks []task
 	for ji := range jobs {
@@ -51,15 +65,6 @@ func runCPU(jobs []Job, threads int) error {
 	bufs := make([]jobBufs, len(jobs))
 	for i := range jobs {
 		bufs[i] = newJobBufs(&jobs[i])
-	}
-	if threads <= 1 {
-		w := workers.Get().(*worker)
-		w.reset()
-		for _, t := range tasks {
-			w.run(&jobs[t.job], &bufs[t.job], t)
-		}
-		workers.Put(w)
-		return nil
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup

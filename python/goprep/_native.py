@@ -22,9 +22,12 @@ _lock = threading.Lock()
 _mod: Any = None
 _loaded_pid: int = 0
 _raw_run: Any = None
+_forked_child = False  # set in a child forked after the Go runtime started (cheaper than getpid per call)
 
 
 def _after_fork_in_child() -> None:
+    global _forked_child
+    _forked_child = True
     # gopy registers a gc callback that calls into Go on every collection; in a forked child that call
     # could block forever on runtime state owned by threads that no longer exist.
     _drop_gopy_gc_callbacks()
@@ -53,7 +56,7 @@ def get() -> Any:
     """Return the loaded gopy module (goprep._ext.binding), loading it on first use."""
     mod = _mod
     if mod is not None:
-        if _loaded_pid != os.getpid():
+        if _forked_child:
             raise ForkError(
                 f"goprep's Go runtime was started in process {_loaded_pid} before it forked; a forked child "
                 "cannot use it. Use multiprocessing's 'spawn' or 'forkserver' start method, or use goprep "

@@ -99,7 +99,9 @@ class Pipeline:
             if c.f32 and not src.flags.aligned:
                 raise InvalidArgumentError("float32 data must be aligned", argument="src")
             res = np.empty(c.shape, c.dtype) if out is None else prepare_out(out, c.shape, c.dtype, (src,))
-            run = _native.raw_run()
+            run = _native._raw_run
+            if run is None or _native._forked_child:
+                run = _native.raw_run()  # loads the extension, or raises ForkError
             try:
                 run(c.ref.handle, id(src), id(res))
             except RuntimeError as e:

@@ -81,7 +81,15 @@ func rgbSpec(h, w int, kind string, aa bool, oh, ow int) *Spec {
 	}
 }
 
+// forceThreads makes every call in the test take the threaded path, however small.
+func forceThreads(t *testing.T) {
+	old := inlineElems
+	inlineElems = 0
+	t.Cleanup(func() { inlineElems = old })
+}
+
 func TestGuardedOutputsAllModes(t *testing.T) {
+	forceThreads(t)
 	h, w := 61, 47
 	src := make([]uint8, h*w*3)
 	for i := range src {
@@ -145,6 +153,7 @@ func TestNegativeStridesEqualCopy(t *testing.T) {
 }
 
 func TestConcurrentCallsAgree(t *testing.T) {
+	forceThreads(t)
 	p, err := NewPlan(imagenetSpec(2, 300, 400))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 // The fast path must produce exactly the general path's output, for every layout it accepts.
 func TestFastPathEqualsGeneral(t *testing.T) {
+	forceThreads(t)
 	rng := rand.New(rand.NewSource(3))
 	h, w := 97, 131
 	src := make([]uint8, 2*h*w*3)

@@ -12,6 +12,9 @@ type axis struct {
 	Off    []int    // Idx turned into element offsets from the image origin (strides and flips applied)
 	Src    []int32  // logical source coordinate per tap, for the row cache
 	lin    []linTap // bilinear uint8 columns: Off and weights packed together for the hot loop
+	// contiguous: one tap per output, reading consecutive pixels in memory order, each pixel's
+	// channels adjacent (set by NewPlan), so a row is one copy
+	contiguous bool
 }
 
 // linTap is one output column of a 2-tap uint8 resize.
@@ -82,6 +85,12 @@ func NewPlan(s *Spec) (*Plan, error) {
 		return nil, err
 	}
 	p.fast = newFastPlan(p)
+	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
+		c.contiguous = true
+		for j, o := range c.Off {
+			c.contiguous = c.contiguous && o == c.Off[0]+j*sw
+		}
+	}
 	return p, nil
 }
 

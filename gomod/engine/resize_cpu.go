@@ -96,10 +96,20 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 	switch {
 	case rows.Taps.K == 1: // nearest, or no resize: a gather
 		rb := base + rows.Off[r]
-		for j, off := range cols.Off {
-			o := rb + off
-			for ch := 0; ch < c; ch++ {
-				dst[j*c+ch] = src[o+ch*sc]
+		switch {
+		case cols.contiguous && sc == 1: // whole pixels in order: one copy
+			copy(dst, src[rb+cols.Off[0]:rb+cols.Off[0]+len(dst)])
+		case c == 3 && sc == 1: // pixels of 3 bytes (offsets proven in bounds by Plan.checkBounds)
+			row := unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), rb)
+			for j, off := range cols.Off {
+				*(*[3]uint8)(dst[3*j : 3*j+3]) = *(*[3]uint8)(unsafe.Add(row, off))
+			}
+		default:
+			for j, off := range cols.Off {
+				o := rb + off
+				for ch := 0; ch < c; ch++ {
+					dst[j*c+ch] = src[o+ch*sc]
+				}
 			}
 		}
 	case p.Spec.Resize.Antialias:

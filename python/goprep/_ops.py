@@ -7,7 +7,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -80,12 +80,34 @@ def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequ
     return out
 
 
-def execute(t: Traced, src: np.ndarray, out: Any) -> np.ndarray:
-    ref = plan_for(t)
-    res = prepare_out(out, t.shape, t.out_dtype, (src,))
-    mod = _native.get()
-    _native.call(mod.Run, ref.handle, id(src), id(res))
-    return res
+_EAGER_CACHE_SIZE = 512
+_eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any]] = {}
+
+
+def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
+    """Run an eager op: ``build`` turns the traced source into the op's result (and an extra value,
+    such as letterbox's info). Results of ``build`` are memoised per op arguments and source layout,
+    so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
+    if isinstance(src, Traced):
+        return build(src)
+    key: Any = (tuple((type(v), v) for v in op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
+    try:
+        hit = _eager.get(key)
+    except TypeError:  # an unhashable argument (a list of means, say): no memo
+        key, hit = None, None
+    if hit is None or type(src) is not np.ndarray:
+        r, extra = build(trace_array(src))
+        hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra)
+        if key is not None and type(src) is np.ndarray:
+            if len(_eager) >= _EAGER_CACHE_SIZE:
+                _eager.clear()
+            _eager[key] = hit
+    ref, shape, dtype, f32, extra = hit
+    if f32 and not src.flags.aligned:
+        raise InvalidArgumentError("float32 data must be aligned", argument="src")
+    res = prepare_out(out, shape, dtype, (src,))
+    _native.call(_native.get().Run, ref.handle, id(src), id(res))
+    return res, extra
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,12 +115,6 @@ def execute(t: Traced, src: np.ndarray, out: Any) -> np.ndarray:
 
 _INTERP = ("bilinear", "nearest")
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
-
-
-def _traced(src: Any) -> Tuple[Traced, bool]:
-    if isinstance(src, Traced):
-        return src, True
-    return trace_array(src), False
 
 
 def _check_flag(name: str, v: Any) -> bool:
@@ -187,16 +203,19 @@ def resize(src: Any, size: Size, *, interpolation: str = "bilinear", antialias: 
     PyTorch's ``interpolate(mode="bilinear", align_corners=False)``; ``antialias=True`` follows Pillow's
     filter widened by the downscale factor; nearest matches ``cv2.INTER_NEAREST``.
     """
-    t, traced = _traced(src)
-    r = _resize_t(t, size, interpolation, antialias)
-    return r if traced else execute(r, src, out)
+    return run_eager(
+        ("resize", size, interpolation, antialias), src, out, lambda t: (_resize_t(t, size, interpolation, antialias), None)
+    )[0]
 
 
 def flip(src: Any, *, horizontal: bool = True, vertical: bool = False, out: Optional[np.ndarray] = None) -> Any:
     """Mirror left-right (``horizontal``) and/or top-bottom (``vertical``)."""
-    t, traced = _traced(src)
-    r = t.flip(_check_flag("horizontal", horizontal), _check_flag("vertical", vertical))
-    return r if traced else execute(r, src, out)
+    return run_eager(
+        ("flip", horizontal, vertical),
+        src,
+        out,
+        lambda t: (t.flip(_check_flag("horizontal", horizontal), _check_flag("vertical", vertical)), None),
+    )[0]
 
 
 def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
@@ -213,21 +232,22 @@ def letterbox(src: Any, size: Size, *, pad_value: float = 114, out: Optional[np.
 
     Returns ``(image, LetterboxInfo)``; the info maps boxes back to the source image.
     """
-    t, traced = _traced(src)
-    r, info = _letterbox_t(t, size, pad_value)
-    return (r if traced else execute(r, src, out)), info
+    res, info = run_eager(("letterbox", size, pad_value), src, out, lambda t: _letterbox_t(t, size, pad_value))
+    return res, info
 
 
 def cvt_color(src: Any, code: str, out: Optional[np.ndarray] = None) -> Any:
     """Convert channel order: ``"rgb2bgr"``, ``"bgr2rgb"``, ``"rgba2rgb"`` (drop alpha), ``"gray2rgb"``."""
-    t, traced = _traced(src)
-    if code not in _COLOR:
-        raise InvalidArgumentError(f"must be one of {', '.join(_COLOR)}, got {code!r}", argument="code")
-    need, cmap = _COLOR[code]
-    if t.channels != need:
-        raise ShapeError(f"{code} needs a {need}-channel image, got {t.channels} channels", argument="src")
-    r = t.mapped(cmap)
-    return r if traced else execute(r, src, out)
+
+    def build(t: Traced) -> Tuple[Traced, None]:
+        if code not in _COLOR:
+            raise InvalidArgumentError(f"must be one of {', '.join(_COLOR)}, got {code!r}", argument="code")
+        need, cmap = _COLOR[code]
+        if t.channels != need:
+            raise ShapeError(f"{code} needs a {need}-channel image, got {t.channels} channels", argument="src")
+        return t.mapped(cmap), None
+
+    return run_eager(("cvt_color", code), src, out, build)[0]
 
 
 def normalize(
@@ -241,6 +261,9 @@ def normalize(
     out: Optional[np.ndarray] = None,
 ) -> Any:
     """``(src * scale - mean) / std`` per channel, computed in float32, cast to ``dtype``, in ``layout``."""
-    t, traced = _traced(src)
-    r = _normalize_t(t, mean, std, scale, dtype, layout)
-    return r if traced else execute(r, src, out)
+    return run_eager(
+        ("normalize", mean, std, scale, dtype, layout),
+        src,
+        out,
+        lambda t: (_normalize_t(t, mean, std, scale, dtype, layout), None),
+    )[0]

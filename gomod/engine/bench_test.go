@@ -78,3 +78,24 @@ func benchSingle(b *testing.B, n, threads int) {
 func BenchmarkImagenet512Threads2(b *testing.B)   { benchSingle(b, 0, 2) }
 func BenchmarkImagenet512x2Threads1(b *testing.B) { benchSingle(b, 2, 1) }
 func BenchmarkImagenet512x2Threads2(b *testing.B) { benchSingle(b, 2, 2) }
+package engine
+
+import (
+	"testing"
+	"unsafe"
+)
+
+func BenchmarkAntialias512(b *testing.B) {
+	s := imagenetSpec(0, 512, 512)
+	s.Resize.Antialias = true
+	p, err := NewPlan(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, 512*512*3)
+	out := make([]float32, p.OutImageElems())
+	jobs := []Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
+	for i := 0; i < b.N; i++ {
+		runCPU(jobs, 1)
+	}
+}

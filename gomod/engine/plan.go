@@ -124,8 +124,14 @@ func buildAxis(vertical bool, r ResizeSpec, dt DType, inLen, size, place, canvas
 	if full.WF != nil {
 		a.Taps.WF = make([]float32, n*k)
 	}
+	if full.Cnt != nil {
+		a.Taps.Cnt = make([]int32, n)
+	}
 	for o := lo; o < hi; o++ {
 		c := post0 + postStep*o - place
+		if full.Cnt != nil {
+			a.Taps.Cnt[o-lo] = full.Cnt[c]
+		}
 		for t := 0; t < k; t++ {
 			d, s := (o-lo)*k+t, c*k+t
 			idx := full.Idx[s]

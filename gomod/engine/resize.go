@@ -10,6 +10,7 @@ type taps struct {
 	Idx []int32
 	WI  []int32
 	WF  []float32
+	Cnt []int32 // taps in use per coordinate (the rest pad to K); nil when all K are
 }
 
 // OpenCV's INTER_LINEAR fixed point: 11-bit coefficients in each direction (INTER_RESIZE_COEF_BITS).
@@ -91,7 +92,7 @@ func antialiasTaps(in, out int) taps {
 	filterScale := max(scale, 1.0)
 	support := 1.0 * filterScale
 	k := int(math.Ceil(support))*2 + 1
-	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out)}
+	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out), Cnt: make([]int32, out)}
 	w := make([]float64, k)
 	for o := 0; o < out; o++ {
 		center := (float64(o) + 0.5) * scale
@@ -99,6 +100,7 @@ func antialiasTaps(in, out int) taps {
 		xmin := max(int(center-support+0.5), 0)
 		xmax := min(int(center+support+0.5), in) - xmin
 		xmax = min(xmax, k)
+		t.Cnt[o] = int32(max(xmax, 1))
 		var sum float64
 		for x := 0; x < xmax; x++ {
 			v := (float64(x+xmin) - center + 0.5) * ss

@@ -19,6 +19,7 @@ type worker struct {
 	valU8  []uint8
 	valF32 []float32
 	taps   [][]uint8 // the cached rows one antialiased output row reads
+	acc    []int32   // vertical sums of one antialiased row
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }
 
@@ -40,6 +41,7 @@ func (w *worker) prepare(p *Plan, img int) {
 			w.hF32[i] = make([]float32, contentW)
 		}
 		w.rowU8 = make([]uint8, contentW)
+		w.acc = make([]int32, contentW)
 		w.rowF32 = make([]float32, contentW)
 		w.valU8 = make([]uint8, p.OutW*p.OutC)
 		w.valF32 = make([]float32, p.OutW*p.OutC)
@@ -114,8 +116,9 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 		}
 	case p.Spec.Resize.Antialias:
 		k := rows.Taps.K
+		kk := int(rows.Taps.Cnt[r]) // rows past the filter's support have weight 0: skip them
 		hs := w.taps[:0]
-		for t := 0; t < k; t++ {
+		for t := 0; t < kk; t++ {
 			ri := r*k + t
 			s, ok := w.slot(rows.Src[ri])
 			if !ok {
@@ -124,7 +127,7 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			hs = append(hs, w.hU8[s])
 		}
 		w.taps = hs
-		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+k])
+		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+kk], w.acc)
 	default: // bilinear, OpenCV arithmetic
 		var h [2][]int32
 		for t := 0; t < 2; t++ {
@@ -188,28 +191,53 @@ func clampU8(v int32) uint8 {
 }
 
 // hresizeAAU8 is Pillow's ImagingResampleHorizontal_8bpc: 22-bit weights, rounded to uint8 per pass.
+// Only each column's live taps are summed, and 3-channel pixels are read through pointers (offsets
+// proven in bounds by Plan.checkBounds): 512->224 went from 6.8 ms to see the commit message.
 func hresizeAAU8(d []uint8, src []uint8, rb int, cols *axis, c, sc int) {
 	k := cols.Taps.K
-	off, wi := cols.Off, cols.Taps.WI
-	for j := 0; j < len(off)/k; j++ {
+	off, wi, cnt := cols.Off, cols.Taps.WI, cols.Taps.Cnt
+	const half = int32(1 << (pilPrecisionBits - 1))
+	if c == 3 && sc == 1 {
+		row := unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), rb)
+		for j := range cnt {
+			s0, s1, s2 := half, half, half
+			for t := j * k; t < j*k+int(cnt[j]); t++ {
+				p, w := (*[3]uint8)(unsafe.Add(row, off[t])), wi[t]
+				s0 += int32(p[0]) * w
+				s1 += int32(p[1]) * w
+				s2 += int32(p[2]) * w
+			}
+			dd := (*[3]uint8)(d[3*j : 3*j+3])
+			dd[0], dd[1], dd[2] = clampU8(s0>>pilPrecisionBits), clampU8(s1>>pilPrecisionBits), clampU8(s2>>pilPrecisionBits)
+		}
+		return
+	}
+	for j := range cnt {
 		for ch := 0; ch < c; ch++ {
-			ss := int32(1 << (pilPrecisionBits - 1))
-			for t := 0; t < k; t++ {
-				ss += int32(src[rb+off[j*k+t]+ch*sc]) * wi[j*k+t]
+			ss := half
+			for t := j * k; t < j*k+int(cnt[j]); t++ {
+				ss += int32(src[rb+off[t]+ch*sc]) * wi[t]
 			}
 			d[j*c+ch] = clampU8(ss >> pilPrecisionBits)
 		}
 	}
 }
 
-// vresizeAAU8 is Pillow's ImagingResampleVertical_8bpc.
-func vresizeAAU8(dst []uint8, rows [][]uint8, w []int32) {
-	for i := range dst {
-		ss := int32(1 << (pilPrecisionBits - 1))
-		for t, r := range rows {
-			ss += int32(r[i]) * w[t]
+// vresizeAAU8 is Pillow's ImagingResampleVertical_8bpc, accumulated row by row into acc.
+func vresizeAAU8(dst []uint8, rows [][]uint8, w []int32, acc []int32) {
+	acc = acc[:len(dst)]
+	for i := range acc {
+		acc[i] = 1 << (pilPrecisionBits - 1)
+	}
+	for t, r := range rows {
+		wt := w[t]
+		r = r[:len(acc)]
+		for i, v := range r {
+			acc[i] += int32(v) * wt
 		}
-		dst[i] = clampU8(ss >> pilPrecisionBits)
+	}
+	for i, v := range acc {
+		dst[i] = clampU8(v >> pilPrecisionBits)
 	}
 }
 

@@ -78,12 +78,6 @@ func benchSingle(b *testing.B, n, threads int) {
 func BenchmarkImagenet512Threads2(b *testing.B)   { benchSingle(b, 0, 2) }
 func BenchmarkImagenet512x2Threads1(b *testing.B) { benchSingle(b, 2, 1) }
 func BenchmarkImagenet512x2Threads2(b *testing.B) { benchSingle(b, 2, 2) }
-package engine
-
-import (
-	"testing"
-	"unsafe"
-)
 
 func BenchmarkAntialias512(b *testing.B) {
 	s := imagenetSpec(0, 512, 512)

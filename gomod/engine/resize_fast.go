@@ -24,6 +24,11 @@ type fastPlan struct {
 	scale  float32
 	cmap   [3]int
 	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
+	allFit bool        // every group's pixels lie within its window
+	winEnd int         // end of the furthest group window, relative like pairTap.off
+	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
+	// more, so caching horizontal rows buys nothing and fusedRow computes each output row in registers.
+	fused bool
 }
 
 // pairGroup describes 16 consecutive output columns whose 32 source pixels lie in one 128-byte window
@@ -93,6 +98,19 @@ func newFastPlan(p *Plan) *fastPlan {
 		f.taps[j].off -= int32(f.minOff)
 	}
 	f.buildGroups()
+	f.allFit = true
+	for _, g := range f.groups {
+		f.allFit = f.allFit && g.fits
+		f.winEnd = max(f.winEnd, int(g.start)+windowBytes)
+	}
+	shared, rows := 0, len(p.rows.Src)/2
+	for r := 0; r+1 < rows; r++ {
+		a, b := p.rows.Src[2*r:2*r+2], p.rows.Src[2*r+2:2*r+4]
+		if a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1] {
+			shared++
+		}
+	}
+	f.fused = shared*10 < rows
 	for c := 0; c < 3; c++ {
 		f.mean[c], f.std[c], f.cmap[c] = p.norm.mean[c], p.norm.std[c], p.cmap[c]
 	}
@@ -129,11 +147,34 @@ func hresizeScalar(d []int16, src []uint8, rb int, f *fastPlan, from, to int) {
 	}
 }
 
+// pixD returns OpenCV's horizontal value (pre-shifted by 4, as in hresizeScalar) of the three
+// channels of column j of the row at rb.
+func pixD(src []uint8, rb int, f *fastPlan, j int) (d0, d1, d2 int32) {
+	t := f.taps[j]
+	o := rb + f.minOff + int(t.off)
+	d0, d1, d2 = int32(src[o])*t.wLo, int32(src[o+1])*t.wLo, int32(src[o+2])*t.wLo
+	if t.wHi != 0 {
+		d0 += int32(src[o+3]) * t.wHi
+		d1 += int32(src[o+4]) * t.wHi
+		d2 += int32(src[o+5]) * t.wHi
+	}
+	return d0 >> 4, d1 >> 4, d2 >> 4
+}
+
 // fastRow computes output row y (content) of image img straight into the CHW output.
 func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	f := p.fast
 	r := y - p.rows.Lo
 	n := len(f.taps)
+	b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
+	plane := p.OutH * p.OutW
+	o := img*p.OutImageElems() + y*p.OutW
+	if f.fused {
+		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
+		if fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
+			return
+		}
+	}
 	var h [2][]int16
 	for t := 0; t < 2; t++ {
 		ri := r*2 + t
@@ -143,9 +184,6 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		h[t] = w.hI16[s]
 	}
-	b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
-	plane := p.OutH * p.OutW
-	o := img*p.OutImageElems() + y*p.OutW
 	for c := 0; c < 3; c++ {
 		sc := f.cmap[c] * n
 		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, f.scale, f.mean[c], f.std[c],

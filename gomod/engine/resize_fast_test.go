@@ -79,3 +79,38 @@ func TestFastPathDeclines(t *testing.T) {
 		}
 	}
 }
+
+// The fused downscale path (fastPlan.fused) must equal the general path too, tail columns included.
+func TestFusedDownscaleEqualsGeneral(t *testing.T) {
+	forceThreads(t)
+	rng := rand.New(rand.NewSource(4))
+	h, w := 300, 401
+	src := make([]uint8, h*w*3)
+	for i := range src {
+		src[i] = uint8(rng.Intn(256))
+	}
+	for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}} {
+		for _, flip := range []bool{false, true} {
+			s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
+			s.Norm = &NormSpec{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.3, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
+			if flip {
+				s.Post = View{0, size[1] - 1, 1, -1, size[0], size[1]}
+				s.CMap = []int{2, 1, 0}
+			}
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.fast == nil || !p.fast.fused {
+				t.Fatalf("%v: not on the fused path", size)
+			}
+			general := *p
+			general.fast = nil
+			a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
+			b := runGuarded(t, &general, unsafe.Pointer(&src[0]), 1)
+			if string(a) != string(b) {
+				t.Fatalf("%v flip=%v: fused path differs from the general path (simd=%v)", size, flip, simdEnabled)
+			}
+		}
+	}
+}

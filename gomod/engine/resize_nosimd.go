@@ -15,3 +15,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 
 // SIMDLevel names the row kernels in use.
 func SIMDLevel() string { return "none (pure Go)" }
+
+func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
+	return false
+}

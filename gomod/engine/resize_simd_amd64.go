@@ -87,6 +87,69 @@ func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std floa
 	}
 }
 
+// fusedRow computes one output row straight from its two source rows, 16 columns at a time, keeping
+// the horizontal pass in registers: for downscales, where no source row is shared, this skips storing
+// and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
+// 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
+// having written nothing, when it cannot run: no VBMI, a group too wide for its window, or a window
+// running past the end of the array.
+func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
+	if !hasVBMI || !f.allFit || len(f.groups) == 0 {
+		return false
+	}
+	n := len(f.taps)
+	r0, r1 := src[rb0+f.minOff:], src[rb1+f.minOff:]
+	if f.winEnd > len(r0) || f.winEnd > len(r1) {
+		return false
+	}
+	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
+	w0, w1, two := archsimd.BroadcastInt32x16(b0), archsimd.BroadcastInt32x16(b1), archsimd.BroadcastInt32x16(2)
+	vs := archsimd.BroadcastFloat32x16(f.scale)
+	m0, m1, m2 := archsimd.BroadcastFloat32x16(f.mean[0]), archsimd.BroadcastFloat32x16(f.mean[1]), archsimd.BroadcastFloat32x16(f.mean[2])
+	s0, s1, s2 := archsimd.BroadcastFloat32x16(f.std[0]), archsimd.BroadcastFloat32x16(f.std[1]), archsimd.BroadcastFloat32x16(f.std[2])
+	cm := f.cmap
+	pick := func(k int, v0, v1, v2 archsimd.Int32x16) archsimd.Int32x16 {
+		switch k {
+		case 0:
+			return v0
+		case 1:
+			return v1
+		}
+		return v2
+	}
+	vert := func(p, q archsimd.Int32x16) archsimd.Int32x16 {
+		return p.ShiftAllRight(4).Mul(w0).ShiftAllRight(16).Add(q.ShiftAllRight(4).Mul(w1).ShiftAllRight(16)).Add(two).ShiftAllRight(2)
+	}
+	for gi := range f.groups {
+		g := &f.groups[gi]
+		j, st := 16*gi, int(g.start)
+		i01, i2, w := archsimd.LoadUint8x64(&g.idx01), archsimd.LoadUint8x64(&g.idx2), archsimd.LoadInt16x32(&g.w)
+		x0 := archsimd.LoadUint8x64((*[64]uint8)(r0[st : st+64]))
+		y0 := archsimd.LoadUint8x64((*[64]uint8)(r0[st+64 : st+128]))
+		x1 := archsimd.LoadUint8x64((*[64]uint8)(r1[st : st+64]))
+		y1 := archsimd.LoadUint8x64((*[64]uint8)(r1[st+64 : st+128]))
+		a0, c0 := x0.ConcatPermute(y0, i01), x0.ConcatPermute(y0, i2)
+		a1, c1 := x1.ConcatPermute(y1, i01), x1.ConcatPermute(y1, i2)
+		v0 := vert(a0.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w), a1.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w))
+		v1 := vert(a0.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w), a1.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w))
+		v2 := vert(c0.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w), c1.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w))
+		pick(cm[0], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m0).Div(s0).StoreSlice(o0[j:])
+		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])
+		pick(cm[2], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m2).Div(s2).StoreSlice(o2[j:])
+	}
+	for j := 16 * len(f.groups); j < n; j++ { // the last columns, fewer than 16
+		p0, p1, p2 := pixD(src, rb0, f, j)
+		q0, q1, q2 := pixD(src, rb1, f, j)
+		v := [3]int32{
+			((b0*p0)>>16 + (b1*q0)>>16 + 2) >> 2,
+			((b0*p1)>>16 + (b1*q1)>>16 + 2) >> 2,
+			((b0*p2)>>16 + (b1*q2)>>16 + 2) >> 2,
+		}
+		o0[j], o1[j], o2[j] = nt.lutF32[0][v[cm[0]]], nt.lutF32[1][v[cm[1]]], nt.lutF32[2][v[cm[2]]]
+	}
+	return true
+}
+
 // SIMDLevel names the row kernels in use.
 func SIMDLevel() string {
 	switch {

@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // The fast path covers the task most inference services run: uint8 RGB (interleaved, any row and pixel
 // order), bilinear without antialias, full-width output, normalised to float32 CHW. It computes
@@ -24,21 +27,24 @@ type fastPlan struct {
 	scale  float32
 	cmap   [3]int
 	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
-	allFit bool        // every group's pixels lie within its window
-	winEnd int         // end of the furthest group window, relative like pairTap.off
+	winEnd int         // end of the furthest byte any group reads, relative like pairTap.off
 	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
 	// more, so caching horizontal rows buys nothing and fusedRow computes each output row in registers.
 	fused bool
 }
 
-// pairGroup describes 16 consecutive output columns whose 32 source pixels lie in one 128-byte window
-// starting at start (relative, like pairTap.off). idx01 and idx2 index that window so that two byte
-// permutes lay out, per channel, the pairs (lower pixel, higher pixel) of the 16 columns: channels 0
-// and 1 in idx01's halves, channel 2 in idx2's lower half. w holds the matching (wLo, wHi) pairs, so
-// one multiply-add of pairs (VPMADDWD) finishes a channel.
+// pairGroup describes 16 consecutive output columns and a 128-byte window holding their 32 source
+// pixels. Normally the window is the source row itself from start (relative, like pairTap.off). When
+// the pixels span more than 128 bytes (a strong downscale, e.g. 1920 -> 224), the group is compact:
+// the window is assembled from 8-byte reads at offs, column k's two pixels at bytes 8k..8k+5.
+// idx01 and idx2 index the window so that two byte permutes lay out, per channel, the pairs (lower
+// pixel, higher pixel) of the 16 columns: channels 0 and 1 in idx01's halves, channel 2 in idx2's lower
+// half. w holds the matching (wLo, wHi) pairs, so one multiply-add of pairs (VPMADDWD) finishes a channel.
 type pairGroup struct {
 	start       int32
-	fits        bool // false: the pixels span more than 128 bytes (a strong downscale); use the scalar loop
+	end         int32 // relative end of every byte the group reads: rows shorter than that take the scalar loop
+	compact     bool
+	offs        [16]int32
 	idx01, idx2 [64]uint8
 	w           [32]int16
 }
@@ -54,11 +60,17 @@ func (f *fastPlan) buildGroups() {
 		for k := 0; k < 16; k++ {
 			first, last = min(first, f.taps[g+k].off), max(last, f.taps[g+k].off)
 		}
-		pg.start = first
-		pg.fits = last+6-first <= windowBytes
-		for k := 0; k < 16 && pg.fits; k++ {
+		pg.start, pg.end = first, first+windowBytes
+		pg.compact = last+6-first > windowBytes
+		if pg.compact {
+			pg.end = last + 8
+		}
+		for k := 0; k < 16; k++ {
 			t := f.taps[g+k]
 			rel := uint8(t.off - first)
+			if pg.compact {
+				pg.offs[k], rel = t.off, uint8(8*k)
+			}
 			hi := rel + 3
 			if t.wHi == 0 {
 				hi = rel // weight 0; keep the index inside the pixel the column really reads
@@ -70,6 +82,18 @@ func (f *fastPlan) buildGroups() {
 		}
 		f.groups = append(f.groups, pg)
 	}
+}
+
+// window returns the 128 bytes group g permutes: the source row itself, or for a compact group the
+// 8-byte reads at its column offsets gathered into buf. row must hold g.end bytes.
+func (g *pairGroup) window(row []uint8, buf *[windowBytes]uint8) *[windowBytes]uint8 {
+	if !g.compact {
+		return (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
+	}
+	for k, o := range g.offs {
+		binary.LittleEndian.PutUint64(buf[8*k:], binary.LittleEndian.Uint64(row[o:]))
+	}
+	return buf
 }
 
 func newFastPlan(p *Plan) *fastPlan {
@@ -98,10 +122,8 @@ func newFastPlan(p *Plan) *fastPlan {
 		f.taps[j].off -= int32(f.minOff)
 	}
 	f.buildGroups()
-	f.allFit = true
 	for _, g := range f.groups {
-		f.allFit = f.allFit && g.fits
-		f.winEnd = max(f.winEnd, int(g.start)+windowBytes)
+		f.winEnd = max(f.winEnd, int(g.end))
 	}
 	shared, rows := 0, len(p.rows.Src)/2
 	for r := 0; r+1 < rows; r++ {

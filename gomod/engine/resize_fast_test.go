@@ -114,3 +114,37 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 		}
 	}
 }
+
+// Strong horizontal downscales use compact groups (windows gathered from 8-byte reads), on both the
+// fused path (vertical downscale) and the row-cache path (vertical upscale).
+func TestCompactGroupsEqualGeneral(t *testing.T) {
+	forceThreads(t)
+	rng := rand.New(rand.NewSource(5))
+	h, w := 120, 1900
+	src := make([]uint8, h*w*3)
+	for i := range src {
+		src[i] = uint8(rng.Intn(256))
+	}
+	for _, size := range [][2]int{{40, 224}, {300, 221}} {
+		s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
+		s.Norm = &NormSpec{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.3, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compact := false
+		for _, g := range p.fast.groups {
+			compact = compact || g.compact
+		}
+		if !compact || p.fast.fused != (size[0] < h) {
+			t.Fatalf("%v: compact=%v fused=%v, not the path under test", size, compact, p.fast.fused)
+		}
+		general := *p
+		general.fast = nil
+		a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
+		b := runGuarded(t, &general, unsafe.Pointer(&src[0]), 1)
+		if string(a) != string(b) {
+			t.Fatalf("%v: compact groups differ from the general path (simd=%v)", size, simdEnabled)
+		}
+	}
+}

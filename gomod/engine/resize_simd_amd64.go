@@ -25,22 +25,18 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	}
 	d = d[:3*n]
 	row := src[rb+f.minOff:]
+	var buf [windowBytes]uint8
 	for gi := range f.groups {
 		g := &f.groups[gi]
 		j := 16 * gi
-		if !g.fits {
-			hresizeScalar(d, src, rb, f, j, j+16)
-			continue
-		}
-		st := int(g.start)
-		if st+windowBytes > len(row) {
+		if int(g.end) > len(row) {
 			// the array ends inside the window: reading it whole could touch memory past the end
 			hresizeScalar(d, src, rb, f, j, j+16)
 			continue
 		}
-		// Straight-line loads (no vector assigned in a branch) keep x and y in registers.
-		x := archsimd.LoadUint8x64((*[64]uint8)(row[st : st+64]))
-		y := archsimd.LoadUint8x64((*[64]uint8)(row[st+64 : st+128]))
+		win := g.window(row, &buf)
+		x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
+		y := archsimd.LoadUint8x64((*[64]uint8)(win[64:]))
 		a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
 		b := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx2))
 		w := archsimd.LoadInt16x32(&g.w)
@@ -91,10 +87,9 @@ func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std floa
 // the horizontal pass in registers: for downscales, where no source row is shared, this skips storing
 // and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
 // 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
-// having written nothing, when it cannot run: no VBMI, a group too wide for its window, or a window
-// running past the end of the array.
+// having written nothing, when it cannot run: no VBMI, or a window running past the end of the array.
 func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
-	if !hasVBMI || !f.allFit || len(f.groups) == 0 {
+	if !hasVBMI || len(f.groups) == 0 {
 		return false
 	}
 	n := len(f.taps)
@@ -120,14 +115,16 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 	vert := func(p, q archsimd.Int32x16) archsimd.Int32x16 {
 		return p.ShiftAllRight(4).Mul(w0).ShiftAllRight(16).Add(q.ShiftAllRight(4).Mul(w1).ShiftAllRight(16)).Add(two).ShiftAllRight(2)
 	}
+	var buf0, buf1 [windowBytes]uint8
 	for gi := range f.groups {
 		g := &f.groups[gi]
-		j, st := 16*gi, int(g.start)
+		j := 16 * gi
 		i01, i2, w := archsimd.LoadUint8x64(&g.idx01), archsimd.LoadUint8x64(&g.idx2), archsimd.LoadInt16x32(&g.w)
-		x0 := archsimd.LoadUint8x64((*[64]uint8)(r0[st : st+64]))
-		y0 := archsimd.LoadUint8x64((*[64]uint8)(r0[st+64 : st+128]))
-		x1 := archsimd.LoadUint8x64((*[64]uint8)(r1[st : st+64]))
-		y1 := archsimd.LoadUint8x64((*[64]uint8)(r1[st+64 : st+128]))
+		win0, win1 := g.window(r0, &buf0), g.window(r1, &buf1)
+		x0 := archsimd.LoadUint8x64((*[64]uint8)(win0[:64]))
+		y0 := archsimd.LoadUint8x64((*[64]uint8)(win0[64:]))
+		x1 := archsimd.LoadUint8x64((*[64]uint8)(win1[:64]))
+		y1 := archsimd.LoadUint8x64((*[64]uint8)(win1[64:]))
 		a0, c0 := x0.ConcatPermute(y0, i01), x0.ConcatPermute(y0, i2)
 		a1, c1 := x1.ConcatPermute(y1, i01), x1.ConcatPermute(y1, i2)
 		v0 := vert(a0.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w), a1.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w))

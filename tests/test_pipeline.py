@@ -390,3 +390,34 @@ def test_cuda_device_unavailable():
         goprep.pipeline(device="cuda")(resize_only)(PHOTOS["coffee"])
     assert isinstance(ei.value, goprep.BackendError) and isinstance(ei.value, RuntimeError)
     assert ei.value.code == "device_unavailable"
+
+
+def test_list_of_same_shaped_images_does_not_reuse_rows():
+    # Regression: jobs of one RunMany call that share a plan must not share cached source rows.
+    rng = np.random.default_rng(11)
+    for h in (1, 2, 3, 40):
+        a = rng.integers(0, 256, (h, 32, 3), dtype=np.uint8)
+        b = rng.integers(0, 256, (h, 32, 3), dtype=np.uint8)
+
+        @goprep.pipeline
+        def prep(img):
+            return goprep.resize(img, (64, 64))
+
+        got = prep([a, b])
+        assert np.array_equal(got[0], prep(a))
+        assert np.array_equal(got[1], prep(b))
+
+
+def test_cache_keys_tell_argument_types_apart():
+    img = np.zeros((8, 8, 3), np.uint8)
+    goprep.resize(img, (4, 4))
+    with pytest.raises(goprep.InvalidArgumentError):
+        goprep.resize(img, (4.0, 4))
+
+    @goprep.pipeline
+    def prep(x, horizontal):
+        return goprep.flip(x, horizontal=horizontal)
+
+    prep(img, True)
+    with pytest.raises(goprep.InvalidArgumentError):
+        prep(img, 1)

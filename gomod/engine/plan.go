@@ -17,8 +17,12 @@ type axis struct {
 	contiguous bool
 }
 
-// linTap is one output column of a 2-tap uint8 resize.
-type linTap struct{ o0, o1, a0, a1 int32 }
+// linTap is one output column of a 2-tap uint8 resize. Offsets stay full-width ints: a NumPy view can
+// have strides of gigabytes (a transposed large array), which int32 would silently wrap.
+type linTap struct {
+	o0, o1 int
+	a0, a1 int32
+}
 
 // Plan is a validated Spec with every table a backend needs precomputed. It is immutable after
 // NewPlan, so any number of goroutines may execute it at once.
@@ -149,7 +153,7 @@ func buildAxis(vertical bool, r ResizeSpec, dt DType, inLen, size, place, canvas
 	if k == 2 && a.Taps.WI != nil {
 		a.lin = make([]linTap, n)
 		for i := range a.lin {
-			a.lin[i] = linTap{int32(a.Off[2*i]), int32(a.Off[2*i+1]), a.Taps.WI[2*i], a.Taps.WI[2*i+1]}
+			a.lin[i] = linTap{a.Off[2*i], a.Off[2*i+1], a.Taps.WI[2*i], a.Taps.WI[2*i+1]}
 		}
 	}
 	return a

@@ -32,6 +32,7 @@ func TestValidateRejects(t *testing.T) {
 		{"layout", func(s *Spec) { s.Norm.Layout = "NCHW" }, CodeInvalidArgument, "layout"},
 		{"pad", func(s *Spec) { s.Canvas.Pad = 300 }, CodeInvalidArgument, "pad_value"},
 		{"stride", func(s *Spec) { s.In.DType = F32; s.In.Strides[2] = 6 }, CodeInvalidArgument, "src"},
+		{"span", func(s *Spec) { s.In.Strides[1] = 1 << 42 }, CodeTooLarge, "src"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -219,6 +220,48 @@ func TestWorkerCacheDoesNotLeakAcrossCalls(t *testing.T) {
 	for i, v := range got {
 		if v != 200 {
 			t.Fatalf("value %d is %d: stale cached row from the previous call", i, v)
+		}
+	}
+}
+
+// Gigabyte strides (a transposed view of a large array) must not be wrapped into 32-bit offsets:
+// the tables keep the true offsets and such plans leave the fast path.
+func TestHugeStridesKeepFullOffsets(t *testing.T) {
+	s := rgbSpec(2, 3, "bilinear", false, 2, 6)
+	s.In.Strides = [4]int64{0, 3, 1610612736, 1}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tp := range p.cols.lin {
+		if tp.o0 != p.cols.Off[2*i] || tp.o1 != p.cols.Off[2*i+1] {
+			t.Fatalf("column %d: packed offsets %d/%d differ from %d/%d", i, tp.o0, tp.o1, p.cols.Off[2*i], p.cols.Off[2*i+1])
+		}
+	}
+	s.Norm = &NormSpec{Mean: []float64{0, 0, 0}, Std: []float64{1, 1, 1}, Scale: 1, DType: F32, Layout: "CHW"}
+	if p, _ := NewPlan(s); p.fast != nil {
+		t.Fatal("a plan with gigabyte offsets took the fast path")
+	}
+}
+
+// Two jobs sharing one plan (a list of same-shaped images) must not share cached rows.
+func TestJobsSharingAPlanDoNotShareRows(t *testing.T) {
+	p, err := NewPlan(rgbSpec(2, 8, "bilinear", false, 16, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]uint8, 2*8*3), make([]uint8, 2*8*3)
+	for i := range b {
+		b[i] = 200
+	}
+	n := p.OutBytes()
+	out := make([]uint8, 2*n)
+	if err := runCPU([]Job{{p, unsafe.Pointer(&a[0]), unsafe.Pointer(&out[0])}, {p, unsafe.Pointer(&b[0]), unsafe.Pointer(&out[n])}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out[n:] {
+		if v != 200 {
+			t.Fatalf("second job value %d is %d: rows cached from the first job", i, v)
 		}
 	}
 }

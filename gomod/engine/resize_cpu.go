@@ -8,6 +8,7 @@ import "unsafe"
 type worker struct {
 	plan   *Plan
 	img    int
+	src    unsafe.Pointer // the cached rows belong to this source array (jobs may share one plan)
 	ring   int
 	keys   []int32
 	hI32   [][]int32
@@ -24,8 +25,8 @@ type worker struct {
 }
 
 // prepare resets the caches when the worker moves to another plan or image.
-func (w *worker) prepare(p *Plan, img int) {
-	if w.plan == p && w.img == img && w.fresh {
+func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
+	if w.plan == p && w.img == img && w.src == src && w.fresh {
 		return
 	}
 	if w.plan != p {
@@ -46,7 +47,7 @@ func (w *worker) prepare(p *Plan, img int) {
 		w.valU8 = make([]uint8, p.OutW*p.OutC)
 		w.valF32 = make([]float32, p.OutW*p.OutC)
 	}
-	w.plan, w.img, w.fresh = p, img, true
+	w.plan, w.img, w.src, w.fresh = p, img, src, true
 	for i := range w.keys {
 		w.keys[i] = -1
 	}
@@ -57,7 +58,7 @@ func (w *worker) reset() { w.fresh = false }
 
 func (w *worker) run(j *Job, b *jobBufs, t task) {
 	p := j.Plan
-	w.prepare(p, t.img)
+	w.prepare(p, t.img, j.Src)
 	base := -p.minOff + t.img*p.strideN
 	u8 := p.Spec.In.DType == U8
 	for y := t.y0; y < t.y1; y++ {
@@ -164,7 +165,7 @@ func hresizeLinearU8(d []int32, src []uint8, rb int, cols *axis, c, sc int) {
 	for j, t := range cols.lin {
 		for ch := 0; ch < c; ch++ {
 			co := ch * sc
-			d[j*c+ch] = int32(*(*uint8)(unsafe.Add(row, int(t.o0)+co)))*t.a0 + int32(*(*uint8)(unsafe.Add(row, int(t.o1)+co)))*t.a1
+			d[j*c+ch] = int32(*(*uint8)(unsafe.Add(row, t.o0+co)))*t.a0 + int32(*(*uint8)(unsafe.Add(row, t.o1+co)))*t.a1
 		}
 	}
 }

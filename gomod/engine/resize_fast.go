@@ -105,7 +105,10 @@ func newFastPlan(p *Plan) *fastPlan {
 	}
 	f := &fastPlan{taps: make([]pairTap, len(p.cols.lin)), scale: p.norm.scale[0]}
 	for j, t := range p.cols.lin {
-		lo, hi := t.o0, t.o1
+		if t.o0 != int(int32(t.o0)) || t.o1 != int(int32(t.o1)) {
+			return nil // offsets beyond int32 (gigabyte strides): the general path handles them
+		}
+		lo, hi := int32(t.o0), int32(t.o1)
 		wLo, wHi := t.a0, t.a1
 		switch d := hi - lo; {
 		case d == 0: // clamped border: one pixel
@@ -119,6 +122,9 @@ func newFastPlan(p *Plan) *fastPlan {
 		f.minOff = min(f.minOff, int(lo))
 	}
 	for j := range f.taps {
+		if int(f.taps[j].off)-f.minOff > 1<<30 {
+			return nil // the row spans over a gigabyte: keep relative offsets far from int32's limit
+		}
 		f.taps[j].off -= int32(f.minOff)
 	}
 	f.buildGroups()

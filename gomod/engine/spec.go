@@ -158,6 +158,13 @@ func (s *Spec) Validate() error {
 			return errf(CodeTooLarge, "src", "stride %d of axis %d is too large", st, i)
 		}
 	}
+	// The byte span of every axis must stay far from int64's limit: the extent and table offsets
+	// are sums of these products. Real arrays are nowhere near; a hand-written spec could be.
+	for i, d := range []int{max(in.N, 1), in.H, in.W, in.C} {
+		if st := in.Strides[i]; st != 0 && int64(d-1) > (1<<50)/max(st, -st) {
+			return errf(CodeTooLarge, "src", "axis %d spans more than 2^50 bytes", i)
+		}
+	}
 	if err := s.Pre.check("crop", in.H, in.W); err != nil {
 		return err
 	}

@@ -13,7 +13,16 @@ import numpy as np
 
 from . import _native
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
-from ._trace import LetterboxInfo, Traced, check_out_size, check_window, letterbox_geometry, parse_size, trace_array
+from ._trace import (
+    LetterboxInfo,
+    Traced,
+    check_out_size,
+    check_window,
+    letterbox_geometry,
+    parse_size,
+    trace_array,
+    typed_key,
+)
 
 Size = Union[int, Tuple[int, int]]
 
@@ -90,7 +99,7 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
     so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
     if isinstance(src, Traced):
         return build(src)
-    key: Any = (tuple((type(v), v) for v in op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
+    key: Any = (typed_key(op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
     try:
         hit = _eager.get(key)
     except TypeError:  # an unhashable argument (a list of means, say): no memo

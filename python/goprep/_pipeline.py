@@ -11,7 +11,7 @@ import numpy as np
 from . import _native
 from ._errors import DeviceError, InvalidArgumentError, PipelineError, ShapeError
 from ._ops import PlanRef, plan_for, prepare_out
-from ._trace import Traced, trace_array
+from ._trace import Traced, trace_array, typed_key
 
 _DEVICES = ("auto", "cpu", "cuda")
 _SLOT = object()  # marks where the image goes in a traced function's result
@@ -81,7 +81,7 @@ class Pipeline:
 
     def _lookup(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Compiled:
         # dtype objects compare byte order too, and are cheaper to hash than dtype.str is to build.
-        key: Any = (src.shape, src.strides, src.dtype, args, tuple(kwargs.items()) if kwargs else ())
+        key: Any = (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
         try:
             c = self._cache.get(key)
         except TypeError:  # unhashable extra arguments: trace every call

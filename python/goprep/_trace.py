@@ -219,6 +219,17 @@ for _name in ("__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__",
     setattr(Traced, _name, _no_arithmetic(_name))
 
 
+def typed_key(v: Any) -> Any:
+    """A cache key for an argument value that also tells types apart, at every depth: ``True`` and ``1``
+    or ``(4, 4)`` and ``(4.0, 4)`` compare equal but must not share a cache entry, since only one of
+    each pair passes validation."""
+    if isinstance(v, (tuple, list)):
+        return (type(v), tuple(typed_key(x) for x in v))
+    if isinstance(v, dict):
+        return (dict, tuple((k, typed_key(x)) for k, x in v.items()))
+    return (type(v), v)
+
+
 def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> None:
     for name, v in (("top", top), ("left", left), ("height", height), ("width", width)):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool):

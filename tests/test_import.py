@@ -1,4 +1,3 @@
-import numpy as np
 
 import goprep
 from conftest import run_python

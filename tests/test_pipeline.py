@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import goprep
-from conftest import PHOTOS, assert_array_identical, rand_f32, rand_u8
+from conftest import PHOTOS, assert_array_identical, rand_u8
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 

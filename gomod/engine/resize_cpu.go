@@ -177,9 +177,13 @@ func hresizeLinearU8(d []int32, src []uint8, rb int, cols *axis, c, sc int) {
 func vresizeLinearU8(dst []uint8, s0, s1 []int32, b0, b1 int32) {
 	s0, s1 = s0[:len(dst)], s1[:len(dst)]
 	for i := range dst {
-		dst[i] = uint8(((b0*(s0[i]>>4))>>16 + (b1*(s1[i]>>4))>>16 + 2) >> 2)
+		dst[i] = uint8(vlinear(b0, b1, s0[i]>>4, s1[i]>>4))
 	}
 }
+
+// vlinear is OpenCV's vertical step on two horizontal values already shifted right by 4: each term
+// keeps the high 16 bits of its product, and the sum is rounded by 2 bits.
+func vlinear(b0, b1, s0, s1 int32) int32 { return ((b0*s0)>>16 + (b1*s1)>>16 + 2) >> 2 }
 
 func clampU8(v int32) uint8 {
 	if v < 0 {

@@ -22,9 +22,6 @@ type pairTap struct {
 type fastPlan struct {
 	taps   []pairTap // offsets relative to minOff, so never negative
 	minOff int       // smallest tap offset from the row origin (negative for flipped sources)
-	mean   [3]float32
-	std    [3]float32
-	scale  float32
 	cmap   [3]int
 	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
 	winEnd int         // end of the furthest byte any group reads, relative like pairTap.off
@@ -103,7 +100,7 @@ func newFastPlan(p *Plan) *fastPlan {
 		len(p.cols.lin) == 0 {
 		return nil
 	}
-	f := &fastPlan{taps: make([]pairTap, len(p.cols.lin)), scale: p.norm.scale[0]}
+	f := &fastPlan{taps: make([]pairTap, len(p.cols.lin))}
 	for j, t := range p.cols.lin {
 		if t.o0 != int(int32(t.o0)) || t.o1 != int(int32(t.o1)) {
 			return nil // offsets beyond int32 (gigabyte strides): the general path handles them
@@ -139,9 +136,7 @@ func newFastPlan(p *Plan) *fastPlan {
 		}
 	}
 	f.fused = shared*10 < rows
-	for c := 0; c < 3; c++ {
-		f.mean[c], f.std[c], f.cmap[c] = p.norm.mean[c], p.norm.std[c], p.cmap[c]
-	}
+	copy(f.cmap[:], p.cmap)
 	return f
 }
 
@@ -176,7 +171,9 @@ func hresizeScalar(d []int16, src []uint8, rb int, f *fastPlan, from, to int) {
 }
 
 // pixD returns OpenCV's horizontal value (pre-shifted by 4, as in hresizeScalar) of the three
-// channels of column j of the row at rb.
+// channels of column j of the row at rb: hresizeScalar's per-column step, for the few columns after
+// the last SIMD group. hresizeScalar keeps its own copy of it inlined: calling pixD per column (it is
+// over the inlining budget) made the pure-Go BenchmarkImagenet512 about 40% slower.
 func pixD(src []uint8, rb int, f *fastPlan, j int) (d0, d1, d2 int32) {
 	t := f.taps[j]
 	o := rb + f.minOff + int(t.off)
@@ -214,8 +211,9 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	}
 	for c := 0; c < 3; c++ {
 		sc := f.cmap[c] * n
-		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, f.scale, f.mean[c], f.std[c],
-			&p.norm.lutF32[c])
+		nt := p.norm
+		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
+			&nt.lutF32[c])
 	}
 }
 
@@ -224,6 +222,6 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 func vnormScalar(out []float32, s0, s1 []int16, b0, b1 int32, lut *[256]float32) {
 	s0, s1 = s0[:len(out)], s1[:len(out)]
 	for i := range out {
-		out[i] = lut[uint8(((b0*int32(s0[i]))>>16+(b1*int32(s1[i]))>>16+2)>>2)]
+		out[i] = lut[uint8(vlinear(b0, b1, int32(s0[i]), int32(s1[i])))]
 	}
 }

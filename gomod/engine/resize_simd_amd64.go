@@ -12,10 +12,9 @@ var (
 	hasVBMI = archsimd.X86.AVX512() && archsimd.X86.AVX512VBMI()
 )
 
-// hresizeRow is the fast horizontal pass, 16 columns at a time on AVX-512 VBMI: load the group's
-// 128-byte window into two registers, gather each channel's (lower, higher) pixel pairs with two
-// two-register byte permutes (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD):
-// the same integers as hresizeScalar, which handles the columns no group covers and CPUs without VBMI.
+// hresizeRow is the fast horizontal pass, 16 columns at a time on AVX-512 VBMI (pairGroup.pairs),
+// narrowed to int16: the same integers as hresizeScalar, which handles the columns no group covers and
+// CPUs without VBMI.
 // VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
 func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	n := len(f.taps)
@@ -34,20 +33,32 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 			hresizeScalar(d, src, rb, f, j, j+16)
 			continue
 		}
-		win := g.window(row, &buf)
-		x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
-		y := archsimd.LoadUint8x64((*[64]uint8)(win[64:]))
-		a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
-		b := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx2))
-		w := archsimd.LoadInt16x32(&g.w)
-		// Pixels (<= 255) and weights (<= 2048) fit int16, the pair sums (<= 255*2048) int32: exact.
-		a.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w).ShiftAllRight(4).TruncateToInt16().StoreSlice(d[j:])
-		a.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w).ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
-		b.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w).ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
+		c0, c1, c2 := g.pairs(row, &buf)
+		c0.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[j:])
+		c1.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
+		c2.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
 	}
 	if done := 16 * len(f.groups); done < n {
 		hresizeScalar(d, src, rb, f, done, n)
 	}
+}
+
+// pairs is the horizontal pass of group g over one row, on AVX-512 VBMI: load the group's window into
+// two registers, gather each channel's (lower, higher) pixel pairs with two two-register byte permutes
+// (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD). It returns OpenCV's
+// s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2. Pixels (<= 255) and weights (<= 2048) fit
+// int16, the pair sums (<= 255*2048) int32: exact. row must hold g.end bytes.
+func (g *pairGroup) pairs(row []uint8, buf *[windowBytes]uint8) (c0, c1, c2 archsimd.Int32x16) {
+	win := g.window(row, buf)
+	x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
+	y := archsimd.LoadUint8x64((*[64]uint8)(win[64:]))
+	a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
+	b := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx2))
+	w := archsimd.LoadInt16x32(&g.w)
+	c0 = a.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w)
+	c1 = a.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w)
+	c2 = b.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w)
+	return c0, c1, c2
 }
 
 // vnormRow is vnormScalar with SIMD: the rows hold OpenCV's pre-shifted values, so each term is a
@@ -99,9 +110,9 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 	}
 	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
 	w0, w1, two := archsimd.BroadcastInt32x16(b0), archsimd.BroadcastInt32x16(b1), archsimd.BroadcastInt32x16(2)
-	vs := archsimd.BroadcastFloat32x16(f.scale)
-	m0, m1, m2 := archsimd.BroadcastFloat32x16(f.mean[0]), archsimd.BroadcastFloat32x16(f.mean[1]), archsimd.BroadcastFloat32x16(f.mean[2])
-	s0, s1, s2 := archsimd.BroadcastFloat32x16(f.std[0]), archsimd.BroadcastFloat32x16(f.std[1]), archsimd.BroadcastFloat32x16(f.std[2])
+	vs := archsimd.BroadcastFloat32x16(nt.scale[0])
+	m0, m1, m2 := archsimd.BroadcastFloat32x16(nt.mean[0]), archsimd.BroadcastFloat32x16(nt.mean[1]), archsimd.BroadcastFloat32x16(nt.mean[2])
+	s0, s1, s2 := archsimd.BroadcastFloat32x16(nt.std[0]), archsimd.BroadcastFloat32x16(nt.std[1]), archsimd.BroadcastFloat32x16(nt.std[2])
 	cm := f.cmap
 	pick := func(k int, v0, v1, v2 archsimd.Int32x16) archsimd.Int32x16 {
 		switch k {
@@ -119,17 +130,9 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 	for gi := range f.groups {
 		g := &f.groups[gi]
 		j := 16 * gi
-		i01, i2, w := archsimd.LoadUint8x64(&g.idx01), archsimd.LoadUint8x64(&g.idx2), archsimd.LoadInt16x32(&g.w)
-		win0, win1 := g.window(r0, &buf0), g.window(r1, &buf1)
-		x0 := archsimd.LoadUint8x64((*[64]uint8)(win0[:64]))
-		y0 := archsimd.LoadUint8x64((*[64]uint8)(win0[64:]))
-		x1 := archsimd.LoadUint8x64((*[64]uint8)(win1[:64]))
-		y1 := archsimd.LoadUint8x64((*[64]uint8)(win1[64:]))
-		a0, c0 := x0.ConcatPermute(y0, i01), x0.ConcatPermute(y0, i2)
-		a1, c1 := x1.ConcatPermute(y1, i01), x1.ConcatPermute(y1, i2)
-		v0 := vert(a0.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w), a1.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w))
-		v1 := vert(a0.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w), a1.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w))
-		v2 := vert(c0.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w), c1.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w))
+		p0, p1, p2 := g.pairs(r0, &buf0)
+		q0, q1, q2 := g.pairs(r1, &buf1)
+		v0, v1, v2 := vert(p0, q0), vert(p1, q1), vert(p2, q2)
 		pick(cm[0], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m0).Div(s0).StoreSlice(o0[j:])
 		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])
 		pick(cm[2], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m2).Div(s2).StoreSlice(o2[j:])
@@ -137,11 +140,7 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 	for j := 16 * len(f.groups); j < n; j++ { // the last columns, fewer than 16
 		p0, p1, p2 := pixD(src, rb0, f, j)
 		q0, q1, q2 := pixD(src, rb1, f, j)
-		v := [3]int32{
-			((b0*p0)>>16 + (b1*q0)>>16 + 2) >> 2,
-			((b0*p1)>>16 + (b1*q1)>>16 + 2) >> 2,
-			((b0*p2)>>16 + (b1*q2)>>16 + 2) >> 2,
-		}
+		v := [3]int32{vlinear(b0, b1, p0, q0), vlinear(b0, b1, p1, q1), vlinear(b0, b1, p2, q2)}
 		o0[j], o1[j], o2[j] = nt.lutF32[0][v[cm[0]]], nt.lutF32[1][v[cm[1]]], nt.lutF32[2][v[cm[2]]]
 	}
 	return true

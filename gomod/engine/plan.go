@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"unsafe"
 )
 
@@ -162,23 +163,11 @@ func buildAxis(vertical bool, r ResizeSpec, dt DType, inLen, size, place, canvas
 // checkBounds proves that every element any table can address lies inside the source array, for every
 // image of the batch. The kernels rely on it to read without per-element bounds checks.
 func (p *Plan) checkBounds() error {
-	span := func(offs []int) (int, int) {
-		lo, hi := 0, 0
-		for i, o := range offs {
-			if i == 0 || o < lo {
-				lo = o
-			}
-			if i == 0 || o > hi {
-				hi = o
-			}
-		}
-		return lo, hi
-	}
 	if len(p.rows.Off) == 0 || len(p.cols.Off) == 0 {
 		return nil // all padding: nothing is read
 	}
-	rlo, rhi := span(p.rows.Off)
-	clo, chi := span(p.cols.Off)
+	rlo, rhi := slices.Min(p.rows.Off), slices.Max(p.rows.Off)
+	clo, chi := slices.Min(p.cols.Off), slices.Max(p.cols.Off)
 	chLo, chHi := min(0, (p.inC-1)*p.strideC), max(0, (p.inC-1)*p.strideC)
 	for _, img := range []int{0, p.N - 1} {
 		base := -p.minOff + img*p.strideN

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
-from ._errors import DTypeError, InvalidArgumentError, ShapeError
+from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._trace import (
     LetterboxInfo,
     Traced,
@@ -112,11 +112,22 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
                 _eager.clear()
             _eager[key] = hit
     ref, shape, dtype, f32, extra = hit
+    return run_plan(ref, shape, dtype, f32, src, out), extra
+
+
+def run_plan(ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, f32: bool, src: np.ndarray, out: Any) -> np.ndarray:
+    """Run a plan on one array: the single path every eager op and every pipeline call ends in."""
     if f32 and not src.flags.aligned:
         raise InvalidArgumentError("float32 data must be aligned", argument="src")
-    res = prepare_out(out, shape, dtype, (src,))
-    _native.call(_native.get().Run, ref.handle, id(src), id(res))
-    return res, extra
+    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+    run = _native._raw_run
+    if run is None or _native._forked_child:
+        run = _native.raw_run()  # loads the extension, or raises ForkError
+    try:
+        run(ref.handle, id(src), id(res))
+    except RuntimeError as e:
+        raise from_native(e) from None
+    return res
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _native
 from ._errors import DeviceError, InvalidArgumentError, PipelineError, ShapeError
-from ._ops import PlanRef, plan_for, prepare_out
+from ._ops import PlanRef, plan_for, prepare_out, run_plan
 from ._trace import Traced, trace_array, typed_key
 
 _DEVICES = ("auto", "cpu", "cuda")
@@ -96,16 +96,7 @@ class Pipeline:
             self._check_device()
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
-            if c.f32 and not src.flags.aligned:
-                raise InvalidArgumentError("float32 data must be aligned", argument="src")
-            res = np.empty(c.shape, c.dtype) if out is None else prepare_out(out, c.shape, c.dtype, (src,))
-            run = _native._raw_run
-            if run is None or _native._forked_child:
-                run = _native.raw_run()  # loads the extension, or raises ForkError
-            try:
-                run(c.ref.handle, id(src), id(res))
-            except RuntimeError as e:
-                raise _native.from_native(e) from None
+            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out)
             return _fill(c.template, res)
         if isinstance(src, (list, tuple)):
             return self._run_list(list(src), args, kwargs, out)

@@ -10,8 +10,15 @@ tool (
 require github.com/go-python/gopy v0.5.0
 
 require (
+	// Used only under the `cuda` build tag (gomod/cuda).
+	github.com/NVIDIA/go-nvml v0.13.4-1
+	gorgonia.org/cu v0.9.6
+)
+
+require (
 	github.com/gonuts/commander v0.1.0 // indirect
 	github.com/gonuts/flag v0.1.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

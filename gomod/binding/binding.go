@@ -136,31 +136,45 @@ func Run(h, src, out int64) (n int64, err error) {
 // (plan handle, source array object, output byte offset) triples; every output lands in out.
 func RunMany(desc, count, out int64) (n int64, err error) {
 	defer engine.Recover(&err)
+	jobs, err := manyJobs(desc, count, out)
+	if err != nil {
+		return 0, err
+	}
+	return 0, backend().Run(jobs)
+}
+
+// manyJobs decodes RunMany's descriptor array; out == 0 leaves every Job.Out nil (device outputs).
+func manyJobs(desc, count, out int64) ([]engine.Job, error) {
 	dp, err := readArrayData(desc)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	op, err := readArrayData(out)
-	if err != nil {
-		return 0, err
+	var op unsafe.Pointer
+	if out != 0 {
+		if op, err = readArrayData(out); err != nil {
+			return nil, err
+		}
 	}
 	if count < 0 || count > 1<<24 {
-		return 0, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "count", Msg: "out of range"}
+		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "count", Msg: "out of range"}
 	}
 	d := unsafe.Slice((*int64)(dp), 3*count)
 	jobs := make([]engine.Job, count)
 	for i := range jobs {
 		p, err := lookup(d[3*i])
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		sp, err := readArrayData(d[3*i+1])
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		jobs[i] = engine.Job{Plan: p, Src: sp, Out: unsafe.Add(op, d[3*i+2])}
+		jobs[i] = engine.Job{Plan: p, Src: sp}
+		if op != nil {
+			jobs[i].Out = unsafe.Add(op, d[3*i+2])
+		}
 	}
-	return 0, backend().Run(jobs)
+	return jobs, nil
 }
 
 // SetNumThreads sets the CPU backend's parallelism.
@@ -173,6 +187,3 @@ func backend() engine.Backend { return engine.CPU{} }
 
 // SIMD reports which row kernels this build and CPU use.
 func SIMD() string { return engine.SIMDLevel() }
-
-// CUDAStatus says why the CUDA backend is not in use: this build has no CUDA backend yet.
-func CUDAStatus() string { return "this goprep build has no CUDA backend (CPU-only)" }

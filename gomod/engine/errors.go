@@ -39,3 +39,6 @@ func (e *Error) Error() string {
 func errf(code Code, arg, format string, a ...any) *Error {
 	return &Error{Code: code, Arg: arg, Msg: fmt.Sprintf(format, a...)}
 }
+
+// Errorf builds an *Error; for backends outside this package.
+func Errorf(code Code, arg, format string, a ...any) *Error { return errf(code, arg, format, a...) }

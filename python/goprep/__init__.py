@@ -20,6 +20,7 @@ from ._errors import (
     PipelineError,
     ShapeError,
 )
+from ._device import DeviceArray
 from ._ops import crop, cvt_color, flip, letterbox, normalize, resize
 from ._pipeline import Pipeline, pipeline
 from ._trace import LetterboxInfo
@@ -35,6 +36,7 @@ __all__ = [
     "pipeline",
     "Pipeline",
     "LetterboxInfo",
+    "DeviceArray",
     "set_num_threads",
     "get_num_threads",
     "info",
@@ -71,24 +73,31 @@ def get_num_threads() -> int:
 
 
 def devices() -> List[Dict[str, Any]]:
-    """The GPUs goprep can use, with their properties; empty when none can be used (see ``info()``)."""
-    return []
+    """The GPUs goprep can use, with their properties (name, memory total/free, utilisation, PCIe link,
+    compute capability, driver); an empty list when none can be used, and ``info()["cuda_reason"]`` says
+    why. The first call probes the driver (never ``import goprep``)."""
+    from . import _device
+
+    return _device.devices_report()[0]
 
 
 def info() -> Dict[str, Any]:
-    """Version, backend, threads, and why CUDA is or is not in use."""
-    from . import _native
+    """Version, backend, threads, SIMD level, the GPUs and why CUDA is or is not in use, and the GPU
+    counters: calls, failures, CPU fallbacks, circuit-breaker trips and state, device pool usage."""
+    from . import _device, _native
 
     mod = _native.get()
-    reason = mod.CUDAStatus()
+    devs, reason = _device.devices_report()
     return {
         "version": __version__,
         "engine_version": mod.Version(),
-        "backend": "cpu",
+        "backend": "cuda" if devs else "cpu",
         "threads": int(mod.NumThreads()),
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
         "simd": mod.SIMD(),
-        "cuda_available": False,
+        "cuda_built": bool(mod.CUDABuilt()),
+        "cuda_available": bool(devs),
         "cuda_reason": reason,
-        "devices": devices(),
+        "devices": devs,
+        "gpu": _device.gpu_stats(),
     }

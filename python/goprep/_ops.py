@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _native
+from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._trace import (
     LetterboxInfo,
@@ -127,6 +128,22 @@ def run_plan(ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, f32: bool, s
         run(ref.handle, id(src), id(res))
     except RuntimeError as e:
         raise from_native(e) from None
+    return res
+
+
+def run_plan_on(
+    ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, f32: bool, src: np.ndarray, out: Any, device: str, output: str
+) -> Any:
+    """run_plan on a placement ("auto", "cuda", "cuda:N"), into NumPy or a DeviceArray."""
+    if f32 and not src.flags.aligned:
+        raise InvalidArgumentError("float32 data must be aligned", argument="src")
+    mod = _native.get()
+    if output == "device":
+        if out is not None:
+            raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+        return DeviceArray(_native.call(mod.RunToDevice, ref.handle, id(src), device), shape, dtype)
+    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+    _native.call(mod.RunOn, ref.handle, id(src), id(res), device)
     return res
 
 

@@ -8,12 +8,13 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _native
-from ._errors import DeviceError, InvalidArgumentError, PipelineError, ShapeError
-from ._ops import PlanRef, plan_for, prepare_out, run_plan
+from . import _device, _native
+from ._device import DeviceArray
+from ._errors import InvalidArgumentError, PipelineError, ShapeError
+from ._ops import PlanRef, plan_for, prepare_out, run_plan, run_plan_on
 from ._trace import Traced, trace_array, typed_key
 
-_DEVICES = ("auto", "cpu", "cuda")
+_OUTPUTS = ("numpy", "device")
 _SLOT = object()  # marks where the image goes in a traced function's result
 
 
@@ -54,20 +55,26 @@ def _fill(template: Any, image: np.ndarray) -> Any:
 class Pipeline:
     """A function of goprep ops compiled into fused engine passes (see ``goprep.pipeline``)."""
 
-    def __init__(self, fn: Callable[..., Any], device: str) -> None:
+    def __init__(self, fn: Callable[..., Any], device: str, output: str = "numpy") -> None:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._device = device
+        self._output = output
         self._cache: Dict[Any, _Compiled] = {}
         self._lock = threading.Lock()
-        self._device_checked = device != "cuda"
+        # device="cpu" (and "auto" once no GPU is found) takes the engine's direct CPU entry point,
+        # skipping placement: that keeps the per-call overhead of small images at its CPU-only level.
+        self._cpu = device == "cpu" and output == "numpy"
+        self._auto_numpy = device == "auto" and output == "numpy"
 
     def __repr__(self) -> str:
-        return f"<goprep.pipeline {getattr(self._fn, '__qualname__', self._fn)!r} device={self._device!r}>"
+        return (
+            f"<goprep.pipeline {getattr(self._fn, '__qualname__', self._fn)!r} device={self._device!r}"
+            f" output={self._output!r}>"
+        )
 
-    def _check_device(self) -> None:
-        mod = _native.get()
-        raise DeviceError(f"CUDA was requested but cannot be used: {mod.CUDAStatus()}", argument="device")
+    def _on_cpu(self) -> bool:
+        return self._cpu or (self._auto_numpy and _device.gpu_count() == 0)
 
     def _compile(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any) -> _Compiled:
         traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
@@ -92,11 +99,12 @@ class Pipeline:
         return c
 
     def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
-        if not self._device_checked:
-            self._check_device()
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
-            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out)
+            if self._on_cpu():
+                res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out)
+            else:
+                res = run_plan_on(c.ref, c.shape, c.dtype, c.f32, src, out, self._device, self._output)
             return _fill(c.template, res)
         if isinstance(src, (list, tuple)):
             return self._run_list(list(src), args, kwargs, out)
@@ -127,13 +135,22 @@ class Pipeline:
             compiled.append(c)
         first = compiled[0]
         shape = (len(images),) + first.shape
-        res = prepare_out(out, shape, first.dtype, images)
         step = int(np.prod(first.shape)) * first.dtype.itemsize
         desc = np.empty((len(images), 3), np.int64)
         for i, (c, img) in enumerate(zip(compiled, images)):
             desc[i] = (c.ref.handle, id(img), i * step)
         mod = _native.get()
-        _native.call(mod.RunMany, id(desc), len(images), id(res))
+        res: Any
+        if self._output == "device":
+            if out is not None:
+                raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+            res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
+        else:
+            res = prepare_out(out, shape, first.dtype, images)
+            if self._on_cpu():
+                _native.call(mod.RunMany, id(desc), len(images), id(res))
+            else:
+                _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)
         if first.template is _SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.
@@ -142,19 +159,25 @@ class Pipeline:
         )
 
 
-def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto") -> Any:
+def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto", output: str = "numpy") -> Any:
     """Fuse a function of goprep ops into one pass in Go.
 
-    Use as ``@goprep.pipeline`` or ``@goprep.pipeline(device="auto" | "cpu" | "cuda")``. The first argument
+    Use as ``@goprep.pipeline`` or ``@goprep.pipeline(device=..., output=...)``. ``device`` is "auto" (the
+    GPU when one is usable and the call is big enough to gain from it, else the CPU), "cpu", "cuda" or
+    "cuda:N". ``output="device"`` keeps the result on the GPU as a ``goprep.DeviceArray`` (zero-copy into
+    PyTorch/CuPy through DLPack or ``__cuda_array_interface__``). The first argument
     of the decorated function is the image: an ``(H, W, C)`` array, an ``(N, H, W, C)`` batch, or a list of
     differently sized images (which produce one batch). Other arguments are passed through and are part
     of the cache key. ``out=`` receives the result in place. The function is traced once per input
     signature; calling it returns exactly what the same ops return when called one by one.
     """
-    if device not in _DEVICES:
-        raise InvalidArgumentError(f"must be one of {', '.join(_DEVICES)}, got {device!r}", argument="device")
+    _device.check_device(device)
+    if output not in _OUTPUTS:
+        raise InvalidArgumentError(f'must be "numpy" or "device", got {output!r}', argument="output")
+    if output == "device" and device == "cpu":
+        raise InvalidArgumentError('output="device" needs device="auto", "cuda" or "cuda:N"', argument="output")
     if fn is None:
-        return lambda f: Pipeline(f, device)
+        return lambda f: Pipeline(f, device, output)
     if not callable(fn):
         raise InvalidArgumentError(f"must be callable, got {type(fn).__name__}", argument="fn")
-    return Pipeline(fn, device)
+    return Pipeline(fn, device, output)

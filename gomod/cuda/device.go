@@ -1,0 +1,254 @@
+//go:build cuda
+
+package cuda
+
+// #include <cuda.h>
+// #include <stdlib.h>
+import "C"
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"gorgonia.org/cu"
+
+	"github.com/goprep/goprep/gomod/engine"
+	"github.com/goprep/goprep/kernels"
+)
+
+// device is one CUDA GPU as engine.GPUDevice: the driver API through gorgonia.org/cu (plus the two
+// calls it lacks, page-locked host allocation and the PCI bus id, through cgo), properties and health
+// through NVML. All work runs in the device's primary context, made current on whichever OS thread a
+// call runs (Bind), so any number of Python threads can drive it at once.
+type device struct {
+	ordinal int
+	dev     cu.Device
+	ctx     cu.CUContext
+	busID   string
+
+	once    sync.Once
+	loadErr error
+	fns     map[string]cu.Function
+}
+
+// Kernel launch shape: 256 threads per block (8 warps) keeps registers per thread unconstrained on
+// every architecture since Maxwell; the x grid is capped because threads stride over the pixels.
+const (
+	blockThreads = 256
+	maxGridX     = 8192
+	maxGridY     = 65535
+)
+
+func deviceError(op string, err error) error {
+	return engine.Errorf(engine.CodeDeviceUnavailable, "device", "%s: %v", op, err)
+}
+
+// probe finds the usable devices, or says why there are none.
+func probe() ([]engine.GPUDevice, string) {
+	if ok, why := DriverStatus(); !ok {
+		return nil, why
+	}
+	n, err := cu.NumDevices()
+	if err != nil {
+		return nil, "cuDeviceGetCount failed: " + err.Error()
+	}
+	if n == 0 {
+		return nil, "the CUDA driver reports no devices"
+	}
+	var devs []engine.GPUDevice
+	var why []string
+	for i := 0; i < n; i++ {
+		d, err := openDevice(i)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		devs = append(devs, d)
+	}
+	return devs, strings.Join(why, "; ")
+}
+
+func openDevice(i int) (*device, error) {
+	dev, err := cu.GetDevice(i)
+	if err != nil {
+		return nil, deviceError("cuDeviceGet", err)
+	}
+	ctx, err := dev.RetainPrimaryCtx()
+	if err != nil {
+		return nil, deviceError("cuDevicePrimaryCtxRetain", err)
+	}
+	d := &device{ordinal: i, dev: dev, ctx: ctx}
+	var buf [32]C.char
+	if C.cuDeviceGetPCIBusId(&buf[0], C.int(len(buf)), C.CUdevice(dev)) == C.CUDA_SUCCESS {
+		d.busID = C.GoString(&buf[0])
+	}
+	return d, nil
+}
+
+func (d *device) Info() engine.DeviceInfo {
+	info := engine.DeviceInfo{Index: d.ordinal, UtilizationGPU: -1, PCIeGeneration: -1, PCIeWidth: -1}
+	info.Name, _ = d.dev.Name()
+	if major, minor, err := d.dev.ComputeCapability(); err == nil {
+		info.ComputeCapability = itoa(major) + "." + itoa(minor)
+	}
+	if t, err := d.dev.TotalMem(); err == nil {
+		info.TotalMemory = uint64(t)
+	}
+	info.Driver = "CUDA " + itoa(cu.Version()/1000) + "." + itoa(cu.Version()%1000/10)
+	if ok, _ := NVMLStatus(); ok && d.busID != "" {
+		if h, ret := nvml.DeviceGetHandleByPciBusId(d.busID); ret == nvml.SUCCESS {
+			if m, ret := h.GetMemoryInfo(); ret == nvml.SUCCESS {
+				info.TotalMemory, info.FreeMemory = m.Total, m.Free
+			}
+			if u, ret := h.GetUtilizationRates(); ret == nvml.SUCCESS {
+				info.UtilizationGPU = int(u.Gpu)
+			}
+			if g, ret := h.GetCurrPcieLinkGeneration(); ret == nvml.SUCCESS {
+				info.PCIeGeneration = g
+			}
+			if w, ret := h.GetCurrPcieLinkWidth(); ret == nvml.SUCCESS {
+				info.PCIeWidth = w
+			}
+			if u, ret := h.GetUUID(); ret == nvml.SUCCESS {
+				info.UUID = u
+			}
+			if v, ret := nvml.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+				info.Driver = v + " (" + info.Driver + ")"
+			}
+		}
+	}
+	return info
+}
+
+func itoa(v int) string {
+	if v < 0 {
+		return "-" + itoa(-v)
+	}
+	if v < 10 {
+		return string(rune('0' + v))
+	}
+	return itoa(v/10) + string(rune('0'+v%10))
+}
+
+// Bind locks the goroutine to its OS thread and makes the primary context current there: CUDA
+// contexts are per thread and goroutines migrate between threads, so every driver call of a GPU call
+// happens inside one Bind.
+func (d *device) Bind() (func(), error) {
+	runtime.LockOSThread()
+	if err := cu.SetCurrentContext(d.ctx); err != nil {
+		runtime.UnlockOSThread()
+		return nil, deviceError("cuCtxSetCurrent", err)
+	}
+	if err := d.load(); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	return runtime.UnlockOSThread, nil
+}
+
+// load JIT-compiles the embedded PTX once per device (the driver caches the result on disk).
+func (d *device) load() error {
+	d.once.Do(func() {
+		d.fns = map[string]cu.Function{}
+		for _, stem := range kernels.Stems() {
+			ptx, _ := kernels.PTX(stem)
+			mod, err := cu.LoadData(ptx)
+			if err != nil {
+				d.loadErr = deviceError("loading kernels/ptx/"+stem+".ptx (needs driver "+kernels.MinDriver()+" or newer)", err)
+				return
+			}
+			for _, name := range []string{"goprep_preprocess_u8", "goprep_preprocess_f32"} {
+				if fn, err := mod.Function(name); err == nil {
+					d.fns[name] = fn
+				}
+			}
+		}
+	})
+	return d.loadErr
+}
+
+func (d *device) MemAlloc(n int) (uint64, error) {
+	p, err := cu.MemAlloc(int64(n))
+	if err != nil {
+		return 0, deviceError("cuMemAlloc", err)
+	}
+	return uint64(p), nil
+}
+
+func (d *device) MemFree(p uint64) { _ = cu.MemFree(cu.DevicePtr(p)) }
+
+func (d *device) HostAlloc(n int) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	if r := C.cuMemAllocHost(&p, C.size_t(n)); r != C.CUDA_SUCCESS {
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuMemAllocHost(%d) failed with CUresult %d", n, int(r))
+	}
+	return p, nil
+}
+
+func (d *device) HostFree(p unsafe.Pointer) { _ = cu.MemFreeHost(p) }
+
+func (d *device) NewStream() (engine.Stream, error) {
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return nil, deviceError("cuStreamCreate", err)
+	}
+	return s, nil
+}
+
+func (d *device) CopyHtoD(dst uint64, src unsafe.Pointer, n int, s engine.Stream) error {
+	if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, int64(n), s.(cu.Stream)); err != nil {
+		return deviceError("cuMemcpyHtoDAsync", err)
+	}
+	return nil
+}
+
+func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s engine.Stream) error {
+	if err := cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
+		return deviceError("cuMemcpyDtoHAsync", err)
+	}
+	return nil
+}
+
+func (d *device) CopyDtoD(dst, src uint64, n int, s engine.Stream) error {
+	if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
+		return deviceError("cuMemcpyDtoDAsync", err)
+	}
+	return nil
+}
+
+func (d *device) Launch(kernel string, desc uint64, n, pixels int, s engine.Stream) error {
+	fn, ok := d.fns[kernel]
+	if !ok {
+		return engine.Errorf(engine.CodeInternal, "", "kernel %s is not in the embedded PTX", kernel)
+	}
+	gx := min(max((pixels+blockThreads-1)/blockThreads, 1), maxGridX)
+	gy := min(n, maxGridY)
+	// Launch copies each parameter as 8 bytes; the kernel reads n as a 4-byte int from the low half.
+	a0, a1 := desc, uint64(n)
+	if err := fn.Launch(gx, gy, 1, blockThreads, 1, 1, 0, s.(cu.Stream), []unsafe.Pointer{unsafe.Pointer(&a0), unsafe.Pointer(&a1)}); err != nil {
+		return deviceError("cuLaunchKernel("+kernel+")", err)
+	}
+	return nil
+}
+
+func (d *device) Sync(s engine.Stream) error {
+	if err := s.(cu.Stream).Synchronize(); err != nil {
+		return deviceError("cuStreamSynchronize", err)
+	}
+	return nil
+}
+
+var registerOnce sync.Once
+
+// Register probes the driver once and registers the devices found (or the reason there are none)
+// with the engine. The binding calls it lazily, on the first device query or GPU call, so importing
+// goprep never touches the driver.
+func Register() {
+	registerOnce.Do(func() {
+		devs, why := probe()
+		engine.RegisterGPU(devs, why)
+	})
+}

@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+)
+
+// This file turns plans into the byte layout the CUDA kernels read (kernels/goprep.h). The kernels get
+// the planner's own tables, so GPU and CPU agree on every source coordinate and weight by construction.
+
+// Mode numbers and output codes of kernels/goprep.h.
+const (
+	gpModeGather    = 0
+	gpModeBilinear  = 1
+	gpModeAntialias = 2
+	gpOutU8         = 0
+	gpOutF32        = 1
+	gpOutF16        = 2
+)
+
+// gpAxis mirrors gp_axis; gpImage mirrors gp_image. TestDescriptorLayout checks sizes and offsets
+// against the header, so a change on either side fails in CI, not on a GPU.
+type gpAxis struct {
+	Off, WI, WF, Cnt    uint64
+	Lo, Hi, K, Reserved int32
+}
+
+type gpImage struct {
+	Src, Out, LUT, LUT16      uint64
+	Rows, Cols                gpAxis
+	StrideC                   int64
+	Mean, Std                 [4]float32
+	Scale, PadF32             float32
+	CMap                      [4]int32
+	OutH, OutW, OutC, InC     int32
+	Mode, OutDType, CHW, Norm int32
+	PadU8, Reserved           int32
+}
+
+// GPUImageBytes is sizeof(gp_image).
+const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
+
+// planTables is where one plan's tables sit in a launch arena.
+type planTables struct {
+	rows, cols     gpAxis // pointers relative to the arena start
+	lut, lut16     uint64
+	hasLUT, hasF16 bool
+}
+
+// DeviceBatch is the host-side image of one kernel launch over a set of images: an arena holding each
+// distinct plan's tables once, followed by one gp_image per image. The GPU backend copies the arena
+// to device memory and then patches in the device addresses (Encode).
+type DeviceBatch struct {
+	arena  []byte
+	tables map[*Plan]*planTables
+	descAt int // offset of the descriptor array in the arena
+	images []BatchImage
+	Kernel string // goprep_preprocess_u8 or _f32
+}
+
+// BatchImage is one image of a launch: which plan, and where its source span and output will be on
+// the device (filled by the backend before Encode).
+type BatchImage struct {
+	Plan   *Plan
+	Img    int    // index within the plan's batch
+	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan)
+	OutDev uint64 // device address of the image's output
+}
+
+// ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
+// the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
+func (p *Plan) ImageSpan() (lo, n int) {
+	in := p.Spec.In
+	es := int64(in.DType.Size())
+	lo, hi := 0, 0
+	for _, d := range [][2]int{{in.H, int(in.Strides[1] / es)}, {in.W, int(in.Strides[2] / es)}, {in.C, int(in.Strides[3] / es)}} {
+		if d[0] > 1 {
+			if e := (d[0] - 1) * d[1]; e < 0 {
+				lo += e
+			} else {
+				hi += e
+			}
+		}
+	}
+	return lo, hi - lo + 1
+}
+
+// ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
+// pointer (element [0,0,0,0]).
+func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
+
+// OutImageBytes is the size of one image's output.
+func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
+
+// InDType is the element type of the source array.
+func (p *Plan) InDType() DType { return p.Spec.In.DType }
+
+// NewDeviceBatch lays out the tables of every distinct plan among images, then the descriptors.
+// All images must share one source dtype (one kernel); the caller groups them.
+func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
+	if len(images) == 0 {
+		return nil, errf(CodeInvalidArgument, "images", "empty launch")
+	}
+	b := &DeviceBatch{tables: map[*Plan]*planTables{}, images: images}
+	dt := images[0].Plan.InDType()
+	b.Kernel = "goprep_preprocess_" + string(dt)
+	for _, im := range images {
+		if im.Plan.InDType() != dt {
+			return nil, errf(CodeInternal, "", "one launch mixes source dtypes")
+		}
+		if im.Plan.OutC > 4 || im.Plan.OutC < 1 {
+			return nil, errf(CodeInternal, "", "unsupported channel count %d", im.Plan.OutC)
+		}
+		if _, ok := b.tables[im.Plan]; !ok {
+			b.tables[im.Plan] = b.addTables(im.Plan)
+		}
+	}
+	b.align(16)
+	b.descAt = len(b.arena)
+	b.arena = append(b.arena, make([]byte, len(images)*GPUImageBytes)...)
+	return b, nil
+}
+
+func (b *DeviceBatch) align(n int) {
+	for len(b.arena)%n != 0 {
+		b.arena = append(b.arena, 0)
+	}
+}
+
+// put appends a table and returns its arena offset, or 0 (a null pointer) for an empty one. Offsets
+// are stored +1 so that a table at arena offset 0 is not mistaken for null; Encode undoes it.
+func (b *DeviceBatch) put(data []byte) uint64 {
+	if len(data) == 0 {
+		return 0
+	}
+	b.align(16)
+	at := len(b.arena)
+	b.arena = append(b.arena, data...)
+	return uint64(at) + 1
+}
+
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+func (b *DeviceBatch) axis(a *axis) gpAxis {
+	off := make([]int64, len(a.Off))
+	for i, o := range a.Off {
+		off[i] = int64(o)
+	}
+	return gpAxis{
+		Off: b.put(bytesOf(off)), WI: b.put(bytesOf(a.Taps.WI)), WF: b.put(bytesOf(a.Taps.WF)), Cnt: b.put(bytesOf(a.Taps.Cnt)),
+		Lo: int32(a.Lo), Hi: int32(a.Hi), K: int32(a.Taps.K),
+	}
+}
+
+func (b *DeviceBatch) addTables(p *Plan) *planTables {
+	t := &planTables{rows: b.axis(&p.rows), cols: b.axis(&p.cols)}
+	if n := p.norm; n != nil && n.lutF32 != nil {
+		t.lut = b.put(bytesOf(n.lutF32))
+		t.lut16 = b.put(bytesOf(n.lutF16))
+	}
+	return t
+}
+
+// ArenaBytes is the size of the arena to allocate on the device.
+func (b *DeviceBatch) ArenaBytes() int { return len(b.arena) }
+
+// DescOffset is where the descriptor array starts in the arena (the kernel's first argument).
+func (b *DeviceBatch) DescOffset() int { return b.descAt }
+
+// Images are the launch's images, for the backend to fill in SrcDev and OutDev.
+func (b *DeviceBatch) Images() []BatchImage { return b.images }
+
+// Encode writes the final arena for a device copy at address base: table pointers relocated, each
+// image's descriptor filled from its BatchImage.
+func (b *DeviceBatch) Encode(base uint64) []byte {
+	out := append([]byte(nil), b.arena...)
+	rel := func(v uint64) uint64 {
+		if v == 0 {
+			return 0
+		}
+		return base + v - 1
+	}
+	relAxis := func(a gpAxis) gpAxis {
+		a.Off, a.WI, a.WF, a.Cnt = rel(a.Off), rel(a.WI), rel(a.WF), rel(a.Cnt)
+		return a
+	}
+	for i, im := range b.images {
+		p := im.Plan
+		t := b.tables[p]
+		lo, _ := p.ImageSpan()
+		es := p.InDType().Size()
+		d := gpImage{
+			// The span copy starts at the image's lowest element; its logical origin is -lo further.
+			Src: im.SrcDev + uint64(-lo*es), Out: im.OutDev,
+			LUT: rel(t.lut), LUT16: rel(t.lut16),
+			Rows: relAxis(t.rows), Cols: relAxis(t.cols),
+			StrideC: int64(p.strideC),
+			OutH:    int32(p.OutH), OutW: int32(p.OutW), OutC: int32(p.OutC), InC: int32(p.inC),
+			PadU8: int32(p.padU8), PadF32: p.padF32, Scale: 1,
+		}
+		for c := 0; c < p.OutC; c++ {
+			d.CMap[c] = int32(p.cmap[c])
+			d.Std[c] = 1
+		}
+		switch {
+		case p.rows.Taps.K == 1 && p.cols.Taps.K == 1:
+			d.Mode = gpModeGather
+		case p.Spec.Resize.Antialias:
+			d.Mode = gpModeAntialias
+		default:
+			d.Mode = gpModeBilinear
+		}
+		switch p.OutDType {
+		case U8:
+			d.OutDType = gpOutU8
+		case F16:
+			d.OutDType = gpOutF16
+		default:
+			d.OutDType = gpOutF32
+		}
+		if n := p.norm; n != nil {
+			d.Norm = 1
+			if p.CHW {
+				d.CHW = 1
+			}
+			for c := 0; c < p.OutC; c++ {
+				d.Mean[c], d.Std[c], d.Scale = n.mean[c], n.std[c], n.scale[c]
+			}
+		}
+		putImage(out[b.descAt+i*GPUImageBytes:], &d)
+	}
+	return out
+}
+
+// putImage serialises a descriptor little-endian, field by field in the header's order.
+func putImage(dst []byte, d *gpImage) {
+	w := dst[:0]
+	u64 := func(v uint64) { w = binary.LittleEndian.AppendUint64(w, v) }
+	i32 := func(v int32) { w = binary.LittleEndian.AppendUint32(w, uint32(v)) }
+	f32 := func(v float32) { w = binary.LittleEndian.AppendUint32(w, math.Float32bits(v)) }
+	ax := func(a gpAxis) {
+		u64(a.Off)
+		u64(a.WI)
+		u64(a.WF)
+		u64(a.Cnt)
+		i32(a.Lo)
+		i32(a.Hi)
+		i32(a.K)
+		i32(a.Reserved)
+	}
+	u64(d.Src)
+	u64(d.Out)
+	u64(d.LUT)
+	u64(d.LUT16)
+	ax(d.Rows)
+	ax(d.Cols)
+	u64(uint64(d.StrideC))
+	for _, v := range d.Mean {
+		f32(v)
+	}
+	for _, v := range d.Std {
+		f32(v)
+	}
+	f32(d.Scale)
+	f32(d.PadF32)
+	for _, v := range d.CMap {
+		i32(v)
+	}
+	for _, v := range []int32{d.OutH, d.OutW, d.OutC, d.InC, d.Mode, d.OutDType, d.CHW, d.Norm, d.PadU8, d.Reserved} {
+		i32(v)
+	}
+	if len(w) != GPUImageBytes {
+		panic("gp_image encoding has the wrong size")
+	}
+}

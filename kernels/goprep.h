@@ -1,0 +1,45 @@
+// goprep.h: the descriptor ABI between the Go planner (gomod/engine/gpu_desc.go, which writes these
+// structs byte for byte) and the CUDA kernels. Every table a kernel reads was built by the Go CPU
+// engine's planner, so both engines use the same source coordinates and the same fixed-point and
+// float weights; only the arithmetic is re-expressed here, step for step as the CPU engine does it.
+//
+// Layout rules (checked by TestDescriptorLayout in Go): natural alignment, no implicit padding,
+// little-endian, pointers as 64-bit device addresses.
+#ifndef GOPREP_H
+#define GOPREP_H
+
+#define GP_MODE_GATHER 0    // no resize or nearest: one tap per axis
+#define GP_MODE_BILINEAR 1  // two taps per axis: OpenCV fixed point (uint8) or PyTorch lerp (float32)
+#define GP_MODE_ANTIALIAS 2 // K taps per axis, Cnt live: Pillow fixed point (uint8), float sums (float32)
+
+#define GP_OUT_U8 0
+#define GP_OUT_F32 1
+#define GP_OUT_F16 2
+
+// One axis of a plan (gomod/engine/plan.go: axis). Output coordinate o in [lo, hi) is content and
+// reads taps (o-lo)*k .. (o-lo)*k+k-1; outside it is padding.
+typedef struct {
+    unsigned long long off; // const long long*: element offsets from the image origin, [n*k]
+    unsigned long long wi;  // const int*: fixed-point weights [n*k] (uint8 sources), else 0
+    unsigned long long wf;  // const float*: float weights [n*k] (float32 sources), else 0
+    unsigned long long cnt; // const int*: live taps per coordinate [n] (antialias), else 0
+    int lo, hi, k, reserved;
+} gp_axis; // 48 bytes
+
+// One image of a launch. A batch of differently sized images is an array of these.
+typedef struct {
+    unsigned long long src;   // device address of the image's logical element (0, 0, 0)
+    unsigned long long out;   // device address of the image's first output element
+    unsigned long long lut;   // const float*: [out_c][256] normalisation table (uint8 source), else 0
+    unsigned long long lut16; // const unsigned short*: the same as float16 bits, else 0
+    gp_axis rows, cols;       // 2 x 48
+    long long stride_c;       // source channel stride in elements
+    float mean[4], std[4];    // normalisation per output channel (float32 sources)
+    float scale, pad_f32;     // normalisation scale; padding value for float32 sources
+    int cmap[4];              // output channel c reads source channel cmap[c]
+    int out_h, out_w, out_c, in_c;
+    int mode, out_dtype, chw, norm; // GP_MODE_*, GP_OUT_*, planar output, normalise
+    int pad_u8, reserved;           // padding value for uint8 sources
+} gp_image; // 232 bytes
+
+#endif

@@ -1,0 +1,220 @@
+"""GPU placement on the Python side: device strings, device arrays, and what the engine reports.
+
+A ``DeviceArray`` is a pipeline output kept in GPU memory. It exposes ``__cuda_array_interface__`` (CuPy,
+Numba, PyTorch's ``torch.as_tensor``) and ``__dlpack__``/``__dlpack_device__`` (``torch.from_dlpack``,
+``cupy.from_dlpack``), so frameworks take it without a copy. Its memory goes back to goprep's bounded
+device pool when the array and every framework view of it are gone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import re
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _native
+from ._errors import InvalidArgumentError
+
+_DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:(0|[1-9][0-9]*))$")
+
+_gpu_count: Optional[int] = None  # cached: probing the driver happens once
+
+
+def check_device(device: Any) -> str:
+    if not isinstance(device, str) or not _DEVICE_RE.match(device):
+        raise InvalidArgumentError(f'must be "auto", "cpu", "cuda" or "cuda:N", got {device!r}', argument="device")
+    return device
+
+
+def gpu_count() -> int:
+    """Usable GPUs (the first call probes the driver, lazily, never at import)."""
+    global _gpu_count
+    n = _gpu_count
+    if n is None:
+        n = _gpu_count = int(_native.get().GPUCount())
+    return n
+
+
+def forget_gpus() -> None:
+    global _gpu_count
+    _gpu_count = None
+
+
+def devices_report() -> Tuple[List[Dict[str, Any]], str]:
+    rep = json.loads(_native.call(_native.get().Devices))
+    return rep["devices"], rep["reason"]
+
+
+def gpu_stats() -> Dict[str, Any]:
+    return dict(json.loads(_native.call(_native.get().GPUStats)))
+
+
+# ---------------------------------------------------------------------------------------------
+# DLPack (https://dmlc.github.io/dlpack/latest/c_api.html), version-0 capsules: what every consumer
+# accepts.
+
+_kDLCUDA = 2
+_DL_CODES = {"u": 1, "i": 0, "f": 2}
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+
+# Live exports: managed-tensor address -> (struct, shape array, owner). The consumer's deleter call
+# (or the capsule's destructor, if nobody consumed it) drops the entry, and with it the reference that
+# keeps the device memory alive.
+_exports: Dict[int, Tuple[Any, Any, Any]] = {}
+_exports_lock = threading.Lock()
+
+
+def _release(addr: int) -> None:
+    with _exports_lock:
+        _exports.pop(addr, None)
+
+
+@_DELETER
+def _dl_deleter(mt: Any) -> None:
+    _release(ctypes.cast(mt, ctypes.c_void_p).value or 0)
+
+
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Private prototypes: ctypes.pythonapi's shared function objects can have their argtypes changed by any
+# other library in the process.
+_PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR)(
+    ("PyCapsule_New", ctypes.pythonapi)
+)
+_PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", ctypes.pythonapi))
+_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
+@_CAPSULE_DESTRUCTOR
+def _capsule_destructor(cap: int) -> None:
+    # A consumer renames the capsule "used_dltensor" and owns the tensor from then on; a capsule still
+    # named "dltensor" was never consumed, so its tensor is released here.
+    if _PyCapsule_IsValid(cap, b"dltensor"):
+        _release(_PyCapsule_GetPointer(cap, b"dltensor"))
+
+
+class DeviceArray:
+    """A pipeline result in GPU memory (``@goprep.pipeline(output="device")``).
+
+    Hand it to a framework without a copy: ``torch.from_dlpack(a)``, ``cupy.from_dlpack(a)``,
+    ``cupy.asarray(a)`` (``__cuda_array_interface__``). ``a.get()`` copies it into a NumPy array.
+    The memory returns to goprep's device pool when the array and all framework views are gone.
+    """
+
+    __slots__ = ("_handle", "shape", "dtype", "device", "ptr", "nbytes", "__weakref__")
+
+    def __init__(self, handle: int, shape: Tuple[int, ...], dtype: np.dtype) -> None:
+        mod = _native.get()
+        self._handle = handle
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.device = int(_native.call(mod.DeviceArrayDevice, handle))
+        self.ptr = int(_native.call(mod.DeviceArrayPtr, handle))
+        self.nbytes = int(np.prod(self.shape)) * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        return f"<goprep.DeviceArray shape={self.shape} dtype={self.dtype} device=cuda:{self.device}>"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _check(self) -> None:
+        if self._handle == 0:
+            raise InvalidArgumentError("this DeviceArray was freed", argument="array")
+
+    @property
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        self._check()
+        # The producing call synchronised its stream before returning, so the data is ready on any
+        # stream: "stream": None tells consumers no synchronisation is needed.
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
+        }
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (_kDLCUDA, self.device)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None) -> Any:
+        """Export as a DLPack capsule (version 0 layout). The data is ready; ``stream`` needs no wait."""
+        self._check()
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"goprep DeviceArray lives on {self.__dlpack_device__()}, cannot export to {dl_device}")
+        if copy:
+            raise BufferError("goprep DeviceArray exports without copying only (copy=True unsupported)")
+        shape = (ctypes.c_int64 * self.ndim)(*self.shape)
+        mt = _DLManagedTensor()
+        mt.dl_tensor.data = self.ptr
+        mt.dl_tensor.device = _DLDevice(_kDLCUDA, self.device)
+        mt.dl_tensor.ndim = self.ndim
+        mt.dl_tensor.dtype = _DLDataType(_DL_CODES[self.dtype.kind], self.dtype.itemsize * 8, 1)
+        mt.dl_tensor.shape = shape
+        mt.dl_tensor.strides = None  # compact row-major
+        mt.dl_tensor.byte_offset = 0
+        mt.deleter = _dl_deleter
+        addr = ctypes.addressof(mt)
+        with _exports_lock:
+            _exports[addr] = (mt, shape, self)
+        return _PyCapsule_New(addr, b"dltensor", _capsule_destructor)
+
+    def get(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """Copy to host memory (a new array, or ``out`` of the same shape and dtype)."""
+        self._check()
+        res = np.empty(self.shape, self.dtype) if out is None else out
+        if res.shape != self.shape or res.dtype != self.dtype or not res.flags.c_contiguous or not res.flags.writeable:
+            raise InvalidArgumentError(f"must be a writable C-contiguous {self.shape} {self.dtype} array", argument="out")
+        _native.call(_native.get().DeviceArrayToHost, self._handle, id(res), res.nbytes)
+        return res
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.get()
+        return a if dtype is None else a.astype(dtype)
+
+    def free(self) -> None:
+        """Return the memory to the pool now (framework views exported earlier must be gone)."""
+        h, self._handle = self._handle, 0
+        if h and _native.loaded() and not _native._forked_child:
+            _native.get().FreeDeviceArray(h)
+
+    def __del__(self) -> None:
+        try:
+            self.free()
+        except Exception:  # interpreter shutdown: the pool goes with the process
+            pass

@@ -1,0 +1,28 @@
+"""Test-only switches of the GPU path. Not for production use.
+
+``simulate_gpu()`` swaps in a simulated GPU (host memory; the CUDA kernels emulated line for line in
+Go), so the GPU path, its CPU fallback and the circuit breaker can be exercised on machines without a
+GPU. ``inject_gpu_fault()`` makes the next GPU calls fail the way a real device can.
+"""
+
+from __future__ import annotations
+
+from . import _device, _native
+
+__all__ = ["simulate_gpu", "inject_gpu_fault", "reset_gpu"]
+
+
+def simulate_gpu(on: bool = True) -> None:
+    """Replace the real GPUs (if any) with one simulated GPU, or restore them."""
+    _native.get().TestingSimulateGPU(bool(on))
+    _device.forget_gpus()
+
+
+def inject_gpu_fault(kind: str, count: int = 1) -> None:
+    """Make the next ``count`` GPU calls fail: ``"oom"`` (device allocation) or ``"launch"`` (kernel)."""
+    _native.call(_native.get().TestingInjectGPUFault, kind, int(count))
+
+
+def reset_gpu(breaker_cooldown: float = 30.0) -> None:
+    """Zero the GPU counters, close the circuit breaker and set its cool-down in seconds."""
+    _native.get().TestingResetGPU(int(breaker_cooldown * 1000))

@@ -1,0 +1,246 @@
+"""The GPU path, on every machine: with the simulated GPU (goprep.testing) the placement logic, chunked
+pipeline, descriptor tables, kernel arithmetic (emulated line for line), device arrays, DLPack export,
+CPU fallback and circuit breaker all run here and are compared with the CPU engine. On a machine with
+a real GPU, scripts/gpu_check.sh compares the real kernels the same way."""
+
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+
+import goprep
+import goprep.testing as gt
+from conftest import PHOTOS, assert_array_identical, assert_goprep_error, rand_f32, rand_u8
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+@pytest.fixture
+def sim_gpu():
+    gt.simulate_gpu(True)
+    gt.reset_gpu(breaker_cooldown=0.2)
+    yield
+    gt.reset_gpu()
+    gt.simulate_gpu(False)
+
+
+def _imagenet(img):
+    img = goprep.resize(img, (224, 224))
+    img = goprep.flip(img)
+    return goprep.normalize(img, mean=MEAN, std=STD)
+
+
+def _letterbox_bgr_f16(img):
+    img, info = goprep.letterbox(img, (160, 192), pad_value=114)
+    img = goprep.cvt_color(img, "rgb2bgr")
+    return goprep.normalize(img, mean=MEAN, std=STD, dtype="float16", layout="HWC"), info
+
+
+def _crop_vflip_nearest(img):
+    img = goprep.crop(img, 10, 20, 200, 150)
+    img = goprep.flip(img, horizontal=False, vertical=True)
+    return goprep.resize(img, (64, 48), interpolation="nearest")
+
+
+def _antialias_u8(img):
+    return goprep.resize(img, (57, 75), antialias=True)
+
+
+def _upscale_gray(img):
+    img = goprep.cvt_color(img, "gray2rgb")
+    return goprep.normalize(goprep.resize(img, (300, 310)), mean=0.5, std=0.25)
+
+
+OPS = {
+    "imagenet": (_imagenet, lambda: PHOTOS["coffee"]),
+    "letterbox-bgr-f16": (_letterbox_bgr_f16, lambda: PHOTOS["astronaut"]),
+    "crop-vflip-nearest": (_crop_vflip_nearest, lambda: PHOTOS["chelsea"]),
+    "antialias-u8": (_antialias_u8, lambda: PHOTOS["coffee"]),
+    "antialias-f32": (_antialias_u8, lambda: rand_f32((90, 130, 3), seed=3)),
+    "imagenet-f32": (_imagenet, lambda: rand_f32((120, 97, 3), seed=4)),
+    "upscale-gray": (_upscale_gray, lambda: rand_u8((50, 61, 1), seed=5)),
+    "batch": (_imagenet, lambda: rand_u8((5, 80, 90, 3), seed=6)),
+    "rgba-view": (_crop_vflip_nearest, lambda: rand_u8((260, 300, 4), seed=7)[:, ::-1, :3]),
+}
+
+
+def _first(x):
+    return x[0] if isinstance(x, tuple) else x
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_gpu_equals_cpu(sim_gpu, name):
+    fn, make = OPS[name]
+    img = make()
+    want = _first(goprep.pipeline(device="cpu")(fn)(img))
+    got = _first(goprep.pipeline(device="cuda")(fn)(img))
+    assert_array_identical(got, want)
+    dev = _first(goprep.pipeline(device="cuda", output="device")(fn)(img))
+    assert isinstance(dev, goprep.DeviceArray)
+    assert dev.shape == want.shape and dev.dtype == want.dtype
+    assert_array_identical(dev.get(), want)
+    assert goprep.info()["gpu"]["gpu_calls"] == 2
+    assert goprep.info()["gpu"]["cpu_fallbacks"] == 0
+
+
+def test_gpu_list_of_sizes_and_out(sim_gpu):
+    imgs = [PHOTOS["coffee"], PHOTOS["astronaut"], rand_u8((31, 17, 3), seed=8)]
+    want = goprep.pipeline(device="cpu")(_imagenet)(imgs)
+    out = np.empty_like(want)
+    got = goprep.pipeline(device="cuda:0")(_imagenet)(imgs, out=out)
+    assert got is out
+    assert_array_identical(out, want)
+    dev = goprep.pipeline(device="cuda", output="device")(_imagenet)(imgs)
+    assert_array_identical(dev.get(), want)
+
+
+def test_gpu_threads_at_once(sim_gpu):
+    prep = goprep.pipeline(device="cuda")(_imagenet)
+    imgs = [rand_u8((100 + i, 120, 3), seed=i) for i in range(8)]
+    want = [goprep.pipeline(device="cpu")(_imagenet)(im) for im in imgs]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(3):
+                assert_array_identical(prep(imgs[k]), want[k])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    assert goprep.info()["gpu"]["gpu_calls"] == 24
+
+
+def test_device_array_interfaces(sim_gpu):
+    img = PHOTOS["coffee"]
+    dev = goprep.pipeline(device="cuda", output="device")(_imagenet)(img)
+    cai = dev.__cuda_array_interface__
+    assert cai["shape"] == (3, 224, 224) and cai["typestr"] == "<f4" and cai["version"] == 3
+    assert cai["data"] == (dev.ptr, False) and cai["strides"] is None
+    assert dev.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
+
+    cap = dev.__dlpack__()
+    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", ctypes.pythonapi))
+    from goprep._device import _DLManagedTensor
+
+    mt = _DLManagedTensor.from_address(get_pointer(cap, b"dltensor"))
+    t = mt.dl_tensor
+    assert t.data == dev.ptr and t.ndim == 3 and [t.shape[i] for i in range(3)] == [3, 224, 224]
+    assert (t.dtype.code, t.dtype.bits, t.dtype.lanes) == (2, 32, 1)
+    assert (t.device.device_type, t.device.device_id) == (2, 0)
+    assert not t.strides
+
+    # The device memory stays alive while an export exists, and returns to the pool after.
+    mod = goprep._native.get()
+    del dev
+    assert mod.NumDeviceArrays() == 1
+    del cap, mt, t
+    import gc
+
+    gc.collect()
+    assert mod.NumDeviceArrays() == 0
+    assert goprep.info()["gpu"]["pool_in_use_bytes"] == 0
+
+
+def test_device_array_misuse(sim_gpu):
+    dev = goprep.pipeline(device="cuda", output="device")(_imagenet)(PHOTOS["coffee"])
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        dev.get(out=np.empty((3, 224, 224), np.float64))
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out")
+    with pytest.raises(BufferError):
+        dev.__dlpack__(dl_device=(1, 0))
+    dev.free()
+    dev.free()
+    with pytest.raises(goprep.InvalidArgumentError):
+        dev.get()
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device="cuda", output="device")(_imagenet)(PHOTOS["coffee"], out=np.empty((3, 224, 224), np.float32))
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out")
+
+
+def test_fault_falls_back_with_correct_result(sim_gpu):
+    img = rand_u8((4, 96, 128, 3), seed=9)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    prep = goprep.pipeline(device="cuda")(_imagenet)
+    gt.inject_gpu_fault("launch", 1)
+    assert_array_identical(prep(img), want)
+    g = goprep.info()["gpu"]
+    assert (g["gpu_failures"], g["cpu_fallbacks"], g["breaker_open"]) == (1, 1, False)
+    assert "launch" in g["last_gpu_error"].lower()
+    assert_array_identical(prep(img), want)
+    assert goprep.info()["gpu"]["cpu_fallbacks"] == 1  # healthy again: ran on the GPU
+
+
+def test_breaker_opens_and_recovers(sim_gpu):
+    import time
+
+    img = rand_u8((2, 64, 64, 3), seed=10)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    prep = goprep.pipeline(device="cuda")(_imagenet)
+    gt.inject_gpu_fault("oom", 3)
+    for _ in range(3):
+        assert_array_identical(prep(img), want)
+    g = goprep.info()["gpu"]
+    assert g["breaker_open"] and g["breaker_trips"] == 1 and g["gpu_calls"] == 3
+    assert_array_identical(prep(img), want)  # breaker open: straight to the CPU
+    assert goprep.info()["gpu"]["gpu_calls"] == 3
+    time.sleep(0.3)
+    assert_array_identical(prep(img), want)
+    g = goprep.info()["gpu"]
+    assert not g["breaker_open"] and g["gpu_calls"] == 4 and g["cpu_fallbacks"] == 4
+
+
+def test_auto_keeps_small_calls_on_cpu(sim_gpu):
+    prep = goprep.pipeline(_imagenet)  # device="auto"
+    prep(rand_u8((64, 64, 3)))
+    assert goprep.info()["gpu"]["gpu_calls"] == 0
+    prep(rand_u8((8, 512, 512, 3)))
+    assert goprep.info()["gpu"]["gpu_calls"] == 1
+
+
+def test_bad_fault_kind(sim_gpu):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        gt.inject_gpu_fault("meteor")
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="kind")
+
+
+def test_simulated_device_listed(sim_gpu):
+    (d,) = goprep.devices()
+    assert d["simulated"] and d["total_memory"] > 0 and d["index"] == 0
+    assert goprep.info()["cuda_available"] and goprep.info()["backend"] == "cuda"
+
+
+def test_without_gpu():
+    info = goprep.info()
+    if info["cuda_available"]:
+        pytest.skip("a GPU is usable here")
+    assert goprep.devices() == [] and info["cuda_reason"]
+    with pytest.raises(goprep.DeviceError) as ei:
+        goprep.pipeline(device="cuda:0")(_imagenet)(PHOTOS["coffee"])
+    assert_goprep_error(ei.value, goprep.DeviceError, argument="device", code="device_unavailable")
+    with pytest.raises(goprep.DeviceError):
+        goprep.pipeline(device="auto", output="device")(_imagenet)(PHOTOS["coffee"])
+    # device="auto" quietly runs on the CPU
+    assert_array_identical(goprep.pipeline(_imagenet)(PHOTOS["coffee"]), goprep.pipeline(device="cpu")(_imagenet)(PHOTOS["coffee"]))
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:", "cuda:-1", "cuda:01", "CUDA", 0, None])
+def test_bad_device_strings(device):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device=device)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="device")
+
+
+def test_bad_output():
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(output="torch")
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="output")
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device="cpu", output="device")
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="output")

@@ -49,7 +49,7 @@ class BuildGo(build_ext):
         cuda = self._cuda_cflags(env)
         if cuda:
             env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -tags=cuda").strip()
-            env["CGO_CFLAGS"] = "-O2 -g " + cuda
+            env["CGO_CFLAGS"] = "-O2 -g -Wno-deprecated-declarations " + cuda  # go-nvml wraps deprecated NVML calls
             # --as-needed first: a libcuda.so on gorgonia.org/cu's -L paths must not become NEEDED
             # (every cu* symbol is defined by the shim; see gomod/cuda/driver.go).
             env["CGO_LDFLAGS"] = "-O2 -g -Wl,--as-needed"

@@ -148,6 +148,28 @@ def test_device_array_interfaces(sim_gpu):
     assert goprep.info()["gpu"]["pool_in_use_bytes"] == 0
 
 
+def test_dlpack_consumer_protocol(sim_gpu):
+    # What torch/cupy do: rename the capsule "used_dltensor", own the tensor, call its deleter when done.
+    mod = goprep._native.get()
+    dev = goprep.pipeline(device="cuda", output="device")(_imagenet)(PHOTOS["coffee"])
+    cap = dev.__dlpack__()
+    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer", ctypes.pythonapi))
+    set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName", ctypes.pythonapi))
+    from goprep._device import _DLManagedTensor
+
+    addr = get_pointer(cap, b"dltensor")
+    assert set_name(cap, b"used_dltensor") == 0
+    del dev, cap  # the consumer holds the tensor now: memory must stay alive
+    assert mod.NumDeviceArrays() == 1
+    mt = _DLManagedTensor.from_address(addr)
+    mt.deleter(ctypes.pointer(mt))  # consumer done
+    del mt
+    import gc
+
+    gc.collect()
+    assert mod.NumDeviceArrays() == 0
+
+
 def test_device_array_misuse(sim_gpu):
     dev = goprep.pipeline(device="cuda", output="device")(_imagenet)(PHOTOS["coffee"])
     with pytest.raises(goprep.InvalidArgumentError) as ei:

@@ -29,10 +29,12 @@ type device struct {
 	ctx     cu.CUContext
 	busID   string
 
-	once    sync.Once
-	loadErr error
-	fns     map[string]cu.Function
+	loadMu sync.Mutex
+	fns    map[string]cu.Function // nil until the module loaded
 }
+
+// kernelNames are the entry points preprocess.cu must define.
+var kernelNames = []string{"goprep_preprocess_u8", "goprep_preprocess_f32"}
 
 // Kernel launch shape: 256 threads per block (8 warps) keeps registers per thread unconstrained on
 // every architecture since Maxwell; the x grid is capped because threads stride over the pixels.
@@ -135,60 +137,121 @@ func itoa(v int) string {
 
 // Bind locks the goroutine to its OS thread and makes the primary context current there: CUDA
 // contexts are per thread and goroutines migrate between threads, so every driver call of a GPU call
-// happens inside one Bind.
+// happens inside one Bind. The thread's previous context is restored afterwards, so a Python thread
+// that also uses PyTorch or CuPy finds its own device current again.
 func (d *device) Bind() (func(), error) {
+	unbind, err := d.enter()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.load(); err != nil {
+		unbind()
+		return nil, err
+	}
+	return unbind, nil
+}
+
+// enter makes the context current on this OS thread and returns how to undo it.
+func (d *device) enter() (func(), error) {
 	runtime.LockOSThread()
+	prev, err := cu.CurrentContext()
+	if err != nil {
+		prev = cu.CUContext{}
+	}
 	if err := cu.SetCurrentContext(d.ctx); err != nil {
 		runtime.UnlockOSThread()
 		return nil, deviceError("cuCtxSetCurrent", err)
 	}
-	if err := d.load(); err != nil {
+	return func() {
+		_ = cu.SetCurrentContext(prev) // the zero context unbinds: the thread had none before
 		runtime.UnlockOSThread()
-		return nil, err
-	}
-	return runtime.UnlockOSThread, nil
+	}, nil
 }
 
-// load JIT-compiles the embedded PTX once per device (the driver caches the result on disk).
+// bound runs f with the context current: allocation and free calls can come from any thread, e.g.
+// a Python finaliser releasing a DeviceArray.
+func (d *device) bound(f func() error) error {
+	unbind, err := d.enter()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	return f()
+}
+
+// load JIT-compiles the embedded PTX once per device (the driver caches the result on disk). A failed
+// load is retried on the next call: it can be transient (out of memory while the JIT runs).
 func (d *device) load() error {
-	d.once.Do(func() {
-		d.fns = map[string]cu.Function{}
-		for _, stem := range kernels.Stems() {
-			ptx, _ := kernels.PTX(stem)
-			mod, err := cu.LoadData(ptx)
-			if err != nil {
-				d.loadErr = deviceError("loading kernels/ptx/"+stem+".ptx (needs driver "+kernels.MinDriver()+" or newer)", err)
-				return
-			}
-			for _, name := range []string{"goprep_preprocess_u8", "goprep_preprocess_f32"} {
-				if fn, err := mod.Function(name); err == nil {
-					d.fns[name] = fn
-				}
+	d.loadMu.Lock()
+	defer d.loadMu.Unlock()
+	if d.fns != nil {
+		return nil
+	}
+	fns := map[string]cu.Function{}
+	for _, stem := range kernels.Stems() {
+		ptx, _ := kernels.PTX(stem)
+		mod, err := cu.LoadData(ptx)
+		if err != nil {
+			return deviceError("loading kernels/ptx/"+stem+".ptx (needs driver "+kernels.MinDriver()+" or newer)", err)
+		}
+		for _, name := range kernelNames {
+			if fn, err := mod.Function(name); err == nil {
+				fns[name] = fn
 			}
 		}
+	}
+	for _, name := range kernelNames {
+		if _, ok := fns[name]; !ok {
+			return engine.Errorf(engine.CodeInternal, "", "kernel %s is missing from the embedded PTX", name)
+		}
+	}
+	d.fns = fns
+	return nil
+}
+
+func (d *device) MemAlloc(n int) (p uint64, err error) {
+	err = d.bound(func() error {
+		dp, err := cu.MemAlloc(int64(n))
+		if err != nil {
+			return deviceError("cuMemAlloc", err)
+		}
+		p = uint64(dp)
+		return nil
 	})
-	return d.loadErr
+	return p, err
 }
 
-func (d *device) MemAlloc(n int) (uint64, error) {
-	p, err := cu.MemAlloc(int64(n))
-	if err != nil {
-		return 0, deviceError("cuMemAlloc", err)
-	}
-	return uint64(p), nil
+func (d *device) MemFree(p uint64) {
+	_ = d.bound(func() error { return cu.MemFree(cu.DevicePtr(p)) })
 }
 
-func (d *device) MemFree(p uint64) { _ = cu.MemFree(cu.DevicePtr(p)) }
-
-func (d *device) HostAlloc(n int) (unsafe.Pointer, error) {
-	var p unsafe.Pointer
-	if r := C.cuMemAllocHost(&p, C.size_t(n)); r != C.CUDA_SUCCESS {
-		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuMemAllocHost(%d) failed with CUresult %d", n, int(r))
-	}
-	return p, nil
+func (d *device) HostAlloc(n int) (p unsafe.Pointer, err error) {
+	err = d.bound(func() error {
+		if r := C.cuMemAllocHost(&p, C.size_t(n)); r != C.CUDA_SUCCESS {
+			return engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuMemAllocHost(%d) failed with CUresult %d", n, int(r))
+		}
+		return nil
+	})
+	return p, err
 }
 
-func (d *device) HostFree(p unsafe.Pointer) { _ = cu.MemFreeHost(p) }
+func (d *device) HostFree(p unsafe.Pointer) {
+	_ = d.bound(func() error { return cu.MemFreeHost(p) })
+}
+
+func (d *device) SyncAll() error {
+	return d.bound(func() error {
+		if err := cu.Synchronize(); err != nil {
+			return deviceError("cuCtxSynchronize", err)
+		}
+		return nil
+	})
+}
+
+func (d *device) DestroyStream(s engine.Stream) {
+	st := s.(cu.Stream)
+	_ = d.bound(st.Destroy)
+}
 
 func (d *device) NewStream() (engine.Stream, error) {
 	s, err := cu.MakeStream(cu.NonBlocking)

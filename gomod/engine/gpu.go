@@ -45,12 +45,16 @@ type GPUDevice interface {
 	HostAlloc(n int) (unsafe.Pointer, error) // page-locked host memory
 	HostFree(p unsafe.Pointer)
 	NewStream() (Stream, error)
+	DestroyStream(s Stream)
 	CopyHtoD(dst uint64, src unsafe.Pointer, n int, s Stream) error
 	CopyDtoH(dst unsafe.Pointer, src uint64, n int, s Stream) error
 	CopyDtoD(dst, src uint64, n int, s Stream) error
 	// Launch runs kernel over n gp_image descriptors starting at device address desc.
 	Launch(kernel string, desc uint64, n, pixels int, s Stream) error
 	Sync(s Stream) error
+	// SyncAll waits for all work in the device's context, including other libraries' streams (a
+	// framework may still be reading a DeviceArray it imported through DLPack).
+	SyncAll() error
 }
 
 // gpuState is the process-wide GPU side: devices, their pools, counters and the breaker.
@@ -68,6 +72,8 @@ type gpuState struct {
 
 type gpuDev struct {
 	dev      GPUDevice
+	freeMem  atomic.Uint64 // NVML free memory, refreshed at most every infoTTL (cost model)
+	freeAt   atomic.Int64
 	mem      *devPool
 	host     *hostPool
 	streams  chan Stream
@@ -90,6 +96,8 @@ var (
 	// Pipelined calls in flight per device; further calls wait. Each holds six pinned staging buffers
 	// (two lanes of input, output and tables), so this bounds pinned host memory too.
 	gpuSessions = envInt("GOPREP_GPU_SESSIONS", 4)
+	// Images per launch: bounds the descriptor table (232 bytes each) of a chunk.
+	maxChunkImages = 4096
 	// Consecutive GPU failures that open the breaker, and how long it stays open.
 	breakerThreshold = 3
 	breakerCooldown  = 30 * time.Second
@@ -254,10 +262,21 @@ func wantGPU(jobs []Job) (*gpuDev, bool) {
 	if moved < gpuAutoMinBytes {
 		return nil, false
 	}
-	if info := d.dev.Info(); info.FreeMemory > 0 && info.FreeMemory < uint64(2*min(moved, 2*gpuChunkBytes)) {
+	if free := d.freeMemory(); free > 0 && free < uint64(2*min(moved, 2*gpuChunkBytes)) {
 		return nil, false // the device is nearly full (other processes): don't compete for it
 	}
 	return d, true
+}
+
+// infoTTL: device properties take several NVML queries; the cost model reuses them this long.
+const infoTTL = time.Second
+
+func (d *gpuDev) freeMemory() uint64 {
+	if now := time.Now().UnixNano(); now-d.freeAt.Load() > int64(infoTTL) {
+		d.freeMem.Store(d.dev.Info().FreeMemory)
+		d.freeAt.Store(now)
+	}
+	return d.freeMem.Load()
 }
 
 // Execute runs jobs on the placement with host outputs (Job.Out). It returns which backend ran.
@@ -296,14 +315,22 @@ type DeviceArray struct {
 	Device int
 	buf    devBuf
 	dev    *gpuDev
-	freed  atomic.Bool
+	mu     sync.Mutex // Free waits for a CopyToHost in progress
+	freed  bool
 }
 
-// Free returns the memory to the device pool; later calls do nothing.
+// Free returns the memory to the device pool; later calls do nothing. It first waits for all work in
+// the context: a framework that imported the array through DLPack may have kernels still reading it
+// on its own streams, and the pool hands the buffer to the next call at once.
 func (a *DeviceArray) Free() {
-	if a.freed.CompareAndSwap(false, true) {
-		a.dev.mem.release(a.buf)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.freed {
+		return
 	}
+	a.freed = true
+	_ = a.dev.dev.SyncAll() // on error the context is broken anyway; the buffer goes back regardless
+	a.dev.mem.release(a.buf)
 }
 
 // ExecuteToDevice runs jobs (whose Out fields are ignored) into one new device array, outputs in job
@@ -387,7 +414,8 @@ func (d *gpuDev) stream() (Stream, error) {
 func (d *gpuDev) putStream(s Stream) {
 	select {
 	case d.streams <- s:
-	default: // more streams than calls in flight ever need: let it go (streams are cheap to keep)
+	default: // more streams than calls in flight ever need
+		d.dev.DestroyStream(s)
 	}
 }
 
@@ -503,12 +531,14 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 	}
 	k := 0
 	for start := 0; start < len(units); k++ {
-		// Greedy chunk: as many images as fit both budgets, one source dtype per launch.
+		// Greedy chunk: as many images as fit both budgets, one source dtype per launch, and at most
+		// maxChunkImages descriptors (many tiny images must not make a huge descriptor table).
 		end, in, out := start, 0, 0
 		dt := jobs[units[start].job].Plan.InDType()
 		for end < len(units) {
 			u := units[end]
-			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.InDType() != dt) {
+			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.InDType() != dt ||
+				end-start >= maxChunkImages) {
 				break
 			}
 			in, out = in+u.srcBytes, out+u.outBytes
@@ -608,10 +638,16 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 	return nil
 }
 
-// CopyToHost copies the array into host memory (synchronously).
+// CopyToHost copies the array into host memory (synchronously), after all work in the context (a
+// framework may have written into the array on its own streams).
 func (a *DeviceArray) CopyToHost(dst []byte) (err error) {
-	if a.freed.Load() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.freed {
 		return errf(CodeInvalidArgument, "array", "device array already freed")
+	}
+	if err := a.dev.dev.SyncAll(); err != nil {
+		return err
 	}
 	unbind, err := a.dev.dev.Bind()
 	if err != nil {

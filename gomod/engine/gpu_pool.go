@@ -9,8 +9,10 @@ import (
 // Device and pinned host memory pools. Allocating device or page-locked memory costs far more than a
 // preprocessing call (cuMemAlloc synchronises the device; page-locking is a syscall per page range), so
 // buffers are reused by power-of-two size class. Both pools are bounded: the device pool keeps at most
-// its byte limit of idle buffers (varying shapes cannot grow memory without limit); the host pool lends
-// at most a fixed number of buffers at once, and further calls wait for one.
+// its byte limit of idle buffers (varying shapes cannot grow memory without limit); the host pool keeps
+// a fixed number idle, and pinned memory in use is bounded by the session limit (gpuSessions) times
+// the six buffers a session holds. GPUDevice implementations bind their context in the alloc and free
+// calls themselves, since releases can happen on any thread (a Python finaliser).
 
 const minClass = 1 << 20 // smallest buffer handed out: tables and small images share one class
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -11,9 +12,10 @@ import (
 // breaker) runs and is compared with the CPU engine. Streams are synchronous: each op completes
 // before it returns, which is a valid schedule of a real stream.
 type simDevice struct {
-	mu     sync.Mutex
-	allocs map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
-	total  uint64
+	mu       sync.Mutex
+	allocs   map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
+	total    uint64
+	launches atomic.Int64
 }
 
 func (s *simDevice) Info() DeviceInfo {
@@ -74,11 +76,14 @@ func (s *simDevice) CopyDtoD(dst, src uint64, n int, _ Stream) error {
 }
 
 func (s *simDevice) Launch(kernel string, desc uint64, n, _ int, _ Stream) error {
+	s.launches.Add(1)
 	emulateLaunch(kernel, desc, n)
 	return nil
 }
 
-func (s *simDevice) Sync(Stream) error { return nil }
+func (s *simDevice) Sync(Stream) error    { return nil }
+func (s *simDevice) SyncAll() error       { return nil }
+func (s *simDevice) DestroyStream(Stream) {}
 
 // allocated reports live allocations (tests check that pools give everything back).
 func (s *simDevice) allocated() int {

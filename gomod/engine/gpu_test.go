@@ -230,7 +230,10 @@ func TestSimulatedGPUMatchesCPU(t *testing.T) {
 // Differently sized images in one call are one batch (one launch per chunk) through the per-image
 // descriptor table.
 func TestSimulatedGPUMixedBatch(t *testing.T) {
-	useSim(t)
+	sim := useSim(t)
+	old, oldBytes := maxChunkImages, gpuChunkBytes
+	maxChunkImages, gpuChunkBytes = 3, 1<<24 // four images: two launches although the bytes fit one
+	t.Cleanup(func() { maxChunkImages, gpuChunkBytes = old, oldBytes })
 	var jobs, cpuJobs []Job
 	var outs, wants [][]byte
 	var keep [][]byte
@@ -260,6 +263,9 @@ func TestSimulatedGPUMixedBatch(t *testing.T) {
 		if string(outs[i]) != string(wants[i]) {
 			t.Fatalf("image %d differs", i)
 		}
+	}
+	if n := sim.launches.Load(); n != 2 {
+		t.Fatalf("%d launches, want 2 (3 images, then 1)", n)
 	}
 	_ = keep
 }

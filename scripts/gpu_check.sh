@@ -15,7 +15,13 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 case "${1:-}" in
   build)
-    PY=${PYTHON:-python3.12}
+    PY=${PYTHON:-}
+    if [[ -z "$PY" ]]; then  # the GPU machine runs Python 3.12: the extension must match its ABI
+      for c in python3.12 $(ls -d "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/3.12*/bin/python3.12 2>/dev/null); do
+        if "$c" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then PY=$c; break; fi
+      done
+    fi
+    [[ -n "$PY" ]] || { echo "gpu_check: no Python 3.12 found; set PYTHON=/path/to/python3.12" >&2; exit 1; }
     rm -rf _build/device && mkdir -p _build/device
     GOPREP_CUDA=1 "$PY" -m pip wheel --no-deps -w _build/device .
     ls -l _build/device
@@ -23,9 +29,9 @@ case "${1:-}" in
   run)
     whl=$(ls _build/device/goprep-*.whl | head -1)
     site=$(mktemp -d)
-    python3 -m zipfile -e "$whl" "$site"
+    "${PYTHON:-python3}" -m zipfile -e "$whl" "$site"
     json=${OUT:+$OUT/gpu_check.json}
-    PYTHONPATH="$site" timeout 290 python3 scripts/gpu_check.py ${json:+--json "$json"} "${@:2}"
+    PYTHONPATH="$site" timeout 290 "${PYTHON:-python3}" scripts/gpu_check.py ${json:+--json "$json"} "${@:2}"
     ;;
   simulate)
     python3 scripts/gpu_check.py --simulate --batch 4 --repeats 1 "${@:2}"

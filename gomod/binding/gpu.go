@@ -45,6 +45,9 @@ func GPUCount() int64 {
 	return int64(len(devs))
 }
 
+// GPUAutoMinBytes is the smallest call (source plus output bytes) device="auto" sends to a GPU.
+func GPUAutoMinBytes() int64 { return int64(engine.GPUAutoMinBytes()) }
+
 // GPUStats returns the GPU counters (calls, failures, fallbacks, breaker, pool) as JSON.
 func GPUStats() (string, error) {
 	b, err := json.Marshal(engine.Stats())

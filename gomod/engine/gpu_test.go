@@ -410,3 +410,24 @@ func TestNoDeviceIsAnError(t *testing.T) {
 		t.Fatalf("devices %v reason %q", devs, why)
 	}
 }
+
+// Large chunks stage many images at once through parallelCopy.
+func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
+	sim := useSim(t)
+	old := gpuChunkBytes
+	gpuChunkBytes = 1 << 24
+	t.Cleanup(func() { gpuChunkBytes = old })
+	p, _ := NewPlan(imagenetSpec(16, 200, 180))
+	_, src := gpuSource(p)
+	want := runGuarded(t, p, src, 2)
+	got := make([]byte, p.OutBytes())
+	if ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+		t.Fatalf("%s %v", ran, err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("differs from the CPU engine")
+	}
+	if n := sim.launches.Load(); n != 1 {
+		t.Fatalf("%d launches, want 1", n)
+	}
+}

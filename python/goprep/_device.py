@@ -22,6 +22,7 @@ from ._errors import InvalidArgumentError
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:(0|[1-9][0-9]*))$")
 
 _gpu_count: Optional[int] = None  # cached: probing the driver happens once
+_auto_min: Optional[int] = None
 
 
 def check_device(device: Any) -> str:
@@ -36,6 +37,15 @@ def gpu_count() -> int:
     n = _gpu_count
     if n is None:
         n = _gpu_count = int(_native.get().GPUCount())
+    return n
+
+
+def auto_min_bytes() -> int:
+    """device="auto" sends a call to the GPU only when it moves at least this many bytes."""
+    global _auto_min
+    n = _auto_min
+    if n is None:
+        n = _auto_min = int(_native.get().GPUAutoMinBytes())
     return n
 
 

@@ -21,15 +21,16 @@ _SLOT = object()  # marks where the image goes in a traced function's result
 class _Compiled:
     """One traced signature: its plan and how to build the function's result."""
 
-    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced")
+    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced", "moved")
 
-    def __init__(self, traced: Traced, template: Any) -> None:
+    def __init__(self, traced: Traced, template: Any, src_bytes: int) -> None:
         self.traced = traced
         self.ref: PlanRef = plan_for(traced)
         self.shape = traced.shape
         self.dtype = traced.out_dtype
         self.template = template
         self.f32 = traced.dtype == "f32"
+        self.moved = src_bytes + int(np.prod(self.shape)) * self.dtype.itemsize  # bytes a GPU call would copy
 
 
 def _split_result(res: Any) -> Tuple[Traced, Any]:
@@ -73,12 +74,14 @@ class Pipeline:
             f" output={self._output!r}>"
         )
 
-    def _on_cpu(self) -> bool:
-        return self._cpu or (self._auto_numpy and _device.gpu_count() == 0)
+    def _on_cpu(self, moved: int = 0) -> bool:
+        # Under "auto", calls below the engine's GPU threshold skip the placement call entirely (the
+        # engine would choose the CPU for them anyway), so small requests pay no GPU-path overhead.
+        return self._cpu or (self._auto_numpy and (moved < _device.auto_min_bytes() or _device.gpu_count() == 0))
 
     def _compile(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any) -> _Compiled:
         traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
-        c = _Compiled(traced, template)
+        c = _Compiled(traced, template, src.nbytes)
         if key is not None:
             with self._lock:
                 if len(self._cache) >= 256:  # bounded: many shapes must not grow memory without limit
@@ -101,7 +104,7 @@ class Pipeline:
     def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
-            if self._on_cpu():
+            if self._on_cpu(c.moved):
                 res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out)
             else:
                 res = run_plan_on(c.ref, c.shape, c.dtype, c.f32, src, out, self._device, self._output)
@@ -147,7 +150,7 @@ class Pipeline:
             res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
         else:
             res = prepare_out(out, shape, first.dtype, images)
-            if self._on_cpu():
+            if self._on_cpu(sum(c.moved for c in compiled)):
                 _native.call(mod.RunMany, id(desc), len(images), id(res))
             else:
                 _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)

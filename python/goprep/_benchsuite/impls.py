@@ -155,13 +155,14 @@ def goprep_pipelines() -> dict[str, Fn]:
     """The task as ``@goprep.pipeline`` functions (plus the antialiased and CUDA variants)."""
     import goprep
 
-    @goprep.pipeline
+    # device="cpu": the CPU rows must measure the CPU engine even where device="auto" would pick a GPU.
+    @goprep.pipeline(device="cpu")
     def task(img: np.ndarray) -> np.ndarray:
         img = goprep.resize(img, (OUT_H, OUT_W))
         img = goprep.flip(img)
         return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
 
-    @goprep.pipeline
+    @goprep.pipeline(device="cpu")
     def task_antialias(img: np.ndarray) -> np.ndarray:
         img = goprep.resize(img, (OUT_H, OUT_W), antialias=True)
         img = goprep.flip(img)

@@ -218,6 +218,18 @@ def test_breaker_opens_and_recovers(sim_gpu):
     assert not g["breaker_open"] and g["gpu_calls"] == 4 and g["cpu_fallbacks"] == 4
 
 
+def test_lost_device(sim_gpu):
+    img = rand_u8((2, 64, 64, 3), seed=12)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    prep = goprep.pipeline(device="cuda")(_imagenet)
+    gt.inject_gpu_fault("lost")
+    for _ in range(3):
+        assert_array_identical(prep(img), want)
+    info = goprep.info()
+    assert not info["cuda_available"] and "cuda:0 was lost" in info["cuda_reason"]
+    assert info["gpu"]["gpu_calls"] == 1 and info["gpu"]["cpu_fallbacks"] == 3
+
+
 def test_auto_keeps_small_calls_on_cpu(sim_gpu):
     prep = goprep.pipeline(_imagenet)  # device="auto"
     prep(rand_u8((64, 64, 3)))

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -29,6 +30,8 @@ type device struct {
 	ctx     cu.CUContext
 	busID   string
 
+	lost atomic.Pointer[string] // set by the first sticky error
+
 	loadMu sync.Mutex
 	fns    map[string]cu.Function // nil until the module loaded
 }
@@ -46,6 +49,28 @@ const (
 
 func deviceError(op string, err error) error {
 	return engine.Errorf(engine.CodeDeviceUnavailable, "device", "%s: %v", op, err)
+}
+
+// sticky are the CUDA errors after which a context is unusable for the rest of the process.
+var sticky = []error{cu.IllegalAddress, cu.LaunchFailed, cu.HardwareStackError, cu.IllegalInstruction,
+	cu.MisalignedAddress, cu.InvalidAddressSpace, cu.InvalidPc, cu.EccUncorrectable, cu.Assert, cu.ContextIsDestroyed}
+
+// fail wraps a driver error and records a sticky one: the engine then stops using the device.
+func (d *device) fail(op string, err error) error {
+	for _, e := range sticky {
+		if err == e {
+			why := op + ": " + err.Error()
+			d.lost.CompareAndSwap(nil, &why)
+		}
+	}
+	return deviceError(op, err)
+}
+
+func (d *device) Lost() string {
+	if p := d.lost.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // probe finds the usable devices, or says why there are none.
@@ -213,7 +238,7 @@ func (d *device) MemAlloc(n int) (p uint64, err error) {
 	err = d.bound(func() error {
 		dp, err := cu.MemAlloc(int64(n))
 		if err != nil {
-			return deviceError("cuMemAlloc", err)
+			return d.fail("cuMemAlloc", err)
 		}
 		p = uint64(dp)
 		return nil
@@ -242,7 +267,7 @@ func (d *device) HostFree(p unsafe.Pointer) {
 func (d *device) SyncAll() error {
 	return d.bound(func() error {
 		if err := cu.Synchronize(); err != nil {
-			return deviceError("cuCtxSynchronize", err)
+			return d.fail("cuCtxSynchronize", err)
 		}
 		return nil
 	})
@@ -263,21 +288,21 @@ func (d *device) NewStream() (engine.Stream, error) {
 
 func (d *device) CopyHtoD(dst uint64, src unsafe.Pointer, n int, s engine.Stream) error {
 	if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, int64(n), s.(cu.Stream)); err != nil {
-		return deviceError("cuMemcpyHtoDAsync", err)
+		return d.fail("cuMemcpyHtoDAsync", err)
 	}
 	return nil
 }
 
 func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s engine.Stream) error {
 	if err := cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
-		return deviceError("cuMemcpyDtoHAsync", err)
+		return d.fail("cuMemcpyDtoHAsync", err)
 	}
 	return nil
 }
 
 func (d *device) CopyDtoD(dst, src uint64, n int, s engine.Stream) error {
 	if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
-		return deviceError("cuMemcpyDtoDAsync", err)
+		return d.fail("cuMemcpyDtoDAsync", err)
 	}
 	return nil
 }
@@ -292,14 +317,14 @@ func (d *device) Launch(kernel string, desc uint64, n, pixels int, s engine.Stre
 	// Launch copies each parameter as 8 bytes; the kernel reads n as a 4-byte int from the low half.
 	a0, a1 := desc, uint64(n)
 	if err := fn.Launch(gx, gy, 1, blockThreads, 1, 1, 0, s.(cu.Stream), []unsafe.Pointer{unsafe.Pointer(&a0), unsafe.Pointer(&a1)}); err != nil {
-		return deviceError("cuLaunchKernel("+kernel+")", err)
+		return d.fail("cuLaunchKernel("+kernel+")", err)
 	}
 	return nil
 }
 
 func (d *device) Sync(s engine.Stream) error {
 	if err := s.(cu.Stream).Synchronize(); err != nil {
-		return deviceError("cuStreamSynchronize", err)
+		return d.fail("cuStreamSynchronize", err)
 	}
 	return nil
 }

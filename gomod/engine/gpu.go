@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,9 @@ type GPUDevice interface {
 	// Launch runs kernel over n gp_image descriptors starting at device address desc.
 	Launch(kernel string, desc uint64, n, pixels int, s Stream) error
 	Sync(s Stream) error
+	// Lost says why the device can no longer be used in this process ("" while it can): after a
+	// sticky error (illegal address, failed launch, ECC) a CUDA context never recovers.
+	Lost() string
 	// SyncAll waits for all work in the device's context, including other libraries' streams (a
 	// framework may still be reading a DeviceArray it imported through DLPack).
 	SyncAll() error
@@ -135,10 +139,15 @@ func Devices() ([]DeviceInfo, string) {
 	gpu.mu.Lock()
 	defer gpu.mu.Unlock()
 	var out []DeviceInfo
-	for _, d := range gpu.devices {
+	reason := gpu.reason
+	for i, d := range gpu.devices {
+		if why := d.dev.Lost(); why != "" {
+			reason = strings.TrimPrefix(reason+fmt.Sprintf("; cuda:%d was lost: %s", i, why), "; ")
+			continue
+		}
 		out = append(out, d.dev.Info())
 	}
-	return out, gpu.reason
+	return out, reason
 }
 
 func device(index int) (*gpuDev, error) {
@@ -193,11 +202,12 @@ type gpuFault struct {
 	Count atomic.Int64
 }
 
-// InjectGPUFault makes the next count GPU calls fail at kernel launch ("launch") or at device
-// allocation ("oom"); count 0 clears it. Tests use it to prove fallback and the breaker without a GPU.
+// InjectGPUFault makes the next count GPU calls fail at kernel launch ("launch"), at device
+// allocation ("oom"), or with a sticky error that loses the simulated device ("lost"); count 0 clears
+// it. Tests use it to prove fallback, the breaker and device loss without a GPU.
 func InjectGPUFault(kind string, count int) error {
-	if kind != "oom" && kind != "launch" {
-		return errf(CodeInvalidArgument, "kind", "must be \"oom\" or \"launch\", got %q", kind)
+	if kind != "oom" && kind != "launch" && kind != "lost" {
+		return errf(CodeInvalidArgument, "kind", "must be \"oom\", \"launch\" or \"lost\", got %q", kind)
 	}
 	f := &gpuFault{Kind: kind}
 	f.Count.Store(int64(count))
@@ -254,7 +264,7 @@ func wantGPU(jobs []Job) (*gpuDev, bool) {
 		return nil, false
 	}
 	d, err := device(0)
-	if err != nil {
+	if err != nil || d.dev.Lost() != "" {
 		return nil, false
 	}
 	moved := 0
@@ -299,7 +309,7 @@ func Execute(jobs []Job, pl Placement) (string, error) {
 		if d, err = device(pl.Index); err != nil {
 			return "", err
 		}
-		if breakerOpen() {
+		if breakerOpen() || d.dev.Lost() != "" { // a lost device is a breaker that never closes
 			gpu.fallbacks.Add(1)
 			return "cpu", CPU{}.Run(jobs)
 		}
@@ -353,7 +363,7 @@ func ExecuteToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
 		return nil, "", err
 	}
 	arr := &DeviceArray{Ptr: buf.ptr, Bytes: total, Device: index, buf: buf, dev: d}
-	if !breakerOpen() {
+	if !breakerOpen() && d.dev.Lost() == "" {
 		if err := d.run(jobs, buf.ptr); err == nil {
 			return arr, "cuda", nil
 		}

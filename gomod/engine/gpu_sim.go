@@ -16,6 +16,14 @@ type simDevice struct {
 	allocs   map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
 	total    uint64
 	launches atomic.Int64
+	lost     atomic.Pointer[string]
+}
+
+func (s *simDevice) Lost() string {
+	if p := s.lost.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (s *simDevice) Info() DeviceInfo {
@@ -76,6 +84,11 @@ func (s *simDevice) CopyDtoD(dst, src uint64, n int, _ Stream) error {
 }
 
 func (s *simDevice) Launch(kernel string, desc uint64, n, _ int, _ Stream) error {
+	if takeFault("lost") {
+		why := "injected fault: CUDA_ERROR_ILLEGAL_ADDRESS (sticky)"
+		s.lost.Store(&why)
+		return errf(CodeDeviceUnavailable, "device", "%s", why)
+	}
 	s.launches.Add(1)
 	emulateLaunch(kernel, desc, n)
 	return nil

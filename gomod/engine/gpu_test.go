@@ -431,3 +431,31 @@ func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
 		t.Fatalf("%d launches, want 1", n)
 	}
 }
+
+// A sticky error loses the device for the rest of the process: that call and every later one run on
+// the CPU with correct results, and Devices() reports the loss.
+func TestLostDeviceStaysOnCPU(t *testing.T) {
+	useSim(t)
+	p, _ := NewPlan(imagenetSpec(2, 64, 80))
+	_, src := gpuSource(p)
+	want := runGuarded(t, p, src, 1)
+	_ = InjectGPUFault("lost", 1)
+	for i := 0; i < 5; i++ {
+		got := make([]byte, p.OutBytes())
+		ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+		if err != nil || ran != "cpu" || string(got) != string(want) {
+			t.Fatalf("call %d after loss: ran %q err %v", i, ran, err)
+		}
+	}
+	if s := Stats(); s.Calls != 1 || s.Fallbacks != 5 {
+		t.Fatalf("only the first call may reach the lost device: %+v", s)
+	}
+	devs, why := Devices()
+	if len(devs) != 0 || !strings.Contains(why, "cuda:0 was lost") {
+		t.Fatalf("devices %v reason %q", devs, why)
+	}
+	big, _ := NewPlan(imagenetSpec(16, 512, 512))
+	if _, ok := wantGPU([]Job{{Plan: big}}); ok {
+		t.Fatal("auto placement chose a lost device")
+	}
+}

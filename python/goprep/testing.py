@@ -19,7 +19,8 @@ def simulate_gpu(on: bool = True) -> None:
 
 
 def inject_gpu_fault(kind: str, count: int = 1) -> None:
-    """Make the next ``count`` GPU calls fail: ``"oom"`` (device allocation) or ``"launch"`` (kernel)."""
+    """Make the next ``count`` GPU calls fail: ``"oom"`` (device allocation), ``"launch"`` (kernel), or
+    ``"lost"`` (a sticky error such as an illegal address, after which the simulated device is gone)."""
     _native.call(_native.get().TestingInjectGPUFault, kind, int(count))
 
 

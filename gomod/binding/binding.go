@@ -116,20 +116,31 @@ func ArrayDataPtr(obj int64) (int64, error) {
 // Run executes plan h reading the array object src and writing the array object out.
 func Run(h, src, out int64) (n int64, err error) {
 	defer engine.Recover(&err)
-	p, err := lookup(h)
+	j, err := oneJob(h, src, out)
 	if err != nil {
 		return 0, err
+	}
+	job := [1]engine.Job{j}
+	return 0, backend().Run(job[:])
+}
+
+// oneJob resolves a plan handle and array objects into a Job; out == 0 leaves Out nil (device output).
+func oneJob(h, src, out int64) (engine.Job, error) {
+	p, err := lookup(h)
+	if err != nil {
+		return engine.Job{}, err
 	}
 	sp, err := readArrayData(src)
 	if err != nil {
-		return 0, err
+		return engine.Job{}, err
 	}
-	op, err := readArrayData(out)
-	if err != nil {
-		return 0, err
+	j := engine.Job{Plan: p, Src: sp}
+	if out != 0 {
+		if j.Out, err = readArrayData(out); err != nil {
+			return engine.Job{}, err
+		}
 	}
-	job := [1]engine.Job{{Plan: p, Src: sp, Out: op}}
-	return 0, backend().Run(job[:])
+	return j, nil
 }
 
 // RunMany executes count jobs in one parallel pass: desc is an int64 array object holding

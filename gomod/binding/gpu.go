@@ -67,19 +67,11 @@ func RunOn(h, src, out int64, device string) (ran string, err error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := lookup(h)
+	j, err := oneJob(h, src, out)
 	if err != nil {
 		return "", err
 	}
-	sp, err := readArrayData(src)
-	if err != nil {
-		return "", err
-	}
-	op, err := readArrayData(out)
-	if err != nil {
-		return "", err
-	}
-	return engine.Execute([]engine.Job{{Plan: p, Src: sp, Out: op}}, pl)
+	return engine.Execute([]engine.Job{j}, pl)
 }
 
 // RunManyOn is RunMany on a placement.
@@ -135,15 +127,11 @@ func RunToDevice(h, src int64, device string) (a int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	p, err := lookup(h)
+	j, err := oneJob(h, src, 0)
 	if err != nil {
 		return 0, err
 	}
-	sp, err := readArrayData(src)
-	if err != nil {
-		return 0, err
-	}
-	return keepArray(engine.ExecuteToDevice([]engine.Job{{Plan: p, Src: sp}}, idx))
+	return keepArray(engine.ExecuteToDevice([]engine.Job{j}, idx))
 }
 
 // keepArray registers a new device array under a handle.

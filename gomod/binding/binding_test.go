@@ -2,6 +2,8 @@ package binding
 
 import (
 	"encoding/json"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -63,5 +65,15 @@ func TestErrorsCarryCodes(t *testing.T) {
 	}
 	if _, err := SetNumThreads(0); err == nil || !strings.HasPrefix(err.Error(), "goprep[invalid_argument] n: ") {
 		t.Fatalf("threads: got %v", err)
+	}
+}
+
+// Python threads enter Go as separate OS threads; each needs a P (see init).
+func TestEnoughPsForCallerThreads(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS set by the environment: left as the user chose")
+	}
+	if got := runtime.GOMAXPROCS(0); got < callerProcs {
+		t.Fatalf("GOMAXPROCS = %d, want at least %d", got, callerProcs)
 	}
 }

@@ -49,7 +49,6 @@ type GPUDevice interface {
 	DestroyStream(s Stream)
 	CopyHtoD(dst uint64, src unsafe.Pointer, n int, s Stream) error
 	CopyDtoH(dst unsafe.Pointer, src uint64, n int, s Stream) error
-	CopyDtoD(dst, src uint64, n int, s Stream) error
 	// Launch runs kernel over n gp_image descriptors starting at device address desc.
 	Launch(kernel string, desc uint64, n, pixels int, s Stream) error
 	Sync(s Stream) error
@@ -60,6 +59,21 @@ type GPUDevice interface {
 	// framework may still be reading a DeviceArray it imported through DLPack).
 	SyncAll() error
 }
+
+// DeviceLoss records why a device was lost (its first sticky error). GPUDevice implementations embed
+// it to provide Lost.
+type DeviceLoss struct{ why atomic.Pointer[string] }
+
+// Lost is the recorded reason, "" while the device is usable.
+func (l *DeviceLoss) Lost() string {
+	if p := l.why.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// MarkLost records why; the first reason stays.
+func (l *DeviceLoss) MarkLost(why string) { l.why.CompareAndSwap(nil, &why) }
 
 // gpuState is the process-wide GPU side: devices, their pools, counters and the breaker.
 type gpuState struct {
@@ -240,8 +254,8 @@ func takeFault(kind string) bool {
 
 // Placement says where a call runs and where its output lives.
 type Placement struct {
-	Device string // "cpu", "auto", "cuda" or "cuda:N"
-	Index  int    // GPU index for "cuda"/"cuda:N"/"auto"
+	Device string // "cpu", "auto" or "cuda" ("cuda:N" parses to "cuda" with Index N)
+	Index  int    // the GPU for "cuda"; "auto" uses GPU 0
 }
 
 // ParseDevice validates a device string.
@@ -398,7 +412,15 @@ func recordFailure(err error) {
 	}
 }
 
-func (d *gpuDev) upload(dst uint64, data []byte) (err error) {
+func (d *gpuDev) upload(dst uint64, data []byte) error {
+	return d.onStream(func(s Stream) error {
+		return d.dev.CopyHtoD(dst, unsafe.Pointer(unsafe.SliceData(data)), len(data), s)
+	})
+}
+
+// onStream runs f with the device bound and a stream, and waits for the stream: one synchronous
+// operation outside the pipeline.
+func (d *gpuDev) onStream(f func(s Stream) error) error {
 	unbind, err := d.dev.Bind()
 	if err != nil {
 		return err
@@ -409,7 +431,7 @@ func (d *gpuDev) upload(dst uint64, data []byte) (err error) {
 		return err
 	}
 	defer d.putStream(s)
-	if err := d.dev.CopyHtoD(dst, unsafe.Pointer(unsafe.SliceData(data)), len(data), s); err != nil {
+	if err := f(s); err != nil {
 		return err
 	}
 	return d.dev.Sync(s)
@@ -460,7 +482,7 @@ func (d *gpuDev) run(jobs []Job, outDev uint64) (err error) {
 
 // unit is one image of a call.
 type unit struct {
-	job, img int
+	job      int
 	src      unsafe.Pointer // the image's lowest source element
 	srcBytes int
 	out      unsafe.Pointer // host output (nil for device output)
@@ -491,7 +513,7 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 		lo, n := p.ImageSpan()
 		es := p.InDType().Size()
 		for img := 0; img < p.N; img++ {
-			u := unit{job: ji, img: img, srcBytes: n * es, outBytes: p.OutImageBytes()}
+			u := unit{job: ji, srcBytes: n * es, outBytes: p.OutImageBytes()}
 			u.src = unsafe.Add(j.Src, (p.ImageOrigin(img)+lo)*es)
 			if outDev == 0 {
 				u.out = unsafe.Add(j.Out, img*u.outBytes)
@@ -588,7 +610,7 @@ func (d *gpuDev) finish(l *lane) error {
 	at := 0
 	for _, u := range l.units {
 		if u.out != nil {
-			cp = append(cp, copyPair{unsafe.Slice((*byte)(u.out), u.outBytes), l.hostOut.bytes[at : at+u.outBytes]})
+			cp = append(cp, copyPair{unsafe.Slice((*byte)(u.out), u.outBytes), l.hostOut[at : at+u.outBytes]})
 			at += u.outBytes
 		}
 	}
@@ -633,8 +655,8 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 	cp := make([]copyPair, len(l.units))
 	in, out := 0, 0
 	for i, u := range l.units {
-		cp[i] = copyPair{l.hostIn.bytes[in : in+u.srcBytes], unsafe.Slice((*byte)(u.src), u.srcBytes)}
-		images[i] = BatchImage{Plan: jobs[u.job].Plan, Img: u.img, SrcDev: l.devIn.ptr + uint64(in), OutDev: u.outDev}
+		cp[i] = copyPair{l.hostIn[in : in+u.srcBytes], unsafe.Slice((*byte)(u.src), u.srcBytes)}
+		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: l.devIn.ptr + uint64(in), OutDev: u.outDev}
 		if !toDevice {
 			images[i].OutDev = l.devOut.ptr + uint64(out)
 		}
@@ -658,19 +680,19 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 		return errf(CodeDeviceUnavailable, "device", "injected fault: kernel launch failed (CUDA_ERROR_LAUNCH_FAILED)")
 	}
 	// Asynchronous copies read page-locked memory: the tables go through a pinned buffer as well.
-	if len(l.hostArena.bytes) < len(arena) {
+	if len(l.hostArena) < len(arena) {
 		d.host.release(l.hostArena)
-		l.hostArena = hostBuf{}
+		l.hostArena = nil
 		if l.hostArena, err = d.host.get(len(arena)); err != nil {
 			return err
 		}
 	}
-	copy(l.hostArena.bytes, arena)
+	copy(l.hostArena, arena)
 	l.busy = true
-	if err := d.dev.CopyHtoD(l.devIn.ptr, unsafe.Pointer(unsafe.SliceData(l.hostIn.bytes)), in, l.s); err != nil {
+	if err := d.dev.CopyHtoD(l.devIn.ptr, unsafe.Pointer(unsafe.SliceData(l.hostIn)), in, l.s); err != nil {
 		return err
 	}
-	if err := d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena.bytes)), len(arena), l.s); err != nil {
+	if err := d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena)), len(arena), l.s); err != nil {
 		return err
 	}
 	pixels := 0
@@ -681,14 +703,14 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 		return err
 	}
 	if !toDevice {
-		return d.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(l.hostOut.bytes)), l.devOut.ptr, out, l.s)
+		return d.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(l.hostOut)), l.devOut.ptr, out, l.s)
 	}
 	return nil
 }
 
 // CopyToHost copies the array into host memory (synchronously), after all work in the context (a
 // framework may have written into the array on its own streams).
-func (a *DeviceArray) CopyToHost(dst []byte) (err error) {
+func (a *DeviceArray) CopyToHost(dst []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.freed {
@@ -697,18 +719,7 @@ func (a *DeviceArray) CopyToHost(dst []byte) (err error) {
 	if err := a.dev.dev.SyncAll(); err != nil {
 		return err
 	}
-	unbind, err := a.dev.dev.Bind()
-	if err != nil {
-		return err
-	}
-	defer unbind()
-	s, err := a.dev.stream()
-	if err != nil {
-		return err
-	}
-	defer a.dev.putStream(s)
-	if err := a.dev.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), a.Ptr, len(dst), s); err != nil {
-		return err
-	}
-	return a.dev.dev.Sync(s)
+	return a.dev.onStream(func(s Stream) error {
+		return a.dev.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), a.Ptr, len(dst), s)
+	})
 }

@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"encoding/binary"
-	"math"
-	"unsafe"
-)
+import "unsafe"
 
 // This file turns plans into the byte layout the CUDA kernels read (kernels/goprep.h). The kernels get
 // the planner's own tables, so GPU and CPU agree on every source coordinate and weight by construction.
@@ -41,50 +37,28 @@ type gpImage struct {
 // GPUImageBytes is sizeof(gp_image).
 const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
 
-// planTables is where one plan's tables sit in a launch arena.
-type planTables struct {
-	rows, cols     gpAxis // pointers relative to the arena start
-	lut, lut16     uint64
-	hasLUT, hasF16 bool
-}
-
 // DeviceBatch is the host-side image of one kernel launch over a set of images: an arena holding each
 // distinct plan's tables once, followed by one gp_image per image. The GPU backend copies the arena
 // to device memory and then patches in the device addresses (Encode).
 type DeviceBatch struct {
 	arena  []byte
-	tables map[*Plan]*planTables
-	descAt int // offset of the descriptor array in the arena
+	tmpl   map[*Plan]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
+	descAt int               // offset of the descriptor array in the arena
 	images []BatchImage
 	Kernel string // goprep_preprocess_u8 or _f32
 }
 
 // BatchImage is one image of a launch: which plan, and where its source span and output will be on
-// the device (filled by the backend before Encode).
+// the device.
 type BatchImage struct {
 	Plan   *Plan
-	Img    int    // index within the plan's batch
 	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan)
 	OutDev uint64 // device address of the image's output
 }
 
 // ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
 // the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
-func (p *Plan) ImageSpan() (lo, n int) {
-	in := p.Spec.In
-	es := int64(in.DType.Size())
-	lo, hi := 0, 0
-	for _, d := range [][2]int{{in.H, int(in.Strides[1] / es)}, {in.W, int(in.Strides[2] / es)}, {in.C, int(in.Strides[3] / es)}} {
-		if d[0] > 1 {
-			if e := (d[0] - 1) * d[1]; e < 0 {
-				lo += e
-			} else {
-				hi += e
-			}
-		}
-	}
-	return lo, hi - lo + 1
-}
+func (p *Plan) ImageSpan() (lo, n int) { return p.imgLo, p.imgElems }
 
 // ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
 // pointer (element [0,0,0,0]).
@@ -102,7 +76,7 @@ func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 	if len(images) == 0 {
 		return nil, errf(CodeInvalidArgument, "images", "empty launch")
 	}
-	b := &DeviceBatch{tables: map[*Plan]*planTables{}, images: images}
+	b := &DeviceBatch{tmpl: map[*Plan]gpImage{}, images: images}
 	dt := images[0].Plan.InDType()
 	b.Kernel = "goprep_preprocess_" + string(dt)
 	for _, im := range images {
@@ -112,8 +86,8 @@ func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 		if im.Plan.OutC > 4 || im.Plan.OutC < 1 {
 			return nil, errf(CodeInternal, "", "unsupported channel count %d", im.Plan.OutC)
 		}
-		if _, ok := b.tables[im.Plan]; !ok {
-			b.tables[im.Plan] = b.addTables(im.Plan)
+		if _, ok := b.tmpl[im.Plan]; !ok {
+			b.tmpl[im.Plan] = b.template(im.Plan)
 		}
 	}
 	b.align(16)
@@ -158,13 +132,47 @@ func (b *DeviceBatch) axis(a *axis) gpAxis {
 	}
 }
 
-func (b *DeviceBatch) addTables(p *Plan) *planTables {
-	t := &planTables{rows: b.axis(&p.rows), cols: b.axis(&p.cols)}
-	if n := p.norm; n != nil && n.lutF32 != nil {
-		t.lut = b.put(bytesOf(n.lutF32))
-		t.lut16 = b.put(bytesOf(n.lutF16))
+// template lays out a plan's tables and returns its descriptor: everything but the image's source
+// and output addresses, with table pointers relative to the arena.
+func (b *DeviceBatch) template(p *Plan) gpImage {
+	d := gpImage{
+		Rows: b.axis(&p.rows), Cols: b.axis(&p.cols), StrideC: int64(p.strideC),
+		OutH: int32(p.OutH), OutW: int32(p.OutW), OutC: int32(p.OutC), InC: int32(p.inC),
+		PadU8: int32(p.padU8), PadF32: p.padF32, Scale: 1,
 	}
-	return t
+	for c := 0; c < p.OutC; c++ {
+		d.CMap[c] = int32(p.cmap[c])
+		d.Std[c] = 1
+	}
+	switch {
+	case p.rows.Taps.K == 1 && p.cols.Taps.K == 1:
+		d.Mode = gpModeGather
+	case p.Spec.Resize.Antialias:
+		d.Mode = gpModeAntialias
+	default:
+		d.Mode = gpModeBilinear
+	}
+	switch p.OutDType {
+	case U8:
+		d.OutDType = gpOutU8
+	case F16:
+		d.OutDType = gpOutF16
+	default:
+		d.OutDType = gpOutF32
+	}
+	if n := p.norm; n != nil {
+		d.Norm = 1
+		if p.CHW {
+			d.CHW = 1
+		}
+		for c := 0; c < p.OutC; c++ {
+			d.Mean[c], d.Std[c], d.Scale = n.mean[c], n.std[c], n.scale[c]
+		}
+		if n.lutF32 != nil {
+			d.LUT, d.LUT16 = b.put(bytesOf(n.lutF32)), b.put(bytesOf(n.lutF16))
+		}
+	}
+	return d
 }
 
 // ArenaBytes is the size of the arena to allocate on the device.
@@ -173,11 +181,10 @@ func (b *DeviceBatch) ArenaBytes() int { return len(b.arena) }
 // DescOffset is where the descriptor array starts in the arena (the kernel's first argument).
 func (b *DeviceBatch) DescOffset() int { return b.descAt }
 
-// Images are the launch's images, for the backend to fill in SrcDev and OutDev.
-func (b *DeviceBatch) Images() []BatchImage { return b.images }
-
 // Encode writes the final arena for a device copy at address base: table pointers relocated, each
-// image's descriptor filled from its BatchImage.
+// image's descriptor its plan's template plus its own source and output addresses. Descriptors are
+// stored as the Go struct itself: TestDescriptorLayout proves its layout equals gp_image's, and CUDA
+// devices and the hosts goprep builds for are little-endian.
 func (b *DeviceBatch) Encode(base uint64) []byte {
 	out := append([]byte(nil), b.arena...)
 	rel := func(v uint64) uint64 {
@@ -190,92 +197,15 @@ func (b *DeviceBatch) Encode(base uint64) []byte {
 		a.Off, a.WI, a.WF, a.Cnt = rel(a.Off), rel(a.WI), rel(a.WF), rel(a.Cnt)
 		return a
 	}
+	descs := unsafe.Slice((*gpImage)(unsafe.Pointer(&out[b.descAt])), len(b.images))
 	for i, im := range b.images {
-		p := im.Plan
-		t := b.tables[p]
-		lo, _ := p.ImageSpan()
-		es := p.InDType().Size()
-		d := gpImage{
-			// The span copy starts at the image's lowest element; its logical origin is -lo further.
-			Src: im.SrcDev + uint64(-lo*es), Out: im.OutDev,
-			LUT: rel(t.lut), LUT16: rel(t.lut16),
-			Rows: relAxis(t.rows), Cols: relAxis(t.cols),
-			StrideC: int64(p.strideC),
-			OutH:    int32(p.OutH), OutW: int32(p.OutW), OutC: int32(p.OutC), InC: int32(p.inC),
-			PadU8: int32(p.padU8), PadF32: p.padF32, Scale: 1,
-		}
-		for c := 0; c < p.OutC; c++ {
-			d.CMap[c] = int32(p.cmap[c])
-			d.Std[c] = 1
-		}
-		switch {
-		case p.rows.Taps.K == 1 && p.cols.Taps.K == 1:
-			d.Mode = gpModeGather
-		case p.Spec.Resize.Antialias:
-			d.Mode = gpModeAntialias
-		default:
-			d.Mode = gpModeBilinear
-		}
-		switch p.OutDType {
-		case U8:
-			d.OutDType = gpOutU8
-		case F16:
-			d.OutDType = gpOutF16
-		default:
-			d.OutDType = gpOutF32
-		}
-		if n := p.norm; n != nil {
-			d.Norm = 1
-			if p.CHW {
-				d.CHW = 1
-			}
-			for c := 0; c < p.OutC; c++ {
-				d.Mean[c], d.Std[c], d.Scale = n.mean[c], n.std[c], n.scale[c]
-			}
-		}
-		putImage(out[b.descAt+i*GPUImageBytes:], &d)
+		d := b.tmpl[im.Plan]
+		d.LUT, d.LUT16 = rel(d.LUT), rel(d.LUT16)
+		d.Rows, d.Cols = relAxis(d.Rows), relAxis(d.Cols)
+		// The span copy starts at the image's lowest element; its logical origin is -lo further.
+		d.Src = im.SrcDev + uint64(-im.Plan.imgLo*im.Plan.InDType().Size())
+		d.Out = im.OutDev
+		descs[i] = d
 	}
 	return out
-}
-
-// putImage serialises a descriptor little-endian, field by field in the header's order.
-func putImage(dst []byte, d *gpImage) {
-	w := dst[:0]
-	u64 := func(v uint64) { w = binary.LittleEndian.AppendUint64(w, v) }
-	i32 := func(v int32) { w = binary.LittleEndian.AppendUint32(w, uint32(v)) }
-	f32 := func(v float32) { w = binary.LittleEndian.AppendUint32(w, math.Float32bits(v)) }
-	ax := func(a gpAxis) {
-		u64(a.Off)
-		u64(a.WI)
-		u64(a.WF)
-		u64(a.Cnt)
-		i32(a.Lo)
-		i32(a.Hi)
-		i32(a.K)
-		i32(a.Reserved)
-	}
-	u64(d.Src)
-	u64(d.Out)
-	u64(d.LUT)
-	u64(d.LUT16)
-	ax(d.Rows)
-	ax(d.Cols)
-	u64(uint64(d.StrideC))
-	for _, v := range d.Mean {
-		f32(v)
-	}
-	for _, v := range d.Std {
-		f32(v)
-	}
-	f32(d.Scale)
-	f32(d.PadF32)
-	for _, v := range d.CMap {
-		i32(v)
-	}
-	for _, v := range []int32{d.OutH, d.OutW, d.OutC, d.InC, d.Mode, d.OutDType, d.CHW, d.Norm, d.PadU8, d.Reserved} {
-		i32(v)
-	}
-	if len(w) != GPUImageBytes {
-		panic("gp_image encoding has the wrong size")
-	}
 }

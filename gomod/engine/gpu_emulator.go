@@ -38,7 +38,7 @@ func emulatePixel(kernel string, d *gpImage, y, x int) {
 				case gpModeAntialias:
 					v = emuAntialiasU8(d, r, j, ch)
 				default:
-					v = int32(*(*uint8)(ptr(d.Src + uint64(ldI64(d.Rows.Off, r)+ldI64(d.Cols.Off, j)+ch))))
+					v = emuSrcU8(d, ldI64(d.Rows.Off, r)+ldI64(d.Cols.Off, j)+ch)
 				}
 			}
 			switch {

@@ -109,18 +109,17 @@ func (p *devPool) usage() (cached, inUse int64) {
 	return p.cached, p.inUse
 }
 
-type hostBuf struct {
-	bytes []byte
-	size  int
-}
+// hostBuf is a pinned buffer from hostPool: its length is its size class; nil for none.
+type hostBuf []byte
 
 // hostPool recycles pinned buffers, keeping at most keep idle. What bounds pinned memory in use is
 // the device's session semaphore (gpuDev.sessions): each pipelined call holds a fixed set of buffers.
 type hostPool struct {
-	dev  GPUDevice
-	keep int
-	mu   sync.Mutex
-	idle map[int][]unsafe.Pointer
+	dev   GPUDevice
+	keep  int
+	mu    sync.Mutex
+	idle  map[int][]unsafe.Pointer
+	nIdle int
 }
 
 func newHostPool(d GPUDevice, keep int) *hostPool {
@@ -133,30 +132,28 @@ func (p *hostPool) get(n int) (hostBuf, error) {
 	if l := p.idle[c]; len(l) > 0 {
 		ptr := l[len(l)-1]
 		p.idle[c] = l[:len(l)-1]
+		p.nIdle--
 		p.mu.Unlock()
-		return hostBuf{unsafe.Slice((*byte)(ptr), c), c}, nil
+		return unsafe.Slice((*byte)(ptr), c), nil
 	}
 	p.mu.Unlock()
 	ptr, err := p.dev.HostAlloc(c)
 	if err != nil {
-		return hostBuf{}, err
+		return nil, err
 	}
-	return hostBuf{unsafe.Slice((*byte)(ptr), c), c}, nil
+	return unsafe.Slice((*byte)(ptr), c), nil
 }
 
 func (p *hostPool) release(b hostBuf) {
-	if b.size == 0 {
+	if b == nil {
 		return
 	}
-	ptr := unsafe.Pointer(unsafe.SliceData(b.bytes))
+	ptr := unsafe.Pointer(unsafe.SliceData(b))
 	p.mu.Lock()
-	idle := 0
-	for _, l := range p.idle {
-		idle += len(l)
-	}
-	keep := idle < p.keep
+	keep := p.nIdle < p.keep
 	if keep {
-		p.idle[b.size] = append(p.idle[b.size], ptr)
+		p.idle[len(b)] = append(p.idle[len(b)], ptr)
+		p.nIdle++
 	}
 	p.mu.Unlock()
 	if !keep {

@@ -16,14 +16,7 @@ type simDevice struct {
 	allocs   map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
 	total    uint64
 	launches atomic.Int64
-	lost     atomic.Pointer[string]
-}
-
-func (s *simDevice) Lost() string {
-	if p := s.lost.Load(); p != nil {
-		return *p
-	}
-	return ""
+	DeviceLoss
 }
 
 func (s *simDevice) Info() DeviceInfo {
@@ -78,15 +71,10 @@ func (s *simDevice) CopyDtoH(dst unsafe.Pointer, src uint64, n int, _ Stream) er
 	return nil
 }
 
-func (s *simDevice) CopyDtoD(dst, src uint64, n int, _ Stream) error {
-	copy(unsafe.Slice((*byte)(ptr(dst)), n), unsafe.Slice((*byte)(ptr(src)), n))
-	return nil
-}
-
 func (s *simDevice) Launch(kernel string, desc uint64, n, _ int, _ Stream) error {
 	if takeFault("lost") {
 		why := "injected fault: CUDA_ERROR_ILLEGAL_ADDRESS (sticky)"
-		s.lost.Store(&why)
+		s.MarkLost(why)
 		return errf(CodeDeviceUnavailable, "device", "%s", why)
 	}
 	s.launches.Add(1)

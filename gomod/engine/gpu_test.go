@@ -32,7 +32,7 @@ func useSim(t *testing.T) *simDevice {
 }
 
 // TestDescriptorLayout compiles kernels/goprep.h with the C compiler and compares every field offset
-// and the struct sizes with the Go mirror that putImage and the emulator rely on.
+// and the struct sizes with the Go mirror that Encode writes and the emulator reads.
 func TestDescriptorLayout(t *testing.T) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {

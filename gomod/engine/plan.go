@@ -37,6 +37,7 @@ type Plan struct {
 	inC               int
 	strideN, strideC  int // source strides in elements
 	minOff, spanElems int // extent of the source array in elements, relative to its data pointer
+	imgLo, imgElems   int // extent of one image, relative to its element (0, 0, 0)
 	rows, cols        axis
 	cmap              []int
 	identityCMap      bool
@@ -67,18 +68,10 @@ func NewPlan(s *Spec) (*Plan, error) {
 	sn, sh, sw, sc := int(in.Strides[0]/es), int(in.Strides[1]/es), int(in.Strides[2]/es), int(in.Strides[3]/es)
 	p.strideN, p.strideC = sn, sc
 	// Extent of every element the source array holds, so execution can address it through one
-	// bounds-checked slice: a table bug becomes a recovered panic, never a wild read.
-	lo, hi := 0, 0
-	for _, d := range [][2]int{{p.N, sn}, {in.H, sh}, {in.W, sw}, {in.C, sc}} {
-		if d[0] > 1 {
-			if e := (d[0] - 1) * d[1]; e < 0 {
-				lo += e
-			} else {
-				hi += e
-			}
-		}
-	}
-	p.minOff, p.spanElems = lo, hi-lo+1
+	// bounds-checked slice: a table bug becomes a recovered panic, never a wild read. One image's
+	// extent is what the GPU backend copies per image.
+	p.minOff, p.spanElems = extent([2]int{p.N, sn}, [2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
+	p.imgLo, p.imgElems = extent([2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
 	p.rows = buildAxis(true, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
 		s.Pre.Y0, s.Pre.SY, sh)
 	p.cols = buildAxis(false, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
@@ -97,6 +90,22 @@ func NewPlan(s *Spec) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// extent is the range of element offsets an array with these (length, stride) axes addresses,
+// relative to its element 0: [lo, lo+n).
+func extent(axes ...[2]int) (lo, n int) {
+	hi := 0
+	for _, a := range axes {
+		if a[0] > 1 {
+			if e := (a[0] - 1) * a[1]; e < 0 {
+				lo += e
+			} else {
+				hi += e
+			}
+		}
+	}
+	return lo, hi - lo + 1
 }
 
 // buildAxis folds canvas placement and the output view into the resize taps of one axis.

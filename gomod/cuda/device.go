@@ -7,10 +7,11 @@ package cuda
 import "C"
 
 import (
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -30,7 +31,7 @@ type device struct {
 	ctx     cu.CUContext
 	busID   string
 
-	lost atomic.Pointer[string] // set by the first sticky error
+	engine.DeviceLoss // set by the first sticky error
 
 	loadMu sync.Mutex
 	fns    map[string]cu.Function // nil until the module loaded
@@ -57,20 +58,10 @@ var sticky = []error{cu.IllegalAddress, cu.LaunchFailed, cu.HardwareStackError, 
 
 // fail wraps a driver error and records a sticky one: the engine then stops using the device.
 func (d *device) fail(op string, err error) error {
-	for _, e := range sticky {
-		if err == e {
-			why := op + ": " + err.Error()
-			d.lost.CompareAndSwap(nil, &why)
-		}
+	if slices.Contains(sticky, err) {
+		d.MarkLost(op + ": " + err.Error())
 	}
 	return deviceError(op, err)
-}
-
-func (d *device) Lost() string {
-	if p := d.lost.Load(); p != nil {
-		return *p
-	}
-	return ""
 }
 
 // probe finds the usable devices, or says why there are none.
@@ -119,12 +110,13 @@ func (d *device) Info() engine.DeviceInfo {
 	info := engine.DeviceInfo{Index: d.ordinal, UtilizationGPU: -1, PCIeGeneration: -1, PCIeWidth: -1}
 	info.Name, _ = d.dev.Name()
 	if major, minor, err := d.dev.ComputeCapability(); err == nil {
-		info.ComputeCapability = itoa(major) + "." + itoa(minor)
+		info.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
 	}
 	if t, err := d.dev.TotalMem(); err == nil {
 		info.TotalMemory = uint64(t)
 	}
-	info.Driver = "CUDA " + itoa(cu.Version()/1000) + "." + itoa(cu.Version()%1000/10)
+	v := cu.Version()
+	info.Driver = fmt.Sprintf("CUDA %d.%d", v/1000, v%1000/10)
 	if ok, _ := NVMLStatus(); ok && d.busID != "" {
 		if h, ret := nvml.DeviceGetHandleByPciBusId(d.busID); ret == nvml.SUCCESS {
 			if m, ret := h.GetMemoryInfo(); ret == nvml.SUCCESS {
@@ -148,16 +140,6 @@ func (d *device) Info() engine.DeviceInfo {
 		}
 	}
 	return info
-}
-
-func itoa(v int) string {
-	if v < 0 {
-		return "-" + itoa(-v)
-	}
-	if v < 10 {
-		return string(rune('0' + v))
-	}
-	return itoa(v/10) + string(rune('0'+v%10))
 }
 
 // Bind locks the goroutine to its OS thread and makes the primary context current there: CUDA
@@ -296,13 +278,6 @@ func (d *device) CopyHtoD(dst uint64, src unsafe.Pointer, n int, s engine.Stream
 func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s engine.Stream) error {
 	if err := cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
 		return d.fail("cuMemcpyDtoHAsync", err)
-	}
-	return nil
-}
-
-func (d *device) CopyDtoD(dst, src uint64, n int, s engine.Stream) error {
-	if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
-		return d.fail("cuMemcpyDtoDAsync", err)
 	}
 	return nil
 }

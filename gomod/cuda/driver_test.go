@@ -7,19 +7,25 @@ import (
 	"testing"
 )
 
+// consistent checks that a status is ok without a reason or not ok with one, and reports ok.
+func consistent(t *testing.T, name string, ok bool, reason string) bool {
+	t.Helper()
+	t.Logf("%s: ok=%v reason=%q", name, ok, reason)
+	if ok && reason != "" {
+		t.Fatalf("ok with reason %q", reason)
+	}
+	if !ok && reason == "" {
+		t.Fatal("not ok but empty reason")
+	}
+	return ok
+}
+
 // On a machine without the NVIDIA driver both report not-ok with a reason
 // naming the missing library; on a GPU machine only consistency is required.
 func TestDriverStatus(t *testing.T) {
 	ok, reason := DriverStatus()
-	t.Logf("DriverStatus: ok=%v reason=%q", ok, reason)
-	if ok {
-		if reason != "" {
-			t.Fatalf("ok with reason %q", reason)
-		}
+	if consistent(t, "DriverStatus", ok, reason) {
 		return
-	}
-	if reason == "" {
-		t.Fatal("not ok but empty reason")
 	}
 	// Every failure reason names the library: dlopen error, missing cuInit,
 	// or the real cuInit's error.
@@ -35,15 +41,8 @@ func TestDriverStatus(t *testing.T) {
 
 func TestNVMLStatus(t *testing.T) {
 	ok, reason := NVMLStatus()
-	t.Logf("NVMLStatus: ok=%v reason=%q", ok, reason)
-	if ok {
-		if reason != "" {
-			t.Fatalf("ok with reason %q", reason)
-		}
+	if consistent(t, "NVMLStatus", ok, reason) {
 		return
-	}
-	if reason == "" {
-		t.Fatal("not ok but empty reason")
 	}
 	// Without the library, the dlopen error must be part of the reason.
 	if strings.Contains(reason, "LIBRARY_NOT_FOUND") && !strings.Contains(reason, "libnvidia-ml") {

@@ -9,7 +9,6 @@ package binding
 import (
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -22,11 +21,7 @@ const version = "0.1.0"
 // Version returns the engine version.
 func Version() string { return version }
 
-var (
-	plansMu sync.RWMutex
-	plans   = map[int64]*engine.Plan{}
-	nextID  int64
-)
+var plans handles[*engine.Plan]
 
 // NewPlan validates a JSON plan spec and returns a handle for Run.
 func NewPlan(spec string) (h int64, err error) {
@@ -39,26 +34,14 @@ func NewPlan(spec string) (h int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	plansMu.Lock()
-	defer plansMu.Unlock()
-	nextID++
-	plans[nextID] = p
-	return nextID, nil
+	return plans.add(p), nil
 }
 
 // FreePlan releases a handle; unknown handles are ignored.
-func FreePlan(h int64) {
-	plansMu.Lock()
-	delete(plans, h)
-	plansMu.Unlock()
-}
+func FreePlan(h int64) { plans.remove(h) }
 
 // NumPlans reports live plan handles (tests use it to prove caches are bounded).
-func NumPlans() int {
-	plansMu.RLock()
-	defer plansMu.RUnlock()
-	return len(plans)
-}
+func NumPlans() int { return plans.len() }
 
 // PlanOutBytes is the byte size of a plan's output, for Python's cross-check of the out buffer.
 func PlanOutBytes(h int64) (n int64, err error) {
@@ -70,10 +53,8 @@ func PlanOutBytes(h int64) (n int64, err error) {
 }
 
 func lookup(h int64) (*engine.Plan, error) {
-	plansMu.RLock()
-	p := plans[h]
-	plansMu.RUnlock()
-	if p == nil {
+	p, ok := plans.get(h)
+	if !ok {
 		return nil, &engine.Error{Code: engine.CodeInternal, Arg: "plan", Msg: "unknown plan handle"}
 	}
 	return p, nil

@@ -2,7 +2,6 @@ package binding
 
 import (
 	"encoding/json"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -88,11 +87,7 @@ func RunManyOn(desc, count, out int64, device string) (ran string, err error) {
 	return engine.Execute(jobs, pl)
 }
 
-var (
-	arraysMu  sync.Mutex
-	arrays    = map[int64]*engine.DeviceArray{}
-	nextArray int64
-)
+var arrays handles[*engine.DeviceArray]
 
 func gpuIndex(device string) (int, error) {
 	pl, err := placement(device)
@@ -139,17 +134,11 @@ func keepArray(arr *engine.DeviceArray, _ string, err error) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	arraysMu.Lock()
-	defer arraysMu.Unlock()
-	nextArray++
-	arrays[nextArray] = arr
-	return nextArray, nil
+	return arrays.add(arr), nil
 }
 
 func deviceArray(h int64) (*engine.DeviceArray, error) {
-	arraysMu.Lock()
-	defer arraysMu.Unlock()
-	a, ok := arrays[h]
+	a, ok := arrays.get(h)
 	if !ok {
 		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "array", Msg: "unknown or freed device array"}
 	}
@@ -193,21 +182,13 @@ func DeviceArrayToHost(h, out, nbytes int64) (n int64, err error) {
 
 // FreeDeviceArray returns array h's memory to the device pool; unknown handles are ignored.
 func FreeDeviceArray(h int64) {
-	arraysMu.Lock()
-	a := arrays[h]
-	delete(arrays, h)
-	arraysMu.Unlock()
-	if a != nil {
+	if a, ok := arrays.remove(h); ok {
 		a.Free()
 	}
 }
 
 // NumDeviceArrays reports live device arrays (tests).
-func NumDeviceArrays() int64 {
-	arraysMu.Lock()
-	defer arraysMu.Unlock()
-	return int64(len(arrays))
-}
+func NumDeviceArrays() int64 { return int64(arrays.len()) }
 
 // TestingSimulateGPU switches in a simulated GPU (host memory, kernels emulated in Go) so the GPU
 // path, fallback and breaker can be tested on machines without one. Test-only.
@@ -216,7 +197,7 @@ func TestingSimulateGPU(on bool) {
 	engine.SimulateGPU(on)
 }
 
-// TestingInjectGPUFault makes the next count GPU calls fail ("oom" or "launch"). Test-only.
+// TestingInjectGPUFault makes the next count GPU calls fail ("oom", "launch" or "lost"). Test-only.
 func TestingInjectGPUFault(kind string, count int64) error {
 	return engine.InjectGPUFault(kind, int(count))
 }

@@ -222,6 +222,29 @@ def assert_goprep_error(excinfo_value, cls, argument=None, code=None, builtin=No
         assert str(e).startswith(got_arg), f"message does not start with {got_arg!r}: {str(e)!r}"
 
 
+def run_concurrently(fn, n=8, timeout=120):
+    """Call fn(0) .. fn(n-1) on n threads released together; fail on a hang or on any exception."""
+    import threading
+
+    errors = []
+    barrier = threading.Barrier(n)
+
+    def run(i):
+        try:
+            barrier.wait(timeout=30)
+            fn(i)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+    assert not any(t.is_alive() for t in threads), "concurrent calls deadlocked"
+    assert not errors, errors
+
+
 # --------------------------------------------------------------------------------------------------
 # subprocesses
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import goprep
-from conftest import PHOTOS, assert_array_identical, assert_goprep_error, rand_u8, run_python
+from conftest import PHOTOS, assert_array_identical, assert_goprep_error, rand_u8, run_concurrently, run_python
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -136,28 +136,16 @@ def test_concurrent_calls_equal_serial():
     }
     serial = {(name, i): fn(inputs[i]) for name, fn in jobs.items() for i in range(8)}
 
-    errors = []
     mismatches = []
-    barrier = threading.Barrier(8)
 
     def run(i):
-        try:
-            barrier.wait(timeout=30)
-            for rep in range(3):
-                for name, fn in jobs.items():
-                    r = fn(inputs[i])
-                    if not np.array_equal(r, serial[(name, i)]):
-                        mismatches.append((name, i, rep))
-        except BaseException as e:  # noqa: BLE001
-            errors.append(repr(e))
+        for rep in range(3):
+            for name, fn in jobs.items():
+                r = fn(inputs[i])
+                if not np.array_equal(r, serial[(name, i)]):
+                    mismatches.append((name, i, rep))
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "concurrent calls deadlocked"
-    assert not errors, errors
+    run_concurrently(run)
     assert not mismatches, f"concurrent results differ from serial: {mismatches[:10]}"
 
 
@@ -166,21 +154,11 @@ def test_concurrent_first_use_of_one_pipeline():
     pipe = goprep.pipeline(_chain)
     x = PHOTOS["coffee"]
     want = _chain(x)
-    results, errors = [None] * 8, []
-    barrier = threading.Barrier(8)
+    results = [None] * 8
 
     def run(i):
-        try:
-            barrier.wait(timeout=30)
-            results[i] = pipe(x)
-        except BaseException as e:  # noqa: BLE001
-            errors.append(repr(e))
+        results[i] = pipe(x)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
+    run_concurrently(run, timeout=60)
     for r in results:
         assert_array_identical(r, want)

@@ -82,35 +82,11 @@ func SourceHash() string { return manifestField("source_sha256") }
 // ISA returns the PTX ISA version of the embedded PTX ("8.0"), as recorded in the MANIFEST.
 func ISA() string { return manifestField("ptx_isa") }
 
-// minDriver maps a PTX ISA version to the first driver series (and CUDA release) that can JIT it.
-// scripts/build_ptx.py has the same table.
-var minDriver = map[string]string{
-	"7.0": "R450 (CUDA 11.0)",
-	"7.1": "R455 (CUDA 11.1)",
-	"7.2": "R460 (CUDA 11.2)",
-	"7.3": "R465 (CUDA 11.3)",
-	"7.4": "R470 (CUDA 11.4)",
-	"7.5": "R495 (CUDA 11.5)",
-	"7.6": "R510 (CUDA 11.6)",
-	"7.7": "R515 (CUDA 11.7)",
-	"7.8": "R520 (CUDA 11.8)",
-	"8.0": "R525 (CUDA 12.0)",
-	"8.1": "R530 (CUDA 12.1)",
-	"8.2": "R535 (CUDA 12.2)",
-	"8.3": "R545 (CUDA 12.3)",
-	"8.4": "R550 (CUDA 12.4)",
-	"8.5": "R555 (CUDA 12.5)",
-	"8.7": "R570 (CUDA 12.8)",
-	"8.8": "R575 (CUDA 12.9)",
-	"9.0": "R580 (CUDA 13.0)",
-}
-
-// MinDriver returns the oldest NVIDIA driver that can JIT the embedded PTX, derived from its PTX ISA
-// version: "R525 (CUDA 12.0)" for ISA 8.0.
+// MinDriver returns the oldest NVIDIA driver that can JIT the embedded PTX, as scripts/build_ptx.py
+// recorded it in the MANIFEST from the PTX ISA version: "R525 (CUDA 12.0)" for ISA 8.0.
 func MinDriver() string {
-	isa := ISA()
-	if d, ok := minDriver[isa]; ok {
+	if d := manifestField("min_driver"); d != "" && d != "unknown" {
 		return d
 	}
-	return "unknown (PTX ISA " + isa + ")"
+	return "unknown (PTX ISA " + ISA() + ")"
 }

@@ -116,11 +116,29 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
     return run_plan(ref, shape, dtype, f32, src, out), extra
 
 
-def run_plan(ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, f32: bool, src: np.ndarray, out: Any) -> np.ndarray:
-    """Run a plan on one array: the single path every eager op and every pipeline call ends in."""
+def run_plan(
+    ref: PlanRef,
+    shape: Tuple[int, ...],
+    dtype: np.dtype,
+    f32: bool,
+    src: np.ndarray,
+    out: Any,
+    device: str = "cpu",
+    output: str = "numpy",
+) -> Any:
+    """Run a plan on one array: the single path every eager op and every pipeline call ends in.
+    ``device="cpu"`` calls the engine's CPU entry point directly; other placements ("auto", "cuda",
+    "cuda:N") go through the engine's placement, into NumPy or (``output="device"``) a DeviceArray."""
     if f32 and not src.flags.aligned:
         raise InvalidArgumentError("float32 data must be aligned", argument="src")
+    if output == "device":
+        if out is not None:
+            raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+        return DeviceArray(_native.call(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
     res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+    if device != "cpu":
+        _native.call(_native.get().RunOn, ref.handle, id(src), id(res), device)
+        return res
     run = _native._raw_run
     if run is None or _native._forked_child:
         run = _native.raw_run()  # loads the extension, or raises ForkError
@@ -128,22 +146,6 @@ def run_plan(ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, f32: bool, s
         run(ref.handle, id(src), id(res))
     except RuntimeError as e:
         raise from_native(e) from None
-    return res
-
-
-def run_plan_on(
-    ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, f32: bool, src: np.ndarray, out: Any, device: str, output: str
-) -> Any:
-    """run_plan on a placement ("auto", "cuda", "cuda:N"), into NumPy or a DeviceArray."""
-    if f32 and not src.flags.aligned:
-        raise InvalidArgumentError("float32 data must be aligned", argument="src")
-    mod = _native.get()
-    if output == "device":
-        if out is not None:
-            raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-        return DeviceArray(_native.call(mod.RunToDevice, ref.handle, id(src), device), shape, dtype)
-    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
-    _native.call(mod.RunOn, ref.handle, id(src), id(res), device)
     return res
 
 
@@ -269,8 +271,7 @@ def letterbox(src: Any, size: Size, *, pad_value: float = 114, out: Optional[np.
 
     Returns ``(image, LetterboxInfo)``; the info maps boxes back to the source image.
     """
-    res, info = run_eager(("letterbox", size, pad_value), src, out, lambda t: _letterbox_t(t, size, pad_value))
-    return res, info
+    return run_eager(("letterbox", size, pad_value), src, out, lambda t: _letterbox_t(t, size, pad_value))
 
 
 def cvt_color(src: Any, code: str, out: Optional[np.ndarray] = None) -> Any:

@@ -11,7 +11,7 @@ import numpy as np
 from . import _device, _native
 from ._device import DeviceArray
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
-from ._ops import PlanRef, plan_for, prepare_out, run_plan, run_plan_on
+from ._ops import PlanRef, plan_for, prepare_out, run_plan
 from ._trace import Traced, trace_array, typed_key
 
 _OUTPUTS = ("numpy", "device")
@@ -104,10 +104,8 @@ class Pipeline:
     def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
-            if self._on_cpu(c.moved):
-                res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out)
-            else:
-                res = run_plan_on(c.ref, c.shape, c.dtype, c.f32, src, out, self._device, self._output)
+            device = "cpu" if self._on_cpu(c.moved) else self._device
+            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._output)
             return _fill(c.template, res)
         if isinstance(src, (list, tuple)):
             return self._run_list(list(src), args, kwargs, out)

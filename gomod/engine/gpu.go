@@ -310,6 +310,9 @@ func (d *gpuDev) freeMemory() uint64 {
 // On a GPU error the call is redone on the CPU, so the result is always correct.
 func Execute(jobs []Job, pl Placement) (string, error) {
 	var d *gpuDev
+	if pl.Device != "cpu" && !gpuSupported(jobs) {
+		return "cpu", CPU{}.Run(jobs) // the kernels cannot express a plan: the CPU engine runs the call
+	}
 	switch pl.Device {
 	case "cpu":
 		return "cpu", CPU{}.Run(jobs)
@@ -333,6 +336,16 @@ func Execute(jobs []Job, pl Placement) (string, error) {
 		return "cpu", CPU{}.Run(jobs)
 	}
 	return "cuda", nil
+}
+
+// gpuSupported reports whether the kernels can run every job's plan (Plan.GPUSupported).
+func gpuSupported(jobs []Job) bool {
+	for i := range jobs {
+		if !jobs[i].Plan.GPUSupported() {
+			return false
+		}
+	}
+	return true
 }
 
 // DeviceArray is an output kept in device memory.
@@ -377,7 +390,7 @@ func ExecuteToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
 		return nil, "", err
 	}
 	arr := &DeviceArray{Ptr: buf.ptr, Bytes: total, Device: index, buf: buf, dev: d}
-	if !breakerOpen() && d.dev.Lost() == "" {
+	if !breakerOpen() && d.dev.Lost() == "" && gpuSupported(jobs) {
 		if err := d.run(jobs, buf.ptr); err == nil {
 			return arr, "cuda", nil
 		}

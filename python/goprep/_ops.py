@@ -14,6 +14,7 @@ import numpy as np
 from . import _native
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
+from ._inputs import as_array, is_tensor, out_array, to_output
 from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultralytics_letterbox
 from ._trace import (
     LetterboxInfo,
@@ -97,9 +98,13 @@ _eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any]] = {}
 def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
     """Run an eager op: ``build`` turns the traced source into the op's result (and an extra value,
     such as letterbox's info). Results of ``build`` are memoised per op arguments and source layout,
-    so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
+    so a repeated call skips tracing (about 20 us of Python) and only runs the plan. A torch tensor
+    source gives a tensor result; a PIL image, a NumPy one."""
     if isinstance(src, Traced):
         return build(src)
+    kind = None
+    if type(src) is not np.ndarray:
+        src, kind = as_array(src)
     key: Any = (typed_key(op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
     try:
         hit = _eager.get(key)
@@ -107,13 +112,17 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
         key, hit = None, None
     if hit is None or type(src) is not np.ndarray:
         r, extra = build(trace_array(src))
-        hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra)
+        hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra, r.chw)
         if key is not None and type(src) is np.ndarray:
             if len(_eager) >= _EAGER_CACHE_SIZE:
                 _eager.clear()
             _eager[key] = hit
-    ref, shape, dtype, f32, extra = hit
-    return run_plan(ref, shape, dtype, f32, src, out), extra
+    ref, shape, dtype, f32, extra, chw = hit
+    if out is not None and type(out) is not np.ndarray and is_tensor(out):
+        run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw))
+        return out, extra
+    res = run_plan(ref, shape, dtype, f32, src, out)
+    return (to_output(res, kind, chw) if kind == "torch" else res), extra
 
 
 def run_plan(
@@ -344,9 +353,12 @@ def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
     """The ``height x width`` window at ``(top, left)``: a zero-copy view of ``src``."""
     if isinstance(src, Traced):
         return src.crop(top, left, height, width)
-    t = trace_array(src)
+    a, kind = as_array(src)
+    t = trace_array(a)
     check_window(top, left, height, width, t.height, t.width)
-    return src[..., top : top + height, left : left + width, :]
+    if kind == "torch":
+        return src[..., top : top + height, left : left + width]  # the tensor's own (C, H, W) view
+    return a[..., top : top + height, left : left + width, :]
 
 
 def letterbox(

@@ -127,6 +127,11 @@ class Traced:
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def chw(self) -> bool:
+        """Whether the result is laid out (C, H, W)."""
+        return self.norm is not None and self.norm[4] == "CHW"
+
     # -- guards: a traced image is not an array ------------------------------------------------
     def __array__(self, *a: Any, **k: Any) -> Any:
         raise PipelineError(

@@ -159,6 +159,9 @@ def test_numpy_users_never_import_torch_or_pil():
         "goprep.pad(np.zeros((4, 5, 3), np.uint8), 1); goprep.center_crop(np.zeros((4, 5, 3), np.uint8), 3)\n"
         "bad = [m for m in ('torch', 'PIL', 'torchvision', 'transformers', 'timm') if m in sys.modules]\n"
         "assert not bad, bad\n"
+        "import goprep.transforms\n"
+        "bad = [m for m in ('torch', 'torchvision', 'transformers', 'timm') if m in sys.modules]\n"
+        "assert not bad, bad\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -45,6 +45,7 @@ type Plan struct {
 	padF32            []float32 // per output channel
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
+	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
 	kernel            rowKernel // how a content row is resampled
 	area              areaRule
 	areaBlock         int // source pixels per output pixel of an areaFast plan
@@ -142,6 +143,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 		return nil, err
 	}
 	p.fast = newFastPlan(p)
+	p.aa = newAAPlan(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {

@@ -208,3 +208,28 @@ def test_per_channel_pad_declines_the_gpu_kernels():
     finally:
         gt.reset_gpu()
         gt.simulate_gpu(False)
+
+
+def test_framed_plan_on_the_simulated_gpu_equals_cpu():
+    # a frame (pad after a post-resize crop) is folded into the axis tables the kernels read
+    import goprep.testing as gt
+
+    img = rand_u8((2, 300, 400, 3))
+
+    def prep(x):
+        x = goprep.crop(x, 10, 20, 280, 360)
+        x = goprep.resize(x, 200)
+        x = goprep.flip(goprep.crop(x, 5, 30, 180, 200))
+        x = goprep.pad(x, (7, 3, 1, 9), value=114)
+        return goprep.normalize(x, mean=0.5, std=0.25, dtype="float16", layout="HWC")
+
+    want = goprep.pipeline(prep, device="cpu")(img)
+    gt.simulate_gpu(True)
+    gt.reset_gpu()
+    try:
+        got = goprep.pipeline(prep, device="cuda")(img)
+        assert goprep.info()["gpu"]["gpu_calls"] == 1
+        assert_array_identical(got, want)
+    finally:
+        gt.reset_gpu()
+        gt.simulate_gpu(False)

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Heavy imports only now: ``import goprep`` must never pay for them.
     from tqdm import tqdm
 
-    from ._benchsuite import images, impls, machine, report, scenarios, targets
+    from ._benchsuite import images, impls, imagenet_eval, machine, report, scenarios, targets
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -210,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(report.serving_lines(serving) + [""])
             overhead = scenarios.run_overhead(overhead_fns, threads, settings, bar)
             say(report.overhead_lines(overhead) + [""])
+            converted = imagenet_eval.run(threads, settings)  # issue 13: from_torchvision vs torchvision
+            say(imagenet_eval.lines(converted) + [""])
     finally:
         threads.restore()
     run_load = run_monitor.stop()
@@ -227,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         b1080=find(grid, "1080p", 1),
         cold=find(grid, "512cold", 1),
     )
+    results += imagenet_eval.targets(converted)
     say(report.target_lines(results))
     if goprep_error is not None:
         say(f"goprep itself failed: {type(goprep_error).__name__}: {goprep_error}")
@@ -261,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall_s=wall,
         load=run_load,
     )
+    data["imagenet_eval"] = converted.as_dict()
     report.write_json(json_path, data)
     try:
         report.write_chart(

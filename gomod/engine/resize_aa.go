@@ -11,6 +11,11 @@ import "unsafe"
 // With SIMD (resize_simd_amd64.go) two source rows go through the horizontal pass at once, 4 taps per
 // step: each 22-bit weight w is split as w = hi*2^11 + lo (0 <= lo < 2^11), so that 16-bit
 // multiply-adds (VPMADDWD) give exactly Pillow's 32-bit sums: sum(p*w) = 2^11*sum(p*hi) + sum(p*lo).
+// The split is the price of Pillow-exact results: 1080p -> 224 bilinear needs 1080/2 row pairs x 224
+// columns x 5 chunks x 8 multiply-add/add instructions, ~4.8M before any load or shuffle, while
+// torchvision's uint8 kernel rounds its weights to 16 bits (one multiply-add, results within 1 of
+// Pillow). Measured side by side in thread CPU time (1 thread, loaded 2-core EPYC, 1080p -> 224 + flip
+// + normalize): this path 3.1 ms bilinear / 4.8 ms bicubic, torchvision v2 on a uint8 tensor 2.1 / 2.9 ms.
 
 // aaCol is one output column of the fast horizontal pass: its taps read the contiguous pixels at
 // byte offset off (relative to aaPlan.minOff) onward.

@@ -145,7 +145,7 @@ def cluster_run():
         out["total_seconds"] = round(time.perf_counter() - t0, 1)
     lines = [l for l in out["stdout"].splitlines() if l.startswith("RESULTS ")]
     out["results"] = json.loads(lines[-1][8:]) if lines else {}
-    print(f"\nray cluster run: {out['total_seconds']} s in all", {k: v.get("seconds") for k, v in out["results"].items() if isinstance(v, dict)})
+    print(f"\nray cluster run: {out['total_seconds']} s in all (cluster start {out.get('start_seconds')} s, driver connect {out['results'].get('connect_seconds')} s)", {k: v.get("seconds") for k, v in out["results"].items() if isinstance(v, dict)})
     return out
 
 

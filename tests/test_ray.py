@@ -181,3 +181,31 @@ def test_serve_through_http_proxy(cluster_run):
 def test_cluster_stopped_without_leftovers(cluster_run):
     assert len(cluster_run["pids_while_running"]) >= 6  # 2 raylets, GCS, ... really ran
     assert cluster_run["left"] == [] and cluster_run["after_stop"] == []
+
+
+def test_gpu_actor_runs_auto_pipeline_on_its_gpu(monkeypatch):
+    """An actor holding a GPU (num_gpus=) runs a device="auto" pipeline on it for every batch, even
+    small ones. Here the GPU is goprep's simulated one and "holds a GPU" is patched in: this checks
+    goprep's side; Ray's GPU assignment itself needs a GPU machine."""
+    import goprep.testing as gt
+
+    gt.simulate_gpu(True)
+    gt.reset_gpu()
+    try:
+        auto = goprep.pipeline(prep.__wrapped__)  # device="auto": small batches would stay on the CPU
+        cpu_result = prep(IMAGES[:4])
+        monkeypatch.setattr(goprep.ray, "_holds_gpu", lambda: False)
+        p = goprep.ray.Preprocessor(auto)
+        assert p.pipeline._device == "auto"
+        p({"image": list(IMAGES[:4])})
+        assert goprep.info()["gpu"]["gpu_calls"] == 0  # under the 4 MiB threshold: CPU
+        monkeypatch.setattr(goprep.ray, "_holds_gpu", lambda: True)
+        p = goprep.ray.Preprocessor(auto)
+        assert p.pipeline._device == "cuda"
+        out = p({"image": list(IMAGES[:4])})
+        assert goprep.info()["gpu"]["gpu_calls"] >= 1
+        assert_array_identical(out["pixel_values"], cpu_result)  # same results on both
+        assert goprep.ray.Preprocessor(prep).pipeline._device == "cpu"  # an explicit device is kept
+    finally:
+        gt.reset_gpu()
+        gt.simulate_gpu(False)

@@ -233,10 +233,21 @@ def preprocess(
         ),
         batch_size=batch_size,
         batch_format=batch_format,
-        concurrency=concurrency,
         num_cpus=num_cpus,
         zero_copy_batch=True,  # goprep only reads its input: no defensive copy of each batch
     )
+    if "compute" not in map_batches_kwargs:
+        import ray
+
+        # an actor pool (Ray 2.51+ spells it compute=, and deprecates concurrency=)
+        if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency >= 1:
+            kwargs["compute"] = ray.data.ActorPoolStrategy(size=concurrency)
+        elif isinstance(concurrency, tuple) and len(concurrency) == 2:
+            kwargs["compute"] = ray.data.ActorPoolStrategy(min_size=concurrency[0], max_size=concurrency[1])
+        else:
+            raise InvalidArgumentError(
+                f"must be a positive int or a (min, max) tuple of actors, got {concurrency!r}", argument="concurrency"
+            )
     if num_gpus:
         kwargs["num_gpus"] = num_gpus
     kwargs.update(map_batches_kwargs)

@@ -72,29 +72,40 @@ class LocalRayCluster:
         if p.returncode != 0:
             raise RuntimeError(f"ray {args[0]} {args[1]} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
 
-    def start(self) -> "LocalRayCluster":
-        try:
-            for i in range(self.nodes):
-                temp = os.path.join(self.root, f"n{i}")
-                os.makedirs(temp)
-                args = [
-                    "start",
-                    "--head" if i == 0 else f"--address={self.address}",
-                    "--node-ip-address=127.0.0.1",
-                    f"--num-cpus={self.cpus_per_node}",
-                    "--num-gpus=0",
-                    f"--object-store-memory={self.object_store_mb << 20}",
-                    f"--temp-dir={temp}",
-                    "--disable-usage-stats",
-                ]
-                if i == 0:
-                    args += [f"--port={self.port}", "--include-dashboard=false"]
-                args += [f"{flag}={free_port()}" for flag in _PORT_FLAGS]
-                self._ray(*args)
-        except BaseException:
-            self.stop()
-            raise
+    def start(self, attempts: int = 2) -> "LocalRayCluster":
+        """Start every node; a failed start is cleaned up and retried (Ray gives a raylet a fixed 30 s
+        to register, which a heavily loaded 2-core machine can miss), then raised."""
+        for attempt in range(attempts):
+            try:
+                self._start_nodes()
+                return self
+            except BaseException as e:
+                left = self.stop()
+                if attempt + 1 == attempts or left or not isinstance(e, RuntimeError):
+                    raise
+                self.root = tempfile.mkdtemp(prefix="gpray", dir="/tmp")
+                self.port = free_port()
+                self.address = f"127.0.0.1:{self.port}"
         return self
+
+    def _start_nodes(self) -> None:
+        for i in range(self.nodes):
+            temp = os.path.join(self.root, f"n{i}")
+            os.makedirs(temp)
+            args = [
+                "start",
+                "--head" if i == 0 else f"--address={self.address}",
+                "--node-ip-address=127.0.0.1",
+                f"--num-cpus={self.cpus_per_node}",
+                "--num-gpus=0",
+                f"--object-store-memory={self.object_store_mb << 20}",
+                f"--temp-dir={temp}",
+                "--disable-usage-stats",
+            ]
+            if i == 0:
+                args += [f"--port={self.port}", "--include-dashboard=false"]
+            args += [f"{flag}={free_port()}" for flag in _PORT_FLAGS]
+            self._ray(*args)
 
     def pids(self) -> List[int]:
         """Every live process of this cluster (raylets, GCS, object stores, agents, workers)."""

@@ -88,7 +88,14 @@ def _job(ray: Any, data: np.ndarray, batch_size: int, concurrency: int) -> Dict[
         zero_copy_batch=True,
     ).materialize()
     wall = time.perf_counter() - t0
-    cols = out.select_columns(["t_start", "t_end", "node"]).to_pandas()
+    # read the timing columns straight from the materialized blocks: select_columns().to_pandas()
+    # would need a Ray task, hence a CPU, which the finished job's actors may not have released yet
+    import pandas as pd
+
+    cols = pd.concat(
+        [b[["t_start", "t_end", "node"]] for b in out.iter_batches(batch_size=None, batch_format="pandas")],
+        ignore_index=True,
+    )
     n = len(cols)
     batches = cols.drop_duplicates(["t_start", "t_end"])
     window = float(cols["t_end"].max() - cols["t_start"].min())
@@ -115,7 +122,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.update(cluster.client_env)
     import ray
 
-    result: Dict[str, Any] = {"args": vars(args), "cores": os.cpu_count()}
+    result: Dict[str, Any] = {"args": vars(args), "cores": os.cpu_count(), "load_before": os.getloadavg()}
     t_all = time.perf_counter()
     print(f"starting a 2-node Ray cluster on 127.0.0.1 (1 CPU per node), {args.images} images "
           f"{args.size}x{args.size}, batch {args.batch_size} ...", flush=True)
@@ -169,6 +176,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         finally:
             left = cluster.stop()
     result["leftover_processes"] = left
+    result["load_after"] = os.getloadavg()
     result["total_s"] = time.perf_counter() - t_all
 
     lb = result["local"]
@@ -180,7 +188,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"Ray Data, fixed cost per job:  {result['job_fixed_s']:8.2f} s (actor start-up, planning, fetching results)")
     print(f"2 actors vs 1: {result['speedup_2_vs_1_wall']:.2f}x images/s (whole job), "
           f"{result['speedup_2_vs_1_steady']:.2f}x (steady state, inside the actors)")
-    print(f"cluster stopped, leftover processes: {left or 'none'}; {result['total_s']:.0f} s in all")
+    print(f"cluster stopped, leftover processes: {left or 'none'}; {result['total_s']:.0f} s in all; "
+          f"load average {result['load_before'][0]:.1f} before, {result['load_after'][0]:.1f} after (on {os.cpu_count()} cores)")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "scale.json")
     with open(path, "w") as f:

@@ -209,3 +209,10 @@ def test_gpu_actor_runs_auto_pipeline_on_its_gpu(monkeypatch):
     finally:
         gt.reset_gpu()
         gt.simulate_gpu(False)
+
+
+def test_bench_scale_command_line():
+    r = run_python("from goprep.__main__ import main; import sys; sys.exit(main(['bench', '--scale', '--images', '4']))")
+    assert r.returncode == 2 and "--images must be at least 2 batches" in r.stderr, r.stderr
+    r = run_python("from goprep.__main__ import main; import sys; sys.exit(main(['bench', '--help']))")
+    assert r.returncode == 0 and "--scale" in r.stdout

@@ -116,16 +116,6 @@ def _():
     return {"rows": len(rows)}
 
 
-@check("numpy_fixed_shape")
-def _():
-    batch = np.stack([image(i, 64, 48) for i in range(20)])
-    ds = ray.data.from_numpy(batch).rename_columns({"data": "image"})
-    got = np.concatenate([b["pixel_values"] for b in goprep.ray.preprocess(ds, prep, batch_size=8, concurrency=1).iter_batches(batch_size=None)])
-    want = prep(batch)
-    assert got.shape == want.shape and np.array_equal(got, want)
-    return {"rows": len(got)}
-
-
 @check("serve_http")
 def _():
     from ray import serve

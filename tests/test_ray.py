@@ -44,6 +44,7 @@ def test_numpy_batch_variable_shapes_one_fused_call():
 
 
 def test_numpy_batch_fixed_shape_and_keep_input():
+    # (the fixed-shape column of ray.data.from_numpy arrives like this; bench --scale runs it on a cluster)
     batch = np.stack([image(i, 40, 50) for i in range(5)])
     out = goprep.ray.Preprocessor(prep, output_column="x", keep_input=True)({"image": batch})
     assert out["image"] is batch
@@ -170,10 +171,6 @@ def test_preprocess_pandas_letterbox_lambda(cluster_run):
     assert _result(cluster_run, "pandas_letterbox_lambda")["rows"] == 36
 
 
-def test_preprocess_fixed_shape(cluster_run):
-    assert _result(cluster_run, "numpy_fixed_shape")["rows"] == 20
-
-
 def test_serve_through_http_proxy(cluster_run):
     assert _result(cluster_run, "serve_http")["requests"] == 8
 
@@ -216,3 +213,21 @@ def test_bench_scale_command_line():
     assert r.returncode == 2 and "--images must be at least 2 batches" in r.stderr, r.stderr
     r = run_python("from goprep.__main__ import main; import sys; sys.exit(main(['bench', '--help']))")
     assert r.returncode == 0 and "--scale" in r.stdout
+
+
+@pytest.mark.parametrize("fmt", ["numpy", "pandas"])
+@pytest.mark.parametrize("shapes", ["variable", "fixed"])
+def test_batches_as_ray_converts_them(fmt, shapes):
+    """Ray's own Arrow -> batch conversion (what map_batches hands the actor), without a cluster."""
+    from ray.data.block import BlockAccessor
+
+    images = list(IMAGES) if shapes == "variable" else [image(i, 40, 50) for i in range(6)]
+    col = np.empty(len(images), dtype=object)
+    col[:] = images
+    table = BlockAccessor.batch_to_block({"image": col if shapes == "variable" else np.stack(images), "id": np.arange(len(images))})
+    assert ("VariableShaped" in str(table.schema)) == (shapes == "variable"), table.schema
+    batch = BlockAccessor.for_block(table).to_batch_format(fmt)
+    out = goprep.ray.Preprocessor(prep)(batch)
+    got = out["pixel_values"] if fmt == "numpy" else np.asarray(out["pixel_values"].to_numpy())
+    assert_array_identical(got, prep(images))
+    assert list(out["id"]) == list(range(len(images)))

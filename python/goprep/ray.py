@@ -266,8 +266,9 @@ def _npy_bytes(a: np.ndarray) -> bytes:
 
 class PipelineReplica:
     """One Serve replica: one goprep pipeline, compiled per input signature on first use and kept for
-    the replica's lifetime. Requests run on a thread pool (goprep releases the GIL), so a replica with
-    ``num_cpus=k`` serves k requests in parallel while the event loop keeps accepting."""
+    the replica's lifetime, with one goprep thread per replica CPU. Requests run on the event loop's
+    thread pool (goprep releases the GIL), so concurrent requests overlap and the loop keeps accepting
+    while a kernel runs."""
 
     def __init__(self, pipeline: goprep.Pipeline, num_threads: Optional[int] = None, device: Optional[str] = None) -> None:
         self.pipeline = _setup_replica(_check_pipeline(pipeline), num_threads, device)

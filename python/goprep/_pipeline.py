@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _native
+from . import _device, _native, _pickling
 from ._device import DeviceArray
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._inputs import as_array, is_tensor, out_array, to_output
@@ -77,6 +77,22 @@ class Pipeline:
             f"<goprep.pipeline {getattr(self._fn, '__qualname__', self._fn)!r} device={self._device!r}"
             f" output={self._output!r}>"
         )
+
+    # Pickling: the function and options travel, plans/lock/cache are rebuilt lazily (_pickling.py).
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if _pickling.by_name(self):  # a module-level @goprep.pipeline: by name, like a function
+            return (_pickling.import_named, (self.__module__, self.__qualname__))
+        return super().__reduce_ex__(protocol)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_cache", "_lock", "__wrapped__")}
+        state["_fn"] = _pickling.FnRef(self._fn)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state, _fn=state["_fn"].fn, __wrapped__=state["_fn"].fn)
+        self._cache = {}
+        self._lock = threading.Lock()
 
     def _on_cpu(self, moved: int = 0) -> bool:
         # Under "auto", calls below the engine's GPU threshold skip the placement call entirely (the

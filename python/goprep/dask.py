@@ -50,7 +50,7 @@ def map_blocks(pipeline: goprep.Pipeline, array: Any, *args: Any, **kwargs: Any)
 
     if not isinstance(pipeline, goprep.Pipeline):
         raise InvalidArgumentError(f"must be a goprep.pipeline, got {type(pipeline).__name__}", argument="pipeline")
-    if pipeline._output != "numpy":
+    if pipeline._output not in (None, "numpy"):  # None: NumPy in, NumPy out
         raise InvalidArgumentError('must return host arrays (output="numpy") to fill a Dask array', argument="pipeline")
     if isinstance(array, np.ndarray):
         array = da.from_array(array, chunks=(max(1, min(len(array), 64)), -1, -1, -1))

@@ -34,7 +34,7 @@ def _check_pipeline(pipeline: Any) -> goprep.Pipeline:
             f"must be a goprep.pipeline (a function decorated with @goprep.pipeline), got {type(pipeline).__name__}",
             argument="pipeline",
         )
-    if pipeline._output != "numpy":
+    if pipeline._output not in (None, "numpy"):  # None: NumPy in, NumPy out
         raise InvalidArgumentError(
             'must return host arrays (output="numpy"): a Ray column or HTTP response cannot hold a '
             "goprep.DeviceArray",

@@ -1,6 +1,7 @@
 """The GPU path, on every machine: with the simulated GPU (goprep.testing) the placement logic, chunked
-pipeline, descriptor tables, kernel arithmetic (emulated line for line), device arrays, DLPack export,
-CPU fallback and circuit breaker all run here and are compared with the CPU engine. On a machine with
+pipeline, descriptor tables, launch shape, the real kernels/*.cu (compiled as C++ for the CPU: -tags
+cpukernel), device arrays, DLPack export, CPU fallback and circuit breaker all run here and are
+compared with the CPU engine. On a machine with
 a real GPU, scripts/gpu_check.sh compares the real kernels the same way."""
 
 import ctypes
@@ -17,6 +18,8 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 @pytest.fixture
 def sim_gpu():
+    if not gt.simulated_gpu_available():
+        pytest.skip("extension built without -tags cpukernel (no C++ compiler): no simulated GPU")
     gt.simulate_gpu(True)
     gt.reset_gpu(breaker_cooldown=0.2)
     yield

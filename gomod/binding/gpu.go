@@ -190,12 +190,16 @@ func FreeDeviceArray(h int64) {
 // NumDeviceArrays reports live device arrays (tests).
 func NumDeviceArrays() int64 { return int64(arrays.len()) }
 
-// TestingSimulateGPU switches in a simulated GPU (host memory, kernels emulated in Go) so the GPU
-// path, fallback and breaker can be tested on machines without one. Test-only.
-func TestingSimulateGPU(on bool) {
+// TestingSimulateGPU switches in a simulated GPU (host memory, the real kernels compiled for the CPU)
+// so the GPU path, fallback and breaker can be tested on machines without one. Test-only; it fails
+// in an extension built without -tags cpukernel.
+func TestingSimulateGPU(on bool) (int64, error) {
 	ensureGPU() // probe the real devices first, so the probe cannot later replace the simulated one
-	engine.SimulateGPU(on)
+	return 0, engine.SimulateGPU(on)
 }
+
+// SimulatedGPUAvailable reports whether TestingSimulateGPU can switch one in.
+func SimulatedGPUAvailable() bool { return engine.SimKernelsBuiltIn() }
 
 // TestingInjectGPUFault makes the next count GPU calls fail ("oom", "launch" or "lost"). Test-only.
 func TestingInjectGPUFault(kind string, count int64) error {

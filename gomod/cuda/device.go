@@ -38,15 +38,15 @@ type device struct {
 }
 
 // kernelNames are the entry points preprocess.cu must define.
-var kernelNames = []string{"goprep_preprocess_u8", "goprep_preprocess_f32"}
-
-// Kernel launch shape: 256 threads per block (8 warps) keeps registers per thread unconstrained on
-// every architecture since Maxwell; the x grid is capped because threads stride over the pixels.
-const (
-	blockThreads = 256
-	maxGridX     = 8192
-	maxGridY     = 65535
-)
+var kernelNames = func() []string {
+	var out []string
+	for _, dt := range []engine.DType{engine.U8, engine.F32} {
+		for c := 1; c <= 4; c++ {
+			out = append(out, engine.KernelName(dt, c))
+		}
+	}
+	return out
+}()
 
 func deviceError(op string, err error) error {
 	return engine.Errorf(engine.CodeDeviceUnavailable, "device", "%s: %v", op, err)
@@ -282,17 +282,16 @@ func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s engine.Stream
 	return nil
 }
 
-func (d *device) Launch(kernel string, desc uint64, n, pixels int, s engine.Stream) error {
-	fn, ok := d.fns[kernel]
+func (d *device) Launch(l engine.KernelLaunch, s engine.Stream) error {
+	fn, ok := d.fns[l.Kernel]
 	if !ok {
-		return engine.Errorf(engine.CodeInternal, "", "kernel %s is not in the embedded PTX", kernel)
+		return engine.Errorf(engine.CodeInternal, "", "kernel %s is not in the embedded PTX", l.Kernel)
 	}
-	gx := min(max((pixels+blockThreads-1)/blockThreads, 1), maxGridX)
-	gy := min(n, maxGridY)
 	// Launch copies each parameter as 8 bytes; the kernel reads n as a 4-byte int from the low half.
-	a0, a1 := desc, uint64(n)
-	if err := fn.Launch(gx, gy, 1, blockThreads, 1, 1, 0, s.(cu.Stream), []unsafe.Pointer{unsafe.Pointer(&a0), unsafe.Pointer(&a1)}); err != nil {
-		return d.fail("cuLaunchKernel("+kernel+")", err)
+	a0, a1 := l.Desc, uint64(l.N)
+	g, b := l.Grid, l.Block
+	if err := fn.Launch(g[0], g[1], g[2], b[0], b[1], b[2], 0, s.(cu.Stream), []unsafe.Pointer{unsafe.Pointer(&a0), unsafe.Pointer(&a1)}); err != nil {
+		return d.fail("cuLaunchKernel("+l.Kernel+")", err)
 	}
 	return nil
 }

@@ -49,8 +49,8 @@ type GPUDevice interface {
 	DestroyStream(s Stream)
 	CopyHtoD(dst uint64, src unsafe.Pointer, n int, s Stream) error
 	CopyDtoH(dst unsafe.Pointer, src uint64, n int, s Stream) error
-	// Launch runs kernel over n gp_image descriptors starting at device address desc.
-	Launch(kernel string, desc uint64, n, pixels int, s Stream) error
+	// Launch queues one kernel launch, shaped by the engine (LaunchShape).
+	Launch(l KernelLaunch, s Stream) error
 	Sync(s Stream) error
 	// Lost says why the device can no longer be used in this process ("" while it can): after a
 	// sticky error (illegal address, failed launch, ECC) a CUDA context never recovers.
@@ -566,13 +566,14 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 	}
 	k := 0
 	for start := 0; start < len(units); k++ {
-		// Greedy chunk: as many images as fit both budgets, one source dtype per launch, and at most
-		// maxChunkImages descriptors (many tiny images must not make a huge descriptor table).
+		// Greedy chunk: as many images as fit both budgets, one kernel (source dtype and channel
+		// count) per launch, and at most maxChunkImages descriptors (many tiny images must not make a
+		// huge descriptor table).
 		end, in, out := start, 0, 0
-		dt := jobs[units[start].job].Plan.InDType()
+		kernel := jobs[units[start].job].Plan.kernel()
 		for end < len(units) {
 			u := units[end]
-			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.InDType() != dt ||
+			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.kernel() != kernel ||
 				end-start >= maxChunkImages) {
 				break
 			}
@@ -695,11 +696,7 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 	if err := d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena)), len(arena), l.s); err != nil {
 		return err
 	}
-	pixels := 0
-	for _, im := range images {
-		pixels = max(pixels, im.Plan.OutH*im.Plan.OutW)
-	}
-	if err := d.dev.Launch(b.Kernel, l.devArena.ptr+uint64(b.DescOffset()), len(images), pixels, l.s); err != nil {
+	if err := d.dev.Launch(b.Launch(l.devArena.ptr), l.s); err != nil {
 		return err
 	}
 	if !toDevice {

@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // This file turns plans into the byte layout the CUDA kernels read (kernels/goprep.h). The kernels get
 // the planner's own tables, so GPU and CPU agree on every source coordinate and weight by construction.
@@ -45,7 +48,7 @@ type DeviceBatch struct {
 	tmpl   map[*Plan]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
 	descAt int               // offset of the descriptor array in the arena
 	images []BatchImage
-	Kernel string // goprep_preprocess_u8 or _f32
+	Kernel string // KernelName(source dtype, output channels)
 }
 
 // BatchImage is one image of a launch: which plan, and where its source span and output will be on
@@ -67,24 +70,26 @@ func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
 // OutImageBytes is the size of one image's output.
 func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
 
+// kernel is the plan's entry point.
+func (p *Plan) kernel() string { return KernelName(p.InDType(), p.OutC) }
+
 // InDType is the element type of the source array.
 func (p *Plan) InDType() DType { return p.Spec.In.DType }
 
 // NewDeviceBatch lays out the tables of every distinct plan among images, then the descriptors.
-// All images must share one source dtype (one kernel); the caller groups them.
+// All images must share one kernel (source dtype and output channel count); the caller groups them.
 func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 	if len(images) == 0 {
 		return nil, errf(CodeInvalidArgument, "images", "empty launch")
 	}
 	b := &DeviceBatch{tmpl: map[*Plan]gpImage{}, images: images}
-	dt := images[0].Plan.InDType()
-	b.Kernel = "goprep_preprocess_" + string(dt)
+	if c := images[0].Plan.OutC; c > 4 || c < 1 {
+		return nil, errf(CodeInternal, "", "unsupported channel count %d", c)
+	}
+	b.Kernel = images[0].Plan.kernel()
 	for _, im := range images {
-		if im.Plan.InDType() != dt {
-			return nil, errf(CodeInternal, "", "one launch mixes source dtypes")
-		}
-		if im.Plan.OutC > 4 || im.Plan.OutC < 1 {
-			return nil, errf(CodeInternal, "", "unsupported channel count %d", im.Plan.OutC)
+		if im.Plan.kernel() != b.Kernel {
+			return nil, errf(CodeInternal, "", "one launch mixes kernels")
 		}
 		if _, ok := b.tmpl[im.Plan]; !ok {
 			b.tmpl[im.Plan] = b.template(im.Plan)
@@ -173,6 +178,39 @@ func (b *DeviceBatch) template(p *Plan) gpImage {
 		}
 	}
 	return d
+}
+
+// KernelLaunch is one launch as a device executes it: the kernel, its grid and block (CUDA's
+// cuLaunchKernel shape) and its two parameters, the descriptor table's device address and length.
+type KernelLaunch struct {
+	Kernel      string
+	Grid, Block [3]int
+	Desc        uint64
+	N           int
+}
+
+// Launch shape: blocks of 32x8 threads (8 warps; a warp spans 32 neighbouring output columns, so
+// its loads and stores of one row coalesce), a 2-D grid over the largest output of the batch and one
+// z layer per image. The kernels stride over anything beyond CUDA's grid limits.
+const (
+	blockX, blockY = 32, 8
+	maxGridYZ      = 65535
+)
+
+// KernelName is the entry point for a source dtype and output channel count (kernels/preprocess.cu).
+func KernelName(in DType, c int) string { return fmt.Sprintf("goprep_preprocess_%s_c%d", in, c) }
+
+// Launch is the batch's launch for an arena copied to device address base.
+func (b *DeviceBatch) Launch(base uint64) KernelLaunch {
+	h, w := 1, 1
+	for _, im := range b.images {
+		h, w = max(h, im.Plan.OutH), max(w, im.Plan.OutW)
+	}
+	return KernelLaunch{
+		Kernel: b.Kernel, Desc: base + uint64(b.descAt), N: len(b.images),
+		Grid:  [3]int{(w + blockX - 1) / blockX, min((h+blockY-1)/blockY, maxGridYZ), min(len(b.images), maxGridYZ)},
+		Block: [3]int{blockX, blockY, 1},
+	}
 }
 
 // ArenaBytes is the size of the arena to allocate on the device.

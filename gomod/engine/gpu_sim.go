@@ -6,11 +6,12 @@ import (
 	"unsafe"
 )
 
-// simDevice is a GPU made of host memory whose kernels run in emulateLaunch. It is enabled only by
-// the test switch SimulateGPU (binding: TestingSimulateGPU), so on machines without a GPU the whole
-// GPU path (placement, chunked pipeline, descriptor encoding, kernel arithmetic, pools, fallback and
-// breaker) runs and is compared with the CPU engine. Streams are synchronous: each op completes
-// before it returns, which is a valid schedule of a real stream.
+// simDevice is a GPU made of host memory whose kernels are the real kernels/*.cu compiled for the
+// CPU (package kernels/cpu, installed with UseSimKernels). It is enabled only by the test switch
+// SimulateGPU (binding: TestingSimulateGPU), so on machines without a GPU the whole GPU path
+// (placement, chunked pipeline, descriptor encoding, launch shape, the kernel source itself, pools,
+// fallback and breaker) runs and is compared with the CPU engine. Streams are synchronous: each op
+// completes before it returns, which is a valid schedule of a real stream.
 type simDevice struct {
 	mu       sync.Mutex
 	allocs   map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
@@ -71,16 +72,32 @@ func (s *simDevice) CopyDtoH(dst unsafe.Pointer, src uint64, n int, _ Stream) er
 	return nil
 }
 
-func (s *simDevice) Launch(kernel string, desc uint64, n, _ int, _ Stream) error {
+func (s *simDevice) Launch(l KernelLaunch, _ Stream) error {
 	if takeFault("lost") {
 		why := "injected fault: CUDA_ERROR_ILLEGAL_ADDRESS (sticky)"
 		s.MarkLost(why)
 		return errf(CodeDeviceUnavailable, "device", "%s", why)
 	}
 	s.launches.Add(1)
-	emulateLaunch(kernel, desc, n)
+	if err := simKernels(l.Kernel, l.Grid, l.Block, l.Desc, l.N); err != nil {
+		return errf(CodeInternal, "", "simulated launch: %v", err)
+	}
 	return nil
 }
+
+// SimKernels runs a kernel launch on the CPU: kernels/cpu.Launch.
+type SimKernels func(kernel string, grid, block [3]int, desc uint64, n int) error
+
+var simKernels SimKernels
+
+// UseSimKernels installs the simulated GPU's kernels. The engine's tests install kernels/cpu; the
+// extension does when built with -tags cpukernel (gpu_cpukernel.go).
+func UseSimKernels(k SimKernels) { simKernels = k }
+
+// SimKernelsBuiltIn reports whether the simulated GPU has kernels to run.
+func SimKernelsBuiltIn() bool { return simKernels != nil }
+
+func ptr(a uint64) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
 
 func (s *simDevice) Sync(Stream) error    { return nil }
 func (s *simDevice) SyncAll() error       { return nil }
@@ -100,12 +117,17 @@ var (
 	simOn    bool
 )
 
-// SimulateGPU switches the simulated GPU in (replacing any real devices) or back out. Test-only.
-func SimulateGPU(on bool) {
+// SimulateGPU switches the simulated GPU in (replacing any real devices) or back out. Test-only. It
+// fails when this build has no kernels for it (an extension built without -tags cpukernel).
+func SimulateGPU(on bool) error {
 	simMu.Lock()
 	defer simMu.Unlock()
+	if on && simKernels == nil {
+		return errf(CodeDeviceUnavailable, "", "the simulated GPU needs the kernels compiled for the CPU: "+
+			"this extension was built without -tags cpukernel (no C++ compiler found, or GOPREP_CPUKERNEL=0)")
+	}
 	if on == simOn {
-		return
+		return nil
 	}
 	if on {
 		gpu.mu.Lock()
@@ -118,4 +140,5 @@ func SimulateGPU(on bool) {
 		gpu.mu.Unlock()
 	}
 	simOn = on
+	return nil
 }

@@ -19,14 +19,16 @@ import (
 // across both lanes, and fresh counters.
 func useSim(t *testing.T) *simDevice {
 	t.Helper()
-	SimulateGPU(true)
+	if err := SimulateGPU(true); err != nil {
+		t.Fatal(err)
+	}
 	ResetGPUStats()
 	old := gpuChunkBytes
 	gpuChunkBytes = 1 << 16
 	t.Cleanup(func() {
 		gpuChunkBytes = old
 		ResetGPUStats()
-		SimulateGPU(false)
+		_ = SimulateGPU(false)
 	})
 	return gpu.devices[0].dev.(*simDevice)
 }

@@ -1,7 +1,8 @@
 """Test-only switches of the GPU path. Not for production use.
 
-``simulate_gpu()`` swaps in a simulated GPU (host memory; the CUDA kernels emulated line for line in
-Go), so the GPU path, its CPU fallback and the circuit breaker can be exercised on machines without a
+``simulate_gpu()`` swaps in a simulated GPU (host memory; the real CUDA kernels of kernels/*.cu
+compiled as C++ for the CPU, in extensions built with ``-tags cpukernel``, which setup.py does when a
+C++ compiler is found), so the GPU path, its CPU fallback and the circuit breaker can be exercised on machines without a
 GPU. ``inject_gpu_fault()`` makes the next GPU calls fail the way a real device can.
 """
 
@@ -9,12 +10,18 @@ from __future__ import annotations
 
 from . import _device, _native
 
-__all__ = ["simulate_gpu", "inject_gpu_fault", "reset_gpu"]
+__all__ = ["simulate_gpu", "simulated_gpu_available", "inject_gpu_fault", "reset_gpu"]
+
+
+def simulated_gpu_available() -> bool:
+    """Whether this extension has the CPU-compiled kernels that ``simulate_gpu`` needs."""
+    return bool(_native.get().SimulatedGPUAvailable())
 
 
 def simulate_gpu(on: bool = True) -> None:
-    """Replace the real GPUs (if any) with one simulated GPU, or restore them."""
-    _native.get().TestingSimulateGPU(bool(on))
+    """Replace the real GPUs (if any) with one simulated GPU, or restore them. Raises
+    ``goprep.DeviceUnavailableError`` in an extension built without the CPU-compiled kernels."""
+    _native.call(_native.get().TestingSimulateGPU, bool(on))
     _device.forget_gpus()
 
 

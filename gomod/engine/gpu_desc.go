@@ -8,34 +8,9 @@ import (
 // This file turns plans into the byte layout the CUDA kernels read (kernels/goprep.h). The kernels get
 // the planner's own tables, so GPU and CPU agree on every source coordinate and weight by construction.
 
-// Mode numbers and output codes of kernels/goprep.h.
-const (
-	gpModeGather    = 0
-	gpModeBilinear  = 1
-	gpModeAntialias = 2
-	gpOutU8         = 0
-	gpOutF32        = 1
-	gpOutF16        = 2
-)
-
-// gpAxis mirrors gp_axis; gpImage mirrors gp_image. TestDescriptorLayout checks sizes and offsets
-// against the header, so a change on either side fails in CI, not on a GPU.
-type gpAxis struct {
-	Off, WI, WF, Cnt    uint64
-	Lo, Hi, K, Reserved int32
-}
-
-type gpImage struct {
-	Src, Out, LUT, LUT16      uint64
-	Rows, Cols                gpAxis
-	StrideC                   int64
-	Mean, Std                 [4]float32
-	Scale, PadF32             float32
-	CMap                      [4]int32
-	OutH, OutW, OutC, InC     int32
-	Mode, OutDType, CHW, Norm int32
-	PadU8, Reserved           int32
-}
+// gpAxis and gpImage (gpu_abi.go) are kernels/goprep.h's gp_axis and gp_image, derived from the
+// header by cgo -godefs (scripts/generate.sh; CI checks them fresh), so the layout Encode writes is
+// the one the kernels read by construction.
 
 // GPUImageBytes is sizeof(gp_image).
 const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
@@ -58,23 +33,6 @@ type BatchImage struct {
 	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan)
 	OutDev uint64 // device address of the image's output
 }
-
-// ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
-// the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
-func (p *Plan) ImageSpan() (lo, n int) { return p.imgLo, p.imgElems }
-
-// ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
-// pointer (element [0,0,0,0]).
-func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
-
-// OutImageBytes is the size of one image's output.
-func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
-
-// kernel is the plan's entry point.
-func (p *Plan) kernel() string { return KernelName(p.InDType(), p.OutC) }
-
-// InDType is the element type of the source array.
-func (p *Plan) InDType() DType { return p.Spec.In.DType }
 
 // NewDeviceBatch lays out the tables of every distinct plan among images, then the descriptors.
 // All images must share one kernel (source dtype and output channel count); the caller groups them.
@@ -132,7 +90,7 @@ func (b *DeviceBatch) axis(a *axis) gpAxis {
 		off[i] = int64(o)
 	}
 	return gpAxis{
-		Off: b.put(bytesOf(off)), WI: b.put(bytesOf(a.Taps.WI)), WF: b.put(bytesOf(a.Taps.WF)), Cnt: b.put(bytesOf(a.Taps.Cnt)),
+		Off: b.put(bytesOf(off)), Wi: b.put(bytesOf(a.Taps.WI)), Wf: b.put(bytesOf(a.Taps.WF)), Cnt: b.put(bytesOf(a.Taps.Cnt)),
 		Lo: int32(a.Lo), Hi: int32(a.Hi), K: int32(a.Taps.K),
 	}
 }
@@ -141,12 +99,12 @@ func (b *DeviceBatch) axis(a *axis) gpAxis {
 // and output addresses, with table pointers relative to the arena.
 func (b *DeviceBatch) template(p *Plan) gpImage {
 	d := gpImage{
-		Rows: b.axis(&p.rows), Cols: b.axis(&p.cols), StrideC: int64(p.strideC),
-		OutH: int32(p.OutH), OutW: int32(p.OutW), OutC: int32(p.OutC), InC: int32(p.inC),
-		PadU8: int32(p.padU8), PadF32: p.padF32, Scale: 1,
+		Rows: b.axis(&p.rows), Cols: b.axis(&p.cols), Stride_c: int64(p.strideC),
+		Out_h: int32(p.OutH), Out_w: int32(p.OutW), Out_c: int32(p.OutC), In_c: int32(p.inC),
+		Pad_u8: int32(p.padU8), Pad_f32: p.padF32, Scale: 1,
 	}
 	for c := 0; c < p.OutC; c++ {
-		d.CMap[c] = int32(p.cmap[c])
+		d.Cmap[c] = int32(p.cmap[c])
 		d.Std[c] = 1
 	}
 	switch {
@@ -159,22 +117,22 @@ func (b *DeviceBatch) template(p *Plan) gpImage {
 	}
 	switch p.OutDType {
 	case U8:
-		d.OutDType = gpOutU8
+		d.Out_dtype = gpOutU8
 	case F16:
-		d.OutDType = gpOutF16
+		d.Out_dtype = gpOutF16
 	default:
-		d.OutDType = gpOutF32
+		d.Out_dtype = gpOutF32
 	}
 	if n := p.norm; n != nil {
 		d.Norm = 1
 		if p.CHW {
-			d.CHW = 1
+			d.Chw = 1
 		}
 		for c := 0; c < p.OutC; c++ {
 			d.Mean[c], d.Std[c], d.Scale = n.mean[c], n.std[c], n.scale[c]
 		}
 		if n.lutF32 != nil {
-			d.LUT, d.LUT16 = b.put(bytesOf(n.lutF32)), b.put(bytesOf(n.lutF16))
+			d.Lut, d.Lut16 = b.put(bytesOf(n.lutF32)), b.put(bytesOf(n.lutF16))
 		}
 	}
 	return d
@@ -232,13 +190,13 @@ func (b *DeviceBatch) Encode(base uint64) []byte {
 		return base + v - 1
 	}
 	relAxis := func(a gpAxis) gpAxis {
-		a.Off, a.WI, a.WF, a.Cnt = rel(a.Off), rel(a.WI), rel(a.WF), rel(a.Cnt)
+		a.Off, a.Wi, a.Wf, a.Cnt = rel(a.Off), rel(a.Wi), rel(a.Wf), rel(a.Cnt)
 		return a
 	}
 	descs := unsafe.Slice((*gpImage)(unsafe.Pointer(&out[b.descAt])), len(b.images))
 	for i, im := range b.images {
 		d := b.tmpl[im.Plan]
-		d.LUT, d.LUT16 = rel(d.LUT), rel(d.LUT16)
+		d.Lut, d.Lut16 = rel(d.Lut), rel(d.Lut16)
 		d.Rows, d.Cols = relAxis(d.Rows), relAxis(d.Cols)
 		// The span copy starts at the image's lowest element; its logical origin is -lo further.
 		d.Src = im.SrcDev + uint64(-im.Plan.imgLo*im.Plan.InDType().Size())

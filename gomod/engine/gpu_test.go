@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,74 +28,6 @@ func useSim(t *testing.T) *simDevice {
 		_ = SimulateGPU(false)
 	})
 	return gpu.devices[0].dev.(*simDevice)
-}
-
-// TestDescriptorLayout compiles kernels/goprep.h with the C compiler and compares every field offset
-// and the struct sizes with the Go mirror that Encode writes and the emulator reads.
-func TestDescriptorLayout(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Fatal("no C compiler (cgo builds need one too):", err)
-	}
-	dir := t.TempDir()
-	hdr, _ := filepath.Abs("../../kernels")
-	var fields []string
-	var want []string
-	addAxis := func(prefix string, base uintptr) {
-		a := gpAxis{}
-		for _, f := range []struct {
-			c string
-			o uintptr
-		}{{"off", unsafe.Offsetof(a.Off)}, {"wi", unsafe.Offsetof(a.WI)}, {"wf", unsafe.Offsetof(a.WF)}, {"cnt", unsafe.Offsetof(a.Cnt)},
-			{"lo", unsafe.Offsetof(a.Lo)}, {"hi", unsafe.Offsetof(a.Hi)}, {"k", unsafe.Offsetof(a.K)}} {
-			fields = append(fields, prefix+"."+f.c)
-			want = append(want, fmt.Sprint(base+f.o))
-		}
-	}
-	d := gpImage{}
-	for _, f := range []struct {
-		c string
-		o uintptr
-	}{{"src", unsafe.Offsetof(d.Src)}, {"out", unsafe.Offsetof(d.Out)}, {"lut", unsafe.Offsetof(d.LUT)}, {"lut16", unsafe.Offsetof(d.LUT16)},
-		{"stride_c", unsafe.Offsetof(d.StrideC)}, {"mean", unsafe.Offsetof(d.Mean)}, {"std", unsafe.Offsetof(d.Std)},
-		{"scale", unsafe.Offsetof(d.Scale)}, {"pad_f32", unsafe.Offsetof(d.PadF32)}, {"cmap", unsafe.Offsetof(d.CMap)},
-		{"out_h", unsafe.Offsetof(d.OutH)}, {"out_w", unsafe.Offsetof(d.OutW)}, {"out_c", unsafe.Offsetof(d.OutC)}, {"in_c", unsafe.Offsetof(d.InC)},
-		{"mode", unsafe.Offsetof(d.Mode)}, {"out_dtype", unsafe.Offsetof(d.OutDType)}, {"chw", unsafe.Offsetof(d.CHW)}, {"norm", unsafe.Offsetof(d.Norm)},
-		{"pad_u8", unsafe.Offsetof(d.PadU8)}} {
-		fields = append(fields, f.c)
-		want = append(want, fmt.Sprint(f.o))
-	}
-	addAxis("rows", unsafe.Offsetof(d.Rows))
-	addAxis("cols", unsafe.Offsetof(d.Cols))
-	var prog strings.Builder
-	prog.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"goprep.h\"\nint main(void) {\n")
-	for _, f := range fields {
-		fmt.Fprintf(&prog, "printf(\"%%zu\\n\", offsetof(gp_image, %s));\n", f)
-	}
-	prog.WriteString("printf(\"%zu\\n%zu\\n\", sizeof(gp_image), sizeof(gp_axis));\nreturn 0;\n}\n")
-	want = append(want, fmt.Sprint(unsafe.Sizeof(d)), fmt.Sprint(unsafe.Sizeof(gpAxis{})))
-	src := filepath.Join(dir, "layout.c")
-	if err := os.WriteFile(src, []byte(prog.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "layout")
-	if out, err := exec.Command(cc, "-I", hdr, "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("compiling goprep.h: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Fields(string(out))
-	names := append(fields, "sizeof(gp_image)", "sizeof(gp_axis)")
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("%s: C says %s, Go says %s", names[i], got[i], want[i])
-		}
-	}
-	if GPUImageBytes != 232 {
-		t.Errorf("gp_image is %d bytes, the header documents 232", GPUImageBytes)
-	}
 }
 
 // gpuCase is a plan and a source to run on both engines.

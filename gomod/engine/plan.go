@@ -200,3 +200,22 @@ type Job struct {
 	Src  unsafe.Pointer
 	Out  unsafe.Pointer
 }
+
+// Accessors the GPU side uses (gpu_desc.go, gpu_pipeline.go).
+
+// ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
+// the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
+func (p *Plan) ImageSpan() (lo, n int) { return p.imgLo, p.imgElems }
+
+// ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
+// pointer (element [0,0,0,0]).
+func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
+
+// OutImageBytes is the size of one image's output.
+func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
+
+// kernel is the plan's entry point.
+func (p *Plan) kernel() string { return KernelName(p.InDType(), p.OutC) }
+
+// InDType is the element type of the source array.
+func (p *Plan) InDType() DType { return p.Spec.In.DType }

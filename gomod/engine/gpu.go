@@ -55,9 +55,20 @@ type GPUDevice interface {
 	// Lost says why the device can no longer be used in this process ("" while it can): after a
 	// sticky error (illegal address, failed launch, ECC) a CUDA context never recovers.
 	Lost() string
-	// SyncAll waits for all work in the device's context, including other libraries' streams (a
-	// framework may still be reading a DeviceArray it imported through DLPack).
-	SyncAll() error
+	// MemAllocAsync and MemFreeAsync are stream-ordered (cuMemAllocAsync, cuMemFreeAsync): memory
+	// freed on a stream is reused only after the work queued there before the free. Device arrays
+	// live in such memory, so freeing one never waits for anything (no cuCtxSynchronize anywhere).
+	MemAllocAsync(n int, s Stream) (uint64, error)
+	MemFreeAsync(p uint64, s Stream)
+	// ForeignStream wraps a caller's stream handle (stream=, a consumer's DLPack stream): goprep
+	// queues work on it but never destroys it. Handle 1 is CUDA's legacy default stream.
+	ForeignStream(h uint64) Stream
+	// StreamWait makes future work on waiter wait for the work queued on s so far (event record and
+	// cuStreamWaitEvent), without blocking the host.
+	StreamWait(waiter, s Stream) error
+	// Current reports whether this device's context is current on the calling OS thread (torch's
+	// current device is the CUDA current context).
+	Current() bool
 }
 
 // DeviceLoss records why a device was lost (its first sticky error). GPUDevice implementations embed
@@ -145,10 +156,33 @@ func device(index int) (*gpuDev, error) {
 	return gpu.devices[index], nil
 }
 
-func (d *gpuDev) upload(dst uint64, data []byte) error {
-	return d.onStream(func(s Stream) error {
-		return d.dev.CopyHtoD(dst, unsafe.Pointer(unsafe.SliceData(data)), len(data), s)
-	})
+// upload copies host data to the device: queued on s when given (from pageable memory, which CUDA
+// stages before the call returns, so data may be reused at once), else on a stream of goprep's own,
+// waited for.
+func (d *gpuDev) upload(dst uint64, data []byte, s Stream) error {
+	cp := func(s Stream) error { return d.dev.CopyHtoD(dst, unsafe.Pointer(unsafe.SliceData(data)), len(data), s) }
+	if s != nil {
+		return d.bound(func() error { return cp(s) })
+	}
+	return d.onStream(cp)
+}
+
+// download copies device memory to host memory and waits for it.
+func (d *gpuDev) download(dst []byte, src uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return d.onStream(func(s Stream) error { return d.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), src, len(dst), s) })
+}
+
+// bound runs f with the device's context current on this OS thread.
+func (d *gpuDev) bound(f func() error) error {
+	unbind, err := d.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	return f()
 }
 
 // onStream runs f with the device bound and a stream, and waits for the stream: one synchronous

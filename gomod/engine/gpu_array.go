@@ -1,26 +1,37 @@
 package engine
 
-// Device arrays: results kept in device memory (output="device"), with CPU fallback.
+// Device arrays: results kept in device memory (output="device") and uploads (goprep.to_device),
+// with stream-ordered lifetime: an array is freed on the last stream known to use it, so neither a
+// free nor a consumer's import ever waits for unrelated work on the device.
 
 import (
 	"sync"
 	"unsafe"
 )
 
-// DeviceArray is an output kept in device memory.
+// LegacyStream is CUDA's legacy default stream handle (CU_STREAM_LEGACY): what DLPack and the CUDA
+// array interface mean by "no stream given", and what torch's default stream is.
+const LegacyStream = 1
+
+// DeviceArray is memory on a GPU that goprep allocated (stream-ordered, cuMemAllocAsync).
 type DeviceArray struct {
 	Ptr    uint64
 	Bytes  int
 	Device int
-	buf    devBuf
 	dev    *gpuDev
 	mu     sync.Mutex // Free waits for a CopyToHost in progress
 	freed  bool
+	// ready is the stream the contents were produced on and are not yet synchronised with the host
+	// (nil when the producing call synchronised): consumers wait on it (StreamWait, CAI "stream").
+	ready Stream
+	// last is where the memory is freed: the last stream known to use it (a DLPack consumer's
+	// stream, else the producing stream, else the legacy default stream).
+	last Stream
+	// ReadyHandle is ready's handle for the CUDA array interface (0: synchronised, none needed).
+	ReadyHandle uint64
 }
 
-// Free returns the memory to the device pool; later calls do nothing. It first waits for all work in
-// the context: a framework that imported the array through DLPack may have kernels still reading it
-// on its own streams, and the pool hands the buffer to the next call at once.
+// Free returns the memory in stream order on the last stream that used it; later calls do nothing.
 func (a *DeviceArray) Free() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -28,63 +39,101 @@ func (a *DeviceArray) Free() {
 		return
 	}
 	a.freed = true
-	_ = a.dev.dev.SyncAll() // on error the context is broken anyway; the buffer goes back regardless
-	a.dev.mem.release(a.buf)
+	_ = a.dev.bound(func() error { a.dev.dev.MemFreeAsync(a.Ptr, a.last); return nil })
 }
 
-// ExecuteToDevice runs jobs (whose Out fields are ignored) into one new device array, outputs in job
-// order. If the GPU fails, the CPU computes the result and it is uploaded, so the call still succeeds
-// unless the device cannot even take a copy.
-func ExecuteToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
-	d, err := device(index)
-	if err != nil {
-		return nil, "", err
+// ExportTo prepares the array for a consumer that will use it on stream h (DLPack __dlpack__(stream=)):
+// the consumer's stream waits for the producing work, and the memory is freed on that stream from
+// then on. h == 0 means the consumer gave no stream (-1 in DLPack: the consumer synchronises itself);
+// the free stream then stays as it is.
+func (a *DeviceArray) ExportTo(h uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.freed {
+		return errf(CodeInvalidArgument, "array", "device array already freed")
 	}
-	total := 0
-	for _, j := range jobs {
-		total += j.Plan.OutBytes()
+	if h == 0 {
+		return nil
 	}
-	buf, err := d.mem.get(max(total, 1))
-	if err != nil {
-		return nil, "", err
-	}
-	arr := &DeviceArray{Ptr: buf.ptr, Bytes: total, Device: index, buf: buf, dev: d}
-	if !breakerOpen() && d.dev.Lost() == "" {
-		if err := d.run(jobs, buf.ptr); err == nil {
-			return arr, "cuda", nil
+	s := a.dev.dev.ForeignStream(h)
+	if a.ready != nil && a.ready != s {
+		if err := a.dev.bound(func() error { return a.dev.dev.StreamWait(s, a.ready) }); err != nil {
+			return err
 		}
 	}
-	gpu.fallbacks.Add(1)
-	host := make([]byte, max(total, 1))
-	cj := append([]Job(nil), jobs...)
-	at := 0
-	for i := range cj {
-		cj[i].Out = unsafe.Pointer(&host[at])
-		at += cj[i].Plan.OutBytes()
-	}
-	if err := (CPU{}).Run(cj); err != nil {
-		arr.Free()
-		return nil, "", err
-	}
-	if err := d.upload(buf.ptr, host[:total]); err != nil {
-		arr.Free()
-		return nil, "", errf(CodeDeviceUnavailable, "device", "GPU failed and the CPU result could not be copied to it: %v", err)
-	}
-	return arr, "cpu", nil
+	a.last = s
+	return nil
 }
 
-// CopyToHost copies the array into host memory (synchronously), after all work in the context (a
-// framework may have written into the array on its own streams).
+// newArray allocates a device array in stream order on s (nil: the legacy default stream, then
+// waited for, so that any stream may use it at once).
+func (d *gpuDev) newArray(n int, s Stream, index int) (*DeviceArray, error) {
+	if takeFault("oom") {
+		return nil, errf(CodeDeviceUnavailable, "device", "injected fault: out of device memory (CUDA_ERROR_OUT_OF_MEMORY)")
+	}
+	a := &DeviceArray{Bytes: n, Device: index, dev: d, last: s}
+	err := d.bound(func() error {
+		own := s == nil
+		if own {
+			a.last = d.dev.ForeignStream(LegacyStream)
+		}
+		p, err := d.dev.MemAllocAsync(max(n, 1), a.last)
+		if err != nil {
+			return err
+		}
+		a.Ptr = p
+		if own {
+			return d.dev.Sync(a.last) // only the allocation is queued there: no one else's work
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Upload copies host data into a new device array on GPU index (goprep.to_device). With a stream
+// handle the copy is queued there and the array is ready on that stream; otherwise it is complete
+// when Upload returns.
+func Upload(data []byte, index int, stream uint64, hasStream bool) (*DeviceArray, error) {
+	d, err := device(index)
+	if err != nil {
+		return nil, err
+	}
+	var s Stream
+	if hasStream {
+		s = d.dev.ForeignStream(stream)
+	}
+	a, err := d.newArray(len(data), s, index)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return a, nil
+	}
+	if err := d.upload(a.Ptr, data, s); err != nil {
+		a.Free()
+		return nil, err
+	}
+	if s != nil {
+		a.ready, a.ReadyHandle = s, stream
+	}
+	return a, nil
+}
+
+// CopyToHost copies the array into host memory, in order after the last stream known to use it (a
+// framework may have written into the array there), and waits for that copy only.
 func (a *DeviceArray) CopyToHost(dst []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.freed {
 		return errf(CodeInvalidArgument, "array", "device array already freed")
 	}
-	if err := a.dev.dev.SyncAll(); err != nil {
-		return err
-	}
-	return a.dev.onStream(func(s Stream) error {
-		return a.dev.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), a.Ptr, len(dst), s)
+	return a.dev.bound(func() error {
+		if err := a.dev.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), a.Ptr, len(dst), a.last); err != nil {
+			return err
+		}
+		return a.dev.dev.Sync(a.last)
 	})
 }

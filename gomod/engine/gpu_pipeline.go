@@ -9,9 +9,23 @@ import (
 	"unsafe"
 )
 
-// run executes jobs on the device: host outputs when outDev == 0, else consecutive outputs in device
-// memory at outDev. Errors are counted for the breaker; a panic becomes an error.
-func (d *gpuDev) run(jobs []Job, outDev uint64) (err error) {
+// gpuCall is one call as the pipeline runs it.
+type gpuCall struct {
+	jobs   []Job
+	devSrc bool     // every Job.Src is a device address (Call.DeviceSources)
+	outDev uint64   // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
+	stream Stream   // the caller's stream (stream=), or nil for goprep's own pooled streams
+	waitOn []Stream // streams the sources were produced on: the lanes wait for them (events)
+}
+
+// noSync: device sources into device outputs on the caller's stream need no host synchronisation at
+// all; everything is queued on that stream and the call returns at once (CUDA-graph friendly).
+func (c *gpuCall) noSync() bool {
+	return c.stream != nil && c.outDev != 0 && c.devSrc
+}
+
+// run executes a call on the device. Errors are counted for the breaker; a panic becomes an error.
+func (d *gpuDev) run(c *gpuCall) (err error) {
 	gpu.calls.Add(1)
 	defer func() {
 		if r := recover(); r != nil {
@@ -32,14 +46,15 @@ func (d *gpuDev) run(jobs []Job, outDev uint64) (err error) {
 		return err
 	}
 	defer unbind()
-	return d.pipeline(jobs, outDev)
+	return d.pipeline(c)
 }
 
 // unit is one image of a call.
 type unit struct {
 	job      int
-	src      unsafe.Pointer // the image's lowest source element
-	srcBytes int
+	src      unsafe.Pointer // host source: the image's lowest source element
+	srcDev   uint64         // device source: the same element's device address (src is nil)
+	srcBytes int            // bytes staged and copied in (0 for a device source)
 	out      unsafe.Pointer // host output (nil for device output)
 	outDev   uint64         // device output when the call keeps results on the GPU
 	outBytes int
@@ -59,7 +74,9 @@ type lane struct {
 
 // pipeline runs units in chunks on two lanes: while the GPU copies and computes chunk k on one lane,
 // the CPU stages chunk k+1 into the other lane's pinned buffer, and copies chunk k-1's output out.
-func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
+// Device sources are read in place: nothing staged, nothing copied in.
+func (d *gpuDev) pipeline(c *gpuCall) (err error) {
+	jobs, outDev := c.jobs, c.outDev
 	var units []unit
 	at := outDev
 	maxIn, maxOut := 0, 0
@@ -68,8 +85,13 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 		lo, n := p.ImageSpan()
 		es := p.InDType().Size()
 		for img := 0; img < p.N; img++ {
-			u := unit{job: ji, srcBytes: n * es, outBytes: p.OutImageBytes()}
-			u.src = unsafe.Add(j.Src, (p.ImageOrigin(img)+lo)*es)
+			u := unit{job: ji, outBytes: p.OutImageBytes()}
+			off := (p.ImageOrigin(img) + lo) * es
+			if c.devSrc {
+				u.srcDev = uint64(int64(uintptr(j.Src)) + int64(off))
+			} else {
+				u.src, u.srcBytes = unsafe.Add(j.Src, off), n*es
+			}
 			if outDev == 0 {
 				u.out = unsafe.Add(j.Out, img*u.outBytes)
 			} else {
@@ -81,14 +103,17 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 		}
 	}
 	chunkIn, chunkOut := max(gpuChunkBytes, maxIn), max(gpuChunkBytes, maxOut)
+	noSync := c.noSync()
 	var lanes [2]lane
 	defer func() {
 		for i := range lanes {
 			l := &lanes[i]
-			if l.s != nil {
+			if l.s != nil && !noSync {
 				if e := d.dev.Sync(l.s); e != nil && err == nil {
 					err = e
 				}
+			}
+			if l.s != nil && c.stream == nil {
 				d.putStream(l.s)
 			}
 			d.host.release(l.hostIn)
@@ -101,14 +126,25 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 	}()
 	for i := range lanes {
 		l := &lanes[i]
-		if l.s, err = d.stream(); err != nil {
+		if c.stream != nil {
+			l.s = c.stream // both lanes on the caller's stream: its order is the call's order
+		} else if l.s, err = d.stream(); err != nil {
 			return err
 		}
-		if l.hostIn, err = d.host.get(chunkIn); err != nil {
-			return err
+		for _, w := range c.waitOn {
+			if w != l.s {
+				if err := d.dev.StreamWait(l.s, w); err != nil {
+					return err
+				}
+			}
 		}
-		if l.devIn, err = d.mem.get(chunkIn); err != nil {
-			return err
+		if maxIn > 0 {
+			if l.hostIn, err = d.host.get(chunkIn); err != nil {
+				return err
+			}
+			if l.devIn, err = d.mem.get(chunkIn); err != nil {
+				return err
+			}
 		}
 		if outDev == 0 {
 			if l.hostOut, err = d.host.get(chunkOut); err != nil {
@@ -136,17 +172,17 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 			end++
 		}
 		l := &lanes[k%2]
-		if err := d.finish(l); err != nil {
+		if err := d.finish(l, noSync); err != nil {
 			return err
 		}
 		l.units = units[start:end]
-		if err := d.launch(jobs, l, outDev != 0); err != nil {
+		if err := d.launch(jobs, l, outDev != 0, noSync); err != nil {
 			return err
 		}
 		start = end
 	}
 	for i := range lanes {
-		if err := d.finish(&lanes[(k+i)%2]); err != nil {
+		if err := d.finish(&lanes[(k+i)%2], noSync); err != nil {
 			return err
 		}
 	}
@@ -154,11 +190,16 @@ func (d *gpuDev) pipeline(jobs []Job, outDev uint64) (err error) {
 }
 
 // finish waits for a lane's chunk and copies its outputs from pinned memory to the caller's arrays.
-func (d *gpuDev) finish(l *lane) error {
+// Without host sources or outputs (noSync) there is nothing to wait for: the lane's next chunk is
+// queued behind this one on the same stream.
+func (d *gpuDev) finish(l *lane, noSync bool) error {
 	if !l.busy {
 		return nil
 	}
 	l.busy = false
+	if noSync {
+		return nil
+	}
 	if err := d.dev.Sync(l.s); err != nil {
 		return err
 	}
@@ -206,13 +247,16 @@ func parallelCopy(pairs []copyPair) {
 }
 
 // launch stages one chunk and queues its copy in, kernel and copy out on the lane's stream.
-func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
+func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 	images := make([]BatchImage, len(l.units))
-	cp := make([]copyPair, len(l.units))
+	var cp []copyPair
 	in, out := 0, 0
 	for i, u := range l.units {
-		cp[i] = copyPair{l.hostIn[in : in+u.srcBytes], unsafe.Slice((*byte)(u.src), u.srcBytes)}
-		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: l.devIn.ptr + uint64(in), OutDev: u.outDev}
+		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: u.srcDev, OutDev: u.outDev}
+		if u.src != nil {
+			cp = append(cp, copyPair{l.hostIn[in : in+u.srcBytes], unsafe.Slice((*byte)(u.src), u.srcBytes)})
+			images[i].SrcDev = l.devIn.ptr + uint64(in)
+		}
 		if !toDevice {
 			images[i].OutDev = l.devOut.ptr + uint64(out)
 		}
@@ -224,6 +268,27 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 	if err != nil {
 		return err
 	}
+	if takeFault("launch") {
+		return errf(CodeDeviceUnavailable, "device", "injected fault: kernel launch failed (CUDA_ERROR_LAUNCH_FAILED)")
+	}
+	l.busy = true
+	if noSync {
+		// Stream-ordered tables: allocated, filled, read and freed in the caller's stream order, so
+		// no host wait is ever needed. The copy reads pageable memory, which CUDA stages before
+		// cuMemcpyHtoDAsync returns, so the Go buffer may go at once.
+		p, err := d.dev.MemAllocAsync(b.ArenaBytes(), l.s)
+		if err != nil {
+			return err
+		}
+		arena := b.Encode(p)
+		if err := d.dev.CopyHtoD(p, unsafe.Pointer(unsafe.SliceData(arena)), len(arena), l.s); err != nil {
+			d.dev.MemFreeAsync(p, l.s)
+			return err
+		}
+		err = d.dev.Launch(b.Launch(p), l.s)
+		d.dev.MemFreeAsync(p, l.s)
+		return err
+	}
 	if l.devArena.size < b.ArenaBytes() {
 		d.mem.release(l.devArena)
 		l.devArena = devBuf{}
@@ -232,9 +297,6 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 		}
 	}
 	arena := b.Encode(l.devArena.ptr)
-	if takeFault("launch") {
-		return errf(CodeDeviceUnavailable, "device", "injected fault: kernel launch failed (CUDA_ERROR_LAUNCH_FAILED)")
-	}
 	// Asynchronous copies read page-locked memory: the tables go through a pinned buffer as well.
 	if len(l.hostArena) < len(arena) {
 		d.host.release(l.hostArena)
@@ -244,9 +306,10 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice bool) error {
 		}
 	}
 	copy(l.hostArena, arena)
-	l.busy = true
-	if err := d.dev.CopyHtoD(l.devIn.ptr, unsafe.Pointer(unsafe.SliceData(l.hostIn)), in, l.s); err != nil {
-		return err
+	if in > 0 {
+		if err := d.dev.CopyHtoD(l.devIn.ptr, unsafe.Pointer(unsafe.SliceData(l.hostIn)), in, l.s); err != nil {
+			return err
+		}
 	}
 	if err := d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena)), len(arena), l.s); err != nil {
 		return err

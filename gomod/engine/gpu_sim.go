@@ -17,8 +17,14 @@ type simDevice struct {
 	allocs   map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
 	total    uint64
 	launches atomic.Int64
+	syncs    atomic.Int64 // host waits (Sync): tests prove stream= calls make none
+	freedOn  []Stream     // the stream of each MemFreeAsync, in order
+	waits    [][2]Stream  // StreamWait(waiter, on) calls, in order
 	DeviceLoss
 }
+
+// simForeign is a caller's stream handle on the simulated GPU.
+type simForeign uint64
 
 func (s *simDevice) Info() DeviceInfo {
 	s.mu.Lock()
@@ -99,9 +105,24 @@ func SimKernelsBuiltIn() bool { return simKernels != nil }
 
 func ptr(a uint64) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
 
-func (s *simDevice) Sync(Stream) error    { return nil }
-func (s *simDevice) SyncAll() error       { return nil }
+func (s *simDevice) Sync(Stream) error    { s.syncs.Add(1); return nil }
 func (s *simDevice) DestroyStream(Stream) {}
+
+func (s *simDevice) MemAllocAsync(n int, _ Stream) (uint64, error) { return s.alloc(n), nil }
+func (s *simDevice) MemFreeAsync(p uint64, st Stream) {
+	s.free(p)
+	s.mu.Lock()
+	s.freedOn = append(s.freedOn, st)
+	s.mu.Unlock()
+}
+func (s *simDevice) ForeignStream(h uint64) Stream { return simForeign(h) }
+func (s *simDevice) StreamWait(waiter, on Stream) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, [2]Stream{waiter, on})
+	s.mu.Unlock()
+	return nil
+}
+func (s *simDevice) Current() bool { return true }
 
 // allocated reports live allocations (tests check that pools give everything back).
 func (s *simDevice) allocated() int {

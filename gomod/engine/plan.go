@@ -194,7 +194,8 @@ func (p *Plan) OutImageElems() int { return p.OutH * p.OutW * p.OutC }
 func (p *Plan) OutBytes() int { return p.N * p.OutImageElems() * p.OutDType.Size() }
 
 // Job is one plan applied to one source array, writing a contiguous output at Out.
-// Src is the NumPy data pointer (the address of element [0, 0, 0(, 0)]).
+// Src is the NumPy data pointer (the address of element [0, 0, 0(, 0)]), or for a call with
+// DeviceSources the device address of that element (only the GPU path reads it then).
 type Job struct {
 	Plan *Plan
 	Src  unsafe.Pointer

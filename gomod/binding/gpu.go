@@ -211,3 +211,9 @@ func TestingResetGPU(cooldownMs int64) {
 	engine.ResetGPUStats()
 	engine.SetBreakerCooldown(time.Duration(cooldownMs) * time.Millisecond)
 }
+
+// TestingSimTrace returns the simulated GPU's stream trace as JSON (engine.SimTrace). Test-only.
+func TestingSimTrace() (string, error) {
+	b, err := json.Marshal(engine.SimulatedTrace())
+	return string(b), err
+}

@@ -163,3 +163,43 @@ func SimulateGPU(on bool) error {
 	simOn = on
 	return nil
 }
+
+// SimTrace is what the simulated GPU saw of stream ordering: host waits, stream waits (waiter, on)
+// and the stream of each stream-ordered free. Caller streams appear as their handles, goprep's own
+// streams as -1. Tests use it to prove that stream= calls never wait on the host and that frees and
+// exports follow the protocols.
+type SimTrace struct {
+	Syncs   int64      `json:"syncs"`
+	Waits   [][2]int64 `json:"waits"`
+	FreedOn []int64    `json:"freed_on"`
+}
+
+// SimulatedTrace reports the simulated GPU's trace (zero when it is off).
+func SimulatedTrace() SimTrace {
+	gpu.mu.Lock()
+	var s *simDevice
+	if simOn && len(gpu.devices) > 0 {
+		s, _ = gpu.devices[0].dev.(*simDevice)
+	}
+	gpu.mu.Unlock()
+	t := SimTrace{Waits: [][2]int64{}, FreedOn: []int64{}}
+	if s == nil {
+		return t
+	}
+	h := func(st Stream) int64 {
+		if f, ok := st.(simForeign); ok {
+			return int64(f)
+		}
+		return -1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Syncs = s.syncs.Load()
+	for _, w := range s.waits {
+		t.Waits = append(t.Waits, [2]int64{h(w[0]), h(w[1])})
+	}
+	for _, f := range s.freedOn {
+		t.FreedOn = append(t.FreedOn, h(f))
+	}
+	return t
+}

@@ -8,10 +8,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _native
-from ._device import DeviceArray
+from . import _device
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
-from ._ops import PlanRef, plan_for, prepare_out, run_plan
+from ._ops import PlanRef, plan_for, run_jobs, run_plan
 from ._trace import Traced, trace_array, typed_key
 
 _OUTPUTS = ("numpy", "device")
@@ -101,23 +100,46 @@ class Pipeline:
             c = self._compile(src, args, kwargs, key)
         return c
 
-    def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
+    def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, stream: Any = None, **kwargs: Any) -> Any:
+        """Run on ``src``: a NumPy image or batch, a CUDA array (``__cuda_array_interface__`` or
+        ``__dlpack__``: torch CUDA tensors as (C, H, W) / (N, C, H, W), CuPy arrays,
+        ``goprep.DeviceArray``), or a list of either. ``stream=`` (an int handle, ``torch.cuda.Stream``
+        or ``cupy.cuda.Stream``) queues the work on that stream; with a device input and
+        ``output="device"`` the call then returns without waiting for anything."""
+        sh = _device.stream_handle(stream)
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
-            device = "cpu" if self._on_cpu(c.moved) else self._device
-            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._output)
+            device = "cpu" if sh < 0 and self._on_cpu(c.moved) else self._device
+            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._output, sh)
             return _fill(c.template, res)
         if isinstance(src, (list, tuple)):
-            return self._run_list(list(src), args, kwargs, out)
+            return self._run_list(list(src), args, kwargs, out, sh)
         if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view
-            return self(src.view(np.ndarray), *args, out=out, **kwargs)
-        raise InvalidArgumentError(f"must be a numpy.ndarray or a list of them, got {type(src).__name__}", argument="src")
+            return self(src.view(np.ndarray), *args, out=out, stream=stream, **kwargs)
+        ds = _device.device_source(src, sh if sh >= 0 else None)
+        if ds is not None:
+            c = self._lookup(ds.view, args, kwargs)
+            res = run_plan(c.ref, c.shape, c.dtype, c.f32, ds, out, self._device, self._output, sh)
+            return _fill(c.template, res)
+        raise InvalidArgumentError(
+            f"must be a numpy.ndarray, a CUDA array or a list of them, got {type(src).__name__}", argument="src"
+        )
 
-    def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
+    def _run_list(
+        self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray], sh: int = -1
+    ) -> Any:
         if not images:
             raise ShapeError("the list of images is empty", argument="src")
         compiled: List[_Compiled] = []
+        srcs: List[Any] = []
         for i, img in enumerate(images):
+            if not isinstance(img, np.ndarray):
+                ds = _device.device_source(img, sh if sh >= 0 else None)
+                if ds is not None:
+                    srcs.append(ds)
+                    img = ds.view
+            else:
+                srcs.append(img)
             if not isinstance(img, np.ndarray) or img.ndim != 3:
                 raise ShapeError(
                     f"item {i} must be an (H, W, C) numpy.ndarray, got "
@@ -131,27 +153,14 @@ class Pipeline:
                     f"{compiled[0].dtype}; a list must produce one size (resize or letterbox to a fixed size)",
                     argument="src",
                 )
-            if c.f32 and not img.flags.aligned:
-                raise InvalidArgumentError(f"item {i}: float32 data must be aligned", argument="src")
             compiled.append(c)
         first = compiled[0]
         shape = (len(images),) + first.shape
-        step = int(np.prod(first.shape)) * first.dtype.itemsize
-        desc = np.empty((len(images), 3), np.int64)
-        for i, (c, img) in enumerate(zip(compiled, images)):
-            desc[i] = (c.ref.handle, id(img), i * step)
-        mod = _native.get()
-        res: Any
-        if self._output == "device":
-            if out is not None:
-                raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-            res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
-        else:
-            res = prepare_out(out, shape, first.dtype, images)
-            if self._on_cpu(sum(c.moved for c in compiled)):
-                _native.call(mod.RunMany, id(desc), len(images), id(res))
-            else:
-                _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)
+        host = all(isinstance(x, np.ndarray) for x in srcs)
+        device = "cpu" if host and sh < 0 and self._on_cpu(sum(c.moved for c in compiled)) else self._device
+        res: Any = run_jobs(
+            [(c.ref, c.f32, x) for c, x in zip(compiled, srcs)], shape, first.dtype, out, device, self._output, sh
+        )
         if first.template is _SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.

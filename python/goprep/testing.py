@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _device, _native
 
-__all__ = ["simulate_gpu", "simulated_gpu_available", "inject_gpu_fault", "reset_gpu"]
+__all__ = ["simulate_gpu", "simulated_gpu_available", "simulated_trace", "inject_gpu_fault", "reset_gpu"]
 
 
 def simulated_gpu_available() -> bool:
@@ -34,3 +34,12 @@ def inject_gpu_fault(kind: str, count: int = 1) -> None:
 def reset_gpu(breaker_cooldown: float = 30.0) -> None:
     """Zero the GPU counters, close the circuit breaker and set its cool-down in seconds."""
     _native.get().TestingResetGPU(int(breaker_cooldown * 1000))
+
+
+def simulated_trace() -> dict:
+    """What the simulated GPU saw of stream ordering since it was switched in: ``syncs`` (host waits),
+    ``waits`` ([waiter, on] stream pairs) and ``freed_on`` (the stream of each stream-ordered free).
+    Caller streams appear as their handles, goprep's own streams as -1."""
+    import json
+
+    return dict(json.loads(_native.call(_native.get().TestingSimTrace)))

@@ -20,7 +20,7 @@ const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
 // to device memory and then patches in the device addresses (Encode).
 type DeviceBatch struct {
 	arena  []byte
-	tmpl   map[*Plan]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
+	tmpl   map[tmplKey]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
 	descAt int               // offset of the descriptor array in the arena
 	images []BatchImage
 	Kernel string // KernelName(source dtype, output channels)
@@ -30,9 +30,17 @@ type DeviceBatch struct {
 // the device.
 type BatchImage struct {
 	Plan   *Plan
-	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan)
+	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan), or its staged rows
 	OutDev uint64 // device address of the image's output
+	Staged bool   // the source holds only the rows the plan reads (Plan.stage)
 }
+
+type tmplKey struct {
+	p      *Plan
+	staged bool
+}
+
+func (im BatchImage) key() tmplKey { return tmplKey{im.Plan, im.Staged} }
 
 // NewDeviceBatch lays out the tables of every distinct plan among images, then the descriptors.
 // All images must share one kernel (source dtype and output channel count); the caller groups them.
@@ -40,7 +48,7 @@ func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 	if len(images) == 0 {
 		return nil, errf(CodeInvalidArgument, "images", "empty launch")
 	}
-	b := &DeviceBatch{tmpl: map[*Plan]gpImage{}, images: images}
+	b := &DeviceBatch{tmpl: map[tmplKey]gpImage{}, images: images}
 	if c := images[0].Plan.OutC; c > 4 || c < 1 {
 		return nil, errf(CodeInternal, "", "unsupported channel count %d", c)
 	}
@@ -49,8 +57,8 @@ func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 		if im.Plan.kernel() != b.Kernel {
 			return nil, errf(CodeInternal, "", "one launch mixes kernels")
 		}
-		if _, ok := b.tmpl[im.Plan]; !ok {
-			b.tmpl[im.Plan] = b.template(im.Plan)
+		if _, ok := b.tmpl[im.key()]; !ok {
+			b.tmpl[im.key()] = b.template(im.Plan, im.Staged)
 		}
 	}
 	b.align(16)
@@ -84,10 +92,13 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-func (b *DeviceBatch) axis(a *axis) gpAxis {
-	off := make([]int64, len(a.Off))
-	for i, o := range a.Off {
-		off[i] = int64(o)
+// axis lays out one axis's tables; off replaces its offsets (the row table of a staged image).
+func (b *DeviceBatch) axis(a *axis, off []int64) gpAxis {
+	if off == nil {
+		off = make([]int64, len(a.Off))
+		for i, o := range a.Off {
+			off[i] = int64(o)
+		}
 	}
 	return gpAxis{
 		Off: b.put(bytesOf(off)), Wi: b.put(bytesOf(a.Taps.WI)), Wf: b.put(bytesOf(a.Taps.WF)), Cnt: b.put(bytesOf(a.Taps.Cnt)),
@@ -97,9 +108,13 @@ func (b *DeviceBatch) axis(a *axis) gpAxis {
 
 // template lays out a plan's tables and returns its descriptor: everything but the image's source
 // and output addresses, with table pointers relative to the arena.
-func (b *DeviceBatch) template(p *Plan) gpImage {
+func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
+	var rowOff []int64
+	if staged {
+		rowOff = p.stage.off
+	}
 	d := gpImage{
-		Rows: b.axis(&p.rows), Cols: b.axis(&p.cols), Stride_c: int64(p.strideC),
+		Rows: b.axis(&p.rows, rowOff), Cols: b.axis(&p.cols, nil), Stride_c: int64(p.strideC),
 		Out_h: int32(p.OutH), Out_w: int32(p.OutW), Out_c: int32(p.OutC), In_c: int32(p.inC),
 		Pad_u8: int32(p.padU8), Pad_f32: p.padF32, Scale: 1,
 	}
@@ -195,11 +210,14 @@ func (b *DeviceBatch) Encode(base uint64) []byte {
 	}
 	descs := unsafe.Slice((*gpImage)(unsafe.Pointer(&out[b.descAt])), len(b.images))
 	for i, im := range b.images {
-		d := b.tmpl[im.Plan]
+		d := b.tmpl[im.key()]
 		d.Lut, d.Lut16 = rel(d.Lut), rel(d.Lut16)
 		d.Rows, d.Cols = relAxis(d.Rows), relAxis(d.Cols)
 		// The span copy starts at the image's lowest element; its logical origin is -lo further.
-		d.Src = im.SrcDev + uint64(-im.Plan.imgLo*im.Plan.InDType().Size())
+		d.Src = im.SrcDev // a staged image's row table already points into the packed rows
+		if !im.Staged {
+			d.Src += uint64(-im.Plan.imgLo * im.Plan.InDType().Size())
+		}
 		d.Out = im.OutDev
 		descs[i] = d
 	}

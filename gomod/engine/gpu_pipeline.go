@@ -55,6 +55,7 @@ type unit struct {
 	src      unsafe.Pointer // host source: the image's lowest source element
 	srcDev   uint64         // device source: the same element's device address (src is nil)
 	srcBytes int            // bytes staged and copied in (0 for a device source)
+	stage    *rowStage      // stage only these rows (src is then the image origin), or nil: the span
 	out      unsafe.Pointer // host output (nil for device output)
 	outDev   uint64         // device output when the call keeps results on the GPU
 	outBytes int
@@ -87,9 +88,12 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 		for img := 0; img < p.N; img++ {
 			u := unit{job: ji, outBytes: p.OutImageBytes()}
 			off := (p.ImageOrigin(img) + lo) * es
-			if c.devSrc {
+			switch {
+			case c.devSrc:
 				u.srcDev = uint64(int64(uintptr(j.Src)) + int64(off))
-			} else {
+			case p.stage != nil: // only the rows the plan reads
+				u.src, u.srcBytes, u.stage = unsafe.Add(j.Src, p.ImageOrigin(img)*es), p.stage.elems*es, p.stage
+			default:
 				u.src, u.srcBytes = unsafe.Add(j.Src, off), n*es
 			}
 			if outDev == 0 {
@@ -217,20 +221,31 @@ func (d *gpuDev) finish(l *lane, noSync bool) error {
 
 type copyPair struct{ dst, src []byte }
 
-// parallelCopy does the staging copies between NumPy memory and pinned buffers on NumThreads
-// goroutines: one core copies ~5-10 GB/s, less than a PCIe 4/5 link moves, so a single-threaded
-// copy would cap GPU throughput on large batches.
+// copyPiece is the unit of parallel staging: big images are split so that all cores share even one
+// large copy (a 1080p RGB image is 6 MiB; whole-image units left most cores idle on small batches).
+const copyPiece = 1 << 20
+
+// parallelCopy does the staging copies between NumPy memory and pinned buffers in ~1 MiB pieces on
+// NumThreads goroutines: one core copies ~5-10 GB/s, less than a PCIe 4/5 link moves, so a
+// single-threaded copy would cap GPU throughput on large batches.
 func parallelCopy(pairs []copyPair) {
 	total := 0
 	for _, p := range pairs {
 		total += len(p.dst)
 	}
-	threads := min(NumThreads(), total/(1<<20)+1, len(pairs))
+	threads := min(NumThreads(), total/copyPiece+1)
 	if threads <= 1 {
 		for _, p := range pairs {
 			copy(p.dst, p.src)
 		}
 		return
+	}
+	var pieces []copyPair
+	for _, p := range pairs {
+		for at := 0; at < len(p.dst); at += copyPiece {
+			end := min(at+copyPiece, len(p.dst))
+			pieces = append(pieces, copyPair{p.dst[at:end], p.src[at:end]})
+		}
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -238,8 +253,8 @@ func parallelCopy(pairs []copyPair) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(pairs); i = int(next.Add(1) - 1) {
-				copy(pairs[i].dst, pairs[i].src)
+			for i := int(next.Add(1) - 1); i < len(pieces); i = int(next.Add(1) - 1) {
+				copy(pieces[i].dst, pieces[i].src)
 			}
 		}()
 	}
@@ -254,8 +269,16 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 	for i, u := range l.units {
 		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: u.srcDev, OutDev: u.outDev}
 		if u.src != nil {
-			cp = append(cp, copyPair{l.hostIn[in : in+u.srcBytes], unsafe.Slice((*byte)(u.src), u.srcBytes)})
-			images[i].SrcDev = l.devIn.ptr + uint64(in)
+			dst := l.hostIn[in : in+u.srcBytes]
+			if u.stage != nil {
+				es := jobs[u.job].Plan.InDType().Size()
+				for _, pc := range u.stage.pieces() {
+					cp = append(cp, copyPair{dst[pc[0]*es : (pc[0]+pc[2])*es], unsafe.Slice((*byte)(unsafe.Add(u.src, pc[1]*es)), pc[2]*es)})
+				}
+			} else {
+				cp = append(cp, copyPair{dst, unsafe.Slice((*byte)(u.src), u.srcBytes)})
+			}
+			images[i].SrcDev, images[i].Staged = l.devIn.ptr+uint64(in), u.stage != nil
 		}
 		if !toDevice {
 			images[i].OutDev = l.devOut.ptr + uint64(out)

@@ -89,8 +89,7 @@ func wantGPU(d *gpuDev, jobs []Job) bool {
 	}
 	moved := 0
 	for _, j := range jobs {
-		_, n := j.Plan.ImageSpan()
-		moved += j.Plan.N * (n*j.Plan.InDType().Size() + j.Plan.OutImageBytes())
+		moved += j.Plan.N * (j.Plan.stagedElems()*j.Plan.InDType().Size() + j.Plan.OutImageBytes())
 	}
 	if moved < gpuAutoMinBytes {
 		return false

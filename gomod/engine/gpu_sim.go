@@ -18,6 +18,7 @@ type simDevice struct {
 	total    uint64
 	launches atomic.Int64
 	syncs    atomic.Int64 // host waits (Sync): tests prove stream= calls make none
+	h2d      atomic.Int64 // bytes copied host to device
 	freedOn  []Stream     // the stream of each MemFreeAsync, in order
 	waits    [][2]Stream  // StreamWait(waiter, on) calls, in order
 	DeviceLoss
@@ -69,6 +70,7 @@ func (s *simDevice) HostFree(p unsafe.Pointer)  { s.free(uint64(uintptr(p))) }
 func (s *simDevice) NewStream() (Stream, error) { return new(int), nil }
 
 func (s *simDevice) CopyHtoD(dst uint64, src unsafe.Pointer, n int, _ Stream) error {
+	s.h2d.Add(int64(n))
 	copy(unsafe.Slice((*byte)(ptr(dst)), n), unsafe.Slice((*byte)(src), n))
 	return nil
 }

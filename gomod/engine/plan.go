@@ -45,6 +45,7 @@ type Plan struct {
 	padF32            float32
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
+	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
 }
 
 // NewPlan validates the spec and builds the tables.
@@ -83,6 +84,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 		return nil, err
 	}
 	p.fast = newFastPlan(p)
+	p.stage = newRowStage(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {

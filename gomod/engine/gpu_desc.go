@@ -21,7 +21,7 @@ const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
 type DeviceBatch struct {
 	arena  []byte
 	tmpl   map[tmplKey]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
-	descAt int               // offset of the descriptor array in the arena
+	descAt int                 // offset of the descriptor array in the arena
 	images []BatchImage
 	Kernel string // KernelName(source dtype, output channels)
 }

@@ -103,6 +103,7 @@ type gpuDev struct {
 	dev      GPUDevice
 	freeMem  atomic.Uint64 // NVML free memory, refreshed at most every infoTTL (cost model)
 	freeAt   atomic.Int64
+	bw       atomic.Uint64 // measured pinned host-to-device bytes/s (float64 bits), 0 until measured
 	mem      *devPool
 	host     *hostPool
 	streams  chan Stream

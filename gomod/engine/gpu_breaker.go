@@ -18,13 +18,15 @@ type GPUStats struct {
 	PoolCached   int64  `json:"pool_cached_bytes"`
 	PoolInUse    int64  `json:"pool_in_use_bytes"`
 	PoolLimit    int64  `json:"pool_limit_bytes"`
+	// The cost model's measured figures (zeros until the first auto call that needed them).
+	Costs CostFigures `json:"cost_model"`
 }
 
 // Stats reports the counters.
 func Stats() GPUStats {
 	s := GPUStats{
 		Calls: gpu.calls.Load(), Failures: gpu.failures.Load(), Fallbacks: gpu.fallbacks.Load(),
-		BreakerTrips: gpu.trips.Load(), BreakerOpen: breakerOpen(), PoolLimit: int64(gpuPoolBytes),
+		BreakerTrips: gpu.trips.Load(), BreakerOpen: breakerOpen(), PoolLimit: int64(gpuPoolBytes), Costs: Costs(),
 	}
 	if v, ok := gpu.lastErr.Load().(string); ok {
 		s.LastError = v

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -639,5 +640,40 @@ func TestStagingOnlyTouchedRows(t *testing.T) {
 	}
 	if staged < 20 || whole < 20 {
 		t.Fatalf("random specs: %d staged, %d whole: the equivalence test does not cover both", staged, whole)
+	}
+}
+
+// The cost model decides by the measured figures: pinned bandwidth against CPU cost per byte, for
+// host outputs and (CPU preprocessing plus upload of the result) for device outputs.
+func TestCostModelDecides(t *testing.T) {
+	useSim(t)
+	d := gpu.devices[0]
+	cpuNsPerByte() // measure once, then override for the test
+	old := cpuCost.Load()
+	t.Cleanup(func() { cpuCost.Store(old) })
+	p, _ := NewPlan(imagenetSpec(8, 1080, 1920))
+	jobs := []Job{{Plan: p}}
+	up, down, cpuBytes := callBytes(jobs)
+	if up >= 8*1080*1920*3/2 || down != p.OutBytes() {
+		t.Fatalf("up %d down %d", up, down)
+	}
+	cpuCost.Store(math.Float64bits(1.0)) // a slow CPU: 1 ns per byte and core
+	if !wantGPU(d, jobs) || !d.gpuFasterToDevice(cpuBytes, up, down) {
+		t.Fatal("a slow CPU must lose to a 25 GB/s link")
+	}
+	cpuCost.Store(math.Float64bits(0.001)) // an absurdly fast CPU
+	if wantGPU(d, jobs) || d.gpuFasterToDevice(cpuBytes, up, down) {
+		t.Fatal("a CPU 1000x faster must win")
+	}
+	// With a device output, the CPU-then-upload choice still returns the right device array.
+	_, src := gpuSource(p)
+	want := runGuarded(t, p, src, 2)
+	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "auto", Index: -1}, ToDevice: true})
+	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
+		t.Fatalf("CPU then upload: ran %q err %v", r.Ran, err)
+	}
+	r.Array.Free()
+	if s := Stats(); s.Fallbacks != 0 || s.Costs.H2DBytesPerSec != 25e9 || !s.Costs.H2DNominal || s.Costs.CPUNsPerByte != 0.001 {
+		t.Fatalf("a cost-model choice is not a fallback, and the figures are reported: %+v", s)
 	}
 }

@@ -61,8 +61,10 @@ class BuildGo(build_ext):
         # gopy formats its output with goimports, which it expects on PATH.
         self._run([go, "build", "-o", bindir + os.sep, "golang.org/x/tools/cmd/goimports"], env)
         self._run(
+            # -dynamic-link=true: no libpython NEEDED and no build-machine RUNPATH; the interpreter
+            # that imports the extension provides the Python symbols (as for any CPython extension).
             [go, "tool", "gopy", "build", f"-vm={sys.executable}", "-name=native", f"-output={gen}", "-no-make",
-             "./gomod/binding"],
+             "-dynamic-link=true", "./gomod/binding"],
             env,
         )
         suffix = sysconfig.get_config_var("EXT_SUFFIX")

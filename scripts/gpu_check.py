@@ -223,7 +223,7 @@ def run_fallback() -> None:
     gt.reset_gpu()
 
 
-def run_throughput(n: int, repeats: int) -> dict:
+def run_throughput(n: int, repeats: int, simulated: bool = False) -> dict:
     rng = np.random.default_rng(4)
     batch = rng.integers(0, 256, (n, 1080, 1920, 3), dtype=np.uint8)
     fn = lambda im: goprep.normalize(goprep.resize(im, 224), mean=MEAN, std=STD)  # noqa: E731
@@ -250,8 +250,9 @@ def run_throughput(n: int, repeats: int) -> dict:
     res["cost_model"] = goprep.info()["gpu"].get("cost_model")
     best_numpy = max(res["cpu-all-threads"]["images_per_s"], res["cuda-to-numpy"]["images_per_s"])
     res["auto_vs_best_numpy"] = res["auto-to-numpy"]["images_per_s"] / best_numpy
-    check("auto within 10% of the better of CPU and GPU (NumPy output)", res["auto_vs_best_numpy"] >= 0.9,
-          f"{res['auto_vs_best_numpy']:.2f}x")
+    if not simulated:  # the simulated GPU reports a nominal PCIe figure but runs its kernels on the CPU
+        check("auto within 10% of the better of CPU and GPU (NumPy output)", res["auto_vs_best_numpy"] >= 0.9,
+              f"{res['auto_vs_best_numpy']:.2f}x")
     return res
 
 
@@ -286,7 +287,7 @@ def main() -> int:
     run_device_inputs()
     run_threads()
     run_fallback()
-    tp = run_throughput(a.batch, a.repeats)
+    tp = run_throughput(a.batch, a.repeats, a.simulate)
     tp.update(run_bandwidth())
     failed = [r for r in results if not r["ok"]]
     summary = {"checks": len(results), "failed": len(failed), "throughput": tp, "seconds": time.time() - t0, "info": goprep.info()}

@@ -100,14 +100,16 @@ type gpuState struct {
 }
 
 type gpuDev struct {
-	dev      GPUDevice
-	freeMem  atomic.Uint64 // NVML free memory, refreshed at most every infoTTL (cost model)
-	freeAt   atomic.Int64
-	bw       atomic.Uint64 // measured pinned host-to-device bytes/s (float64 bits), 0 until measured
-	mem      *devPool
-	host     *hostPool
-	streams  chan Stream
-	sessions chan struct{}
+	dev     GPUDevice
+	freeMem atomic.Uint64 // NVML free memory, refreshed at most every infoTTL (cost model)
+	freeAt  atomic.Int64
+	bw      atomic.Uint64 // measured pinned host-to-device bytes/s (float64 bits), 0 until measured
+	// measured kernel ns per source+output byte (float64 bits), set with bw
+	kernelCost atomic.Uint64
+	mem        *devPool
+	host       *hostPool
+	streams    chan Stream
+	sessions   chan struct{}
 }
 
 var gpu = &gpuState{reason: "this goprep build has no CUDA backend (CPU-only)"}

@@ -126,9 +126,11 @@ func (s *simDevice) StreamWait(waiter, on Stream) error {
 }
 func (s *simDevice) Current() bool { return true }
 
-// NominalH2D: the simulated GPU's "transfers" are memcpy, so it reports a PCIe 4 x16 link's
-// practical 25 GB/s instead of having it measured (the cost model then decides as on such a link).
-func (s *simDevice) NominalH2D() float64 { return 25e9 }
+// NominalH2D and NominalKernelNsPerByte: the simulated GPU's "transfers" are memcpy and its kernels
+// run on the CPU, so it reports a PCIe 4 x16 link's practical 25 GB/s and a kernel streaming at
+// 1 TB/s instead of having them measured (the cost model then decides as on such a GPU).
+func (s *simDevice) NominalH2D() float64             { return 25e9 }
+func (s *simDevice) NominalKernelNsPerByte() float64 { return 0.001 }
 
 // allocated reports live allocations (tests check that pools give everything back).
 func (s *simDevice) allocated() int {

@@ -677,3 +677,15 @@ func TestCostModelDecides(t *testing.T) {
 		t.Fatalf("a cost-model choice is not a fallback, and the figures are reported: %+v", s)
 	}
 }
+
+// The kernel measurement a real GPU gets (the simulated one reports nominal figures instead) runs a
+// device-resident calibration batch and yields a positive cost.
+func TestKernelMeasurement(t *testing.T) {
+	useSim(t)
+	if v := gpu.devices[0].measureKernel(); v <= 0 {
+		t.Fatalf("kernel cost %v", v)
+	}
+	if s := Stats(); s.Failures != 0 {
+		t.Fatalf("%+v", s)
+	}
+}

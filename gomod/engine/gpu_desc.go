@@ -52,9 +52,9 @@ func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 	if c := images[0].Plan.OutC; c > 4 || c < 1 {
 		return nil, errf(CodeInternal, "", "unsupported channel count %d", c)
 	}
-	b.Kernel = images[0].Plan.kernel()
+	b.Kernel = images[0].Plan.gpuKernel()
 	for _, im := range images {
-		if im.Plan.kernel() != b.Kernel {
+		if im.Plan.gpuKernel() != b.Kernel {
 			return nil, errf(CodeInternal, "", "one launch mixes kernels")
 		}
 		if _, ok := b.tmpl[im.key()]; !ok {

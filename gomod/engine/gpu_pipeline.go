@@ -165,10 +165,10 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 		// count) per launch, and at most maxChunkImages descriptors (many tiny images must not make a
 		// huge descriptor table).
 		end, in, out := start, 0, 0
-		kernel := jobs[units[start].job].Plan.kernel()
+		kernel := jobs[units[start].job].Plan.gpuKernel()
 		for end < len(units) {
 			u := units[end]
-			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.kernel() != kernel ||
+			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.gpuKernel() != kernel ||
 				end-start >= maxChunkImages) {
 				break
 			}

@@ -173,9 +173,12 @@ func Run(c Call) (Result, error) {
 			gc.waitOn = append(gc.waitOn, d.dev.ForeignStream(w))
 		}
 	}
+	// Modes the kernels lack (Plan.GPUSupported) run on the CPU engine: not a fallback, the kernels
+	// never had them; device sources are copied to the host for it, device outputs uploaded.
+	capable := gpuCapable(c.Jobs)
 	usable := !breakerOpen() && d.dev.Lost() == "" // a lost device is a breaker that never closes
 	if !c.ToDevice {
-		if c.Placement.Device == "auto" && !onDev && !wantGPU(d, c.Jobs) {
+		if !capable || (c.Placement.Device == "auto" && !onDev && !wantGPU(d, c.Jobs)) {
 			return fallback(d, c, nil)
 		}
 		if usable && d.run(gc) == nil {
@@ -200,6 +203,13 @@ func Run(c Call) (Result, error) {
 		arr.ready, arr.ReadyHandle = gc.stream, c.Stream
 	}
 	gc.outDev = arr.Ptr
+	if !capable {
+		r, err := fallback(d, c, arr)
+		if err != nil {
+			arr.Free()
+		}
+		return r, err
+	}
 	if c.Placement.Device == "auto" && !onDev && usable {
 		// Host input, device output: preprocessing on the CPU and uploading the (much smaller)
 		// result can beat moving the source over PCIe (1080p -> 224 float32: 2.6 MB of staged rows

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 gen_abi() { # stdout: gpu_abi.go as cgo -godefs derives it (its _obj scratch directory removed)
-  (cd gomod/engine && go tool cgo -godefs -- -I ../../kernels gpu_abi_defs.go && rm -rf _obj) | gofmt
+  (cd gomod/engine && go tool cgo -godefs -- -I ../../kernels gpu_abi_defs.go && rm -rf _obj _cgo_*.o) | gofmt
 }
 if [[ "${1:-}" == --check ]]; then
   python scripts/build_ptx.py --check

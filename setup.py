@@ -46,18 +46,25 @@ class BuildGo(build_ext):
             # Go 1.26's simd/archsimd: AVX2 / AVX-512 row kernels, picked at run time by CPU feature.
             # The pure-Go kernels stay the fallback and the reference; GOPREP_NO_SIMD=1 builds only them.
             env["GOEXPERIMENT"] = "simd"
+        tags = []
+        if self._cpukernel(env):
+            tags.append("cpukernel")
         cuda = self._cuda_cflags(env)
         if cuda:
-            env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -tags=cuda").strip()
+            tags.append("cuda")
             env["CGO_CFLAGS"] = "-O2 -g -Wno-deprecated-declarations " + cuda  # go-nvml wraps deprecated NVML calls
             # --as-needed first: a libcuda.so on gorgonia.org/cu's -L paths must not become NEEDED
             # (every cu* symbol is defined by the shim; see gomod/cuda/driver.go).
             env["CGO_LDFLAGS"] = "-O2 -g -Wl,--as-needed"
+        if tags:
+            env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -tags=" + ",".join(tags)).strip()
         # gopy formats its output with goimports, which it expects on PATH.
         self._run([go, "build", "-o", bindir + os.sep, "golang.org/x/tools/cmd/goimports"], env)
         self._run(
+            # -dynamic-link=true: no libpython NEEDED and no build-machine RUNPATH; the interpreter
+            # that imports the extension provides the Python symbols (as for any CPython extension).
             [go, "tool", "gopy", "build", f"-vm={sys.executable}", "-name=native", f"-output={gen}", "-no-make",
-             "./gomod/binding"],
+             "-dynamic-link=true", "./gomod/binding"],
             env,
         )
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
@@ -76,6 +83,19 @@ class BuildGo(build_ext):
         for target in targets:
             for py in ("binding.py", "go.py"):
                 shutil.copyfile(os.path.join(gen, py), os.path.join(target, py))
+
+    def _cpukernel(self, env: dict) -> bool:
+        """-tags cpukernel: the real CUDA kernels compiled as C++ for goprep.testing.simulate_gpu. Only
+        tests need them, so they are built when a C++ compiler is there (GOPREP_CPUKERNEL=auto, the
+        default), always (=1) or never (=0)."""
+        mode = env.get("GOPREP_CPUKERNEL", "auto")
+        if mode == "0":
+            return False
+        cxx = env.get("CXX", "g++").split()
+        if mode == "1" or (cxx and shutil.which(cxx[0])):
+            return True
+        print("goprep: no C++ compiler: the simulated GPU (goprep.testing) is left out", flush=True)
+        return False
 
     def _cuda_cflags(self, env: dict) -> str:
         """-I flags for cuda.h and nvml.h, or "" for a CPU-only build (with the reason printed)."""

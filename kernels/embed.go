@@ -16,6 +16,20 @@ import (
 //go:embed ptx
 var ptxFS embed.FS
 
+// The kernel sources are embedded too: that makes them inputs of this package's build, so Go's build
+// cache recompiles kernels/cpu (which imports this package and #includes them from C++) whenever one
+// changes. Without it an edited .cuh would silently keep the old CPU kernels (measured: a wrong
+// constant passed the tests until go test -a).
+//
+//go:embed *.cu *.cuh *.h
+var srcFS embed.FS
+
+// Source returns the kernel source file name (preprocess.cu, resize.cuh, ...).
+func Source(name string) (string, bool) {
+	b, err := srcFS.ReadFile(name)
+	return string(b), err == nil
+}
+
 // PTX returns the PTX compiled from kernels/<stem>.cu.
 func PTX(stem string) (string, bool) {
 	if stem == "" || strings.ContainsAny(stem, "/\\") {

@@ -1,10 +1,12 @@
 // goprep.h: the descriptor ABI between the Go planner (gomod/engine/gpu_desc.go, which writes these
-// structs byte for byte) and the CUDA kernels. Every table a kernel reads was built by the Go CPU
+// structs byte for byte; their Go mirror gpu_abi.go is derived from this header by cgo -godefs) and
+// the CUDA kernels. Every table a kernel reads was built by the Go CPU
 // engine's planner, so both engines use the same source coordinates and the same fixed-point and
 // float weights; only the arithmetic is re-expressed here, step for step as the CPU engine does it.
 //
-// Layout rules (checked by TestDescriptorLayout in Go): natural alignment, no implicit padding,
-// little-endian, pointers as 64-bit device addresses.
+// Layout rules: natural alignment, no implicit padding, little-endian, pointers as 64-bit device
+// addresses (the host and device agree on all of it; scripts/generate.sh --check proves gpu_abi.go
+// fresh).
 #ifndef GOPREP_H
 #define GOPREP_H
 

@@ -5,6 +5,16 @@
 #define GOPREP_NORMALIZE_CUH
 #include "goprep.h"
 
+#ifdef GOPREP_CPU_KERNELS
+#define gp_cvt_rn_f16 gp_cpu_cvt_rn_f16 // kernels/cpu/cuda_cpu.h: the same IEEE conversion on the CPU
+#else
+__device__ __forceinline__ unsigned short gp_cvt_rn_f16(float x) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    return h;
+}
+#endif
+
 // Round to nearest even, overflow to infinity, subnormals kept: NumPy's float32 -> float16 cast
 // (Float32ToFloat16 in normalize.go). NaNs are made quiet the same way as there.
 __device__ __forceinline__ unsigned short gp_f16(float x) {
@@ -12,43 +22,46 @@ __device__ __forceinline__ unsigned short gp_f16(float x) {
     if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0) {
         return (unsigned short)(((b >> 16) & 0x8000u) | 0x7e00u | ((b & 0x7fffffu) >> 13));
     }
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-    return h;
+    return gp_cvt_rn_f16(x);
 }
 
 __device__ __forceinline__ float gp_norm(const gp_image& im, int c, float x) {
     return __fdiv_rn(__fsub_rn(__fmul_rn(x, im.scale), im.mean[c]), im.std[c]);
 }
 
-// Output element index of (y, x, c) in the image's layout.
-__device__ __forceinline__ long long gp_out_index(const gp_image& im, int y, int x, int c) {
-    if (im.chw) {
-        return ((long long)c * im.out_h + y) * im.out_w + x;
+// Stores the C channels of output pixel (y, x). Planar (CHW) output puts neighbouring threads (x) on
+// neighbouring addresses of each plane; interleaved (HWC) output on one contiguous run per warp.
+template <int C>
+__device__ __forceinline__ void gp_store(const gp_image& im, int y, int x, const int* v) {
+    const long long hw = (long long)im.out_h * im.out_w;
+    const long long px = (long long)y * im.out_w + x;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const long long i = im.chw ? c * hw + px : px * C + c;
+        if (!im.norm) {
+            ((unsigned char*)im.out)[i] = (unsigned char)v[c];
+        } else if (im.out_dtype == GP_OUT_F16) {
+            ((unsigned short*)im.out)[i] = ((const unsigned short*)im.lut16)[c * 256 + v[c]];
+        } else {
+            ((float*)im.out)[i] = ((const float*)im.lut)[c * 256 + v[c]];
+        }
     }
-    return ((long long)y * im.out_w + x) * im.out_c + c;
 }
 
-__device__ __forceinline__ void gp_store_u8(const gp_image& im, long long i, int c, int v) {
-    if (!im.norm) {
-        ((unsigned char*)im.out)[i] = (unsigned char)v;
-    } else if (im.out_dtype == GP_OUT_F16) {
-        ((unsigned short*)im.out)[i] = ((const unsigned short*)im.lut16)[c * 256 + v];
-    } else {
-        ((float*)im.out)[i] = ((const float*)im.lut)[c * 256 + v];
-    }
-}
-
-__device__ __forceinline__ void gp_store_f32(const gp_image& im, long long i, int c, float v) {
-    if (!im.norm) {
-        ((float*)im.out)[i] = v;
-        return;
-    }
-    float y = gp_norm(im, c, v);
-    if (im.out_dtype == GP_OUT_F16) {
-        ((unsigned short*)im.out)[i] = gp_f16(y);
-    } else {
-        ((float*)im.out)[i] = y;
+template <int C>
+__device__ __forceinline__ void gp_store(const gp_image& im, int y, int x, const float* v) {
+    const long long hw = (long long)im.out_h * im.out_w;
+    const long long px = (long long)y * im.out_w + x;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const long long i = im.chw ? c * hw + px : px * C + c;
+        if (!im.norm) {
+            ((float*)im.out)[i] = v[c];
+        } else if (im.out_dtype == GP_OUT_F16) {
+            ((unsigned short*)im.out)[i] = gp_f16(gp_norm(im, c, v[c]));
+        } else {
+            ((float*)im.out)[i] = gp_norm(im, c, v[c]);
+        }
     }
 }
 

@@ -22,6 +22,30 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 results: list = []
 
 
+def _torch():
+    """torch when it can use a GPU, else None (the simulated GPU is not one torch can see)."""
+    try:
+        import torch
+    except ImportError:
+        print("note: torch not installed")
+        return None
+    if not torch.cuda.is_available():
+        print("note: torch sees no CUDA device; torch checks skipped")
+        return None
+    return torch
+
+
+def _cupy():
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception as e:  # not installed, or no device for it
+        print(f"note: cupy unusable ({type(e).__name__}); CuPy checks skipped")
+        return None
+
+
 def check(name: str, ok: bool, detail: str = "") -> None:
     results.append({"check": name, "ok": bool(ok), "detail": detail})
     print(f"{'PASS' if ok else 'FAIL'}  {name}  {detail}", flush=True)
@@ -91,26 +115,80 @@ def run_frameworks() -> None:
     fn = lambda im: goprep.normalize(goprep.flip(goprep.resize(im, 224)), mean=MEAN, std=STD)  # noqa: E731
     want = goprep.pipeline(device="cpu")(fn)(img)
     dev = goprep.pipeline(device="cuda", output="device")(fn)(img)
-    try:
-        import torch
-
+    torch, cupy = _torch(), _cupy()
+    if torch is not None:
         t = torch.from_dlpack(dev)
         check("torch.from_dlpack zero-copy", t.data_ptr() == dev.ptr and t.is_cuda, f"{t.device} {tuple(t.shape)}")
         compare("torch.from_dlpack values", t.cpu().numpy(), want)
         t2 = torch.as_tensor(dev, device="cuda")
         check("torch.as_tensor via __cuda_array_interface__", t2.data_ptr() == dev.ptr)
-    except ImportError:
-        print("note: torch not installed; skipped")
-    try:
-        import cupy
-
+    if cupy is not None:
         c = cupy.asarray(dev)
         check("cupy.asarray zero-copy", c.data.ptr == dev.ptr)
         compare("cupy values", cupy.asnumpy(c), want)
         c2 = cupy.from_dlpack(dev)
         check("cupy.from_dlpack zero-copy", c2.data.ptr == dev.ptr)
-    except ImportError:
-        print("note: cupy not installed; skipped")
+
+
+def run_bandwidth() -> dict:
+    """Pinned host-to-device bandwidth measured with torch, to put the throughput figures in context."""
+    torch = _torch()
+    if torch is None:
+        return {}
+    n = 256 << 20
+    h = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+    d = torch.empty(n, dtype=torch.uint8, device="cuda")
+    d.copy_(h, non_blocking=True)
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        d.copy_(h, non_blocking=True)
+        torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - t0)
+    bw = n / best
+    print(f"pinned H2D bandwidth (torch): {bw / 1e9:.1f} GB/s", flush=True)
+    return {"pinned_h2d_bytes_per_s": bw}
+
+
+def run_device_inputs() -> None:
+    """Device-resident inputs from torch (torchvision's CHW) and CuPy, stream= on a non-default torch
+    stream without waiting for torch's queued work, and a repeated no-sync call sequence."""
+    rng = np.random.default_rng(5)
+    img = rng.integers(0, 256, (720, 1280, 3), dtype=np.uint8)
+    fn = lambda im: goprep.normalize(goprep.resize(im, 224), mean=MEAN, std=STD)  # noqa: E731
+    want = goprep.pipeline(device="cpu")(fn)(img)
+    prep = goprep.pipeline(device="cuda")(fn)
+    prep_dev = goprep.pipeline(device="cuda", output="device")(fn)
+    compare("goprep.to_device input", prep(goprep.to_device(img)), want)
+    torch, cupy = _torch(), _cupy()
+    if torch is not None:
+        chw = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1))).cuda()
+        compare("torch CUDA (C, H, W) input", prep(chw), want)
+        compare("list of torch CUDA tensors", prep([chw, chw[:, :500, :700]])[0], want)
+        s = torch.cuda.Stream()
+        a = torch.randn(8192, 8192, device="cuda")
+        torch.cuda.synchronize()
+        big = a @ a  # queued on torch's default stream, tens of ms
+        t0 = time.perf_counter()
+        with torch.cuda.stream(s):
+            res = prep_dev(chw, stream=s)
+        dt = time.perf_counter() - t0
+        busy = not torch.cuda.default_stream().query()
+        check("stream= on a non-default torch stream returns without waiting for torch's queued work",
+              busy, f"call {dt * 1e3:.2f} ms, default stream still busy: {busy}")
+        s.synchronize()
+        compare("stream= result", torch.from_dlpack(res).cpu().numpy(), want)
+        del big
+        # CUDA-graph-friendly sequence: repeated device-in/device-out calls on one stream, no host waits.
+        t0 = time.perf_counter()
+        outs = [prep_dev(chw, stream=s) for _ in range(20)]
+        enq = time.perf_counter() - t0
+        s.synchronize()
+        total = time.perf_counter() - t0
+        check("20 queued calls on one stream", all(o.shape == want.shape for o in outs), f"enqueue {enq * 1e3:.1f} ms, complete {total * 1e3:.1f} ms")
+    if cupy is not None:
+        compare("CuPy input", prep(cupy.asarray(img)), want)
 
 
 def run_threads() -> None:
@@ -145,7 +223,7 @@ def run_fallback() -> None:
     gt.reset_gpu()
 
 
-def run_throughput(n: int, repeats: int) -> dict:
+def run_throughput(n: int, repeats: int, simulated: bool = False) -> dict:
     rng = np.random.default_rng(4)
     batch = rng.integers(0, 256, (n, 1080, 1920, 3), dtype=np.uint8)
     fn = lambda im: goprep.normalize(goprep.resize(im, 224), mean=MEAN, std=STD)  # noqa: E731
@@ -155,6 +233,8 @@ def run_throughput(n: int, repeats: int) -> dict:
         ("cpu-all-threads", goprep.pipeline(device="cpu")(fn), {"out": out}),
         ("cuda-to-numpy", goprep.pipeline(device="cuda")(fn), {"out": out}),
         ("cuda-to-device", goprep.pipeline(device="cuda", output="device")(fn), {}),
+        ("auto-to-numpy", goprep.pipeline(device="auto")(fn), {"out": out}),
+        ("auto-to-device", goprep.pipeline(device="auto", output="device")(fn), {}),
     ):
         prep(batch, **kw)  # warm-up: plan, JIT, pools
         times = []
@@ -167,6 +247,12 @@ def run_throughput(n: int, repeats: int) -> dict:
         res[label] = {"seconds_min": best, "seconds_median": float(np.median(times)), "images_per_s": n / best}
         print(f"throughput {label}: {n / best:,.0f} images/s (batch {n} of 1920x1080 -> 224x224 f32 CHW, min of {repeats})", flush=True)
     res["speedup_cuda_to_numpy_vs_cpu"] = res["cuda-to-numpy"]["images_per_s"] / res["cpu-all-threads"]["images_per_s"]
+    res["cost_model"] = goprep.info()["gpu"].get("cost_model")
+    best_numpy = max(res["cpu-all-threads"]["images_per_s"], res["cuda-to-numpy"]["images_per_s"])
+    res["auto_vs_best_numpy"] = res["auto-to-numpy"]["images_per_s"] / best_numpy
+    if not simulated:  # the simulated GPU reports a nominal PCIe figure but runs its kernels on the CPU
+        check("auto within 10% of the better of CPU and GPU (NumPy output)", res["auto_vs_best_numpy"] >= 0.9,
+              f"{res['auto_vs_best_numpy']:.2f}x")
     return res
 
 
@@ -176,6 +262,7 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", default="")
+    ap.add_argument("--small", action="store_true", help="one small batch only (for compute-sanitizer)")
     a = ap.parse_args()
     if a.simulate:
         import goprep.testing as gt
@@ -187,11 +274,21 @@ def main() -> int:
     if not info["cuda_available"]:
         return 1
     t0 = time.time()
+    if a.small:  # compute-sanitizer memcheck run: every kernel once, small
+        img = np.random.default_rng(6).integers(0, 256, (2, 123, 157, 3), dtype=np.uint8)
+        for name, fn in (("bilinear", lambda im: goprep.resize(im, 64)), ("antialias", lambda im: goprep.resize(im, 40, antialias=True)),
+                         ("normalize", lambda im: goprep.normalize(goprep.resize(im, 50), mean=MEAN, std=STD))):
+            compare(f"sanitized {name}", goprep.pipeline(device="cuda")(fn)(img), goprep.pipeline(device="cpu")(fn)(img))
+            compare(f"sanitized {name} f32", goprep.pipeline(device="cuda")(fn)(img.astype(np.float32)),
+                    goprep.pipeline(device="cpu")(fn)(img.astype(np.float32)))
+        return 1 if any(not r["ok"] for r in results) else 0
     run_checks()
     run_frameworks()
+    run_device_inputs()
     run_threads()
     run_fallback()
-    tp = run_throughput(a.batch, a.repeats)
+    tp = run_throughput(a.batch, a.repeats, a.simulate)
+    tp.update(run_bandwidth())
     failed = [r for r in results if not r["ok"]]
     summary = {"checks": len(results), "failed": len(failed), "throughput": tp, "seconds": time.time() - t0, "info": goprep.info()}
     print(json.dumps({k: summary[k] for k in ("checks", "failed", "throughput", "seconds")}, indent=1))

@@ -1,6 +1,7 @@
 """The GPU path, on every machine: with the simulated GPU (goprep.testing) the placement logic, chunked
-pipeline, descriptor tables, kernel arithmetic (emulated line for line), device arrays, DLPack export,
-CPU fallback and circuit breaker all run here and are compared with the CPU engine. On a machine with
+pipeline, descriptor tables, launch shape, the real kernels/*.cu (compiled as C++ for the CPU: -tags
+cpukernel), device arrays, DLPack export, CPU fallback and circuit breaker all run here and are
+compared with the CPU engine. On a machine with
 a real GPU, scripts/gpu_check.sh compares the real kernels the same way."""
 
 import ctypes
@@ -17,6 +18,8 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 @pytest.fixture
 def sim_gpu():
+    if not gt.simulated_gpu_available():
+        pytest.skip("extension built without -tags cpukernel (no C++ compiler): no simulated GPU")
     gt.simulate_gpu(True)
     gt.reset_gpu(breaker_cooldown=0.2)
     yield
@@ -268,3 +271,134 @@ def test_bad_output():
     with pytest.raises(goprep.InvalidArgumentError) as ei:
         goprep.pipeline(device="cpu", output="device")
     assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="output")
+
+
+# ---------------------------------------------------------------------------------------------
+# device-resident inputs, stream=, stream-ordered lifetime (simulated GPU: its "device memory" is host
+# memory, so a fake CUDA array object can be backed by a goprep.DeviceArray)
+
+
+class _FakeCudaArray:
+    """A CUDA array interface producer (like CuPy or Numba): a view of device memory, optionally
+    produced on a stream (CAI v3 "stream")."""
+
+    def __init__(self, dev, shape, strides, typestr, offset=0, stream=None):
+        self._dev = dev  # keeps the memory alive, as a producer object does
+        self.__cuda_array_interface__ = {
+            "shape": shape, "strides": strides, "typestr": typestr, "data": (dev.ptr + offset, False),
+            "version": 3, "stream": stream,
+        }
+
+
+def test_device_inputs_match_cpu(sim_gpu):
+    img = rand_u8((90, 120, 3), seed=21)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    dev = goprep.to_device(img)
+    assert isinstance(dev, goprep.DeviceArray) and dev.shape == img.shape and dev.dtype == img.dtype
+    assert_array_identical(dev.get(), img)
+    prep = goprep.pipeline(_imagenet)  # auto: a device input runs on its device, whatever its size
+    assert_array_identical(prep(dev), want)
+    out = goprep.pipeline(device="cuda", output="device")(_imagenet)(dev)
+    assert_array_identical(out.get(), want)
+    # A CUDA array interface view with explicit strides: a horizontally mirrored image.
+    mirrored = _FakeCudaArray(dev, (90, 120, 3), (360, -3, 1), "|u1", offset=119 * 3)
+    assert_array_identical(prep(mirrored), goprep.pipeline(device="cpu")(_imagenet)(img[:, ::-1]))
+    # torchvision's (C, H, W) convention for torch tensors is not applied to other producers.
+    f = rand_f32((64, 80, 3), seed=22)
+    fd = goprep.to_device(f)
+    assert_array_identical(prep(fd), goprep.pipeline(device="cpu")(_imagenet)(f))
+    g = goprep.info()["gpu"]
+    assert g["cpu_fallbacks"] == 0 and g["gpu_calls"] == 4
+
+
+def test_list_of_device_images_is_one_call(sim_gpu):
+    imgs = [rand_u8((60 + 7 * i, 80 - 5 * i, 3), seed=30 + i) for i in range(4)]
+    want = goprep.pipeline(device="cpu")(_imagenet)(imgs)
+    devs = [goprep.to_device(x) for x in imgs]
+    calls = goprep.info()["gpu"]["gpu_calls"]
+    got = goprep.pipeline(device="cuda", output="device")(_imagenet)(devs)
+    assert goprep.info()["gpu"]["gpu_calls"] == calls + 1
+    assert_array_identical(got.get(), want)
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device="cuda")(_imagenet)([devs[0], imgs[1]])
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="src")
+
+
+def test_stream_call_never_waits_on_the_host(sim_gpu):
+    img = rand_u8((2, 70, 90, 3), seed=40)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    src = goprep.to_device(img, stream=11)  # queued on stream 11: ready there
+    assert src.__cuda_array_interface__["stream"] == 11
+    before = gt.simulated_trace()
+    prep = goprep.pipeline(device="cuda", output="device")(_imagenet)
+    res = prep(src, stream=7)
+    after = gt.simulated_trace()
+    assert after["syncs"] == before["syncs"], "a stream= call with device input and output waited on the host"
+    assert [7, 11] in after["waits"][len(before["waits"]):], "the call did not wait for the input's stream"
+    assert res.__cuda_array_interface__["stream"] == 7  # produced on 7, not synchronised
+    # DLPack export to a consumer on stream 9: 9 waits for 7 (an event), and the free moves to 9.
+    cap = res.__dlpack__(stream=9)
+    assert gt.simulated_trace()["waits"][-1] == [9, 7]
+    del cap
+    import gc
+
+    gc.collect()
+    assert_array_identical(res.get(), want)
+    res.free()
+    assert gt.simulated_trace()["freed_on"][-1] == 9
+    src.free()
+    assert gt.simulated_trace()["freed_on"][-1] == 11
+    # A host-output call on the caller's stream waits for that stream only (it must, to return data).
+    assert_array_identical(goprep.pipeline(device="cuda")(_imagenet)(img, stream=7), want)
+
+
+def test_dlpack_producer_input(sim_gpu):
+    # A DLPack producer on kDLCUDA (what torch/cupy/nvJPEG outputs look like): goprep asks it for a
+    # capsule ordered on its stream and reads the tensor in place.
+    img = rand_u8((50, 40, 3), seed=50)
+    dev = goprep.to_device(img)
+
+    class Producer:
+        def __init__(self):
+            self.streams = []
+
+        def __dlpack_device__(self):
+            return dev.__dlpack_device__()
+
+        def __dlpack__(self, stream=None):
+            self.streams.append(stream)
+            return dev.__dlpack__(stream=stream)
+
+    p = Producer()
+    got = goprep.pipeline(device="cuda")(_imagenet)(p, stream=5)
+    assert_array_identical(got, goprep.pipeline(device="cpu")(_imagenet)(img))
+    assert p.streams == [5]
+
+
+def test_device_input_errors(sim_gpu):
+    dev = goprep.to_device(rand_u8((20, 20, 3)))
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device="cpu")(_imagenet)(dev)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="device")
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device="cuda:1")(_imagenet)(dev)
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="device")
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(device="cuda")(_imagenet)(dev, stream="fast")
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="stream")
+    odd = _FakeCudaArray(goprep.to_device(np.zeros(4000, np.uint8)), (20, 20, 3), (240, 12, 4), "<f4", offset=2)
+    with pytest.raises(goprep.InvalidArgumentError, match="aligned"):
+        goprep.pipeline(device="cuda")(_imagenet)(odd)
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.to_device(rand_u8((4, 4, 3)), device="cpu")
+    assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="device")
+
+
+def test_device_input_fallback(sim_gpu):
+    img = rand_u8((80, 60, 3), seed=60)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    dev = goprep.to_device(img)
+    gt.inject_gpu_fault("launch", 2)
+    assert_array_identical(goprep.pipeline(device="cuda")(_imagenet)(dev), want)
+    assert_array_identical(goprep.pipeline(device="cuda", output="device")(_imagenet)(dev).get(), want)
+    assert goprep.info()["gpu"]["cpu_fallbacks"] == 2

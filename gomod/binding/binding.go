@@ -122,7 +122,7 @@ func Run(h, src, out int64) (n int64, err error) {
 	return 0, backend().Run(job[:])
 }
 
-// oneJob resolves a plan handle and array objects into a Job; out == 0 leaves Out nil (device output).
+// oneJob resolves a plan handle and array objects into a Job.
 func oneJob(h, src, out int64) (engine.Job, error) {
 	p, err := lookup(h)
 	if err != nil {
@@ -132,28 +132,16 @@ func oneJob(h, src, out int64) (engine.Job, error) {
 	if err != nil {
 		return engine.Job{}, err
 	}
-	j := engine.Job{Plan: p, Src: sp}
-	if out != 0 {
-		if j.Out, err = readArrayData(out); err != nil {
-			return engine.Job{}, err
-		}
-	}
-	return j, nil
-}
-
-// RunMany executes count jobs in one parallel pass: desc is an int64 array object holding
-// (plan handle, source array object, output byte offset) triples; every output lands in out.
-func RunMany(desc, count, out int64) (n int64, err error) {
-	defer engine.Recover(&err)
-	jobs, err := manyJobs(desc, count, out)
+	op, err := readArrayData(out)
 	if err != nil {
-		return 0, err
+		return engine.Job{}, err
 	}
-	return 0, backend().Run(jobs)
+	return engine.Job{Plan: p, Src: sp, Out: op}, nil
 }
 
-// manyJobs decodes RunMany's descriptor array; out == 0 leaves every Job.Out nil (device outputs).
-func manyJobs(desc, count, out int64) ([]engine.Job, error) {
+// decodeJobs decodes Execute's descriptor array; out == 0 leaves every Job.Out nil (device
+// outputs); with devSrc the source column holds device addresses rather than array objects.
+func decodeJobs(desc, count, out int64, devSrc bool) ([]engine.Job, error) {
 	dp, err := readArrayData(desc)
 	if err != nil {
 		return nil, err
@@ -164,7 +152,7 @@ func manyJobs(desc, count, out int64) ([]engine.Job, error) {
 			return nil, err
 		}
 	}
-	if count < 0 || count > 1<<24 {
+	if count < 1 || count > 1<<24 {
 		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "count", Msg: "out of range"}
 	}
 	d := unsafe.Slice((*int64)(dp), 3*count)
@@ -174,8 +162,11 @@ func manyJobs(desc, count, out int64) ([]engine.Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		sp, err := readArrayData(d[3*i+1])
-		if err != nil {
+		var sp unsafe.Pointer
+		if devSrc {
+			a := d[3*i+1] // a device address, outside Go's heap: reinterpret its bits
+			sp = *(*unsafe.Pointer)(unsafe.Pointer(&a))
+		} else if sp, err = readArrayData(d[3*i+1]); err != nil {
 			return nil, err
 		}
 		jobs[i] = engine.Job{Plan: p, Src: sp}

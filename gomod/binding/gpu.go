@@ -58,83 +58,83 @@ func placement(device string) (engine.Placement, error) {
 	return engine.ParseDevice(device)
 }
 
-// RunOn is Run on a placement ("cpu", "auto", "cuda", "cuda:N"); it returns the backend that ran,
-// "cpu" or "cuda" (a GPU failure is redone on the CPU and reported as "cpu").
-func RunOn(h, src, out int64, device string) (ran string, err error) {
-	defer engine.Recover(&err)
-	pl, err := placement(device)
-	if err != nil {
-		return "", err
-	}
-	j, err := oneJob(h, src, out)
-	if err != nil {
-		return "", err
-	}
-	return engine.Execute([]engine.Job{j}, pl)
-}
-
-// RunManyOn is RunMany on a placement.
-func RunManyOn(desc, count, out int64, device string) (ran string, err error) {
-	defer engine.Recover(&err)
-	pl, err := placement(device)
-	if err != nil {
-		return "", err
-	}
-	jobs, err := manyJobs(desc, count, out)
-	if err != nil {
-		return "", err
-	}
-	return engine.Execute(jobs, pl)
-}
-
 var arrays handles[*engine.DeviceArray]
 
-func gpuIndex(device string) (int, error) {
+// Execute runs count jobs through the engine's one run path (engine.Run): desc is an int64 array
+// object of (plan handle, source, output byte offset) triples. A source is a NumPy array object, or
+// with devSrc a device address on the call's GPU. With out (a NumPy array object) every output lands
+// there; with out == 0 they go into one new device array, whose handle is returned. stream is the
+// caller's CUDA stream handle (-1: none), wait a stream the device sources were produced on (-1: none).
+func Execute(desc, count, out int64, device string, devSrc bool, stream, wait int64) (h int64, err error) {
+	defer engine.Recover(&err)
 	pl, err := placement(device)
 	if err != nil {
 		return 0, err
 	}
-	if pl.Device == "cpu" {
+	jobs, err := decodeJobs(desc, count, out, devSrc)
+	if err != nil {
+		return 0, err
+	}
+	c := engine.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc}
+	if stream >= 0 {
+		c.Stream, c.HasStream = uint64(stream), true
+	}
+	if wait >= 0 {
+		c.WaitOn = []uint64{uint64(wait)}
+	}
+	if c.ToDevice && pl.Device == "cpu" {
 		return 0, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
 	}
-	return pl.Index, nil
+	r, err := engine.Run(c)
+	if err != nil || r.Array == nil {
+		return 0, err
+	}
+	return arrays.add(r.Array), nil
 }
 
-// RunManyToDevice runs the jobs of desc (see RunMany; output offsets ignored, outputs consecutive
-// in job order) into a new device array and returns its handle.
-func RunManyToDevice(desc, count int64, device string) (h int64, err error) {
+// Upload copies nbytes of the NumPy array object src (C-contiguous) into a new device array on
+// device ("cuda" or "cuda:N"); stream as for Execute.
+func Upload(src, nbytes int64, device string, stream int64) (h int64, err error) {
 	defer engine.Recover(&err)
-	idx, err := gpuIndex(device)
+	pl, err := placement(device)
 	if err != nil {
 		return 0, err
 	}
-	jobs, err := manyJobs(desc, count, 0)
+	if pl.Device != "cuda" {
+		return 0, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "device", Msg: "must be \"cuda\" or \"cuda:N\""}
+	}
+	sp, err := readArrayData(src)
 	if err != nil {
 		return 0, err
 	}
-	return keepArray(engine.ExecuteToDevice(jobs, idx))
+	var data []byte
+	if nbytes > 0 {
+		data = unsafe.Slice((*byte)(sp), nbytes)
+	}
+	a, err := engine.Upload(data, max(pl.Index, 0), uint64(max(stream, 0)), stream >= 0)
+	if err != nil {
+		return 0, err
+	}
+	return arrays.add(a), nil
 }
 
-// RunToDevice runs plan h on the array object src into a new device array.
-func RunToDevice(h, src int64, device string) (a int64, err error) {
-	defer engine.Recover(&err)
-	idx, err := gpuIndex(device)
+// DeviceArrayExport prepares array h for a consumer on stream (DLPack stream=; 0: no stream given).
+func DeviceArrayExport(h, stream int64) (int64, error) {
+	a, err := deviceArray(h)
 	if err != nil {
 		return 0, err
 	}
-	j, err := oneJob(h, src, 0)
-	if err != nil {
-		return 0, err
-	}
-	return keepArray(engine.ExecuteToDevice([]engine.Job{j}, idx))
+	return 0, a.ExportTo(uint64(stream))
 }
 
-// keepArray registers a new device array under a handle.
-func keepArray(arr *engine.DeviceArray, _ string, err error) (int64, error) {
+// DeviceArrayReadyStream is the stream array h's contents are ready on, for the CUDA array
+// interface's "stream" (0: already synchronised).
+func DeviceArrayReadyStream(h int64) (int64, error) {
+	a, err := deviceArray(h)
 	if err != nil {
 		return 0, err
 	}
-	return arrays.add(arr), nil
+	return int64(a.ReadyHandle), nil
 }
 
 func deviceArray(h int64) (*engine.DeviceArray, error) {
@@ -190,12 +190,16 @@ func FreeDeviceArray(h int64) {
 // NumDeviceArrays reports live device arrays (tests).
 func NumDeviceArrays() int64 { return int64(arrays.len()) }
 
-// TestingSimulateGPU switches in a simulated GPU (host memory, kernels emulated in Go) so the GPU
-// path, fallback and breaker can be tested on machines without one. Test-only.
-func TestingSimulateGPU(on bool) {
+// TestingSimulateGPU switches in a simulated GPU (host memory, the real kernels compiled for the CPU)
+// so the GPU path, fallback and breaker can be tested on machines without one. Test-only; it fails
+// in an extension built without -tags cpukernel.
+func TestingSimulateGPU(on bool) (int64, error) {
 	ensureGPU() // probe the real devices first, so the probe cannot later replace the simulated one
-	engine.SimulateGPU(on)
+	return 0, engine.SimulateGPU(on)
 }
+
+// SimulatedGPUAvailable reports whether TestingSimulateGPU can switch one in.
+func SimulatedGPUAvailable() bool { return engine.SimKernelsBuiltIn() }
 
 // TestingInjectGPUFault makes the next count GPU calls fail ("oom", "launch" or "lost"). Test-only.
 func TestingInjectGPUFault(kind string, count int64) error {
@@ -206,4 +210,10 @@ func TestingInjectGPUFault(kind string, count int64) error {
 func TestingResetGPU(cooldownMs int64) {
 	engine.ResetGPUStats()
 	engine.SetBreakerCooldown(time.Duration(cooldownMs) * time.Millisecond)
+}
+
+// TestingSimTrace returns the simulated GPU's stream trace as JSON (engine.SimTrace). Test-only.
+func TestingSimTrace() (string, error) {
+	b, err := json.Marshal(engine.SimulatedTrace())
+	return string(b), err
 }

@@ -28,8 +28,11 @@ import (
 type device struct {
 	ordinal int
 	dev     cu.Device
-	ctx     cu.CUContext
 	busID   string
+
+	ctxMu sync.Mutex
+	ctx   cu.CUContext // the primary context, retained on first use only (never on unused GPUs)
+	ctxOK bool
 
 	engine.DeviceLoss // set by the first sticky error
 
@@ -38,15 +41,15 @@ type device struct {
 }
 
 // kernelNames are the entry points preprocess.cu must define.
-var kernelNames = []string{"goprep_preprocess_u8", "goprep_preprocess_f32"}
-
-// Kernel launch shape: 256 threads per block (8 warps) keeps registers per thread unconstrained on
-// every architecture since Maxwell; the x grid is capped because threads stride over the pixels.
-const (
-	blockThreads = 256
-	maxGridX     = 8192
-	maxGridY     = 65535
-)
+var kernelNames = func() []string {
+	var out []string
+	for _, dt := range []engine.DType{engine.U8, engine.F32} {
+		for c := 1; c <= 4; c++ {
+			out = append(out, engine.KernelName(dt, c))
+		}
+	}
+	return out
+}()
 
 func deviceError(op string, err error) error {
 	return engine.Errorf(engine.CodeDeviceUnavailable, "device", "%s: %v", op, err)
@@ -94,11 +97,7 @@ func openDevice(i int) (*device, error) {
 	if err != nil {
 		return nil, deviceError("cuDeviceGet", err)
 	}
-	ctx, err := dev.RetainPrimaryCtx()
-	if err != nil {
-		return nil, deviceError("cuDevicePrimaryCtxRetain", err)
-	}
-	d := &device{ordinal: i, dev: dev, ctx: ctx}
+	d := &device{ordinal: i, dev: dev}
 	var buf [32]C.char
 	if C.cuDeviceGetPCIBusId(&buf[0], C.int(len(buf)), C.CUdevice(dev)) == C.CUDA_SUCCESS {
 		d.busID = C.GoString(&buf[0])
@@ -117,11 +116,23 @@ func (d *device) Info() engine.DeviceInfo {
 	}
 	v := cu.Version()
 	info.Driver = fmt.Sprintf("CUDA %d.%d", v/1000, v%1000/10)
+	// Memory from cuMemGetInfo in the device's own context, which is right under MIG (NVML's figures
+	// by PCI bus are the whole GPU's); only once the device is in use, so that listing devices does
+	// not retain a context on every GPU.
+	d.ctxMu.Lock()
+	used := d.ctxOK
+	d.ctxMu.Unlock()
+	if used {
+		_ = d.bound(func() error {
+			var free, total C.size_t
+			if C.cuMemGetInfo(&free, &total) == C.CUDA_SUCCESS {
+				info.FreeMemory, info.TotalMemory = uint64(free), uint64(total)
+			}
+			return nil
+		})
+	}
 	if ok, _ := NVMLStatus(); ok && d.busID != "" {
 		if h, ret := nvml.DeviceGetHandleByPciBusId(d.busID); ret == nvml.SUCCESS {
-			if m, ret := h.GetMemoryInfo(); ret == nvml.SUCCESS {
-				info.TotalMemory, info.FreeMemory = m.Total, m.Free
-			}
 			if u, ret := h.GetUtilizationRates(); ret == nvml.SUCCESS {
 				info.UtilizationGPU = int(u.Gpu)
 			}
@@ -158,14 +169,32 @@ func (d *device) Bind() (func(), error) {
 	return unbind, nil
 }
 
+// context retains the primary context on first use.
+func (d *device) context() (cu.CUContext, error) {
+	d.ctxMu.Lock()
+	defer d.ctxMu.Unlock()
+	if !d.ctxOK {
+		ctx, err := d.dev.RetainPrimaryCtx()
+		if err != nil {
+			return cu.CUContext{}, deviceError("cuDevicePrimaryCtxRetain", err)
+		}
+		d.ctx, d.ctxOK = ctx, true
+	}
+	return d.ctx, nil
+}
+
 // enter makes the context current on this OS thread and returns how to undo it.
 func (d *device) enter() (func(), error) {
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
 	runtime.LockOSThread()
 	prev, err := cu.CurrentContext()
 	if err != nil {
 		prev = cu.CUContext{}
 	}
-	if err := cu.SetCurrentContext(d.ctx); err != nil {
+	if err := cu.SetCurrentContext(ctx); err != nil {
 		runtime.UnlockOSThread()
 		return nil, deviceError("cuCtxSetCurrent", err)
 	}
@@ -197,9 +226,13 @@ func (d *device) load() error {
 	fns := map[string]cu.Function{}
 	for _, stem := range kernels.Stems() {
 		ptx, _ := kernels.PTX(stem)
-		mod, err := cu.LoadData(ptx)
+		// cuModuleLoadDataEx with the JIT's error log, so that a failed JIT says why.
+		elog := &cu.JITErrorLogBuffer{Buffer: make([]byte, 8192)}
+		mod, err := cu.LoadDataEx(ptx, elog)
 		if err != nil {
-			return deviceError("loading kernels/ptx/"+stem+".ptx (needs driver "+kernels.MinDriver()+" or newer)", err)
+			why := strings.TrimRight(string(elog.Buffer[:max(0, strings.IndexByte(string(elog.Buffer), 0))]), "\n")
+			return engine.Errorf(engine.CodeDeviceUnavailable, "device", "loading kernels/ptx/%s.ptx (needs driver %s or newer): %v: %s",
+				stem, kernels.MinDriver(), err, why)
 		}
 		for _, name := range kernelNames {
 			if fn, err := mod.Function(name); err == nil {
@@ -246,13 +279,54 @@ func (d *device) HostFree(p unsafe.Pointer) {
 	_ = d.bound(func() error { return cu.MemFreeHost(p) })
 }
 
-func (d *device) SyncAll() error {
-	return d.bound(func() error {
-		if err := cu.Synchronize(); err != nil {
-			return d.fail("cuCtxSynchronize", err)
-		}
-		return nil
-	})
+// cstream is a stream's driver handle (cu.Stream wraps exactly one CUstream).
+func cstream(s engine.Stream) C.CUstream {
+	st := s.(cu.Stream)
+	return *(*C.CUstream)(unsafe.Pointer(&st))
+}
+
+// ForeignStream wraps a caller's CUstream handle (it is never destroyed by goprep).
+func (d *device) ForeignStream(h uint64) engine.Stream {
+	return *(*cu.Stream)(unsafe.Pointer(&h))
+}
+
+// MemAllocAsync allocates in stream order from the device's default memory pool (CUDA 11.2+).
+func (d *device) MemAllocAsync(n int, s engine.Stream) (uint64, error) {
+	var p C.CUdeviceptr
+	if r := C.cuMemAllocAsync(&p, C.size_t(n), cstream(s)); r != C.CUDA_SUCCESS {
+		return 0, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuMemAllocAsync(%d) failed with CUresult %d", n, int(r))
+	}
+	return uint64(p), nil
+}
+
+// MemFreeAsync frees in stream order: the memory is reused only after the work queued on s.
+func (d *device) MemFreeAsync(p uint64, s engine.Stream) {
+	C.cuMemFreeAsync(C.CUdeviceptr(p), cstream(s))
+}
+
+// StreamWait orders future work on waiter after the work queued on s so far (an event, no host wait).
+func (d *device) StreamWait(waiter, s engine.Stream) error {
+	var ev C.CUevent
+	if r := C.cuEventCreate(&ev, C.CU_EVENT_DISABLE_TIMING); r != C.CUDA_SUCCESS {
+		return engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventCreate failed with CUresult %d", int(r))
+	}
+	defer C.cuEventDestroy(ev) // released by the driver once the wait is satisfied
+	if r := C.cuEventRecord(ev, cstream(s)); r != C.CUDA_SUCCESS {
+		return engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventRecord failed with CUresult %d", int(r))
+	}
+	if r := C.cuStreamWaitEvent(cstream(waiter), ev, 0); r != C.CUDA_SUCCESS {
+		return engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuStreamWaitEvent failed with CUresult %d", int(r))
+	}
+	return nil
+}
+
+// Current reports whether the calling thread's current CUDA context (PyTorch's current device, say)
+// is on this device.
+func (d *device) Current() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var dev C.CUdevice
+	return C.cuCtxGetDevice(&dev) == C.CUDA_SUCCESS && int(dev) == d.ordinal
 }
 
 func (d *device) DestroyStream(s engine.Stream) {
@@ -282,17 +356,16 @@ func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s engine.Stream
 	return nil
 }
 
-func (d *device) Launch(kernel string, desc uint64, n, pixels int, s engine.Stream) error {
-	fn, ok := d.fns[kernel]
+func (d *device) Launch(l engine.KernelLaunch, s engine.Stream) error {
+	fn, ok := d.fns[l.Kernel]
 	if !ok {
-		return engine.Errorf(engine.CodeInternal, "", "kernel %s is not in the embedded PTX", kernel)
+		return engine.Errorf(engine.CodeInternal, "", "kernel %s is not in the embedded PTX", l.Kernel)
 	}
-	gx := min(max((pixels+blockThreads-1)/blockThreads, 1), maxGridX)
-	gy := min(n, maxGridY)
 	// Launch copies each parameter as 8 bytes; the kernel reads n as a 4-byte int from the low half.
-	a0, a1 := desc, uint64(n)
-	if err := fn.Launch(gx, gy, 1, blockThreads, 1, 1, 0, s.(cu.Stream), []unsafe.Pointer{unsafe.Pointer(&a0), unsafe.Pointer(&a1)}); err != nil {
-		return d.fail("cuLaunchKernel("+kernel+")", err)
+	a0, a1 := l.Desc, uint64(l.N)
+	g, b := l.Grid, l.Block
+	if err := fn.Launch(g[0], g[1], g[2], b[0], b[1], b[2], 0, s.(cu.Stream), []unsafe.Pointer{unsafe.Pointer(&a0), unsafe.Pointer(&a1)}); err != nil {
+		return d.fail("cuLaunchKernel("+l.Kernel+")", err)
 	}
 	return nil
 }

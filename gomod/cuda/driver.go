@@ -50,10 +50,6 @@ import (
 	_ "gorgonia.org/cu" // its init calls cuInit(0); the shim keeps it from exiting.
 )
 
-// LibNotFound is the status DriverStatus's underlying C helper returns when
-// libcuda.so.1 could not be loaded (otherwise it is the real cuInit CUresult).
-const LibNotFound = int(C.GOPREP_CUDA_LIB_NOT_FOUND)
-
 // DriverStatus reports whether the CUDA driver is usable: libcuda.so.1 was
 // found and the real cuInit(0) succeeded. When it is not, reason says why
 // (the dlopen error, or the cuInit error name and description). The shim's

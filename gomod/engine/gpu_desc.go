@@ -1,38 +1,16 @@
 package engine
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // This file turns plans into the byte layout the CUDA kernels read (kernels/goprep.h). The kernels get
 // the planner's own tables, so GPU and CPU agree on every source coordinate and weight by construction.
 
-// Mode numbers and output codes of kernels/goprep.h.
-const (
-	gpModeGather    = 0
-	gpModeBilinear  = 1
-	gpModeAntialias = 2
-	gpOutU8         = 0
-	gpOutF32        = 1
-	gpOutF16        = 2
-)
-
-// gpAxis mirrors gp_axis; gpImage mirrors gp_image. TestDescriptorLayout checks sizes and offsets
-// against the header, so a change on either side fails in CI, not on a GPU.
-type gpAxis struct {
-	Off, WI, WF, Cnt    uint64
-	Lo, Hi, K, Reserved int32
-}
-
-type gpImage struct {
-	Src, Out, LUT, LUT16      uint64
-	Rows, Cols                gpAxis
-	StrideC                   int64
-	Mean, Std                 [4]float32
-	Scale, PadF32             float32
-	CMap                      [4]int32
-	OutH, OutW, OutC, InC     int32
-	Mode, OutDType, CHW, Norm int32
-	PadU8, Reserved           int32
-}
+// gpAxis and gpImage (gpu_abi.go) are kernels/goprep.h's gp_axis and gp_image, derived from the
+// header by cgo -godefs (scripts/generate.sh; CI checks them fresh), so the layout Encode writes is
+// the one the kernels read by construction.
 
 // GPUImageBytes is sizeof(gp_image).
 const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
@@ -42,52 +20,45 @@ const GPUImageBytes = int(unsafe.Sizeof(gpImage{}))
 // to device memory and then patches in the device addresses (Encode).
 type DeviceBatch struct {
 	arena  []byte
-	tmpl   map[*Plan]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
-	descAt int               // offset of the descriptor array in the arena
+	tmpl   map[tmplKey]gpImage // each plan's descriptor, table pointers relative to the arena (see put)
+	descAt int                 // offset of the descriptor array in the arena
 	images []BatchImage
-	Kernel string // goprep_preprocess_u8 or _f32
+	Kernel string // KernelName(source dtype, output channels)
 }
 
 // BatchImage is one image of a launch: which plan, and where its source span and output will be on
 // the device.
 type BatchImage struct {
 	Plan   *Plan
-	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan)
+	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan), or its staged rows
 	OutDev uint64 // device address of the image's output
+	Staged bool   // the source holds only the rows the plan reads (Plan.stage)
 }
 
-// ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
-// the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
-func (p *Plan) ImageSpan() (lo, n int) { return p.imgLo, p.imgElems }
+type tmplKey struct {
+	p      *Plan
+	staged bool
+}
 
-// ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
-// pointer (element [0,0,0,0]).
-func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
-
-// OutImageBytes is the size of one image's output.
-func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
-
-// InDType is the element type of the source array.
-func (p *Plan) InDType() DType { return p.Spec.In.DType }
+func (im BatchImage) key() tmplKey { return tmplKey{im.Plan, im.Staged} }
 
 // NewDeviceBatch lays out the tables of every distinct plan among images, then the descriptors.
-// All images must share one source dtype (one kernel); the caller groups them.
+// All images must share one kernel (source dtype and output channel count); the caller groups them.
 func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 	if len(images) == 0 {
 		return nil, errf(CodeInvalidArgument, "images", "empty launch")
 	}
-	b := &DeviceBatch{tmpl: map[*Plan]gpImage{}, images: images}
-	dt := images[0].Plan.InDType()
-	b.Kernel = "goprep_preprocess_" + string(dt)
+	b := &DeviceBatch{tmpl: map[tmplKey]gpImage{}, images: images}
+	if c := images[0].Plan.OutC; c > 4 || c < 1 {
+		return nil, errf(CodeInternal, "", "unsupported channel count %d", c)
+	}
+	b.Kernel = images[0].Plan.gpuKernel()
 	for _, im := range images {
-		if im.Plan.InDType() != dt {
-			return nil, errf(CodeInternal, "", "one launch mixes source dtypes")
+		if im.Plan.gpuKernel() != b.Kernel {
+			return nil, errf(CodeInternal, "", "one launch mixes kernels")
 		}
-		if im.Plan.OutC > 4 || im.Plan.OutC < 1 {
-			return nil, errf(CodeInternal, "", "unsupported channel count %d", im.Plan.OutC)
-		}
-		if _, ok := b.tmpl[im.Plan]; !ok {
-			b.tmpl[im.Plan] = b.template(im.Plan)
+		if _, ok := b.tmpl[im.key()]; !ok {
+			b.tmpl[im.key()] = b.template(im.Plan, im.Staged)
 		}
 	}
 	b.align(16)
@@ -121,27 +92,34 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-func (b *DeviceBatch) axis(a *axis) gpAxis {
-	off := make([]int64, len(a.Off))
-	for i, o := range a.Off {
-		off[i] = int64(o)
+// axis lays out one axis's tables; off replaces its offsets (the row table of a staged image).
+func (b *DeviceBatch) axis(a *axis, off []int64) gpAxis {
+	if off == nil {
+		off = make([]int64, len(a.Off))
+		for i, o := range a.Off {
+			off[i] = int64(o)
+		}
 	}
 	return gpAxis{
-		Off: b.put(bytesOf(off)), WI: b.put(bytesOf(a.Taps.WI)), WF: b.put(bytesOf(a.Taps.WF)), Cnt: b.put(bytesOf(a.Taps.Cnt)),
+		Off: b.put(bytesOf(off)), Wi: b.put(bytesOf(a.Taps.WI)), Wf: b.put(bytesOf(a.Taps.WF)), Cnt: b.put(bytesOf(a.Taps.Cnt)),
 		Lo: int32(a.Lo), Hi: int32(a.Hi), K: int32(a.Taps.K),
 	}
 }
 
 // template lays out a plan's tables and returns its descriptor: everything but the image's source
 // and output addresses, with table pointers relative to the arena.
-func (b *DeviceBatch) template(p *Plan) gpImage {
+func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
+	var rowOff []int64
+	if staged {
+		rowOff = p.stage.off
+	}
 	d := gpImage{
-		Rows: b.axis(&p.rows), Cols: b.axis(&p.cols), StrideC: int64(p.strideC),
-		OutH: int32(p.OutH), OutW: int32(p.OutW), OutC: int32(p.OutC), InC: int32(p.inC),
-		PadU8: int32(p.padU8[0]), PadF32: p.padF32[0], Scale: 1, // one pad value: see GPUSupported
+		Rows: b.axis(&p.rows, rowOff), Cols: b.axis(&p.cols, nil), Stride_c: int64(p.strideC),
+		Out_h: int32(p.OutH), Out_w: int32(p.OutW), Out_c: int32(p.OutC), In_c: int32(p.inC),
+		Pad_u8: int32(p.padU8[0]), Pad_f32: p.padF32[0], Scale: 1, // one pad value: see GPUSupported
 	}
 	for c := 0; c < p.OutC; c++ {
-		d.CMap[c] = int32(p.cmap[c])
+		d.Cmap[c] = int32(p.cmap[c])
 		d.Std[c] = 1
 	}
 	switch {
@@ -154,25 +132,58 @@ func (b *DeviceBatch) template(p *Plan) gpImage {
 	}
 	switch p.OutDType {
 	case U8:
-		d.OutDType = gpOutU8
+		d.Out_dtype = gpOutU8
 	case F16:
-		d.OutDType = gpOutF16
+		d.Out_dtype = gpOutF16
 	default:
-		d.OutDType = gpOutF32
+		d.Out_dtype = gpOutF32
 	}
 	if n := p.norm; n != nil {
 		d.Norm = 1
 		if p.CHW {
-			d.CHW = 1
+			d.Chw = 1
 		}
 		for c := 0; c < p.OutC; c++ {
 			d.Mean[c], d.Std[c], d.Scale = n.mean[c], n.std[c], n.scale[c]
 		}
 		if n.lutF32 != nil {
-			d.LUT, d.LUT16 = b.put(bytesOf(n.lutF32)), b.put(bytesOf(n.lutF16))
+			d.Lut, d.Lut16 = b.put(bytesOf(n.lutF32)), b.put(bytesOf(n.lutF16))
 		}
 	}
 	return d
+}
+
+// KernelLaunch is one launch as a device executes it: the kernel, its grid and block (CUDA's
+// cuLaunchKernel shape) and its two parameters, the descriptor table's device address and length.
+type KernelLaunch struct {
+	Kernel      string
+	Grid, Block [3]int
+	Desc        uint64
+	N           int
+}
+
+// Launch shape: blocks of 32x8 threads (8 warps; a warp spans 32 neighbouring output columns, so
+// its loads and stores of one row coalesce), a 2-D grid over the largest output of the batch and one
+// z layer per image. The kernels stride over anything beyond CUDA's grid limits.
+const (
+	blockX, blockY = 32, 8
+	maxGridYZ      = 65535
+)
+
+// KernelName is the entry point for a source dtype and output channel count (kernels/preprocess.cu).
+func KernelName(in DType, c int) string { return fmt.Sprintf("goprep_preprocess_%s_c%d", in, c) }
+
+// Launch is the batch's launch for an arena copied to device address base.
+func (b *DeviceBatch) Launch(base uint64) KernelLaunch {
+	h, w := 1, 1
+	for _, im := range b.images {
+		h, w = max(h, im.Plan.OutH), max(w, im.Plan.OutW)
+	}
+	return KernelLaunch{
+		Kernel: b.Kernel, Desc: base + uint64(b.descAt), N: len(b.images),
+		Grid:  [3]int{(w + blockX - 1) / blockX, min((h+blockY-1)/blockY, maxGridYZ), min(len(b.images), maxGridYZ)},
+		Block: [3]int{blockX, blockY, 1},
+	}
 }
 
 // ArenaBytes is the size of the arena to allocate on the device.
@@ -194,16 +205,19 @@ func (b *DeviceBatch) Encode(base uint64) []byte {
 		return base + v - 1
 	}
 	relAxis := func(a gpAxis) gpAxis {
-		a.Off, a.WI, a.WF, a.Cnt = rel(a.Off), rel(a.WI), rel(a.WF), rel(a.Cnt)
+		a.Off, a.Wi, a.Wf, a.Cnt = rel(a.Off), rel(a.Wi), rel(a.Wf), rel(a.Cnt)
 		return a
 	}
 	descs := unsafe.Slice((*gpImage)(unsafe.Pointer(&out[b.descAt])), len(b.images))
 	for i, im := range b.images {
-		d := b.tmpl[im.Plan]
-		d.LUT, d.LUT16 = rel(d.LUT), rel(d.LUT16)
+		d := b.tmpl[im.key()]
+		d.Lut, d.Lut16 = rel(d.Lut), rel(d.Lut16)
 		d.Rows, d.Cols = relAxis(d.Rows), relAxis(d.Cols)
 		// The span copy starts at the image's lowest element; its logical origin is -lo further.
-		d.Src = im.SrcDev + uint64(-im.Plan.imgLo*im.Plan.InDType().Size())
+		d.Src = im.SrcDev // a staged image's row table already points into the packed rows
+		if !im.Staged {
+			d.Src += uint64(-im.Plan.imgLo * im.Plan.InDType().Size())
+		}
 		d.Out = im.OutDev
 		descs[i] = d
 	}

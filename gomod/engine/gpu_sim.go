@@ -6,18 +6,26 @@ import (
 	"unsafe"
 )
 
-// simDevice is a GPU made of host memory whose kernels run in emulateLaunch. It is enabled only by
-// the test switch SimulateGPU (binding: TestingSimulateGPU), so on machines without a GPU the whole
-// GPU path (placement, chunked pipeline, descriptor encoding, kernel arithmetic, pools, fallback and
-// breaker) runs and is compared with the CPU engine. Streams are synchronous: each op completes
-// before it returns, which is a valid schedule of a real stream.
+// simDevice is a GPU made of host memory whose kernels are the real kernels/*.cu compiled for the
+// CPU (package kernels/cpu, installed with UseSimKernels). It is enabled only by the test switch
+// SimulateGPU (binding: TestingSimulateGPU), so on machines without a GPU the whole GPU path
+// (placement, chunked pipeline, descriptor encoding, launch shape, the kernel source itself, pools,
+// fallback and breaker) runs and is compared with the CPU engine. Streams are synchronous: each op
+// completes before it returns, which is a valid schedule of a real stream.
 type simDevice struct {
 	mu       sync.Mutex
 	allocs   map[uint64][]byte // keeps "device" memory alive and lets MemFree check its argument
 	total    uint64
 	launches atomic.Int64
+	syncs    atomic.Int64 // host waits (Sync): tests prove stream= calls make none
+	h2d      atomic.Int64 // bytes copied host to device
+	freedOn  []Stream     // the stream of each MemFreeAsync, in order
+	waits    [][2]Stream  // StreamWait(waiter, on) calls, in order
 	DeviceLoss
 }
+
+// simForeign is a caller's stream handle on the simulated GPU.
+type simForeign uint64
 
 func (s *simDevice) Info() DeviceInfo {
 	s.mu.Lock()
@@ -62,6 +70,7 @@ func (s *simDevice) HostFree(p unsafe.Pointer)  { s.free(uint64(uintptr(p))) }
 func (s *simDevice) NewStream() (Stream, error) { return new(int), nil }
 
 func (s *simDevice) CopyHtoD(dst uint64, src unsafe.Pointer, n int, _ Stream) error {
+	s.h2d.Add(int64(n))
 	copy(unsafe.Slice((*byte)(ptr(dst)), n), unsafe.Slice((*byte)(src), n))
 	return nil
 }
@@ -71,20 +80,57 @@ func (s *simDevice) CopyDtoH(dst unsafe.Pointer, src uint64, n int, _ Stream) er
 	return nil
 }
 
-func (s *simDevice) Launch(kernel string, desc uint64, n, _ int, _ Stream) error {
+func (s *simDevice) Launch(l KernelLaunch, _ Stream) error {
 	if takeFault("lost") {
 		why := "injected fault: CUDA_ERROR_ILLEGAL_ADDRESS (sticky)"
 		s.MarkLost(why)
 		return errf(CodeDeviceUnavailable, "device", "%s", why)
 	}
 	s.launches.Add(1)
-	emulateLaunch(kernel, desc, n)
+	if err := simKernels(l.Kernel, l.Grid, l.Block, l.Desc, l.N); err != nil {
+		return errf(CodeInternal, "", "simulated launch: %v", err)
+	}
 	return nil
 }
 
-func (s *simDevice) Sync(Stream) error    { return nil }
-func (s *simDevice) SyncAll() error       { return nil }
+// SimKernels runs a kernel launch on the CPU: kernels/cpu.Launch.
+type SimKernels func(kernel string, grid, block [3]int, desc uint64, n int) error
+
+var simKernels SimKernels
+
+// UseSimKernels installs the simulated GPU's kernels. The engine's tests install kernels/cpu; the
+// extension does when built with -tags cpukernel (gpu_cpukernel.go).
+func UseSimKernels(k SimKernels) { simKernels = k }
+
+// SimKernelsBuiltIn reports whether the simulated GPU has kernels to run.
+func SimKernelsBuiltIn() bool { return simKernels != nil }
+
+func ptr(a uint64) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+
+func (s *simDevice) Sync(Stream) error    { s.syncs.Add(1); return nil }
 func (s *simDevice) DestroyStream(Stream) {}
+
+func (s *simDevice) MemAllocAsync(n int, _ Stream) (uint64, error) { return s.alloc(n), nil }
+func (s *simDevice) MemFreeAsync(p uint64, st Stream) {
+	s.free(p)
+	s.mu.Lock()
+	s.freedOn = append(s.freedOn, st)
+	s.mu.Unlock()
+}
+func (s *simDevice) ForeignStream(h uint64) Stream { return simForeign(h) }
+func (s *simDevice) StreamWait(waiter, on Stream) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, [2]Stream{waiter, on})
+	s.mu.Unlock()
+	return nil
+}
+func (s *simDevice) Current() bool { return true }
+
+// NominalH2D and NominalKernelNsPerByte: the simulated GPU's "transfers" are memcpy and its kernels
+// run on the CPU, so it reports a PCIe 4 x16 link's practical 25 GB/s and a kernel streaming at
+// 1 TB/s instead of having them measured (the cost model then decides as on such a GPU).
+func (s *simDevice) NominalH2D() float64             { return 25e9 }
+func (s *simDevice) NominalKernelNsPerByte() float64 { return 0.001 }
 
 // allocated reports live allocations (tests check that pools give everything back).
 func (s *simDevice) allocated() int {
@@ -100,12 +146,17 @@ var (
 	simOn    bool
 )
 
-// SimulateGPU switches the simulated GPU in (replacing any real devices) or back out. Test-only.
-func SimulateGPU(on bool) {
+// SimulateGPU switches the simulated GPU in (replacing any real devices) or back out. Test-only. It
+// fails when this build has no kernels for it (an extension built without -tags cpukernel).
+func SimulateGPU(on bool) error {
 	simMu.Lock()
 	defer simMu.Unlock()
+	if on && simKernels == nil {
+		return errf(CodeDeviceUnavailable, "", "the simulated GPU needs the kernels compiled for the CPU: "+
+			"this extension was built without -tags cpukernel (no C++ compiler found, or GOPREP_CPUKERNEL=0)")
+	}
 	if on == simOn {
-		return
+		return nil
 	}
 	if on {
 		gpu.mu.Lock()
@@ -118,4 +169,45 @@ func SimulateGPU(on bool) {
 		gpu.mu.Unlock()
 	}
 	simOn = on
+	return nil
+}
+
+// SimTrace is what the simulated GPU saw of stream ordering: host waits, stream waits (waiter, on)
+// and the stream of each stream-ordered free. Caller streams appear as their handles, goprep's own
+// streams as -1. Tests use it to prove that stream= calls never wait on the host and that frees and
+// exports follow the protocols.
+type SimTrace struct {
+	Syncs   int64      `json:"syncs"`
+	Waits   [][2]int64 `json:"waits"`
+	FreedOn []int64    `json:"freed_on"`
+}
+
+// SimulatedTrace reports the simulated GPU's trace (zero when it is off).
+func SimulatedTrace() SimTrace {
+	gpu.mu.Lock()
+	var s *simDevice
+	if simOn && len(gpu.devices) > 0 {
+		s, _ = gpu.devices[0].dev.(*simDevice)
+	}
+	gpu.mu.Unlock()
+	t := SimTrace{Waits: [][2]int64{}, FreedOn: []int64{}}
+	if s == nil {
+		return t
+	}
+	h := func(st Stream) int64 {
+		if f, ok := st.(simForeign); ok {
+			return int64(f)
+		}
+		return -1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t.Syncs = s.syncs.Load()
+	for _, w := range s.waits {
+		t.Waits = append(t.Waits, [2]int64{h(w[0]), h(w[1])})
+	}
+	for _, f := range s.freedOn {
+		t.FreedOn = append(t.FreedOn, h(f))
+	}
+	return t
 }

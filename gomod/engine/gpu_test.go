@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,84 +17,29 @@ import (
 // across both lanes, and fresh counters.
 func useSim(t *testing.T) *simDevice {
 	t.Helper()
-	SimulateGPU(true)
+	if err := SimulateGPU(true); err != nil {
+		t.Fatal(err)
+	}
 	ResetGPUStats()
 	old := gpuChunkBytes
 	gpuChunkBytes = 1 << 16
 	t.Cleanup(func() {
 		gpuChunkBytes = old
 		ResetGPUStats()
-		SimulateGPU(false)
+		_ = SimulateGPU(false)
 	})
 	return gpu.devices[0].dev.(*simDevice)
 }
 
-// TestDescriptorLayout compiles kernels/goprep.h with the C compiler and compares every field offset
-// and the struct sizes with the Go mirror that Encode writes and the emulator reads.
-func TestDescriptorLayout(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Fatal("no C compiler (cgo builds need one too):", err)
-	}
-	dir := t.TempDir()
-	hdr, _ := filepath.Abs("../../kernels")
-	var fields []string
-	var want []string
-	addAxis := func(prefix string, base uintptr) {
-		a := gpAxis{}
-		for _, f := range []struct {
-			c string
-			o uintptr
-		}{{"off", unsafe.Offsetof(a.Off)}, {"wi", unsafe.Offsetof(a.WI)}, {"wf", unsafe.Offsetof(a.WF)}, {"cnt", unsafe.Offsetof(a.Cnt)},
-			{"lo", unsafe.Offsetof(a.Lo)}, {"hi", unsafe.Offsetof(a.Hi)}, {"k", unsafe.Offsetof(a.K)}} {
-			fields = append(fields, prefix+"."+f.c)
-			want = append(want, fmt.Sprint(base+f.o))
-		}
-	}
-	d := gpImage{}
-	for _, f := range []struct {
-		c string
-		o uintptr
-	}{{"src", unsafe.Offsetof(d.Src)}, {"out", unsafe.Offsetof(d.Out)}, {"lut", unsafe.Offsetof(d.LUT)}, {"lut16", unsafe.Offsetof(d.LUT16)},
-		{"stride_c", unsafe.Offsetof(d.StrideC)}, {"mean", unsafe.Offsetof(d.Mean)}, {"std", unsafe.Offsetof(d.Std)},
-		{"scale", unsafe.Offsetof(d.Scale)}, {"pad_f32", unsafe.Offsetof(d.PadF32)}, {"cmap", unsafe.Offsetof(d.CMap)},
-		{"out_h", unsafe.Offsetof(d.OutH)}, {"out_w", unsafe.Offsetof(d.OutW)}, {"out_c", unsafe.Offsetof(d.OutC)}, {"in_c", unsafe.Offsetof(d.InC)},
-		{"mode", unsafe.Offsetof(d.Mode)}, {"out_dtype", unsafe.Offsetof(d.OutDType)}, {"chw", unsafe.Offsetof(d.CHW)}, {"norm", unsafe.Offsetof(d.Norm)},
-		{"pad_u8", unsafe.Offsetof(d.PadU8)}} {
-		fields = append(fields, f.c)
-		want = append(want, fmt.Sprint(f.o))
-	}
-	addAxis("rows", unsafe.Offsetof(d.Rows))
-	addAxis("cols", unsafe.Offsetof(d.Cols))
-	var prog strings.Builder
-	prog.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"goprep.h\"\nint main(void) {\n")
-	for _, f := range fields {
-		fmt.Fprintf(&prog, "printf(\"%%zu\\n\", offsetof(gp_image, %s));\n", f)
-	}
-	prog.WriteString("printf(\"%zu\\n%zu\\n\", sizeof(gp_image), sizeof(gp_axis));\nreturn 0;\n}\n")
-	want = append(want, fmt.Sprint(unsafe.Sizeof(d)), fmt.Sprint(unsafe.Sizeof(gpAxis{})))
-	src := filepath.Join(dir, "layout.c")
-	if err := os.WriteFile(src, []byte(prog.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "layout")
-	if out, err := exec.Command(cc, "-I", hdr, "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("compiling goprep.h: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Fields(string(out))
-	names := append(fields, "sizeof(gp_image)", "sizeof(gp_axis)")
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("%s: C says %s, Go says %s", names[i], got[i], want[i])
-		}
-	}
-	if GPUImageBytes != 232 {
-		t.Errorf("gp_image is %d bytes, the header documents 232", GPUImageBytes)
-	}
+// execute and executeToDevice are Run with host outputs and with a device output.
+func execute(jobs []Job, pl Placement) (string, error) {
+	r, err := Run(Call{Jobs: jobs, Placement: pl})
+	return r.Ran, err
+}
+
+func executeToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
+	r, err := Run(Call{Jobs: jobs, Placement: Placement{Device: "cuda", Index: index}, ToDevice: true})
+	return r.Array, r.Ran, err
 }
 
 // gpuCase is a plan and a source to run on both engines.
@@ -192,14 +135,14 @@ func TestSimulatedGPUMatchesCPU(t *testing.T) {
 			_, src := gpuSource(p)
 			want := runGuarded(t, p, src, 1)
 			got := make([]byte, p.OutBytes())
-			ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+			ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
 			if err != nil || ran != "cuda" {
 				t.Fatalf("ran on %q: %v", ran, err)
 			}
 			if string(got) != string(want) {
 				t.Fatal("GPU kernels (emulated) differ from the CPU engine")
 			}
-			arr, ran, err := ExecuteToDevice([]Job{{Plan: p, Src: src}}, 0)
+			arr, ran, err := executeToDevice([]Job{{Plan: p, Src: src}}, 0)
 			if err != nil || ran != "cuda" {
 				t.Fatalf("device output ran on %q: %v", ran, err)
 			}
@@ -252,13 +195,13 @@ func TestSimulatedGPUMixedBatch(t *testing.T) {
 		keep = append(keep, buf)
 		o, w := make([]byte, p.OutBytes()), make([]byte, p.OutBytes())
 		outs, wants = append(outs, o), append(wants, w)
-		jobs = append(jobs, Job{p, src, unsafe.Pointer(&o[0])})
-		cpuJobs = append(cpuJobs, Job{p, src, unsafe.Pointer(&w[0])})
+		jobs = append(jobs, Job{Plan: p, Src: src, Out: unsafe.Pointer(&o[0])})
+		cpuJobs = append(cpuJobs, Job{Plan: p, Src: src, Out: unsafe.Pointer(&w[0])})
 	}
 	if err := (CPU{}).Run(cpuJobs); err != nil {
 		t.Fatal(err)
 	}
-	if ran, err := Execute(jobs, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+	if ran, err := execute(jobs, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
 		t.Fatalf("%s %v", ran, err)
 	}
 	for i := range outs {
@@ -282,7 +225,7 @@ func TestAutoPlacementCostModel(t *testing.T) {
 	}{{small, "cpu"}, {large, "cuda"}} {
 		buf, src := gpuSource(c.p)
 		out := make([]byte, c.p.OutBytes())
-		ran, err := Execute([]Job{{c.p, src, unsafe.Pointer(&out[0])}}, Placement{Device: "auto"})
+		ran, err := execute([]Job{{Plan: c.p, Src: src, Out: unsafe.Pointer(&out[0])}}, Placement{Device: "auto"})
 		if err != nil || ran != c.want {
 			t.Fatalf("auto ran %q (%v), want %q", ran, err, c.want)
 		}
@@ -300,7 +243,7 @@ func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
 	run := func() string {
 		t.Helper()
 		got := make([]byte, p.OutBytes())
-		ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+		ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +281,7 @@ func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
 	}
 	// Device output falls back too: computed on the CPU, then uploaded.
 	_ = InjectGPUFault("launch", 1)
-	arr, ran, err := ExecuteToDevice([]Job{{Plan: p, Src: src}}, 0)
+	arr, ran, err := executeToDevice([]Job{{Plan: p, Src: src}}, 0)
 	if err != nil || ran != "cpu" || string(unsafe.Slice((*byte)(ptr(arr.Ptr)), arr.Bytes)) != string(want) {
 		t.Fatalf("device-output fallback: %s %v", ran, err)
 	}
@@ -380,7 +323,7 @@ func TestDevicePoolIsBounded(t *testing.T) {
 }
 
 func TestParseDevice(t *testing.T) {
-	for in, want := range map[string]Placement{"cpu": {"cpu", 0}, "auto": {"auto", 0}, "cuda": {"cuda", 0}, "cuda:3": {"cuda", 3}} {
+	for in, want := range map[string]Placement{"cpu": {"cpu", -1}, "auto": {"auto", -1}, "cuda": {"cuda", -1}, "cuda:3": {"cuda", 3}} {
 		if got, err := ParseDevice(in); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %+v %v", in, got, err)
 		}
@@ -403,7 +346,7 @@ func TestNoDeviceIsAnError(t *testing.T) {
 	if n > 0 {
 		return // a real GPU is registered (CUDA build on a GPU machine): nothing to check here
 	}
-	_, err := Execute([]Job{{Plan: &Plan{N: 1}, Src: unsafe.Pointer(&n), Out: unsafe.Pointer(&n)}}, Placement{Device: "cuda"})
+	_, err := execute([]Job{{Plan: &Plan{N: 1}, Src: unsafe.Pointer(&n), Out: unsafe.Pointer(&n)}}, Placement{Device: "cuda"})
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeDeviceUnavailable {
 		t.Fatalf("got %v", err)
@@ -423,7 +366,7 @@ func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
 	_, src := gpuSource(p)
 	want := runGuarded(t, p, src, 2)
 	got := make([]byte, p.OutBytes())
-	if ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+	if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
 		t.Fatalf("%s %v", ran, err)
 	}
 	if string(got) != string(want) {
@@ -444,7 +387,7 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 	_ = InjectGPUFault("lost", 1)
 	for i := 0; i < 5; i++ {
 		got := make([]byte, p.OutBytes())
-		ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+		ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
 		if err != nil || ran != "cpu" || string(got) != string(want) {
 			t.Fatalf("call %d after loss: ran %q err %v", i, ran, err)
 		}
@@ -457,7 +400,7 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 		t.Fatalf("devices %v reason %q", devs, why)
 	}
 	big, _ := NewPlan(imagenetSpec(16, 512, 512))
-	if _, ok := wantGPU([]Job{{Plan: big}}); ok {
+	if wantGPU(gpu.devices[0], []Job{{Plan: big}}) {
 		t.Fatal("auto placement chose a lost device")
 	}
 }
@@ -541,7 +484,7 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 		_, src := gpuSource(p)
 		want := runGuarded(t, p, src, 1)
 		got := make([]byte, p.OutBytes())
-		if ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+		if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
 			t.Fatalf("spec %d: ran %q: %v", i, ran, err)
 		}
 		if string(got) != string(want) {
@@ -552,5 +495,197 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 	t.Logf("%d of 400 random specs valid and identical", valid)
 	if valid < 300 {
 		t.Fatalf("only %d of 400 random specs were valid: the generator drifted from Validate", valid)
+	}
+}
+
+// devicePtr is src's address inside a device copy of its buffer.
+func devicePtr(buf []byte, src unsafe.Pointer, arr *DeviceArray) unsafe.Pointer {
+	return ptr(arr.Ptr + uint64(uintptr(src)-uintptr(unsafe.Pointer(&buf[0]))))
+}
+
+// Device-resident sources (CUDA array interface, DLPack, DeviceArray) are read in place: every case
+// matches the CPU engine, into host and device outputs; on the caller's stream with a device output
+// the call makes no host wait at all, and every stream-ordered free lands on the right stream.
+func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
+	sim := useSim(t)
+	for _, c := range gpuCases() {
+		p, err := NewPlan(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf, src := gpuSource(p)
+		want := runGuarded(t, p, src, 1)
+		in, err := Upload(buf, 0, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := Job{Plan: p, Src: devicePtr(buf, src, in)}
+		got := make([]byte, p.OutBytes())
+		job.Out = unsafe.Pointer(&got[0])
+		r, err := Run(Call{Jobs: []Job{job}, Placement: Placement{Device: "auto", Index: -1}, DeviceSources: true})
+		if err != nil || r.Ran != "cuda" || string(got) != string(want) {
+			t.Fatalf("%s: device source, host output: ran %q err %v equal %v", c.name, r.Ran, err, string(got) == string(want))
+		}
+		syncs := sim.syncs.Load()
+		r, err = Run(Call{Jobs: []Job{{Plan: p, Src: job.Src}}, Placement: Placement{Device: "cuda", Index: 0}, ToDevice: true,
+			DeviceSources: true, Stream: 7, HasStream: true, WaitOn: []uint64{5}})
+		if err != nil || r.Ran != "cuda" {
+			t.Fatalf("%s: stream call ran %q: %v", c.name, r.Ran, err)
+		}
+		if n := sim.syncs.Load() - syncs; n != 0 {
+			t.Fatalf("%s: a stream= call with device input and output waited on the host %d times", c.name, n)
+		}
+		if w := sim.waits[len(sim.waits)-1]; w != [2]Stream{simForeign(7), simForeign(5)} {
+			t.Fatalf("%s: the caller's stream did not wait for the input's stream: %v", c.name, w)
+		}
+		if string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 7 {
+			t.Fatalf("%s: device array differs (ready on %d)", c.name, r.Array.ReadyHandle)
+		}
+		// A DLPack consumer on stream 9: it waits for stream 7, and the free moves to stream 9.
+		if err := r.Array.ExportTo(9); err != nil {
+			t.Fatal(err)
+		}
+		if w := sim.waits[len(sim.waits)-1]; w != [2]Stream{simForeign(9), simForeign(7)} {
+			t.Fatalf("%s: export did not order the consumer after the producer: %v", c.name, w)
+		}
+		r.Array.Free()
+		if f := sim.freedOn[len(sim.freedOn)-1]; f != simForeign(9) {
+			t.Fatalf("%s: freed on %v, want the consumer's stream 9", c.name, f)
+		}
+		in.Free()
+		if f := sim.freedOn[len(sim.freedOn)-1]; f != simForeign(LegacyStream) {
+			t.Fatalf("%s: an unexported array is freed on %v, want the legacy default stream", c.name, f)
+		}
+	}
+	if s := Stats(); s.Failures != 0 || s.Fallbacks != 0 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+// A failing GPU with device sources falls back: sources are copied to the host, the CPU computes,
+// a device output is uploaded; an out-of-memory for the device output itself is counted and raised.
+func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
+	useSim(t)
+	p, _ := NewPlan(imagenetSpec(3, 40, 50))
+	buf, src := gpuSource(p)
+	want := runGuarded(t, p, src, 1)
+	in, err := Upload(buf, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Free()
+	_ = InjectGPUFault("launch", 2)
+	got := make([]byte, p.OutBytes())
+	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: devicePtr(buf, src, in), Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, DeviceSources: true})
+	if err != nil || r.Ran != "cpu" || string(got) != string(want) {
+		t.Fatalf("host output fallback: %q %v", r.Ran, err)
+	}
+	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true})
+	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
+		t.Fatalf("device output fallback: %q %v", r.Ran, err)
+	}
+	r.Array.Free()
+	before := Stats()
+	_ = InjectGPUFault("oom", 1)
+	_, err = Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeDeviceUnavailable || !strings.Contains(err.Error(), "out of device memory") {
+		t.Fatalf("OOM on the output: %v", err)
+	}
+	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 {
+		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
+	}
+	if _, err := Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cpu"}, DeviceSources: true}); err == nil {
+		t.Fatal(`device="cpu" accepted device sources`)
+	}
+}
+
+// Host images whose plan reads only some source rows are staged as those rows alone: 1080p -> 224
+// bilinear moves 448 of 1080 rows (plus the tables), and the result is still the CPU engine's.
+func TestStagingOnlyTouchedRows(t *testing.T) {
+	sim := useSim(t)
+	p, err := NewPlan(imagenetSpec(2, 1080, 1920))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.stage == nil || len(p.stage.rows) != 448 {
+		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.stage)
+	}
+	_, src := gpuSource(p)
+	want := runGuarded(t, p, src, 2)
+	got := make([]byte, p.OutBytes())
+	before := sim.h2d.Load()
+	if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+		t.Fatalf("%s %v", ran, err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("staged rows: GPU differs from the CPU engine")
+	}
+	moved, full := sim.h2d.Load()-before, int64(2*1080*1920*3)
+	t.Logf("host to device: %d bytes, %.0f%% of the images", moved, 100*float64(moved)/float64(full))
+	if moved > full/2 {
+		t.Fatalf("moved %d bytes for %d bytes of images: rows were not staged selectively", moved, full)
+	}
+	// Across the random specs, both staging layouts occur (the equivalence test covers them).
+	r := rand.New(rand.NewSource(20261201))
+	staged, whole := 0, 0
+	for i := 0; i < 400; i++ {
+		if p, err := NewPlan(randomSpec(r)); err == nil {
+			if p.stage != nil {
+				staged++
+			} else {
+				whole++
+			}
+		}
+	}
+	if staged < 20 || whole < 20 {
+		t.Fatalf("random specs: %d staged, %d whole: the equivalence test does not cover both", staged, whole)
+	}
+}
+
+// The cost model decides by the measured figures: pinned bandwidth against CPU cost per byte, for
+// host outputs and (CPU preprocessing plus upload of the result) for device outputs.
+func TestCostModelDecides(t *testing.T) {
+	useSim(t)
+	d := gpu.devices[0]
+	cpuNsPerByte() // measure once, then override for the test
+	old := cpuCost.Load()
+	t.Cleanup(func() { cpuCost.Store(old) })
+	p, _ := NewPlan(imagenetSpec(8, 1080, 1920))
+	jobs := []Job{{Plan: p}}
+	up, down, cpuBytes := callBytes(jobs)
+	if up >= 8*1080*1920*3/2 || down != p.OutBytes() {
+		t.Fatalf("up %d down %d", up, down)
+	}
+	cpuCost.Store(math.Float64bits(1.0)) // a slow CPU: 1 ns per byte and core
+	if !wantGPU(d, jobs) || !d.gpuFasterToDevice(cpuBytes, up, down) {
+		t.Fatal("a slow CPU must lose to a 25 GB/s link")
+	}
+	cpuCost.Store(math.Float64bits(0.001)) // an absurdly fast CPU
+	if wantGPU(d, jobs) || d.gpuFasterToDevice(cpuBytes, up, down) {
+		t.Fatal("a CPU 1000x faster must win")
+	}
+	// With a device output, the CPU-then-upload choice still returns the right device array.
+	_, src := gpuSource(p)
+	want := runGuarded(t, p, src, 2)
+	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "auto", Index: -1}, ToDevice: true})
+	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
+		t.Fatalf("CPU then upload: ran %q err %v", r.Ran, err)
+	}
+	r.Array.Free()
+	if s := Stats(); s.Fallbacks != 0 || s.Costs.H2DBytesPerSec != 25e9 || !s.Costs.H2DNominal || s.Costs.CPUNsPerByte != 0.001 {
+		t.Fatalf("a cost-model choice is not a fallback, and the figures are reported: %+v", s)
+	}
+}
+
+// The kernel measurement a real GPU gets (the simulated one reports nominal figures instead) runs a
+// device-resident calibration batch and yields a positive cost.
+func TestKernelMeasurement(t *testing.T) {
+	useSim(t)
+	if v := gpu.devices[0].measureKernel(); v <= 0 {
+		t.Fatalf("kernel cost %v", v)
+	}
+	if s := Stats(); s.Failures != 0 {
+		t.Fatalf("%+v", s)
 	}
 }

@@ -45,6 +45,7 @@ type Plan struct {
 	padF32            []float32 // per output channel
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
+	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
 	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
 	kernel            rowKernel // how a content row is resampled
 	area              areaRule
@@ -144,6 +145,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 	}
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)
+	p.stage = newRowStage(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {
@@ -265,9 +267,29 @@ func (p *Plan) OutImageElems() int { return p.OutH * p.OutW * p.OutC }
 func (p *Plan) OutBytes() int { return p.N * p.OutImageElems() * p.OutDType.Size() }
 
 // Job is one plan applied to one source array, writing a contiguous output at Out.
-// Src is the NumPy data pointer (the address of element [0, 0, 0(, 0)]).
+// Src is the NumPy data pointer (the address of element [0, 0, 0(, 0)]), or for a call with
+// DeviceSources the device address of that element (only the GPU path reads it then).
 type Job struct {
 	Plan *Plan
 	Src  unsafe.Pointer
 	Out  unsafe.Pointer
 }
+
+// Accessors the GPU side uses (gpu_desc.go, gpu_pipeline.go).
+
+// ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
+// the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
+func (p *Plan) ImageSpan() (lo, n int) { return p.imgLo, p.imgElems }
+
+// ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
+// pointer (element [0,0,0,0]).
+func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
+
+// OutImageBytes is the size of one image's output.
+func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
+
+// gpuKernel is the plan's GPU entry point.
+func (p *Plan) gpuKernel() string { return KernelName(p.InDType(), p.OutC) }
+
+// InDType is the element type of the source array.
+func (p *Plan) InDType() DType { return p.Spec.In.DType }

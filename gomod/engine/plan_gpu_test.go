@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 )
@@ -12,7 +13,10 @@ func TestUnsupportedModesStayOnCPU(t *testing.T) {
 	useSim(t)
 	old := gpuAutoMinBytes
 	gpuAutoMinBytes = 0 // every call is big enough for auto placement
-	t.Cleanup(func() { gpuAutoMinBytes = old })
+	cpuNsPerByte()
+	oldCost := cpuCost.Load()
+	cpuCost.Store(math.Float64bits(1e6)) // and the cost model always prefers the GPU
+	t.Cleanup(func() { gpuAutoMinBytes = old; cpuCost.Store(oldCost) })
 	cases := []struct {
 		kind    string
 		aa, f32 bool
@@ -41,7 +45,7 @@ func TestUnsupportedModesStayOnCPU(t *testing.T) {
 		wantRan := map[bool]string{true: "cuda", false: "cpu"}[c.onGPU]
 		for _, dev := range []string{"auto", "cuda"} {
 			got := make([]byte, p.OutBytes())
-			ran, err := Execute([]Job{{p, src, unsafe.Pointer(&got[0])}}, Placement{Device: dev})
+			ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: dev, Index: -1})
 			if err != nil || ran != wantRan {
 				t.Fatalf("%+v on %s: ran on %q (%v), want %s", c, dev, ran, err, wantRan)
 			}
@@ -49,7 +53,7 @@ func TestUnsupportedModesStayOnCPU(t *testing.T) {
 				t.Fatalf("%+v on %s: differs from the CPU engine", c, dev)
 			}
 		}
-		arr, ran, err := ExecuteToDevice([]Job{{Plan: p, Src: src}}, 0)
+		arr, ran, err := executeToDevice([]Job{{Plan: p, Src: src}}, 0)
 		if err != nil || ran != wantRan {
 			t.Fatalf("%+v to device: ran on %q (%v)", c, ran, err)
 		}

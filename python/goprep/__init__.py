@@ -20,7 +20,7 @@ from ._errors import (
     PipelineError,
     ShapeError,
 )
-from ._device import DeviceArray
+from ._device import DeviceArray, to_device
 from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad, resize
 from ._pipeline import Pipeline, pipeline
 from ._trace import LetterboxInfo
@@ -39,6 +39,7 @@ __all__ = [
     "Pipeline",
     "LetterboxInfo",
     "DeviceArray",
+    "to_device",
     "set_num_threads",
     "get_num_threads",
     "info",

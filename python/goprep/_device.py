@@ -127,6 +127,11 @@ _PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctyp
 )
 
 
+_PyCapsule_GetPointerObj = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
 @_CAPSULE_DESTRUCTOR
 def _capsule_destructor(cap: int) -> None:
     # A consumer renames the capsule "used_dltensor" and owns the tensor from then on; a capsule still
@@ -168,23 +173,33 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self) -> Dict[str, Any]:
         self._check()
-        # The producing call synchronised its stream before returning, so the data is ready on any
-        # stream: "stream": None tells consumers no synchronisation is needed.
+        # v3 "stream": the stream the data was produced on when the producing call was queued on a
+        # caller's stream (stream=) without a host wait; consumers order their work after it. None
+        # when the producing call synchronised: ready on any stream. (0 is not allowed there: the
+        # legacy default stream is 1.)
+        ready = int(_native.call(_native.get().DeviceArrayReadyStream, self._handle))
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
             "data": (self.ptr, False),
             "version": 3,
             "strides": None,
-            "stream": None,
+            "stream": (ready or 1) if ready else None,
         }
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         return (_kDLCUDA, self.device)
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None) -> Any:
-        """Export as a DLPack capsule (version 0 layout). The data is ready; ``stream`` needs no wait."""
+        """Export as a DLPack capsule (version 0 layout). ``stream`` is the consumer's stream (DLPack's
+        rules: None or 1 the legacy default stream, 2 the per-thread default, -1 no synchronisation):
+        it is made to wait for the producing work by an event (no host wait), and the memory is
+        freed in order on it from then on."""
         self._check()
+        if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool) or stream < -1 or stream == 0):
+            raise BufferError(f"stream must be None, -1 or a CUDA stream handle > 0, got {stream!r}")
+        consumer = 1 if stream is None else (0 if stream == -1 else stream)
+        _native.call(_native.get().DeviceArrayExport, self._handle, consumer)
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError(f"goprep DeviceArray lives on {self.__dlpack_device__()}, cannot export to {dl_device}")
         if copy:
@@ -218,7 +233,8 @@ class DeviceArray:
         return a if dtype is None else a.astype(dtype)
 
     def free(self) -> None:
-        """Return the memory to the pool now (framework views exported earlier must be gone)."""
+        """Free the memory now, in order on the last stream that used it (a DLPack consumer's stream,
+        else the producing stream): queued work that reads it still completes first."""
         h, self._handle = self._handle, 0
         if h and _native.loaded() and not _native._forked_child:
             _native.get().FreeDeviceArray(h)
@@ -228,3 +244,129 @@ class DeviceArray:
             self.free()
         except Exception:  # interpreter shutdown: the pool goes with the process
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# device-resident inputs: __cuda_array_interface__ (v2/v3) and __dlpack__ (kDLCUDA)
+
+_TYPESTR = {"|u1": np.dtype(np.uint8), "<f4": np.dtype(np.float32), "=f4": np.dtype(np.float32)}
+
+
+class DeviceSource:
+    """A device array given as input: its data pointer, device, the stream it was produced on (or
+    None), and a host stand-in with its shape, strides and dtype for tracing (never read)."""
+
+    __slots__ = ("ptr", "device", "stream", "view", "keep")
+
+    def __init__(self, ptr: int, device: int, stream: Optional[int], view: np.ndarray, keep: Any) -> None:
+        self.ptr, self.device, self.stream, self.view, self.keep = ptr, device, stream, view, keep
+
+
+def _stand_in(shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: np.dtype, chw: bool) -> np.ndarray:
+    if chw and len(shape) in (3, 4):  # torchvision's (C, H, W) / (N, C, H, W): read through the strides
+        k = len(shape)
+        order = (0, 2, 3, 1) if k == 4 else (1, 2, 0)
+        shape = tuple(shape[i] for i in order)
+        strides = tuple(strides[i] for i in order)
+    # A zero-filled one-element buffer viewed with the array's shape and strides: the tracer reads only
+    # shape, strides and dtype; the engine reads the device pointer.
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=strides, writeable=False)
+
+
+def _is_torch(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch"
+
+
+def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
+    """The device source for a CUDA array (CAI or DLPack kDLCUDA), or None for anything else."""
+    if isinstance(obj, np.ndarray):
+        return None
+    cai = getattr(obj, "__cuda_array_interface__", None) if not _is_torch(obj) else None
+    if cai is None and _is_torch(obj) and getattr(obj, "is_cuda", False):
+        cai = obj.__cuda_array_interface__
+    if cai is not None:
+        dt = _TYPESTR.get(cai["typestr"])
+        if dt is None:
+            raise InvalidArgumentError(f"dtype must be uint8 or float32, got {cai['typestr']!r}", argument="src")
+        shape = tuple(int(v) for v in cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            st, acc = [], dt.itemsize
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        ptr = int(cai["data"][0])
+        dev = _device_of(ptr, obj)
+        return DeviceSource(ptr, dev, cai.get("stream"), _stand_in(shape, tuple(strides), dt, _is_torch(obj)), obj)
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        kind, dev = obj.__dlpack_device__()
+        if int(kind) != _kDLCUDA:
+            return None
+        cap = obj.__dlpack__(stream=stream if stream is not None else 1)
+        # Read in place while holding the capsule (not consumed: its producer frees it as usual).
+        mt = _DLManagedTensor.from_address(_PyCapsule_GetPointerObj(cap, b"dltensor"))
+        t = mt.dl_tensor
+        codes = {(1, 8): np.dtype(np.uint8), (2, 32): np.dtype(np.float32)}
+        dt = codes.get((t.dtype.code, t.dtype.bits))
+        if dt is None or t.dtype.lanes != 1:
+            raise InvalidArgumentError("dtype must be uint8 or float32", argument="src")
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        if t.strides:
+            strides = tuple(t.strides[i] * dt.itemsize for i in range(t.ndim))
+        else:
+            st, acc = [], dt.itemsize
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        ptr = int(t.data or 0) + int(t.byte_offset)
+        # The producer has ordered our stream after its work (__dlpack__(stream=)): nothing to wait on.
+        return DeviceSource(ptr, int(dev), None, _stand_in(shape, strides, dt, _is_torch(obj)), (obj, cap))
+    return None
+
+
+def _device_of(ptr: int, obj: Any) -> int:
+    if isinstance(obj, DeviceArray):
+        return obj.device
+    dev = getattr(obj, "device", None)
+    idx = getattr(dev, "index", None)  # torch.device
+    if isinstance(idx, int):
+        return idx
+    idx = getattr(dev, "id", None)  # cupy.cuda.Device
+    if isinstance(idx, int):
+        return idx
+    return int(getattr(obj, "__dlpack_device__", lambda: (_kDLCUDA, 0))()[1])
+
+
+def stream_handle(stream: Any) -> int:
+    """A stream= argument as a CUDA stream handle: an int, a torch.cuda.Stream or a cupy Stream."""
+    if stream is None:
+        return -1
+    if isinstance(stream, bool):
+        raise InvalidArgumentError(f"must be a CUDA stream (int handle, torch.cuda.Stream, cupy Stream), got {stream!r}", argument="stream")
+    if isinstance(stream, (int, np.integer)):
+        h = int(stream)
+    elif hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        h = int(stream.cuda_stream)
+    elif hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        h = int(stream.ptr)
+    else:
+        raise InvalidArgumentError(f"must be a CUDA stream (int handle, torch.cuda.Stream, cupy Stream), got {type(stream).__name__}", argument="stream")
+    if h < 0:
+        raise InvalidArgumentError(f"stream handle must be >= 0, got {h}", argument="stream")
+    return h
+
+
+def to_device(array: Any, device: str = "cuda", stream: Any = None) -> DeviceArray:
+    """Upload a NumPy array to the GPU as a ``goprep.DeviceArray`` (C-contiguous copy). With
+    ``stream=`` the copy is queued on that stream (the array is ready there); otherwise it has
+    completed on return."""
+    check_device(device)
+    if not device.startswith("cuda"):
+        raise InvalidArgumentError(f'must be "cuda" or "cuda:N", got {device!r}', argument="device")
+    a = np.ascontiguousarray(array)
+    if a.dtype.kind not in "uif" or a.dtype.byteorder not in "=|<":
+        raise InvalidArgumentError(f"dtype must be a native integer or float type, got {a.dtype}", argument="array")
+    h = _native.call(_native.get().Upload, id(a), a.nbytes, device, stream_handle(stream))
+    return DeviceArray(h, a.shape, a.dtype)

@@ -43,11 +43,11 @@ class PlanRef:
         self.pid = os.getpid()
 
     def __del__(self) -> None:
-        if _native.loaded() and self.pid == os.getpid():
-            try:
+        try:
+            if _native.loaded() and self.pid == os.getpid():
                 _native.get().FreePlan(self.handle)
-            except Exception:  # interpreter shutdown: nothing to free into
-                pass
+        except Exception:  # interpreter shutdown (module globals already None): nothing to free into
+            pass
 
 
 _PLAN_CACHE_SIZE = 1024
@@ -130,31 +130,88 @@ def run_plan(
     shape: Tuple[int, ...],
     dtype: np.dtype,
     f32: bool,
-    src: np.ndarray,
+    src: Any,
     out: Any,
     device: str = "cpu",
     output: str = "numpy",
+    stream: int = -1,
 ) -> Any:
-    """Run a plan on one array: the single path every eager op and every pipeline call ends in.
-    ``device="cpu"`` calls the engine's CPU entry point directly; other placements ("auto", "cuda",
-    "cuda:N") go through the engine's placement, into NumPy or (``output="device"``) a DeviceArray."""
-    if f32 and not src.flags.aligned:
-        raise InvalidArgumentError("float32 data must be aligned", argument="src")
+    """Run a plan on one array (a NumPy array or a DeviceSource): every eager op and every pipeline
+    call on one array ends here. The CPU entry point is taken directly for host data on
+    ``device="cpu"``; everything else goes through ``run_jobs``."""
+    if device == "cpu" and output == "numpy" and type(src) is np.ndarray and stream < 0:
+        check_aligned(f32, src, "src")
+        res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+        run = _native._raw_run
+        if run is None or _native._forked_child:
+            run = _native.raw_run()  # loads the extension, or raises ForkError
+        try:
+            run(ref.handle, id(src), id(res))
+        except RuntimeError as e:
+            raise from_native(e) from None
+        return res
+    return run_jobs([(ref, f32, src)], shape, dtype, out, device, output, stream)
+
+
+def check_aligned(f32: bool, src: Any, argument: str) -> None:
+    """The one float32-alignment check: the engine reads float32 sources as whole floats."""
+    if not f32:
+        return
+    if isinstance(src, np.ndarray):
+        ok = src.flags.aligned
+    else:  # a DeviceSource
+        ok = src.ptr % 4 == 0 and all(s % 4 == 0 for s in src.view.strides)
+    if not ok:
+        raise InvalidArgumentError("float32 data must be aligned", argument=argument)
+
+
+def run_jobs(
+    jobs: Sequence[Tuple[PlanRef, bool, Any]],
+    shape: Tuple[int, ...],
+    dtype: np.dtype,
+    out: Any,
+    device: str,
+    output: str,
+    stream: int = -1,
+) -> Any:
+    """The one run path of the engine (binding Execute): jobs are (plan, float32 source?, source)
+    with sources all NumPy arrays or all DeviceSources; their outputs are consecutive in ``shape``
+    (one image's output, or a batch), into NumPy (``out=`` or new) or a new DeviceArray."""
+    srcs = [j[2] for j in jobs]
+    on_dev = not isinstance(srcs[0], np.ndarray)
+    if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
+        raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
+    for i, (_, f32, x) in enumerate(jobs):
+        check_aligned(f32, x, "src" if len(jobs) == 1 else f"src[{i}]")
+    wait = -1
+    if on_dev:
+        devs = {x.device for x in srcs}
+        if len(devs) != 1:
+            raise InvalidArgumentError(f"inputs live on several GPUs {sorted(devs)}", argument="src")
+        (d,) = devs
+        if device == "cpu":
+            raise InvalidArgumentError('device="cpu" cannot read a CUDA array: use "auto" or "cuda"', argument="device")
+        if device not in ("auto", "cuda") and device != f"cuda:{d}":
+            raise InvalidArgumentError(f"the input lives on cuda:{d}, not {device}", argument="device")
+        device = f"cuda:{d}"
+        streams = {x.stream for x in srcs if x.stream is not None}
+        if len(streams) > 1:
+            raise InvalidArgumentError("inputs were produced on different streams", argument="src")
+        if streams:
+            wait = int(streams.pop())
+    n = len(jobs)
+    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
+    desc = np.empty((n, 3), np.int64)
+    for i, (ref, _, x) in enumerate(jobs):
+        desc[i] = (ref.handle, x.ptr if on_dev else id(x), i * step)
+    mod = _native.get()
     if output == "device":
         if out is not None:
             raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-        return DeviceArray(_native.call(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
-    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
-    if device != "cpu":
-        _native.call(_native.get().RunOn, ref.handle, id(src), id(res), device)
-        return res
-    run = _native._raw_run
-    if run is None or _native._forked_child:
-        run = _native.raw_run()  # loads the extension, or raises ForkError
-    try:
-        run(ref.handle, id(src), id(res))
-    except RuntimeError as e:
-        raise from_native(e) from None
+        h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
+        return DeviceArray(h, shape, dtype)
+    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
+    _native.call(mod.Execute, id(desc), n, id(res), device, on_dev, stream, wait)
     return res
 
 

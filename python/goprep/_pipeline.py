@@ -8,11 +8,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _native, _pickling
-from ._device import DeviceArray
+from . import _device, _pickling
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._inputs import as_array, is_tensor, out_array, to_output
-from ._ops import PlanRef, plan_for, prepare_out, run_plan
+from ._ops import PlanRef, plan_for, run_jobs, run_plan
 from ._trace import Traced, trace_array, typed_key
 
 _OUTPUTS = (None, "numpy", "torch", "device")
@@ -121,39 +120,58 @@ class Pipeline:
             c = self._compile(src, args, kwargs, key)
         return c
 
-    def __call__(self, src: Any, *args: Any, out: Optional[Any] = None, **kwargs: Any) -> Any:
+    def __call__(self, src: Any, *args: Any, out: Optional[Any] = None, stream: Any = None, **kwargs: Any) -> Any:
+        """Run on ``src``: a NumPy image or batch, a PIL image, a CPU torch tensor ((C, H, W) /
+        (N, C, H, W)), a CUDA array (``__cuda_array_interface__`` or ``__dlpack__``: torch CUDA tensors
+        as (C, H, W) / (N, C, H, W), CuPy arrays, ``goprep.DeviceArray``), or a list of these.
+        ``stream=`` (an int handle, ``torch.cuda.Stream`` or ``cupy.cuda.Stream``) queues the work on
+        that stream; with a device input and ``output="device"`` the call then returns without waiting."""
+        sh = _device.stream_handle(stream)
         kind = None
         if type(src) is not np.ndarray:
             if isinstance(src, (list, tuple)):
-                return self._run_list(list(src), args, kwargs, out)
+                return self._run_list(list(src), args, kwargs, out, sh)
+            ds = _device.device_source(src, sh if sh >= 0 else None)
+            if ds is not None:
+                c = self._lookup(ds.view, args, kwargs)
+                res = run_plan(c.ref, c.shape, c.dtype, c.f32, ds, out, self._device, self._target, sh)
+                return _fill(c.template, res)
             src, kind = as_array(src)
             if type(src) is not np.ndarray:
                 if not isinstance(src, np.ndarray):
                     raise InvalidArgumentError(
-                        f"must be a numpy.ndarray, a PIL image, a CPU torch.Tensor or a list of them, got "
-                        f"{type(src).__name__}",
+                        f"must be a numpy.ndarray, a PIL image, a torch.Tensor, a CUDA array or a list of them, "
+                        f"got {type(src).__name__}",
                         argument="src",
                     )
                 src = src.view(np.ndarray)  # an ndarray subclass: run on its base-class view
         c = self._lookup(src, args, kwargs)
-        device = "cpu" if self._on_cpu(c.moved) else self._device
+        device = "cpu" if sh < 0 and self._on_cpu(c.moved) else self._device
         if out is not None and type(out) is not np.ndarray and is_tensor(out):
-            run_plan(c.ref, c.shape, c.dtype, c.f32, src, out_array(out, c.shape, c.chw), device, self._target)
+            run_plan(c.ref, c.shape, c.dtype, c.f32, src, out_array(out, c.shape, c.chw), device, self._target, sh)
             return _fill(c.template, out)
-        res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._target)
+        res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._target, sh)
         if (self._output or kind) == "torch":
             res = to_output(res, "torch", c.chw)
         return _fill(c.template, res)
 
-    def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
+    def _run_list(
+        self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray], sh: int = -1
+    ) -> Any:
         if not images:
             raise ShapeError("the list of images is empty", argument="src")
         compiled: List[_Compiled] = []
         kinds = set()
+        srcs: List[Any] = []
         for i, item in enumerate(images):
-            img, kind = as_array(item)
-            kinds.add(kind)
-            images[i] = img
+            ds = None if isinstance(item, np.ndarray) else _device.device_source(item, sh if sh >= 0 else None)
+            if ds is not None:
+                srcs.append(ds)
+                img = ds.view
+            else:
+                img, kind = as_array(item)
+                kinds.add(kind)
+                srcs.append(img)
             if not isinstance(img, np.ndarray) or img.ndim != 3:
                 raise ShapeError(
                     f"item {i} must be an (H, W, C) numpy.ndarray, got "
@@ -167,32 +185,21 @@ class Pipeline:
                     f"{compiled[0].dtype}; a list must produce one size (resize or letterbox to a fixed size)",
                     argument="src",
                 )
-            if c.f32 and not img.flags.aligned:
-                raise InvalidArgumentError(f"item {i}: float32 data must be aligned", argument="src")
             compiled.append(c)
         first = compiled[0]
         shape = (len(images),) + first.shape
-        step = int(np.prod(first.shape)) * first.dtype.itemsize
-        desc = np.empty((len(images), 3), np.int64)
-        for i, (c, img) in enumerate(zip(compiled, images)):
-            desc[i] = (c.ref.handle, id(img), i * step)
-        mod = _native.get()
-        res: Any
-        if self._output == "device":
-            if out is not None:
-                raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-            res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
-        else:
-            given = out
-            res = prepare_out(out_array(out, shape, first.chw), shape, first.dtype, images)
-            if self._on_cpu(sum(c.moved for c in compiled)):
-                _native.call(mod.RunMany, id(desc), len(images), id(res))
-            else:
-                _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)
-            if given is not None and is_tensor(given):
-                res = given
-            elif (self._output or (kinds.pop() if len(kinds) == 1 else None)) == "torch":
-                res = to_output(res, "torch", first.chw)
+        host = all(isinstance(x, np.ndarray) for x in srcs)
+        device = "cpu" if host and sh < 0 and self._on_cpu(sum(c.moved for c in compiled)) else self._device
+        given = out
+        if out is not None and type(out) is not np.ndarray and is_tensor(out):
+            out = out_array(out, shape, first.chw)
+        res: Any = run_jobs(
+            [(c.ref, c.f32, x) for c, x in zip(compiled, srcs)], shape, first.dtype, out, device, self._target, sh
+        )
+        if given is not None and is_tensor(given):
+            res = given
+        elif (self._output or (kinds.pop() if len(kinds) == 1 else None)) == "torch":
+            res = to_output(res, "torch", first.chw)
         if first.template is _SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.

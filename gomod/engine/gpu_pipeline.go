@@ -1,0 +1,347 @@
+package engine
+
+// The copy/kernel pipeline: one GPU call as chunks (stage -> copy in -> fused kernel -> copy out) on
+// two lanes, so that staging, transfers and kernels of consecutive chunks overlap.
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// gpuCall is one call as the pipeline runs it.
+type gpuCall struct {
+	jobs   []Job
+	devSrc bool     // every Job.Src is a device address (Call.DeviceSources)
+	outDev uint64   // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
+	stream Stream   // the caller's stream (stream=), or nil for goprep's own pooled streams
+	waitOn []Stream // streams the sources were produced on: the lanes wait for them (events)
+}
+
+// noSync: device sources into device outputs on the caller's stream need no host synchronisation at
+// all; everything is queued on that stream and the call returns at once (CUDA-graph friendly).
+func (c *gpuCall) noSync() bool {
+	return c.stream != nil && c.outDev != 0 && c.devSrc
+}
+
+// run executes a call on the device. Errors are counted for the breaker; a panic becomes an error.
+func (d *gpuDev) run(c *gpuCall) (err error) {
+	gpu.calls.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			err = errf(CodeInternal, "", "GPU backend panic: %v", r)
+		}
+		if err != nil {
+			recordFailure(err)
+		} else {
+			gpu.consecutive.Store(0)
+		}
+	}()
+	// All buffers of a call are taken under one session slot, so concurrent calls cannot deadlock
+	// holding part of what they need.
+	d.sessions <- struct{}{}
+	defer func() { <-d.sessions }()
+	unbind, err := d.dev.Bind()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	return d.pipeline(c)
+}
+
+// unit is one image of a call.
+type unit struct {
+	job      int
+	src      unsafe.Pointer // host source: the image's lowest source element
+	srcDev   uint64         // device source: the same element's device address (src is nil)
+	srcBytes int            // bytes staged and copied in (0 for a device source)
+	stage    *rowStage      // stage only these rows (src is then the image origin), or nil: the span
+	out      unsafe.Pointer // host output (nil for device output)
+	outDev   uint64         // device output when the call keeps results on the GPU
+	outBytes int
+}
+
+// lane is one of the two pipeline slots: its stream, pinned staging and device buffers, and the units
+// of the chunk in flight on it.
+type lane struct {
+	s               Stream
+	hostIn, hostOut hostBuf
+	hostArena       hostBuf
+	devIn, devOut   devBuf
+	devArena        devBuf
+	units           []unit
+	busy            bool
+}
+
+// pipeline runs units in chunks on two lanes: while the GPU copies and computes chunk k on one lane,
+// the CPU stages chunk k+1 into the other lane's pinned buffer, and copies chunk k-1's output out.
+// Device sources are read in place: nothing staged, nothing copied in.
+func (d *gpuDev) pipeline(c *gpuCall) (err error) {
+	jobs, outDev := c.jobs, c.outDev
+	var units []unit
+	at := outDev
+	maxIn, maxOut := 0, 0
+	for ji, j := range jobs {
+		p := j.Plan
+		lo, n := p.ImageSpan()
+		es := p.InDType().Size()
+		for img := 0; img < p.N; img++ {
+			u := unit{job: ji, outBytes: p.OutImageBytes()}
+			off := (p.ImageOrigin(img) + lo) * es
+			switch {
+			case c.devSrc:
+				u.srcDev = uint64(int64(uintptr(j.Src)) + int64(off))
+			case p.stage != nil: // only the rows the plan reads
+				u.src, u.srcBytes, u.stage = unsafe.Add(j.Src, p.ImageOrigin(img)*es), p.stage.elems*es, p.stage
+			default:
+				u.src, u.srcBytes = unsafe.Add(j.Src, off), n*es
+			}
+			if outDev == 0 {
+				u.out = unsafe.Add(j.Out, img*u.outBytes)
+			} else {
+				u.outDev = at
+				at += uint64(u.outBytes)
+			}
+			maxIn, maxOut = max(maxIn, u.srcBytes), max(maxOut, u.outBytes)
+			units = append(units, u)
+		}
+	}
+	chunkIn, chunkOut := max(gpuChunkBytes, maxIn), max(gpuChunkBytes, maxOut)
+	noSync := c.noSync()
+	var lanes [2]lane
+	defer func() {
+		for i := range lanes {
+			l := &lanes[i]
+			if l.s != nil && !noSync {
+				if e := d.dev.Sync(l.s); e != nil && err == nil {
+					err = e
+				}
+			}
+			if l.s != nil && c.stream == nil {
+				d.putStream(l.s)
+			}
+			d.host.release(l.hostIn)
+			d.host.release(l.hostOut)
+			d.host.release(l.hostArena)
+			d.mem.release(l.devIn)
+			d.mem.release(l.devOut)
+			d.mem.release(l.devArena)
+		}
+	}()
+	for i := range lanes {
+		l := &lanes[i]
+		if c.stream != nil {
+			l.s = c.stream // both lanes on the caller's stream: its order is the call's order
+		} else if l.s, err = d.stream(); err != nil {
+			return err
+		}
+		for _, w := range c.waitOn {
+			if w != l.s {
+				if err := d.dev.StreamWait(l.s, w); err != nil {
+					return err
+				}
+			}
+		}
+		if maxIn > 0 {
+			if l.hostIn, err = d.host.get(chunkIn); err != nil {
+				return err
+			}
+			if l.devIn, err = d.mem.get(chunkIn); err != nil {
+				return err
+			}
+		}
+		if outDev == 0 {
+			if l.hostOut, err = d.host.get(chunkOut); err != nil {
+				return err
+			}
+			if l.devOut, err = d.mem.get(chunkOut); err != nil {
+				return err
+			}
+		}
+	}
+	k := 0
+	for start := 0; start < len(units); k++ {
+		// Greedy chunk: as many images as fit both budgets, one kernel (source dtype and channel
+		// count) per launch, and at most maxChunkImages descriptors (many tiny images must not make a
+		// huge descriptor table).
+		end, in, out := start, 0, 0
+		kernel := jobs[units[start].job].Plan.gpuKernel()
+		for end < len(units) {
+			u := units[end]
+			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.gpuKernel() != kernel ||
+				end-start >= maxChunkImages) {
+				break
+			}
+			in, out = in+u.srcBytes, out+u.outBytes
+			end++
+		}
+		l := &lanes[k%2]
+		if err := d.finish(l, noSync); err != nil {
+			return err
+		}
+		l.units = units[start:end]
+		if err := d.launch(jobs, l, outDev != 0, noSync); err != nil {
+			return err
+		}
+		start = end
+	}
+	for i := range lanes {
+		if err := d.finish(&lanes[(k+i)%2], noSync); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish waits for a lane's chunk and copies its outputs from pinned memory to the caller's arrays.
+// Without host sources or outputs (noSync) there is nothing to wait for: the lane's next chunk is
+// queued behind this one on the same stream.
+func (d *gpuDev) finish(l *lane, noSync bool) error {
+	if !l.busy {
+		return nil
+	}
+	l.busy = false
+	if noSync {
+		return nil
+	}
+	if err := d.dev.Sync(l.s); err != nil {
+		return err
+	}
+	var cp []copyPair
+	at := 0
+	for _, u := range l.units {
+		if u.out != nil {
+			cp = append(cp, copyPair{unsafe.Slice((*byte)(u.out), u.outBytes), l.hostOut[at : at+u.outBytes]})
+			at += u.outBytes
+		}
+	}
+	parallelCopy(cp)
+	return nil
+}
+
+type copyPair struct{ dst, src []byte }
+
+// copyPiece is the unit of parallel staging: big images are split so that all cores share even one
+// large copy (a 1080p RGB image is 6 MiB; whole-image units left most cores idle on small batches).
+const copyPiece = 1 << 20
+
+// parallelCopy does the staging copies between NumPy memory and pinned buffers in ~1 MiB pieces on
+// NumThreads goroutines: one core copies ~5-10 GB/s, less than a PCIe 4/5 link moves, so a
+// single-threaded copy would cap GPU throughput on large batches.
+func parallelCopy(pairs []copyPair) {
+	total := 0
+	for _, p := range pairs {
+		total += len(p.dst)
+	}
+	threads := min(NumThreads(), total/copyPiece+1)
+	if threads <= 1 {
+		for _, p := range pairs {
+			copy(p.dst, p.src)
+		}
+		return
+	}
+	var pieces []copyPair
+	for _, p := range pairs {
+		for at := 0; at < len(p.dst); at += copyPiece {
+			end := min(at+copyPiece, len(p.dst))
+			pieces = append(pieces, copyPair{p.dst[at:end], p.src[at:end]})
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(pieces); i = int(next.Add(1) - 1) {
+				copy(pieces[i].dst, pieces[i].src)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// launch stages one chunk and queues its copy in, kernel and copy out on the lane's stream.
+func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
+	images := make([]BatchImage, len(l.units))
+	var cp []copyPair
+	in, out := 0, 0
+	for i, u := range l.units {
+		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: u.srcDev, OutDev: u.outDev}
+		if u.src != nil {
+			dst := l.hostIn[in : in+u.srcBytes]
+			if u.stage != nil {
+				es := jobs[u.job].Plan.InDType().Size()
+				for _, pc := range u.stage.pieces() {
+					cp = append(cp, copyPair{dst[pc[0]*es : (pc[0]+pc[2])*es], unsafe.Slice((*byte)(unsafe.Add(u.src, pc[1]*es)), pc[2]*es)})
+				}
+			} else {
+				cp = append(cp, copyPair{dst, unsafe.Slice((*byte)(u.src), u.srcBytes)})
+			}
+			images[i].SrcDev, images[i].Staged = l.devIn.ptr+uint64(in), u.stage != nil
+		}
+		if !toDevice {
+			images[i].OutDev = l.devOut.ptr + uint64(out)
+		}
+		in += u.srcBytes
+		out += u.outBytes
+	}
+	parallelCopy(cp)
+	b, err := NewDeviceBatch(images)
+	if err != nil {
+		return err
+	}
+	if takeFault("launch") {
+		return errf(CodeDeviceUnavailable, "device", "injected fault: kernel launch failed (CUDA_ERROR_LAUNCH_FAILED)")
+	}
+	l.busy = true
+	if noSync {
+		// Stream-ordered tables: allocated, filled, read and freed in the caller's stream order, so
+		// no host wait is ever needed. The copy reads pageable memory, which CUDA stages before
+		// cuMemcpyHtoDAsync returns, so the Go buffer may go at once.
+		p, err := d.dev.MemAllocAsync(b.ArenaBytes(), l.s)
+		if err != nil {
+			return err
+		}
+		arena := b.Encode(p)
+		if err := d.dev.CopyHtoD(p, unsafe.Pointer(unsafe.SliceData(arena)), len(arena), l.s); err != nil {
+			d.dev.MemFreeAsync(p, l.s)
+			return err
+		}
+		err = d.dev.Launch(b.Launch(p), l.s)
+		d.dev.MemFreeAsync(p, l.s)
+		return err
+	}
+	if l.devArena.size < b.ArenaBytes() {
+		d.mem.release(l.devArena)
+		l.devArena = devBuf{}
+		if l.devArena, err = d.mem.get(b.ArenaBytes()); err != nil {
+			return err
+		}
+	}
+	arena := b.Encode(l.devArena.ptr)
+	// Asynchronous copies read page-locked memory: the tables go through a pinned buffer as well.
+	if len(l.hostArena) < len(arena) {
+		d.host.release(l.hostArena)
+		l.hostArena = nil
+		if l.hostArena, err = d.host.get(len(arena)); err != nil {
+			return err
+		}
+	}
+	copy(l.hostArena, arena)
+	if in > 0 {
+		if err := d.dev.CopyHtoD(l.devIn.ptr, unsafe.Pointer(unsafe.SliceData(l.hostIn)), in, l.s); err != nil {
+			return err
+		}
+	}
+	if err := d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena)), len(arena), l.s); err != nil {
+		return err
+	}
+	if err := d.dev.Launch(b.Launch(l.devArena.ptr), l.s); err != nil {
+		return err
+	}
+	if !toDevice {
+		return d.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(l.hostOut)), l.devOut.ptr, out, l.s)
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package engine
+
+// Placement: where a call runs (CPU or a GPU), the cost model of device="auto", and the entry point
+// that runs host-output calls with CPU fallback.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Tunables; variables so tests can shrink them.
+var (
+	// Below this many bytes moved (source + output) a call stays on the CPU under device="auto": a
+	// GPU call pays a launch and two PCIe transfers (~50-100us on any setup) before any pixel is done,
+	// which is about what the CPU engine needs for one 512x512 -> 224x224 image.
+	gpuAutoMinBytes = envInt("GOPREP_GPU_MIN_BYTES", 4<<20)
+	// Chunk size of the copy/compute pipeline: large enough that each copy runs near PCIe bandwidth,
+	// small enough that several chunks of a batch overlap.
+	gpuChunkBytes = envInt("GOPREP_GPU_CHUNK_BYTES", 32<<20)
+	// Device memory kept in the pool for reuse; anything beyond is freed when released.
+	gpuPoolBytes = envInt("GOPREP_GPU_POOL_BYTES", 1<<30)
+	// Pipelined calls in flight per device; further calls wait. Each holds six pinned staging buffers
+	// (two lanes of input, output and tables), so this bounds pinned host memory too.
+	gpuSessions = envInt("GOPREP_GPU_SESSIONS", 4)
+	// Images per launch: bounds the descriptor table (232 bytes each) of a chunk.
+	maxChunkImages = 4096
+	// Consecutive GPU failures that open the breaker, and how long it stays open.
+	breakerThreshold = 3
+	breakerCooldown  = 30 * time.Second
+)
+
+// GPUAutoMinBytes is the cost model's threshold (the Python side skips placement below it).
+func GPUAutoMinBytes() int { return gpuAutoMinBytes }
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// Placement says where a call runs and where its output lives.
+type Placement struct {
+	Device string // "cpu", "auto" or "cuda" ("cuda:N" parses to "cuda" with Index N)
+	Index  int    // the GPU; -1: the calling thread's current device (its CUDA context), else GPU 0
+}
+
+// ParseDevice validates a device string.
+func ParseDevice(s string) (Placement, error) {
+	switch s {
+	case "cpu", "auto", "cuda":
+		return Placement{Device: s, Index: -1}, nil
+	}
+	var i int
+	if n, err := fmt.Sscanf(s, "cuda:%d", &i); err == nil && n == 1 && fmt.Sprintf("cuda:%d", i) == s && i >= 0 {
+		return Placement{Device: "cuda", Index: i}, nil
+	}
+	return Placement{}, errf(CodeInvalidArgument, "device", "must be \"cpu\", \"auto\", \"cuda\" or \"cuda:N\", got %q", s)
+}
+
+// pick resolves the placement's GPU: the given index, else the device whose context is current on
+// the calling thread (the one PyTorch or CuPy made current), else GPU 0.
+func (pl Placement) pick() (*gpuDev, int, error) {
+	if pl.Index >= 0 {
+		d, err := device(pl.Index)
+		return d, pl.Index, err
+	}
+	gpu.mu.Lock()
+	devs := gpu.devices
+	gpu.mu.Unlock()
+	for i, d := range devs {
+		if d.dev.Current() {
+			return d, i, nil
+		}
+	}
+	d, err := device(0)
+	return d, 0, err
+}
+
+// wantGPU is the cost model of device="auto": enough bytes to amortise the GPU's fixed latency, a
+// closed breaker, and free device memory for the working set. (Device-resident sources always go
+// to their GPU: the CPU engine cannot read them.)
+func wantGPU(d *gpuDev, jobs []Job) bool {
+	if breakerOpen() || d.dev.Lost() != "" {
+		return false
+	}
+	up, down, cpuBytes := callBytes(jobs)
+	moved := up + down
+	if moved < gpuAutoMinBytes {
+		return false // below any GPU's fixed cost: not even worth measuring
+	}
+	if free := d.freeMemory(); free > 0 && free < uint64(2*min(moved, 2*gpuChunkBytes)) {
+		return false // the device is nearly full (other processes): don't compete for it
+	}
+	return d.gpuFaster(cpuBytes, up, down)
+}
+
+// callBytes is what a host-input call moves: up (staged source bytes), down (output bytes), and what
+// the CPU engine would read and write.
+func callBytes(jobs []Job) (up, down, cpuBytes int) {
+	for _, j := range jobs {
+		p := j.Plan
+		up += p.N * p.stagedElems() * p.InDType().Size()
+		down += p.OutBytes()
+		cpuBytes += p.N*p.imgElems*p.InDType().Size() + p.OutBytes()
+	}
+	return up, down, cpuBytes
+}
+
+// infoTTL: device properties take several queries; the cost model reuses them this long.
+const infoTTL = time.Second
+
+func (d *gpuDev) freeMemory() uint64 {
+	if now := time.Now().UnixNano(); now-d.freeAt.Load() > int64(infoTTL) {
+		d.freeMem.Store(d.dev.Info().FreeMemory)
+		d.freeAt.Store(now)
+	}
+	return d.freeMem.Load()
+}
+
+// Call is one run request: the single entry point of every placement, output and stream.
+type Call struct {
+	Jobs      []Job
+	Placement Placement
+	// ToDevice keeps the outputs on the GPU: one new DeviceArray, outputs consecutive in job order
+	// (Job.Out ignored). Otherwise each job writes its host output Job.Out.
+	ToDevice bool
+	// DeviceSources says every Job.Src is a device address on the call's GPU (CUDA array interface,
+	// DLPack, DeviceArray inputs): read in place, never staged.
+	DeviceSources bool
+	// Stream is the caller's CUDA stream handle when HasStream (stream=): the work is queued there,
+	// and with device sources and ToDevice the call returns without any host synchronisation.
+	Stream    uint64
+	HasStream bool
+	// WaitOn are streams the device sources were produced on (CUDA array interface v3 "stream"):
+	// the call's work waits for them on the device.
+	WaitOn []uint64
+}
+
+// Result says which backend ran a call, and holds its device output.
+type Result struct {
+	Ran   string // "cpu" or "cuda"
+	Array *DeviceArray
+}
+
+// Run executes a call. On a GPU error the call is redone on the CPU (device sources are copied to
+// the host for it; device outputs are uploaded afterwards), so a result is always correct; an error
+// means no backend could produce it.
+func Run(c Call) (Result, error) {
+	onDev := c.DeviceSources
+	if c.Placement.Device == "cpu" {
+		if onDev || c.ToDevice {
+			return Result{}, errf(CodeInvalidArgument, "device", "device=\"cpu\" cannot read or write GPU memory: use \"auto\" or \"cuda\"")
+		}
+		return Result{Ran: "cpu"}, CPU{}.Run(c.Jobs)
+	}
+	d, index, err := c.Placement.pick()
+	if err != nil {
+		if c.Placement.Device == "auto" && !onDev && !c.ToDevice {
+			return Result{Ran: "cpu"}, CPU{}.Run(c.Jobs)
+		}
+		return Result{}, err
+	}
+	gc := &gpuCall{jobs: c.Jobs, devSrc: onDev}
+	if c.HasStream {
+		gc.stream = d.dev.ForeignStream(c.Stream)
+	}
+	for _, w := range c.WaitOn {
+		if !c.HasStream || w != c.Stream {
+			gc.waitOn = append(gc.waitOn, d.dev.ForeignStream(w))
+		}
+	}
+	// Modes the kernels lack (Plan.GPUSupported) run on the CPU engine: not a fallback, the kernels
+	// never had them; device sources are copied to the host for it, device outputs uploaded.
+	capable := gpuCapable(c.Jobs)
+	usable := !breakerOpen() && d.dev.Lost() == "" // a lost device is a breaker that never closes
+	if !c.ToDevice {
+		if !capable || (c.Placement.Device == "auto" && !onDev && !wantGPU(d, c.Jobs)) {
+			return fallback(d, c, nil)
+		}
+		if usable && d.run(gc) == nil {
+			return Result{Ran: "cuda"}, nil
+		}
+		gpu.fallbacks.Add(1)
+		return fallback(d, c, nil)
+	}
+	total := 0
+	for _, j := range c.Jobs {
+		total += j.Plan.OutBytes()
+	}
+	arr, err := d.newArray(total, gc.stream, index)
+	if err != nil {
+		// Out of device memory for the output itself: count it as a GPU failure and fall back;
+		// there is nowhere on the device to put a result, so say so.
+		recordFailure(err)
+		gpu.fallbacks.Add(1)
+		return Result{}, errf(CodeDeviceUnavailable, "device", "no device memory for the %d-byte output: %v", total, err)
+	}
+	if gc.stream != nil {
+		arr.ready, arr.ReadyHandle = gc.stream, c.Stream
+	}
+	gc.outDev = arr.Ptr
+	if !capable {
+		r, err := fallback(d, c, arr)
+		if err != nil {
+			arr.Free()
+		}
+		return r, err
+	}
+	if c.Placement.Device == "auto" && !onDev && usable {
+		// Host input, device output: preprocessing on the CPU and uploading the (much smaller)
+		// result can beat moving the source over PCIe (1080p -> 224 float32: 2.6 MB of staged rows
+		// against 0.6 MB of output per image).
+		if up, down, cpuBytes := callBytes(c.Jobs); !d.gpuFasterToDevice(cpuBytes, up, down) {
+			return fallback(d, c, arr)
+		}
+	}
+	if usable && d.run(gc) == nil {
+		return Result{Ran: "cuda", Array: arr}, nil
+	}
+	gpu.fallbacks.Add(1)
+	r, err := fallback(d, c, arr)
+	if err != nil {
+		arr.Free()
+	}
+	return r, err
+}
+
+// fallback runs a call on the CPU: device sources are first copied to the host (only each image's
+// array's extent), and a device output is uploaded afterwards.
+func fallback(d *gpuDev, c Call, arr *DeviceArray) (Result, error) {
+	jobs := append([]Job(nil), c.Jobs...)
+	var keep [][]byte
+	for i, j := range jobs {
+		if !c.DeviceSources {
+			break
+		}
+		es := int64(j.Plan.InDType().Size())
+		// The array's whole extent, from its lowest to its highest element over all images.
+		first, span := int64(j.Plan.minOff)*es, int64(j.Plan.spanElems)*es
+		host := make([]byte, max(span, 1))
+		if err := d.download(host[:span], uint64(int64(uintptr(j.Src))+first)); err != nil {
+			return Result{}, errf(CodeDeviceUnavailable, "device", "GPU failed and its input could not be copied from it: %v", err)
+		}
+		keep = append(keep, host)
+		jobs[i].Src = unsafe.Add(unsafe.Pointer(unsafe.SliceData(host)), -first)
+	}
+	if arr == nil {
+		return Result{Ran: "cpu"}, CPU{}.Run(jobs)
+	}
+	host := make([]byte, max(arr.Bytes, 1))
+	at := 0
+	for i := range jobs {
+		jobs[i].Out = unsafe.Pointer(&host[at])
+		at += jobs[i].Plan.OutBytes()
+	}
+	if err := (CPU{}).Run(jobs); err != nil {
+		return Result{}, err
+	}
+	if err := d.upload(arr.Ptr, host[:arr.Bytes], arr.ready); err != nil {
+		return Result{}, errf(CodeDeviceUnavailable, "device", "GPU failed and the CPU result could not be copied to it: %v", err)
+	}
+	_ = keep
+	return Result{Ran: "cpu", Array: arr}, nil
+}

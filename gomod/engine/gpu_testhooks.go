@@ -1,0 +1,51 @@
+package engine
+
+// Test hooks of the GPU side: fault injection, counter reset and the breaker's cool-down. Tests use
+// them to prove fallback, the breaker and device loss without a GPU.
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// gpuFault is the test-only fault injection switch: the next Count GPU calls fail with Kind.
+type gpuFault struct {
+	Kind  string
+	Count atomic.Int64
+}
+
+// InjectGPUFault makes the next count GPU calls fail at kernel launch ("launch"), at device
+// allocation ("oom"), or with a sticky error that loses the simulated device ("lost"); count 0 clears
+// it. Tests use it to prove fallback, the breaker and device loss without a GPU.
+func InjectGPUFault(kind string, count int) error {
+	if kind != "oom" && kind != "launch" && kind != "lost" {
+		return errf(CodeInvalidArgument, "kind", "must be \"oom\", \"launch\" or \"lost\", got %q", kind)
+	}
+	f := &gpuFault{Kind: kind}
+	f.Count.Store(int64(count))
+	gpu.fault.Store(f)
+	return nil
+}
+
+// ResetGPUStats clears the counters and closes the breaker (tests).
+func ResetGPUStats() {
+	gpu.calls.Store(0)
+	gpu.fallbacks.Store(0)
+	gpu.failures.Store(0)
+	gpu.trips.Store(0)
+	gpu.consecutive.Store(0)
+	gpu.openUntil.Store(0)
+	gpu.lastErr.Store("")
+	gpu.fault.Store(nil)
+}
+
+// SetBreakerCooldown changes the breaker's cool-down (tests).
+func SetBreakerCooldown(d time.Duration) { breakerCooldown = d }
+
+func takeFault(kind string) bool {
+	f := gpu.fault.Load()
+	if f == nil || f.Kind != kind {
+		return false
+	}
+	return f.Count.Add(-1) >= 0
+}

@@ -23,6 +23,7 @@ from ._errors import (
 from ._device import DeviceArray
 from ._ops import crop, cvt_color, flip, letterbox, normalize, resize
 from ._pipeline import Pipeline, pipeline
+from ._profile import profiling, set_profiling, stats
 from ._trace import LetterboxInfo
 
 __all__ = [
@@ -41,6 +42,9 @@ __all__ = [
     "get_num_threads",
     "info",
     "devices",
+    "set_profiling",
+    "profiling",
+    "stats",
     "GoprepError",
     "InvalidArgumentError",
     "ShapeError",

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native
+from . import _native, _profile
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._trace import (
@@ -100,6 +100,12 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
     so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
     if isinstance(src, Traced):
         return build(src)
+    if _profile.ON:
+        return _profile.measure(op[0], _run_eager, op, src, out, build)  # type: ignore[no-any-return]
+    return _run_eager(op, src, out, build)
+
+
+def _run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
     key: Any = (typed_key(op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
     try:
         hit = _eager.get(key)
@@ -134,10 +140,18 @@ def run_plan(
     if output == "device":
         if out is not None:
             raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+        if _profile.ON:
+            return DeviceArray(_profile.engine_untimed(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
         return DeviceArray(_native.call(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
     res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
     if device != "cpu":
-        _native.call(_native.get().RunOn, ref.handle, id(src), id(res), device)
+        if _profile.ON:
+            _profile.engine(_native.get().RunOnTimed, ref.handle, id(src), id(res), device)
+        else:
+            _native.call(_native.get().RunOn, ref.handle, id(src), id(res), device)
+        return res
+    if _profile.ON:
+        _profile.engine(_native.raw_timed(), ref.handle, id(src), id(res))
         return res
     run = _native._raw_run
     if run is None or _native._forked_child:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _native
+from . import _device, _native, _profile
 from ._device import DeviceArray
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._ops import PlanRef, plan_for, prepare_out, run_plan
@@ -67,6 +67,7 @@ class Pipeline:
         # skipping placement: that keeps the per-call overhead of small images at its CPU-only level.
         self._cpu = device == "cpu" and output == "numpy"
         self._auto_numpy = device == "auto" and output == "numpy"
+        self._name = getattr(fn, "__qualname__", None) or repr(fn)  # the profiler's key
 
     def __repr__(self) -> str:
         return (
@@ -102,6 +103,11 @@ class Pipeline:
         return c
 
     def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
+        if _profile.ON:
+            return _profile.measure(self._name, self._call, src, args, out, kwargs)
+        return self._call(src, args, out, kwargs)
+
+    def _call(self, src: Any, args: Tuple[Any, ...], out: Optional[np.ndarray], kwargs: Dict[str, Any]) -> Any:
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
             device = "cpu" if self._on_cpu(c.moved) else self._device
@@ -110,7 +116,7 @@ class Pipeline:
         if isinstance(src, (list, tuple)):
             return self._run_list(list(src), args, kwargs, out)
         if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view
-            return self(src.view(np.ndarray), *args, out=out, **kwargs)
+            return self._call(src.view(np.ndarray), args, out, kwargs)
         raise InvalidArgumentError(f"must be a numpy.ndarray or a list of them, got {type(src).__name__}", argument="src")
 
     def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
@@ -145,11 +151,20 @@ class Pipeline:
         if self._output == "device":
             if out is not None:
                 raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-            res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
+            if _profile.ON:
+                handle = _profile.engine_untimed(mod.RunManyToDevice, id(desc), len(images), self._device)
+            else:
+                handle = _native.call(mod.RunManyToDevice, id(desc), len(images), self._device)
+            res = DeviceArray(handle, shape, first.dtype)
         else:
             res = prepare_out(out, shape, first.dtype, images)
             if self._on_cpu(sum(c.moved for c in compiled)):
-                _native.call(mod.RunMany, id(desc), len(images), id(res))
+                if _profile.ON:
+                    _profile.engine(mod.RunManyTimed, id(desc), len(images), id(res))
+                else:
+                    _native.call(mod.RunMany, id(desc), len(images), id(res))
+            elif _profile.ON:
+                _profile.engine(mod.RunManyOnTimed, id(desc), len(images), id(res), self._device)
             else:
                 _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)
         if first.template is _SLOT:

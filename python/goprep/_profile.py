@@ -1,0 +1,320 @@
+"""The profiler: where each goprep call's time went (``goprep.set_profiling``, ``goprep.stats``).
+
+A call's total time (from entering the pipeline or eager op until its result is returned) splits into:
+
+- ``engine_s``: from calling into the engine until the engine finished its work;
+- ``gil_wait_s``: from the engine finishing until the calling thread held the GIL again. Measured: the
+  engine reads CLOCK_MONOTONIC as it finishes and returns the reading (gomod/binding/profile.go), and
+  ``time.perf_counter_ns``, the same clock on Linux, is read as soon as Python resumes;
+- ``python_s``: the rest (argument checks, cache lookup, allocating the output, building the result).
+
+``gpu_s`` is the part of ``engine_s`` spent in calls the GPU ran. When profiling is off, a call pays
+one module-attribute check; when on, the bookkeeping stays under 1 us a call (``python -m goprep
+serve-bench`` measures and reports it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ._errors import from_native
+
+ON: bool = os.environ.get("GOPREP_PROFILE", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+_clock = time.perf_counter_ns
+_lock = threading.Lock()
+
+# Histogram bucket upper bounds (seconds) shared with goprep.metrics; one source.
+BUCKETS_S: Tuple[float, ...] = (
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+)
+_BOUNDS_NS = tuple(int(b * 1e9) for b in BUCKETS_S)
+_SAMPLES = 1 << 16  # latency samples kept per name for the percentiles (the most recent ones)
+
+
+class _Entry:
+    __slots__ = ("calls", "total", "engine", "gil", "gpu", "by_device", "buckets", "samples", "errors")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.total = 0
+        self.engine = 0
+        self.gil = 0
+        self.gpu = 0
+        self.errors = 0
+        self.by_device: Dict[str, int] = {"cpu": 0}
+        self.buckets = [0] * (len(_BOUNDS_NS) + 1)
+        self.samples: List[int] = []
+
+    def add(self, other: "_Entry") -> None:
+        self.calls += other.calls
+        self.total += other.total
+        self.engine += other.engine
+        self.gil += other.gil
+        self.gpu += other.gpu
+        self.errors += other.errors
+        for k, v in other.by_device.items():
+            self.by_device[k] = self.by_device.get(k, 0) + v
+        self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]
+
+
+# Each thread records into its own entries, so a measured call takes no lock (a lock cost more than
+# the rest of the bookkeeping together on a busy 2-core machine). stats() merges the threads.
+class _State:
+    __slots__ = ("entries", "engine", "gil", "ran")
+
+    def __init__(self) -> None:
+        self.entries: Dict[str, _Entry] = {}
+        self.engine = 0
+        self.gil = 0
+        self.ran = "cpu"
+
+
+_states: List[_State] = []  # every thread's state (appended under _lock)
+_tls = threading.local()
+_lifetime: Dict[str, _Entry] = {}  # windows reset before the last reset: counters never go down
+# The windows retired by the last reset; folded into _lifetime at the next one, when any call that was
+# still recording into them has long finished.
+_retired: List[Dict[str, _Entry]] = []
+
+
+def _state() -> _State:
+    try:
+        return _tls.s  # type: ignore[no-any-return]
+    except AttributeError:
+        st = _tls.s = _State()
+        with _lock:
+            _states.append(st)
+        return st
+
+
+def set_profiling(on: bool = True) -> None:
+    """Turn the profiler on or off (also ``GOPREP_PROFILE=1`` at start-up). Off, a call pays one flag
+    check; on, about a microsecond of bookkeeping."""
+    global ON
+    ON = bool(on)
+
+
+def profiling() -> bool:
+    """Whether the profiler is on."""
+    return ON
+
+
+# An optional per-call hook (goprep.metrics.enable_tracing), called after each measured call as
+# hook(name, start_ns, total_ns, engine_ns, gil_ns, ran).
+hook: Optional[Callable[[str, int, int, int, int, str], None]] = None
+
+
+def measure(name: str, fn: Callable[[Any, Any, Any, Any], Any], a: Any, b: Any, c: Any, d: Any) -> Any:
+    """Run one call ``fn(a, b, c, d)`` of ``name`` and record its split (fixed arity: packing *args and
+    **kwargs cost more than the rest of the bookkeeping)."""
+    try:
+        st = _tls.s
+    except AttributeError:
+        st = _state()
+    st.engine = st.gil = 0
+    st.ran = "cpu"
+    e = st.entries.get(name)
+    if e is None:
+        e = st.entries[name] = _Entry()
+    t0 = _clock()
+    try:
+        res = fn(a, b, c, d)
+    except BaseException:
+        e.errors += 1
+        raise
+    total = _clock() - t0
+    eng, gil, ran = st.engine, st.gil, st.ran
+    e.calls += 1
+    e.total += total
+    e.engine += eng
+    e.gil += gil
+    d = e.by_device
+    if ran == "cpu":
+        d["cpu"] += 1
+    else:
+        e.gpu += eng
+        d[ran] = d.get(ran, 0) + 1
+    e.buckets[bisect.bisect_left(_BOUNDS_NS, total)] += 1
+    smp = e.samples
+    if len(smp) < _SAMPLES:
+        smp.append(total)
+    else:
+        smp[e.calls % _SAMPLES] = total
+    if hook is not None:
+        hook(name, t0, total, eng, gil, ran)
+    return res
+
+
+def engine(fn: Callable[..., Any], *args: Any) -> None:
+    """Call a timed engine entry point (gomod/binding/profile.go) and note this call's engine time and
+    GIL wait. The entry point returns the finish time in ns, or "<backend> <ns>"."""
+    t0 = _clock()
+    try:
+        r = fn(*args)
+    except RuntimeError as e:
+        raise from_native(e) from None
+    resumed = _clock()
+    try:
+        st = _tls.s
+    except AttributeError:
+        st = _state()
+    if type(r) is str:
+        ran, _, fin_s = r.partition(" ")
+        r = int(fin_s)
+        st.ran = ran
+    # Clamp: both readings are CLOCK_MONOTONIC, but one taken on another core may differ by a few ns,
+    # and a negative part would break "the parts add up".
+    fin = t0 if r < t0 else resumed if r > resumed else r
+    st.engine += fin - t0
+    st.gil += resumed - fin
+
+
+def engine_untimed(fn: Callable[..., Any], *args: Any) -> Any:
+    """An engine call with no finish timestamp (device outputs): all of it counts as engine time."""
+    t0 = _clock()
+    try:
+        r = fn(*args)
+    except RuntimeError as e:
+        raise from_native(e) from None
+    st = _state()
+    st.engine += _clock() - t0
+    st.ran = "cuda"
+    return r
+
+
+def _percentile(sorted_ns: List[int], q: float) -> float:
+    if not sorted_ns:
+        return 0.0
+    k = min(len(sorted_ns) - 1, max(0, int(round(q * (len(sorted_ns) - 1)))))
+    return sorted_ns[k] / 1e3
+
+
+def _report(e: _Entry, samples: Optional[List[int]]) -> Dict[str, Any]:
+    r: Dict[str, Any] = {
+        "calls": e.calls,
+        "total_s": e.total / 1e9,
+        "engine_s": e.engine / 1e9,
+        "gil_wait_s": e.gil / 1e9,
+        "python_s": (e.total - e.engine - e.gil) / 1e9,
+        "gpu_s": e.gpu / 1e9,
+        "devices": dict(e.by_device),
+        "errors": e.errors,
+    }
+    if samples is not None:
+        s = sorted(samples)
+        r["p50_us"] = _percentile(s, 0.50)
+        r["p99_us"] = _percentile(s, 0.99)
+        r["p999_us"] = _percentile(s, 0.999)
+    return r
+
+
+def _merged(dicts: List[Dict[str, _Entry]], samples: bool) -> Dict[str, Tuple[_Entry, List[int]]]:
+    out: Dict[str, Tuple[_Entry, List[int]]] = {}
+    for d in dicts:
+        for k, e in list(d.items()):
+            m = out.get(k)
+            if m is None:
+                m = out[k] = (_Entry(), [])
+            m[0].add(e)
+            if samples:
+                m[1].extend(e.samples)
+    return out
+
+
+def stats(reset: bool = False) -> Dict[str, Dict[str, Any]]:
+    """Per pipeline (the decorated function's qualified name) and eager op (its name), since the last
+    reset: ``calls``, ``total_s`` = ``engine_s`` + ``gil_wait_s`` + ``python_s``, ``gpu_s`` (engine time
+    of calls the GPU ran), ``devices`` (calls per backend that ran), ``errors`` (calls that raised, not
+    counted in the times), and ``p50_us``/``p99_us``/``p999_us`` of the total (over each thread's most
+    recent 65536 calls)."""
+    with _lock:
+        window = [st.entries for st in _states]
+        if reset:
+            for old in _retired:
+                for k, v in _merged([old], False).items():
+                    _lifetime.setdefault(k, _Entry()).add(v[0])
+            _retired[:] = window
+            for st in _states:
+                st.entries = {}
+    return {k: _report(e, smp) for k, (e, smp) in _merged(window, True).items()}
+
+
+def lifetime() -> Dict[str, _Entry]:
+    """Counters since the process started, never reset (goprep.metrics)."""
+    with _lock:
+        dicts = [_lifetime] + list(_retired) + [st.entries for st in _states]
+    return {k: v[0] for k, v in _merged(dicts, False).items()}
+
+
+def format_table(st: Dict[str, Dict[str, Any]]) -> str:
+    """The stats as a text table (``python -m goprep profile``)."""
+    head = ("name", "calls", "total ms", "engine %", "GIL wait %", "python %", "gpu %", "p50 us", "p99 us", "p99.9 us")
+    rows = [head]
+    for name, r in sorted(st.items(), key=lambda kv: -kv[1]["total_s"]):
+        tot = r["total_s"] or 1e-30
+        rows.append(
+            (
+                name,
+                str(r["calls"]),
+                f"{r['total_s'] * 1e3:.1f}",
+                f"{100 * r['engine_s'] / tot:.1f}",
+                f"{100 * r['gil_wait_s'] / tot:.1f}",
+                f"{100 * r['python_s'] / tot:.1f}",
+                f"{100 * r['gpu_s'] / tot:.1f}",
+                f"{r.get('p50_us', 0):.1f}",
+                f"{r.get('p99_us', 0):.1f}",
+                f"{r.get('p999_us', 0):.1f}",
+            )
+        )
+    if len(rows) == 1:
+        return "goprep profile: no goprep calls recorded"
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = [" | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: List[str]) -> int:
+    """``python -m goprep profile SCRIPT [args]``: run SCRIPT with profiling on, print the table."""
+    import runpy
+    import sys
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m goprep profile [--json PATH] SCRIPT [args...]\n\n"
+              "Runs SCRIPT (like `python SCRIPT args`) with goprep's profiler on, then prints where the\n"
+              "time of each pipeline and eager op went: engine, GIL wait, Python, GPU, percentiles.")
+        return 0 if argv else 2
+    json_path = None
+    if argv[0] == "--json":
+        if len(argv) < 3:
+            print("goprep profile: --json needs a PATH and a SCRIPT", file=sys.stderr)
+            return 2
+        json_path, argv = argv[1], argv[2:]
+    script = argv[0]
+    if not os.path.isfile(script):
+        print(f"goprep profile: no such script: {script}", file=sys.stderr)
+        return 2
+    set_profiling(True)
+    old_argv = sys.argv
+    sys.argv = list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv = old_argv
+        st = stats()
+        print(format_table(st), file=sys.stderr)
+        if json_path:
+            import json
+
+            with open(json_path, "w") as f:
+                json.dump(st, f, indent=2)
+    return code

@@ -47,7 +47,7 @@ class GoprepCollector:
             "gpu": CounterMetricFamily("goprep_gpu_seconds", "engine time of calls the GPU ran", labels=["pipeline"]),
         }
         for name, e in sorted(life.items()):
-            for dev, n in sorted(e.by_device.items()):
+            for dev, n in sorted(e.devices().items()):
                 calls.add_metric([name, dev], n)
             cum, buckets = 0, []
             for bound, n in zip(_profile.BUCKETS_S + (float("inf"),), e.buckets):

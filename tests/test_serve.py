@@ -154,3 +154,22 @@ def test_serve_bench_cli_json(tmp_path):
         assert tuple(x) == RESULT_KEYS and x["errors"] == 0 and x["qps"] > 0
     assert doc["breakdown"]["imagenet_preprocess"]["calls"] > 0
     assert doc["machine"]["profiler"]["call_us_profiling_on"] > 0
+
+
+def test_serving_doc_example_runs():
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "SERVING.md").read_text()
+    code = re.search(r"## A gRPC front end\n\n```python\n(.*?)```", doc, re.S).group(1)
+    code = code.replace("127.0.0.1:50051", "127.0.0.1:0").replace("server.wait_for_termination()", "")
+    ns: dict = {}
+    exec(compile(code, "SERVING.md", "exec"), ns)
+    try:
+        img = np.random.default_rng(0).integers(0, 256, (100, 120, 3), np.uint8)
+        req = (100).to_bytes(4, "little") + (120).to_bytes(4, "little") + img.tobytes()
+        rep = _grpc_call(f"127.0.0.1:{ns['port']}", "/demo.Preprocess/Infer", req)
+        t = np.frombuffer(rep, np.float32).reshape(3, 224, 224)
+        np.testing.assert_allclose(t, ns["preprocess"](img), rtol=0, atol=0)
+    finally:
+        ns["server"].stop(0).wait(10)

@@ -142,14 +142,16 @@ def test_faults_under_load():
 
 def test_serve_bench_cli_json(tmp_path):
     out = tmp_path / "serve.json"
-    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "python,goprep", "--payloads", "raw",
+    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "none,python,goprep", "--payloads", "raw",
            "--concurrency", "2", "--duration", "0.6", "--warmup", "0.2", "--workers", "2", "--json", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "metric" in r.stdout and "pure Python" in r.stdout and "goprep" in r.stdout and "change" in r.stdout
     doc = json.loads(out.read_text())
     assert set(doc) == {"machine", "results", "breakdown"}
-    assert [(x["preprocess"], x["payload"], x["concurrency"]) for x in doc["results"]] == [("python", "raw", 2), ("goprep", "raw", 2)]
+    assert "server floor, raw" in r.stdout
+    assert [(x["preprocess"], x["payload"], x["concurrency"]) for x in doc["results"]] == [
+        ("none", "raw", 2), ("python", "raw", 2), ("goprep", "raw", 2)]
     for x in doc["results"]:
         assert tuple(x) == RESULT_KEYS and x["errors"] == 0 and x["qps"] > 0
     assert doc["breakdown"]["imagenet_preprocess"]["calls"] > 0

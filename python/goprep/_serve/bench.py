@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .server import READY
 
-VARIANTS = ("python", "opencv", "goprep")
+VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
 RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores")
 
 
@@ -71,11 +71,13 @@ def _read_ready(proc: "subprocess.Popen[str]", timeout: float) -> str:
 
 
 def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
-             model: bool = False, timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+             model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
+             none: bool = False) -> List[Dict[str, Any]]:
     """Run the load generator in its own process; one result dict per concurrency level."""
     cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", target, "--payload", payload,
            "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
-           "--server-pid", str(server_pid)] + (["--model"] if model else [])
+           "--server-pid", str(server_pid), "--height", str(frame[0]), "--width", str(frame[1])]
+    cmd += (["--model"] if model else []) + (["--none"] if none else [])
     limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     if out.returncode != 0:
@@ -166,6 +168,8 @@ def table(results: List[Dict[str, Any]], top: int, base: str = "python", base_na
             rows.append((f"server CPU, {payload}, {top} in flight", f"{b['server_cores']:.2f} cores", f"{g['server_cores']:.2f} cores", "-"))
             cb, cg = 1e3 * b["server_cores"] / max(b["qps"], 1e-9), 1e3 * g["server_cores"] / max(g["qps"], 1e-9)
             rows.append((f"server CPU per request, {payload}", f"{cb:.2f} ms", f"{cg:.2f} ms", f"{cg / cb:.2f}x" if cb else "-"))
+    if len(rows) == 1:
+        return ""
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines.insert(1, "-|-".join("-" * w for w in widths))
@@ -195,7 +199,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--concurrency", help="comma-separated levels (default 1,4,16,32; --quick 1,16)")
     ap.add_argument("--duration", type=float, help="measured seconds per level (default 8; --quick 3)")
     ap.add_argument("--warmup", type=float, help="unmeasured seconds before each level (default 2; --quick 1)")
-    ap.add_argument("--preprocess", default=",".join(VARIANTS), help="variants to run (default python,opencv,goprep)")
+    ap.add_argument("--preprocess", default=",".join(VARIANTS),
+                    help="variants to run (default none,python,opencv,goprep; none = no preprocessing, the floor)")
+    ap.add_argument("--frame", default="480x640", help="raw frame size HxW (default 480x640)")
     ap.add_argument("--payloads", default="raw,jpeg")
     ap.add_argument("--workers", type=int, default=8, help="server worker threads (default 8)")
     ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
@@ -204,6 +210,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     duration = a.duration if a.duration is not None else (3.0 if a.quick else 8.0)
     warmup = a.warmup if a.warmup is not None else (1.0 if a.quick else 2.0)
     variants = [v for v in a.preprocess.split(",") if v]
+    try:
+        fh, fw = (int(x) for x in a.frame.lower().split("x"))
+        if not (16 <= fh <= 8192 and 16 <= fw <= 8192):
+            raise ValueError
+    except ValueError:
+        ap.error(f"--frame must be HxW with sides in [16, 8192], got {a.frame!r}")
     payloads = [p for p in a.payloads.split(",") if p]
     for v in variants:
         if v not in VARIANTS:
@@ -212,16 +224,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     mach = machine()
     mach["profiler"] = profiler_overhead_us()
     mach["settings"] = {"concurrency": conc, "duration_s": duration, "warmup_s": warmup, "workers": a.workers,
-                        "model": a.model, "frame": [480, 640, 3], "client": "python grpcio, one thread per request in flight"}
+                        "model": a.model, "frame": [fh, fw, 3], "client": "python grpcio, one thread per request in flight"}
     print(f"serve-bench: {', '.join(variants)} x {', '.join(payloads)} x concurrency {conc}, {duration:g} s each "
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
     results: List[Dict[str, Any]] = []
     breakdown: Dict[str, Any] = {}
-    extra = ("--workers", str(a.workers)) + (("--model",) if a.model else ())
     for v in variants:
-        with server_process(v, extra + (("--profile",) if v == "goprep" else ())) as srv:
+        model = a.model and v != "none"
+        extra = ("--workers", str(a.workers)) + (("--model",) if model else ()) + (("--profile",) if v == "goprep" else ())
+        with server_process(v, extra) as srv:
             for payload in payloads:
-                for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model):
+                for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], model, frame=(fh, fw),
+                                  none=v == "none"):
                     row = {"preprocess": v, **{k: r[k] for k in RESULT_KEYS if k in r}}
                     results.append(row)
                     print(f"  {v:7s} {payload:4s} c={r['concurrency']:<3d} {r['qps']:8.1f} qps  p50 {r['p50_ms']:7.2f} ms"
@@ -231,12 +245,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                 breakdown = fetch_stats(srv["target"])["stats"]
     top = max(conc)
     doc = {"machine": mach, "results": results, "breakdown": breakdown}
+    for t in (table(results, top), table(results, top, "opencv", "OpenCV")):
+        if t:
+            print()
+            print(t)
     print()
-    print(table(results, top))
-    if "opencv" in variants:
-        print()
-        print(table(results, top, "opencv", "OpenCV"))
-    print()
+    for payload in payloads:
+        floor = _peak(results, "none", payload)
+        if floor:
+            print(f"server floor, {payload} (gRPC + decoding + reply, no preprocessing): peak {floor['qps']:.0f} QPS, "
+                  f"{1e3 * (floor['server_cores'] or 0) / max(floor['qps'], 1e-9):.2f} ms server CPU per request")
     for what, met, got in targets(results, top):
         print(f"target {what}: {got} ({'met' if met else 'NOT met'})")
     prof = mach["profiler"]

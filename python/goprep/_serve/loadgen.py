@@ -63,8 +63,9 @@ def _cpu_seconds(pid: int) -> Optional[float]:
 
 
 class Checker:
-    def __init__(self, refs: List[np.ndarray], model: bool) -> None:
+    def __init__(self, refs: List[np.ndarray], model: bool, shapes: Optional[List[Tuple[int, ...]]] = None) -> None:
         self.refs = refs
+        self.shapes = shapes  # set when the server is the "none" calibration variant
         self.scores: Optional[List[np.ndarray]] = None
         if model:
             from .model import Classifier
@@ -77,6 +78,9 @@ class Checker:
             r = protocol.decode_reply(rep)
         except Exception as e:  # noqa: BLE001 - any malformed reply is an error to report
             return f"bad reply: {e}"
+        if self.shapes is not None:
+            ok = r["kind"] == "none" and tuple(r["shape"]) == self.shapes[i]
+            return "" if ok else f"expected the decoded shape {self.shapes[i]}, got {r}"
         if self.scores is not None:
             if r["kind"] != "topk":
                 return f"expected a top-k reply, got {r['kind']}"
@@ -158,12 +162,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--height", type=int, default=480)
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--model", action="store_true", help="the server runs the model: check top-k replies")
+    p.add_argument("--none", action="store_true", help="the server is the 'none' calibration variant: check shapes")
     p.add_argument("--server-pid", type=int, default=0, help="measure this process's CPU use")
     a = p.parse_args(argv)
     reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
     from .preprocess import reference
 
-    checker = Checker([reference(im) for im in decoded], a.model)
+    if a.none:
+        checker = Checker([], False, [im.shape for im in decoded])
+    else:
+        checker = Checker([reference(im) for im in decoded], a.model)
     for c in (int(x) for x in a.concurrency.split(",")):
         r = run_level(a.target, reqs, checker, c, a.warmup, a.duration, a.server_pid)
         r["payload"] = a.payload

@@ -8,7 +8,7 @@ steps work in place on one float32 buffer.
 
 from __future__ import annotations
 
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
@@ -77,10 +77,14 @@ IMPLEMENTATIONS: Dict[str, str] = {
     "python": "Pillow resample + NumPy normalise/transpose",
     "opencv": "OpenCV resize/flip + NumPy normalise/transpose",
     "goprep": "one fused goprep pipeline",
+    "none": "no preprocessing: the server's floor (gRPC, decoding, the reply) for calibration",
 }
 
 
-def make(name: str, device: str = "cpu") -> Preprocess:
+def make(name: str, device: str = "cpu") -> Optional[Preprocess]:
+    """The implementation called ``name``; None for "none" (the server then replies with the shape)."""
+    if name == "none":
+        return None
     if name == "python":
         return make_python()
     if name == "opencv":

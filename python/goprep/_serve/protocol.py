@@ -6,7 +6,8 @@ handlers, no generated stubs):
 - ``Infer``: a request is a 16-byte header (``GPR1``, payload kind, height, width, channels as
   little-endian uint32) followed by the payload: ``RAW`` is an (H, W, 3) uint8 RGB frame, row-major;
   ``JPEG`` is a JPEG file (H, W, C are 0). The reply is a checksum of the preprocessed tensor
-  (``CHECKSUM``), or the model's top-k classes (``TOPK``) when the server runs a model.
+  (``CHECKSUM``), or the model's top-k classes (``TOPK``) when the server runs a model, or, from the
+  calibration variant ``none`` (decode only, no preprocessing), the decoded image's shape (``NONE``).
 - ``Stats``: the server's ``goprep.stats()`` (empty for the non-goprep variants) and its GPU counters as
   JSON; a request body of ``reset`` resets them.
 
@@ -32,7 +33,7 @@ INFER = f"/{SERVICE}/Infer"
 STATS = f"/{SERVICE}/Stats"
 
 RAW, JPEG = 0, 1
-CHECKSUM, TOPK = 0, 1
+CHECKSUM, TOPK, NONE = 0, 1, 2
 PAYLOADS = {"raw": RAW, "jpeg": JPEG}
 
 SIZE = 224
@@ -77,6 +78,11 @@ def topk_reply(scores: np.ndarray, k: int) -> bytes:
     return _REP.pack(_MAGIC, TOPK, k) + idx.tobytes() + scores[idx].astype(np.float32).tobytes()
 
 
+def none_reply(img: np.ndarray) -> bytes:
+    """The calibration variant's reply (no preprocessing): the decoded image's shape."""
+    return _REP.pack(_MAGIC, NONE, 3) + struct.pack("<3I", *img.shape)
+
+
 def decode_reply(rep: bytes) -> Dict[str, Any]:
     magic, kind, n = _REP.unpack_from(rep)
     if magic != _MAGIC:
@@ -91,6 +97,8 @@ def decode_reply(rep: bytes) -> Dict[str, Any]:
             "index": np.frombuffer(body, np.int32, count=n),
             "score": np.frombuffer(body, np.float32, count=n, offset=4 * n),
         }
+    if kind == NONE:
+        return {"kind": "none", "shape": struct.unpack_from("<3I", body)}
     raise ValueError(f"unknown reply kind {kind}")
 
 

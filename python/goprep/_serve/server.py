@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 class Service:
     """The request handlers (plain callables over bytes, so tests can call them without a network)."""
 
-    def __init__(self, prep: Callable[[np.ndarray], np.ndarray], model: Any = None, topk: int = 5,
+    def __init__(self, prep: Optional[Callable[[np.ndarray], np.ndarray]], model: Any = None, topk: int = 5,
                  fault: Optional[Callable[[], None]] = None) -> None:
         import cv2
 
@@ -88,6 +88,8 @@ class Service:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
         if self._fault is not None:
             self._fault()
+        if self._prep is None:
+            return protocol.none_reply(img)
         t = self._prep(img)
         if self._model is not None:
             return protocol.topk_reply(self._model.scores(t), self._topk)
@@ -178,6 +180,9 @@ def main(argv: List[str]) -> int:
     args = _parser().parse_args(argv)
     if args.workers < 1:
         print("goprep serve: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.model and args.preprocess == "none":
+        print("goprep serve: --model needs a preprocessing implementation (not none)", file=sys.stderr)
         return 2
     if args.fault_every and not args.simulate_gpu:
         print("goprep serve: --fault-every needs --simulate-gpu (faults are injected into the simulated GPU)", file=sys.stderr)

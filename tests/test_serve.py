@@ -113,10 +113,10 @@ def _scrape(url):
 
 
 def test_faults_under_load():
-    # The simulated GPU fails 3 calls in a row every 40 requests: the breaker opens (calls go to the
-    # CPU), closes after 0.3 s, and opens again. Clients must not notice: zero errors, right tensors.
-    args = ("--workers", "4", "--device", "cuda", "--simulate-gpu", "--fault-every", "40", "--fault-count", "3",
-            "--breaker-cooldown", "0.3", "--metrics-port", "0")
+    # The simulated GPU fails 3 calls in a row every 50 requests: the breaker opens (calls go to the
+    # CPU) and closes after 0.2 s. Clients must not notice: zero errors, right tensors.
+    args = ("--workers", "4", "--device", "cuda", "--simulate-gpu", "--fault-every", "50", "--fault-count", "3",
+            "--breaker-cooldown", "0.2", "--metrics-port", "0")
     with server_process("goprep", args) as srv:
         url = f"http://{srv['metrics']}/metrics"
         out = {}
@@ -128,15 +128,17 @@ def test_faults_under_load():
             seen.append(_scrape(url))
             time.sleep(0.05)
         load.join(60)
+        time.sleep(0.5)  # past the cool-down, with no more faults coming
         final = _scrape(url)
     r = out["r"]
     assert r["errors"] == 0, r["first_errors"]
-    assert r["requests"] > 40
-    opened = [i for i, m in enumerate(seen) if m["goprep_gpu_breaker_open"] == 1]
-    assert opened, "the breaker was never seen open"
-    assert any(m["goprep_gpu_breaker_open"] == 0 for m in seen[opened[0]:]), "the breaker was never seen closing"
+    assert r["requests"] > 100
+    assert any(m["goprep_gpu_breaker_open"] == 1 for m in seen), "the breaker was never seen open"
+    # The breaker only trips while closed (an open one sends calls straight to the CPU), so two trips
+    # mean it closed in between; and with the faults over it reads closed.
     assert final["goprep_gpu_breaker_trips_total"] >= 2
-    assert final["goprep_gpu_failures_total"] >= 3 and final["goprep_cpu_fallbacks_total"] > 0
+    assert final["goprep_gpu_breaker_open"] == 0
+    assert final["goprep_gpu_failures_total"] >= 6 and final["goprep_cpu_fallbacks_total"] > 0
     assert final["goprep_gpu_calls_total"] > final["goprep_gpu_failures_total"]  # the GPU served most calls
 
 

@@ -102,12 +102,10 @@ class Pipeline:
             c = self._compile(src, args, kwargs, key)
         return c
 
-    def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
-        if _profile.ON:
-            return _profile.measure(self._name, self._call, src, args, out, kwargs)
-        return self._call(src, args, out, kwargs)
-
-    def _call(self, src: Any, args: Tuple[Any, ...], out: Optional[np.ndarray], kwargs: Dict[str, Any]) -> Any:
+    def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, _measured: bool = False, **kwargs: Any) -> Any:
+        # Profiling off costs this one check: the body stays inline (a helper call measured +0.1 us).
+        if _profile.ON and not _measured:
+            return _profile.measure(self._name, self._measured_call, src, args, out, kwargs)
         if type(src) is np.ndarray:
             c = self._lookup(src, args, kwargs)
             device = "cpu" if self._on_cpu(c.moved) else self._device
@@ -116,8 +114,11 @@ class Pipeline:
         if isinstance(src, (list, tuple)):
             return self._run_list(list(src), args, kwargs, out)
         if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view
-            return self._call(src.view(np.ndarray), args, out, kwargs)
+            return self(src.view(np.ndarray), *args, out=out, _measured=True, **kwargs)
         raise InvalidArgumentError(f"must be a numpy.ndarray or a list of them, got {type(src).__name__}", argument="src")
+
+    def _measured_call(self, src: Any, args: Tuple[Any, ...], out: Optional[np.ndarray], kwargs: Dict[str, Any]) -> Any:
+        return self(src, *args, out=out, _measured=True, **kwargs)
 
     def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
         if not images:

@@ -181,3 +181,22 @@ def test_env_var_and_profile_cli(tmp_path):
     env = dict(os.environ, GOPREP_PROFILE="1")
     r = subprocess.run([sys.executable, "-c", "import goprep; print(goprep.profiling())"], capture_output=True, text=True, env=env, timeout=60)
     assert r.stdout.strip() == "True"
+
+
+def test_ended_threads_are_folded_not_lost(profiling):
+    from goprep import _profile
+
+    img = _img(40, 40)
+
+    def work():
+        for _ in range(3):
+            prof_pipe(img)
+
+    for _ in range(5):  # a thread per request, as some servers do
+        t = threading.Thread(target=work)
+        t.start()
+        t.join(60)
+    assert goprep.stats()[prof_pipe.__qualname__]["calls"] == 15
+    assert len(_profile._states) <= 2  # the ended threads' states were dropped (main + maybe one)
+    assert goprep.stats(reset=True)[prof_pipe.__qualname__]["calls"] == 15
+    assert goprep.stats() == {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._errors import from_native
@@ -32,7 +33,7 @@ _lock = threading.Lock()
 _LOG2_LO, _LOG2_HI = 15, 32
 BUCKETS_S: Tuple[float, ...] = tuple((1 << k) / 1e9 for k in range(_LOG2_LO, _LOG2_HI + 1))
 _BUCKET_OF = [max(0, min(k - _LOG2_LO, len(BUCKETS_S))) for k in range(65)]  # bit length -> bucket
-_SAMPLES = 1 << 16  # latency samples kept per name for the percentiles (the most recent ones)
+_SAMPLES = 1 << 13  # latency samples each thread keeps per name for the percentiles (its most recent)
 
 
 class _Entry:
@@ -70,9 +71,10 @@ class _Entry:
 # Each thread records into its own entries, so a measured call takes no lock (a lock cost more than
 # the rest of the bookkeeping together on a busy 2-core machine). stats() merges the threads.
 class _State:
-    __slots__ = ("entries", "engine", "gil", "ran")
+    __slots__ = ("entries", "engine", "gil", "ran", "thread")
 
     def __init__(self) -> None:
+        self.thread = weakref.ref(threading.current_thread())
         self.entries: Dict[str, _Entry] = {}
         self.engine = 0
         self.gil = 0
@@ -85,6 +87,26 @@ _lifetime: Dict[str, _Entry] = {}  # windows reset before the last reset: counte
 # The windows retired by the last reset; folded into _lifetime at the next one, when any call that was
 # still recording into them has long finished.
 _retired: List[Dict[str, _Entry]] = []
+_dead: Dict[str, _Entry] = {}  # this window's entries of threads that have ended (their states dropped)
+
+
+def _reap() -> None:
+    """Fold the entries of ended threads into _dead and drop their states (under _lock), so a server
+    that starts a thread per request does not keep a state per thread forever."""
+    live = []
+    for st in _states:
+        t = st.thread()
+        if t is not None and t.is_alive():
+            live.append(st)
+            continue
+        for k, e in st.entries.items():
+            d = _dead.get(k)
+            if d is None:
+                d = _dead[k] = _Entry()
+            d.add(e)
+            d.samples.extend(e.samples)
+            del d.samples[:-_SAMPLES]
+    _states[:] = live
 
 
 def _state() -> _State:
@@ -247,14 +269,17 @@ def stats(reset: bool = False) -> Dict[str, Dict[str, Any]]:
     reset: ``calls``, ``total_s`` = ``engine_s`` + ``gil_wait_s`` + ``python_s``, ``gpu_s`` (engine time
     of calls the GPU ran), ``devices`` (calls per backend that ran), ``errors`` (calls that raised, not
     counted in the times), and ``p50_us``/``p99_us``/``p999_us`` of the total (over each thread's most
-    recent 65536 calls)."""
+    recent 8192 calls)."""
+    global _dead
     with _lock:
-        window = [st.entries for st in _states]
+        _reap()
+        window = [_dead] + [st.entries for st in _states]
         if reset:
             for old in _retired:
                 for k, v in _merged([old], False).items():
                     _lifetime.setdefault(k, _Entry()).add(v[0])
             _retired[:] = window
+            _dead = {}
             for st in _states:
                 st.entries = {}
     return {k: _report(e, smp) for k, (e, smp) in _merged(window, True).items()}
@@ -263,7 +288,8 @@ def stats(reset: bool = False) -> Dict[str, Dict[str, Any]]:
 def lifetime() -> Dict[str, _Entry]:
     """Counters since the process started, never reset (goprep.metrics)."""
     with _lock:
-        dicts = [_lifetime] + list(_retired) + [st.entries for st in _states]
+        _reap()
+        dicts = [_lifetime, _dead] + list(_retired) + [st.entries for st in _states]
     return {k: v[0] for k, v in _merged(dicts, False).items()}
 
 

@@ -68,7 +68,7 @@ def test_keys_parts_and_percentiles(profiling):
         assert r["engine_s"] > 0 and r["gil_wait_s"] >= 0 and r["python_s"] >= 0
         assert r["engine_s"] + r["gil_wait_s"] + r["python_s"] == pytest.approx(r["total_s"], rel=1e-9, abs=1e-12)
         assert r["gpu_s"] == 0 and r["devices"]["cpu"] == r["calls"]
-        assert 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["total_s"] * 1e6
+        assert 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["total_s"] * 1e6 + 1e-6  # one call: p999 = total
     assert p["total_s"] / p["calls"] * 1e6 >= p["p50_us"] * 0.1
 
 

@@ -117,7 +117,7 @@ def run_eager(
                 _eager.clear()
             _eager[key] = hit
     ref, shape, dtype, f32, extra = hit
-    return run_plan(ref, shape, dtype, f32, src, out), extra
+    return run_plan(ref, shape, dtype, f32, src, out, timed=_measured), extra
 
 
 def _measured_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
@@ -133,27 +133,32 @@ def run_plan(
     out: Any,
     device: str = "cpu",
     output: str = "numpy",
+    timed: bool = False,
 ) -> Any:
     """Run a plan on one array: the single path every eager op and every pipeline call ends in.
     ``device="cpu"`` calls the engine's CPU entry point directly; other placements ("auto", "cuda",
-    "cuda:N") go through the engine's placement, into NumPy or (``output="device"``) a DeviceArray."""
+    "cuda:N") go through the engine's placement, into NumPy or (``output="device"``) a DeviceArray.
+    ``timed`` (profiled calls) takes the engine entry points that report their finish time."""
     if f32 and not src.flags.aligned:
         raise InvalidArgumentError("float32 data must be aligned", argument="src")
     if output == "device":
         if out is not None:
             raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-        if _profile.ON:
+        if timed:
             return DeviceArray(_profile.engine_untimed(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
         return DeviceArray(_native.call(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
     res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
     if device != "cpu":
-        if _profile.ON:
+        if timed:
             _profile.engine(_native.get().RunOnTimed, ref.handle, id(src), id(res), device)
         else:
             _native.call(_native.get().RunOn, ref.handle, id(src), id(res), device)
         return res
-    if _profile.ON:
-        _profile.engine(_native.raw_timed(), ref.handle, id(src), id(res))
+    if timed:
+        run_timed = _native._raw_run_timed
+        if run_timed is None or _native._forked_child:
+            run_timed = _native.raw_timed()  # loads the extension, or raises ForkError
+        _profile.engine(run_timed, ref.handle, id(src), id(res))
         return res
     run = _native._raw_run
     if run is None or _native._forked_child:

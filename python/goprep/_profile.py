@@ -212,7 +212,9 @@ def engine(fn: Callable[..., Any], a: Any, b: Any, c: Any, d: Any = _NO) -> None
 
 
 def engine_untimed(fn: Callable[..., Any], *args: Any) -> Any:
-    """An engine call with no finish timestamp (device outputs): all of it counts as engine time."""
+    """An engine call with no finish timestamp (device outputs): all of it counts as engine time, and
+    the call counts as "cuda" (its result is on the GPU even when the CPU computed it after a GPU
+    failure; goprep_cpu_fallbacks_total counts those)."""
     t0 = _clock()
     try:
         r = fn(*args)

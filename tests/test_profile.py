@@ -23,7 +23,7 @@ def profiling():
 
 @goprep.pipeline(device="cpu")
 def prof_pipe(img):
-    return goprep.normalize(goprep.flip(goprep.resize(img, 64)), mean=0.5, std=0.25)
+    return goprep.normalize(goprep.flip(goprep.resize(img, (64, 64))), mean=0.5, std=0.25)
 
 
 def _img(h=120, w=160, seed=0):

@@ -61,7 +61,7 @@ def imagenet_preprocess(img: np.ndarray) -> np.ndarray:
     """The goprep variant's pipeline function (its name is the profiler's and the metrics' key)."""
     import goprep
 
-    x = goprep.resize(img, SIZE, interpolation="bilinear")
+    x = goprep.resize(img, (SIZE, SIZE), interpolation="bilinear")
     x = goprep.flip(x, horizontal=True)
     return goprep.normalize(x, mean=MEAN, std=STD, dtype="float32", layout="CHW")  # type: ignore[no-any-return]
 

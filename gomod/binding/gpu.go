@@ -66,14 +66,20 @@ var arrays handles[*engine.DeviceArray]
 // there; with out == 0 they go into one new device array, whose handle is returned. stream is the
 // caller's CUDA stream handle (-1: none), wait a stream the device sources were produced on (-1: none).
 func Execute(desc, count, out int64, device string, devSrc bool, stream, wait int64) (h int64, err error) {
+	h, _, err = execute(desc, count, out, device, devSrc, stream, wait)
+	return h, err
+}
+
+// execute is Execute that also reports which backend ran ("cpu" or "cuda"), for ExecuteTimed.
+func execute(desc, count, out int64, device string, devSrc bool, stream, wait int64) (h int64, ran string, err error) {
 	defer engine.Recover(&err)
 	pl, err := placement(device)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	jobs, err := decodeJobs(desc, count, out, devSrc)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	c := engine.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc}
 	if stream >= 0 {
@@ -83,13 +89,13 @@ func Execute(desc, count, out int64, device string, devSrc bool, stream, wait in
 		c.WaitOn = []uint64{uint64(wait)}
 	}
 	if c.ToDevice && pl.Device == "cpu" {
-		return 0, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
+		return 0, "", &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
 	}
 	r, err := engine.Run(c)
 	if err != nil || r.Array == nil {
-		return 0, err
+		return 0, r.Ran, err
 	}
-	return arrays.add(r.Array), nil
+	return arrays.add(r.Array), r.Ran, nil
 }
 
 // Upload copies nbytes of the NumPy array object src (C-contiguous) into a new device array on

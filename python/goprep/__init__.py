@@ -23,6 +23,7 @@ from ._errors import (
 from ._device import DeviceArray, to_device
 from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad, resize
 from ._pipeline import Pipeline, pipeline
+from ._profile import profiling, set_profiling, stats
 from ._trace import LetterboxInfo
 
 __all__ = [
@@ -44,6 +45,9 @@ __all__ = [
     "get_num_threads",
     "info",
     "devices",
+    "set_profiling",
+    "profiling",
+    "stats",
     "GoprepError",
     "InvalidArgumentError",
     "ShapeError",

@@ -11,6 +11,9 @@ commands:
   demo    preprocess a batch of images with a fused pipeline, check it against NumPy, print throughput
   bench   benchmark goprep against NumPy, OpenCV, Pillow and PyTorch (python -m goprep bench --help)
   info    print version, backend, threads and CUDA status
+  profile run a script with the profiler on and print where goprep's time went (profile SCRIPT [args])
+  serve   a gRPC inference server preprocessing with python, opencv or goprep (serve --help)
+  serve-bench  load-test the server with each preprocessing implementation (serve-bench --help)
 """
 
 
@@ -28,6 +31,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         from ._bench import main as bench
 
         return bench(rest)
+    if cmd == "profile":
+        from ._profile import main as profile
+
+        return profile(rest)
+    if cmd == "serve":
+        from ._serve.server import main as serve
+
+        return serve(rest)
+    if cmd == "serve-bench":
+        from ._serve.bench import main as serve_bench
+
+        return serve_bench(rest)
     if cmd == "info":
         import json
 

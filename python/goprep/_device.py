@@ -281,9 +281,14 @@ def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
     """The device source for a CUDA array (CAI or DLPack kDLCUDA), or None for anything else."""
     if isinstance(obj, np.ndarray):
         return None
-    cai = getattr(obj, "__cuda_array_interface__", None) if not _is_torch(obj) else None
-    if cai is None and _is_torch(obj) and getattr(obj, "is_cuda", False):
+    if _is_torch(obj):
+        # A torch tensor is a device source only on CUDA; CPU (and meta, ...) tensors are read as host
+        # arrays by _inputs, and asking them for __dlpack_device__ can raise.
+        if not getattr(obj, "is_cuda", False):
+            return None
         cai = obj.__cuda_array_interface__
+    else:
+        cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         dt = _TYPESTR.get(cai["typestr"])
         if dt is None:

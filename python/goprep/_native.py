@@ -22,6 +22,7 @@ _lock = threading.Lock()
 _mod: Any = None
 _loaded_pid: int = 0
 _raw_run: Any = None
+_raw_run_timed: Any = None
 _forked_child = False  # set in a child forked after the Go runtime started (cheaper than getpid per call)
 
 
@@ -83,10 +84,11 @@ def _load() -> None:
     _find_data_offset(binding)
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
-    global _raw_run
+    global _raw_run, _raw_run_timed
     from ._ext import _native as raw  # type: ignore[attr-defined]
 
     _raw_run = raw.binding_Run
+    _raw_run_timed = raw.binding_RunTimed
     _mod = binding
 
 
@@ -94,6 +96,12 @@ def raw_run() -> Callable[..., Any]:
     """The extension's C entry point for Run, skipping gopy's Python-level wrapper (~0.2 us a call)."""
     get()
     return _raw_run
+
+
+def raw_timed() -> Callable[..., Any]:
+    """The C entry point of RunTimed (the profiler's Run, which also returns the finish time)."""
+    get()
+    return _raw_run_timed
 
 
 def loaded() -> bool:

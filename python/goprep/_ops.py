@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native
+from . import _native, _profile
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._inputs import as_array, is_tensor, out_array, to_output
@@ -95,13 +95,17 @@ _EAGER_CACHE_SIZE = 512
 _eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any]] = {}
 
 
-def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
+def run_eager(
+    op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]], _measured: bool = False
+) -> Tuple[Any, Any]:
     """Run an eager op: ``build`` turns the traced source into the op's result (and an extra value,
     such as letterbox's info). Results of ``build`` are memoised per op arguments and source layout,
     so a repeated call skips tracing (about 20 us of Python) and only runs the plan. A torch tensor
     source gives a tensor result; a PIL image, a NumPy one."""
     if isinstance(src, Traced):
         return build(src)
+    if _profile.ON and not _measured:  # off: this check is the profiler's whole cost
+        return _profile.measure(op[0], _measured_eager, op, src, out, build)  # type: ignore[no-any-return]
     kind = None
     if type(src) is not np.ndarray:
         src, kind = as_array(src)
@@ -119,10 +123,14 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
             _eager[key] = hit
     ref, shape, dtype, f32, extra, chw = hit
     if out is not None and type(out) is not np.ndarray and is_tensor(out):
-        run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw))
+        run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw), timed=_measured)
         return out, extra
-    res = run_plan(ref, shape, dtype, f32, src, out)
+    res = run_plan(ref, shape, dtype, f32, src, out, timed=_measured)
     return (to_output(res, kind, chw) if kind == "torch" else res), extra
+
+
+def _measured_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
+    return run_eager(op, src, out, build, True)
 
 
 def run_plan(
@@ -135,13 +143,21 @@ def run_plan(
     device: str = "cpu",
     output: str = "numpy",
     stream: int = -1,
+    timed: bool = False,
 ) -> Any:
     """Run a plan on one array (a NumPy array or a DeviceSource): every eager op and every pipeline
     call on one array ends here. The CPU entry point is taken directly for host data on
-    ``device="cpu"``; everything else goes through ``run_jobs``."""
+    ``device="cpu"``; everything else goes through ``run_jobs``. ``timed`` (profiled calls) takes
+    the engine entry points that also report their finish time."""
     if device == "cpu" and output == "numpy" and type(src) is np.ndarray and stream < 0:
         check_aligned(f32, src, "src")
         res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+        if timed:
+            run_timed = _native._raw_run_timed
+            if run_timed is None or _native._forked_child:
+                run_timed = _native.raw_timed()  # loads the extension, or raises ForkError
+            _profile.engine(run_timed, ref.handle, id(src), id(res))
+            return res
         run = _native._raw_run
         if run is None or _native._forked_child:
             run = _native.raw_run()  # loads the extension, or raises ForkError
@@ -150,7 +166,7 @@ def run_plan(
         except RuntimeError as e:
             raise from_native(e) from None
         return res
-    return run_jobs([(ref, f32, src)], shape, dtype, out, device, output, stream)
+    return run_jobs([(ref, f32, src)], shape, dtype, out, device, output, stream, timed)
 
 
 def check_aligned(f32: bool, src: Any, argument: str) -> None:
@@ -173,6 +189,7 @@ def run_jobs(
     device: str,
     output: str,
     stream: int = -1,
+    timed: bool = False,
 ) -> Any:
     """The one run path of the engine (binding Execute): jobs are (plan, float32 source?, source)
     with sources all NumPy arrays or all DeviceSources; their outputs are consecutive in ``shape``
@@ -208,10 +225,16 @@ def run_jobs(
     if output == "device":
         if out is not None:
             raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-        h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
+        if timed:
+            h = _profile.engine_untimed(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
+        else:
+            h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
         return DeviceArray(h, shape, dtype)
     res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
-    _native.call(mod.Execute, id(desc), n, id(res), device, on_dev, stream, wait)
+    if timed:
+        _profile.engine(mod.ExecuteTimed, id(desc), n, id(res), device, on_dev, stream, wait)
+    else:
+        _native.call(mod.Execute, id(desc), n, id(res), device, on_dev, stream, wait)
     return res
 
 

@@ -1,0 +1,267 @@
+"""``python -m goprep serve-bench``: the same inference server with each preprocessing implementation,
+each in its own process, driven by a load generator in another process, at several concurrency levels
+and both payloads; every reply checked. Prints "metric | pure Python | goprep | change" and writes JSON:
+``{"machine": {...}, "results": [{"preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms",
+"p999_ms", "errors", "server_cores"}, ...], "breakdown": <the goprep server's goprep.stats()>}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from .server import READY
+
+VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
+RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores")
+
+
+@contextmanager
+def server_process(preprocess: str, extra: Tuple[str, ...] = (), timeout: float = 90.0,
+                   max_seconds: float = 1800.0) -> Iterator[Dict[str, Any]]:
+    """Start ``python -m goprep serve`` on a free loopback port; yield its address, pid and metrics
+    address; always stop it (SIGTERM, then SIGKILL), also if the caller fails. The server exits by itself
+    when this process dies or after ``max_seconds``."""
+    cmd = [sys.executable, "-m", "goprep", "serve", "--host", "127.0.0.1", "--port", "0", "--preprocess", preprocess,
+           "--parent-pid", str(os.getpid()), "--max-seconds", str(max_seconds), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = _read_ready(proc, timeout)
+        fields = dict(f.split("=", 1) for f in line.split()[4:] if "=" in f)
+        info = {"target": line.split()[3], "pid": proc.pid, "metrics": fields.get("metrics"), "proc": proc}
+        yield info
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        for f in (proc.stdout, proc.stderr):
+            if f:
+                f.close()
+
+
+def _read_ready(proc: "subprocess.Popen[str]", timeout: float) -> str:
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    assert proc.stdout is not None
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sel.select(timeout=0.5):
+            line = proc.stdout.readline()
+            if line.startswith(READY):
+                return line.strip()
+            if not line and proc.poll() is not None:
+                break
+        elif proc.poll() is not None:
+            break
+    err = proc.stderr.read() if proc.poll() is not None and proc.stderr else ""
+    raise RuntimeError(f"server {' '.join(proc.args)} did not start (exit {proc.poll()}): {err[-2000:]}")  # type: ignore[arg-type]
+
+
+def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
+             model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
+             none: bool = False) -> List[Dict[str, Any]]:
+    """Run the load generator in its own process; one result dict per concurrency level."""
+    cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", target, "--payload", payload,
+           "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
+           "--server-pid", str(server_pid), "--height", str(frame[0]), "--width", str(frame[1])]
+    cmd += (["--model"] if model else []) + (["--none"] if none else [])
+    limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    if out.returncode != 0:
+        raise RuntimeError(f"load generator failed ({out.returncode}): {out.stderr[-2000:]}")
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def fetch_stats(target: str, reset: bool = False) -> Dict[str, Any]:
+    import grpc
+
+    from . import protocol
+
+    with grpc.insecure_channel(target) as ch:
+        rep = ch.unary_unary(protocol.STATS)(b"reset" if reset else b"", timeout=30)
+    return dict(json.loads(rep))
+
+
+def profiler_overhead_us(calls: int = 20000, rounds: int = 15) -> Dict[str, float]:
+    """Per-call cost of the profiler on a tiny pipeline: the fastest of ``rounds`` interleaved rounds
+    with it off and on (thread CPU time, so other processes on the machine disturb it less)."""
+    import numpy as np
+
+    import goprep
+
+    @goprep.pipeline(device="cpu")
+    def tiny(x: Any) -> Any:
+        return goprep.flip(x)
+
+    src = np.zeros((4, 4, 3), np.uint8)
+    was = goprep.profiling()
+    best = {False: float("inf"), True: float("inf")}
+    try:
+        for _ in range(rounds):
+            for on in (False, True):
+                goprep.set_profiling(on)
+                t = time.thread_time_ns()
+                for _ in range(calls // rounds):
+                    tiny(src)
+                best[on] = min(best[on], (time.thread_time_ns() - t) / (calls // rounds) / 1e3)
+    finally:
+        goprep.set_profiling(was)
+        goprep.stats(reset=True)
+    return {"call_us_profiling_off": best[False], "call_us_profiling_on": best[True], "overhead_us": best[True] - best[False]}
+
+
+def machine() -> Dict[str, Any]:
+    import grpc
+
+    import goprep
+
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_average_at_start": os.getloadavg(),
+        "python": platform.python_version(),
+        "goprep": goprep.__version__,
+        "grpcio": grpc.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def _pick(results: List[Dict[str, Any]], prep: str, payload: str, conc: int) -> Optional[Dict[str, Any]]:
+    return next((r for r in results if r["preprocess"] == prep and r["payload"] == payload and r["concurrency"] == conc), None)
+
+
+def _peak(results: List[Dict[str, Any]], prep: str, payload: str) -> Optional[Dict[str, Any]]:
+    rs = [r for r in results if r["preprocess"] == prep and r["payload"] == payload]
+    return max(rs, key=lambda r: r["qps"]) if rs else None
+
+
+def table(results: List[Dict[str, Any]], top: int, base: str = "python", base_name: str = "pure Python") -> str:
+    rows = [("metric", base_name, "goprep", "change")]
+    for payload in ("raw", "jpeg"):
+        b, g = _pick(results, base, payload, top), _pick(results, "goprep", payload, top)
+        pb, pg = _peak(results, base, payload), _peak(results, "goprep", payload)
+        if not (b and g and pb and pg):
+            continue
+        rows.append((f"P99 latency, {payload}, {top} in flight", f"{b['p99_ms']:.1f} ms", f"{g['p99_ms']:.1f} ms",
+                     f"{g['p99_ms'] / b['p99_ms']:.2f}x" if b["p99_ms"] else "-"))
+        rows.append((f"peak QPS, {payload}", f"{pb['qps']:.0f}", f"{pg['qps']:.0f}", f"{pg['qps'] / pb['qps']:.2f}x" if pb["qps"] else "-"))
+        if b["server_cores"] is not None and g["server_cores"] is not None:
+            rows.append((f"server CPU, {payload}, {top} in flight", f"{b['server_cores']:.2f} cores", f"{g['server_cores']:.2f} cores", "-"))
+            cb, cg = 1e3 * b["server_cores"] / max(b["qps"], 1e-9), 1e3 * g["server_cores"] / max(g["qps"], 1e-9)
+            rows.append((f"server CPU per request, {payload}", f"{cb:.2f} ms", f"{cg:.2f} ms", f"{cg / cb:.2f}x" if cb else "-"))
+    if len(rows) == 1:
+        return ""
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "-|-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def targets(results: List[Dict[str, Any]], top: int) -> List[Tuple[str, bool, str]]:
+    """The issue's targets, at the top concurrency on raw frames: (what, met, measured)."""
+    g, p, o = (_pick(results, v, "raw", top) for v in ("goprep", "python", "opencv"))
+    out = []
+    if g and p and p["qps"]:
+        r = g["qps"] / p["qps"]
+        out.append(("goprep QPS >= 2x python", r >= 2, f"{r:.2f}x"))
+    if g and o and o["qps"]:
+        r = g["qps"] / o["qps"]
+        out.append(("goprep QPS >= 1.2x opencv", r >= 1.2, f"{r:.2f}x"))
+    if g and p and p["p99_ms"]:
+        r = g["p99_ms"] / p["p99_ms"]
+        out.append(("goprep P99 <= 0.5x python", r <= 0.5, f"{r:.2f}x"))
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m goprep serve-bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="concurrency 1 and 16, 3 s per level (under 3 minutes on 2 cores)")
+    ap.add_argument("--json", metavar="PATH", help="write the results here")
+    ap.add_argument("--concurrency", help="comma-separated levels (default 1,4,16,32; --quick 1,16)")
+    ap.add_argument("--duration", type=float, help="measured seconds per level (default 8; --quick 3)")
+    ap.add_argument("--warmup", type=float, help="unmeasured seconds before each level (default 2; --quick 1)")
+    ap.add_argument("--preprocess", default=",".join(VARIANTS),
+                    help="variants to run (default none,python,opencv,goprep; none = no preprocessing, the floor)")
+    ap.add_argument("--frame", default="480x640", help="raw frame size HxW (default 480x640)")
+    ap.add_argument("--payloads", default="raw,jpeg")
+    ap.add_argument("--workers", type=int, default=8, help="server worker threads (default 8)")
+    ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
+    a = ap.parse_args(argv)
+    conc = [int(x) for x in (a.concurrency or ("1,16" if a.quick else "1,4,16,32")).split(",")]
+    duration = a.duration if a.duration is not None else (3.0 if a.quick else 8.0)
+    warmup = a.warmup if a.warmup is not None else (1.0 if a.quick else 2.0)
+    variants = [v for v in a.preprocess.split(",") if v]
+    try:
+        fh, fw = (int(x) for x in a.frame.lower().split("x"))
+        if not (16 <= fh <= 8192 and 16 <= fw <= 8192):
+            raise ValueError
+    except ValueError:
+        ap.error(f"--frame must be HxW with sides in [16, 8192], got {a.frame!r}")
+    payloads = [p for p in a.payloads.split(",") if p]
+    for v in variants:
+        if v not in VARIANTS:
+            ap.error(f"--preprocess: unknown variant {v!r} (choose from {', '.join(VARIANTS)})")
+    started = time.monotonic()
+    mach = machine()
+    mach["profiler"] = profiler_overhead_us()
+    mach["settings"] = {"concurrency": conc, "duration_s": duration, "warmup_s": warmup, "workers": a.workers,
+                        "model": a.model, "frame": [fh, fw, 3], "client": "python grpcio, one thread per request in flight"}
+    print(f"serve-bench: {', '.join(variants)} x {', '.join(payloads)} x concurrency {conc}, {duration:g} s each "
+          f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
+    results: List[Dict[str, Any]] = []
+    breakdown: Dict[str, Any] = {}
+    for v in variants:
+        model = a.model and v != "none"
+        extra = ("--workers", str(a.workers)) + (("--model",) if model else ()) + (("--profile",) if v == "goprep" else ())
+        with server_process(v, extra) as srv:
+            for payload in payloads:
+                for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], model, frame=(fh, fw),
+                                  none=v == "none"):
+                    row = {"preprocess": v, **{k: r[k] for k in RESULT_KEYS if k in r}}
+                    results.append(row)
+                    print(f"  {v:7s} {payload:4s} c={r['concurrency']:<3d} {r['qps']:8.1f} qps  p50 {r['p50_ms']:7.2f} ms"
+                          f"  p99 {r['p99_ms']:7.2f} ms  errors {r['errors']}"
+                          + (f"  ({r['first_errors'][0]})" if r["first_errors"] else ""), file=sys.stderr)
+            if v == "goprep":
+                breakdown = fetch_stats(srv["target"])["stats"]
+    top = max(conc)
+    doc = {"machine": mach, "results": results, "breakdown": breakdown}
+    for t in (table(results, top), table(results, top, "opencv", "OpenCV")):
+        if t:
+            print()
+            print(t)
+    print()
+    for payload in payloads:
+        floor = _peak(results, "none", payload)
+        if floor:
+            print(f"server floor, {payload} (gRPC + decoding + reply, no preprocessing): peak {floor['qps']:.0f} QPS, "
+                  f"{1e3 * (floor['server_cores'] or 0) / max(floor['qps'], 1e-9):.2f} ms server CPU per request")
+    for what, met, got in targets(results, top):
+        print(f"target {what}: {got} ({'met' if met else 'NOT met'})")
+    prof = mach["profiler"]
+    print(f"profiler: {prof['overhead_us']:.2f} us per call when on (tiny pipeline, {prof['call_us_profiling_off']:.2f} us off)")
+    errors = sum(r["errors"] for r in results)
+    print(f"replies checked: {sum(1 for _ in results)} runs, {errors} errors; {time.monotonic() - started:.0f} s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(doc, f, indent=2)
+    return 1 if errors else 0

@@ -1,0 +1,183 @@
+"""The load generator of ``serve-bench``: a separate process driving one server with N requests in
+flight (N client threads, each sending its next request when the last reply came back), checking every
+reply against its own reference tensor (protocol.py).
+
+``python -m goprep._serve.loadgen --target HOST:PORT --payload raw|jpeg --concurrency 1,4,16 ...``
+prints one JSON object per concurrency level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import protocol
+
+
+def frames(count: int, height: int, width: int, seed: int = 0) -> List[np.ndarray]:
+    """Deterministic camera-like RGB frames: smooth gradients, a few shapes, mild sensor noise."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    out = []
+    for i in range(count):
+        a, b, c = rng.uniform(0.1, 0.6, 3)
+        img = np.stack([(xx * a + yy * b) % 256, (yy * c + 40 * i) % 256, (xx * b + yy * a + 90) % 256], -1)
+        for _ in range(4):  # rectangles: edges for the resize to get right
+            y0, x0 = rng.integers(0, height // 2), rng.integers(0, width // 2)
+            img[y0 : y0 + height // 4, x0 : x0 + width // 4] = rng.uniform(0, 255, 3)
+        img += rng.normal(0, 6, img.shape)
+        out.append(np.clip(img, 0, 255).astype(np.uint8))
+    return out
+
+
+def payloads(kind: str, images: List[np.ndarray]) -> Tuple[List[bytes], List[np.ndarray]]:
+    """The requests for ``images`` and the RGB image each one decodes to on the server."""
+    if kind == "raw":
+        return [protocol.encode_request(protocol.RAW, im.tobytes(), im.shape) for im in images], images
+    import cv2
+
+    reqs, decoded = [], []
+    for im in images:
+        ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(im[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90])
+        assert ok
+        reqs.append(protocol.encode_request(protocol.JPEG, buf.tobytes()))
+        bgr = cv2.imdecode(buf, cv2.IMREAD_COLOR)  # the server decodes the same bytes with the same OpenCV
+        decoded.append(np.ascontiguousarray(bgr[..., ::-1]))
+    return reqs, decoded
+
+
+def _cpu_seconds(pid: int) -> Optional[float]:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Checker:
+    def __init__(self, refs: List[np.ndarray], model: bool, shapes: Optional[List[Tuple[int, ...]]] = None) -> None:
+        self.refs = refs
+        self.shapes = shapes  # set when the server is the "none" calibration variant
+        self.scores: Optional[List[np.ndarray]] = None
+        if model:
+            from .model import Classifier
+
+            clf = Classifier()
+            self.scores = [clf.scores(r) for r in refs]
+
+    def check(self, i: int, rep: bytes) -> str:
+        try:
+            r = protocol.decode_reply(rep)
+        except Exception as e:  # noqa: BLE001 - any malformed reply is an error to report
+            return f"bad reply: {e}"
+        if self.shapes is not None:
+            ok = r["kind"] == "none" and tuple(r["shape"]) == self.shapes[i]
+            return "" if ok else f"expected the decoded shape {self.shapes[i]}, got {r}"
+        if self.scores is not None:
+            if r["kind"] != "topk":
+                return f"expected a top-k reply, got {r['kind']}"
+            return protocol.check_topk(r, self.scores[i])
+        if r["kind"] != "checksum":
+            return f"expected a checksum reply, got {r['kind']}"
+        return protocol.check_checksum(r, self.refs[i])
+
+
+def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int, warmup: float, duration: float,
+              server_pid: int, timeout: float = 30.0) -> Dict[str, Any]:
+    import grpc
+
+    channel = grpc.insecure_channel(target, options=[("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)])
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+        infer = channel.unary_unary(protocol.INFER)
+        lock = threading.Lock()
+        lat: List[float] = []
+        errors: List[str] = []
+        phase = {"record": False, "stop": False}
+
+        def worker(k: int) -> None:
+            i = k
+            while not phase["stop"]:
+                n = i % len(reqs)
+                t0 = time.perf_counter()
+                try:
+                    rep = infer(reqs[n], timeout=timeout)
+                    err = checker.check(n, rep)
+                except grpc.RpcError as e:
+                    err = f"rpc {e.code().name}: {e.details()}"
+                dt = time.perf_counter() - t0
+                if phase["record"]:
+                    with lock:
+                        if err:
+                            errors.append(err)
+                        else:
+                            lat.append(dt)
+                i += concurrency
+
+        threads = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(concurrency)]
+        for t in threads:
+            t.start()
+        time.sleep(warmup)
+        cpu0, t0 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
+        phase["record"] = True
+        time.sleep(duration)
+        phase["record"] = False
+        cpu1, t1 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
+        phase["stop"] = True
+        for t in threads:
+            t.join(timeout + 5)
+        wall = t1 - t0
+        ms = np.sort(np.array(lat)) * 1e3 if lat else np.zeros(1)
+        return {
+            "concurrency": concurrency,
+            "qps": len(lat) / wall,
+            "p50_ms": float(np.percentile(ms, 50)),
+            "p99_ms": float(np.percentile(ms, 99)),
+            "p999_ms": float(np.percentile(ms, 99.9)),
+            "errors": len(errors),
+            "server_cores": (cpu1 - cpu0) / wall if cpu0 is not None and cpu1 is not None else None,
+            "requests": len(lat),
+            "first_errors": errors[:5],
+        }
+    finally:
+        channel.close()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m goprep._serve.loadgen")
+    p.add_argument("--target", required=True)
+    p.add_argument("--payload", choices=list(protocol.PAYLOADS), default="raw")
+    p.add_argument("--concurrency", default="1,4,16")
+    p.add_argument("--warmup", type=float, default=1.0)
+    p.add_argument("--duration", type=float, default=5.0)
+    p.add_argument("--images", type=int, default=8)
+    p.add_argument("--height", type=int, default=480)
+    p.add_argument("--width", type=int, default=640)
+    p.add_argument("--model", action="store_true", help="the server runs the model: check top-k replies")
+    p.add_argument("--none", action="store_true", help="the server is the 'none' calibration variant: check shapes")
+    p.add_argument("--server-pid", type=int, default=0, help="measure this process's CPU use")
+    a = p.parse_args(argv)
+    reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
+    from .preprocess import reference
+
+    if a.none:
+        checker = Checker([], False, [im.shape for im in decoded])
+    else:
+        checker = Checker([reference(im) for im in decoded], a.model)
+    for c in (int(x) for x in a.concurrency.split(",")):
+        r = run_level(a.target, reqs, checker, c, a.warmup, a.duration, a.server_pid)
+        r["payload"] = a.payload
+        print(json.dumps(r), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

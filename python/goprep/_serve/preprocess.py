@@ -1,0 +1,99 @@
+"""The three preprocessing implementations the server can use, all producing the tensor defined in
+protocol.py (224x224 bilinear without antialiasing, horizontal flip, ImageNet normalisation, CHW
+float32) from an (H, W, 3) uint8 RGB image.
+
+Each is written the way a service would write it with that library, not tuned to lose: the NumPy
+steps work in place on one float32 buffer.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional
+
+import numpy as np
+
+from .protocol import MEAN, SIZE, STD
+
+Preprocess = Callable[[np.ndarray], np.ndarray]
+
+_MEAN = np.array(MEAN, np.float32)
+_INV_STD = (1.0 / np.array(STD, np.float64)).astype(np.float32)
+
+
+def _normalize_chw(hwc_u8: np.ndarray) -> np.ndarray:
+    """NumPy's part of the python and opencv variants: scale, normalise, HWC -> CHW."""
+    a = hwc_u8.astype(np.float32)
+    a *= np.float32(1 / 255)
+    a -= _MEAN
+    a *= _INV_STD
+    return np.ascontiguousarray(a.transpose(2, 0, 1))
+
+
+def make_python() -> Preprocess:
+    """Pillow plus NumPy. Pillow's ``Image.resize(BILINEAR)`` widens its filter when shrinking (an
+    antialiased resize, up to 92 levels away from plain bilinear on a 640x480 frame), so the
+    resampling is Pillow's affine transform with BILINEAR, which samples the source at the output's
+    half-pixel centres: plain bilinear, the tensor the other two variants produce."""
+    from PIL import Image
+
+    def run(img: np.ndarray) -> np.ndarray:
+        h, w = img.shape[:2]
+        pil = Image.fromarray(img)
+        r = pil.transform((SIZE, SIZE), Image.Transform.AFFINE, (w / SIZE, 0, 0, 0, h / SIZE, 0), resample=Image.Resampling.BILINEAR)
+        r = r.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        return _normalize_chw(np.asarray(r))
+
+    return run
+
+
+def make_opencv() -> Preprocess:
+    """OpenCV (resize and flip release the GIL) plus NumPy."""
+    import cv2
+
+    def run(img: np.ndarray) -> np.ndarray:
+        r = cv2.resize(img, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
+        return _normalize_chw(cv2.flip(r, 1))
+
+    return run
+
+
+def imagenet_preprocess(img: np.ndarray) -> np.ndarray:
+    """The goprep variant's pipeline function (its name is the profiler's and the metrics' key)."""
+    import goprep
+
+    x = goprep.resize(img, (SIZE, SIZE), interpolation="bilinear")
+    x = goprep.flip(x, horizontal=True)
+    return goprep.normalize(x, mean=MEAN, std=STD, dtype="float32", layout="CHW")  # type: ignore[no-any-return]
+
+
+def make_goprep(device: str = "cpu") -> Preprocess:
+    """One fused goprep pipeline: resize, flip and normalise in a single pass in Go, GIL released."""
+    import goprep
+
+    return goprep.pipeline(imagenet_preprocess, device=device)  # type: ignore[no-any-return]
+
+
+IMPLEMENTATIONS: Dict[str, str] = {
+    "python": "Pillow resample + NumPy normalise/transpose",
+    "opencv": "OpenCV resize/flip + NumPy normalise/transpose",
+    "goprep": "one fused goprep pipeline",
+    "none": "no preprocessing: the server's floor (gRPC, decoding, the reply) for calibration",
+}
+
+
+def make(name: str, device: str = "cpu") -> Optional[Preprocess]:
+    """The implementation called ``name``; None for "none" (the server then replies with the shape)."""
+    if name == "none":
+        return None
+    if name == "python":
+        return make_python()
+    if name == "opencv":
+        return make_opencv()
+    if name == "goprep":
+        return make_goprep(device)
+    raise ValueError(f"--preprocess must be one of {', '.join(IMPLEMENTATIONS)}, got {name!r}")
+
+
+def reference(img: np.ndarray) -> np.ndarray:
+    """The tensor every reply is checked against (OpenCV's resize, which goprep matches exactly)."""
+    return make_opencv()(img)

@@ -1,0 +1,202 @@
+"""The profiler: goprep.set_profiling / goprep.stats / python -m goprep profile."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import goprep
+
+
+@pytest.fixture
+def profiling():
+    goprep.set_profiling(True)
+    goprep.stats(reset=True)
+    yield
+    goprep.set_profiling(False)
+    goprep.stats(reset=True)
+
+
+@goprep.pipeline(device="cpu")
+def prof_pipe(img):
+    return goprep.normalize(goprep.flip(goprep.resize(img, (64, 64))), mean=0.5, std=0.25)
+
+
+def _img(h=120, w=160, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, (h, w, 3), np.uint8)
+
+
+def test_engine_clock_is_perf_counter_clock():
+    # The finish timestamps come from the engine's CLOCK_MONOTONIC reading; the GIL wait is only
+    # meaningful if that is the clock time.perf_counter_ns reads.
+    from goprep import _native
+
+    mod = _native.get()
+    for _ in range(100):
+        a = time.perf_counter_ns()
+        m = mod.MonotonicNs()
+        b = time.perf_counter_ns()
+        assert a <= m <= b
+
+
+def test_off_records_nothing():
+    goprep.set_profiling(False)
+    goprep.stats(reset=True)
+    prof_pipe(_img())
+    goprep.resize(_img(), 32)
+    assert goprep.stats() == {}
+    assert goprep.profiling() is False
+
+
+def test_keys_parts_and_percentiles(profiling):
+    img = _img()
+    ref = prof_pipe(img)
+    for _ in range(30):
+        np.testing.assert_array_equal(prof_pipe(img), ref)  # results unchanged by profiling
+    for _ in range(7):
+        goprep.resize(img, 32)
+    goprep.flip(img)
+    st = goprep.stats()
+    assert set(st) == {prof_pipe.__qualname__, "resize", "flip"}
+    p = st[prof_pipe.__qualname__]
+    assert p["calls"] == 31 and st["resize"]["calls"] == 7 and st["flip"]["calls"] == 1
+    for r in st.values():
+        assert r["engine_s"] > 0 and r["gil_wait_s"] >= 0 and r["python_s"] >= 0
+        assert r["engine_s"] + r["gil_wait_s"] + r["python_s"] == pytest.approx(r["total_s"], rel=1e-9, abs=1e-12)
+        assert r["gpu_s"] == 0 and r["devices"]["cpu"] == r["calls"]
+        assert 0 < r["p50_us"] <= r["p99_us"] <= r["p999_us"] <= r["total_s"] * 1e6 + 1e-6  # one call: p999 = total
+    assert p["total_s"] / p["calls"] * 1e6 >= p["p50_us"] * 0.1
+
+
+def test_reset_and_list_inputs(profiling):
+    prof_pipe([_img(), _img(90, 70, 1)])
+    assert goprep.stats(reset=True)[prof_pipe.__qualname__]["calls"] == 1
+    assert goprep.stats() == {}
+    prof_pipe(_img())
+    assert goprep.stats()[prof_pipe.__qualname__]["calls"] == 1
+
+
+def test_errors_counted_not_timed(profiling):
+    with pytest.raises(goprep.ShapeError):
+        prof_pipe(np.zeros((4, 4), np.uint8))
+    with pytest.raises(goprep.InvalidArgumentError):
+        goprep.resize(_img(), -3)
+    st = goprep.stats()
+    assert st[prof_pipe.__qualname__]["errors"] == 1 and st[prof_pipe.__qualname__]["calls"] == 0
+    assert st["resize"]["errors"] == 1
+
+
+def test_gil_wait_is_measured(profiling):
+    # A thread spinning in Python bytecode takes the GIL whenever the engine releases it; the caller
+    # then waits for that thread's switch interval before it can resume. The profiler must see it.
+    @goprep.pipeline(device="cpu")
+    def slow(img):  # a few ms in the engine, so the spinning thread surely gets a core and the GIL
+        return goprep.normalize(goprep.resize(img, 1500, antialias=True), mean=0.5, std=0.25)
+
+    big = _img(1200, 1600)
+    slow(big)
+    goprep.stats(reset=True)
+    stop = threading.Event()
+
+    def spin():
+        x = 0
+        while not stop.is_set():
+            x += 1
+
+    t = threading.Thread(target=spin)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    t.start()
+    try:
+        for _ in range(20):
+            slow(big)
+    finally:
+        stop.set()
+        t.join(10)
+        sys.setswitchinterval(old)
+    r = goprep.stats()[slow.__qualname__]
+    assert r["gil_wait_s"] > 0.001, r  # ~5 ms per call expected; 1 ms in all is a loose floor
+    assert r["engine_s"] + r["gil_wait_s"] + r["python_s"] == pytest.approx(r["total_s"])
+
+
+def test_concurrent_callers_all_counted(profiling):
+    img = _img()
+    n, per = 4, 25
+
+    def work():
+        for _ in range(per):
+            prof_pipe(img)
+
+    ts = [threading.Thread(target=work) for _ in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert goprep.stats()[prof_pipe.__qualname__]["calls"] == n * per
+
+
+def test_simulated_gpu_time_is_gpu_s(profiling):
+    import goprep.testing as gt
+
+    @goprep.pipeline(device="cuda")
+    def on_gpu(img):
+        return goprep.normalize(goprep.resize(img, 32), mean=0.5, std=0.5)
+
+    gt.simulate_gpu(True)
+    try:
+        gt.reset_gpu()
+        on_gpu(_img())
+        on_gpu(_img())
+        r = goprep.stats()[on_gpu.__qualname__]
+        assert r["devices"].get("cuda") == 2
+        assert r["gpu_s"] == pytest.approx(r["engine_s"]) and r["gpu_s"] > 0
+    finally:
+        gt.reset_gpu()
+        gt.simulate_gpu(False)
+
+
+def test_env_var_and_profile_cli(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import sys, numpy as np, goprep\n"
+        "assert goprep.profiling()\n"
+        "@goprep.pipeline\n"
+        "def my_prep(x):\n"
+        "    return goprep.flip(goprep.resize(x, 16))\n"
+        "for _ in range(int(sys.argv[1])):\n"
+        "    my_prep(np.zeros((40, 30, 3), np.uint8))\n"
+    )
+    out = tmp_path / "stats.json"
+    r = subprocess.run([sys.executable, "-m", "goprep", "profile", "--json", str(out), str(script), "5"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "my_prep" in r.stderr and "GIL wait %" in r.stderr
+    import json
+
+    assert json.loads(out.read_text())["my_prep"]["calls"] == 5
+    env = dict(os.environ, GOPREP_PROFILE="1")
+    r = subprocess.run([sys.executable, "-c", "import goprep; print(goprep.profiling())"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.stdout.strip() == "True"
+
+
+def test_ended_threads_are_folded_not_lost(profiling):
+    from goprep import _profile
+
+    img = _img(40, 40)
+
+    def work():
+        for _ in range(3):
+            prof_pipe(img)
+
+    for _ in range(5):  # a thread per request, as some servers do
+        t = threading.Thread(target=work)
+        t.start()
+        t.join(60)
+    assert goprep.stats()[prof_pipe.__qualname__]["calls"] == 15
+    assert len(_profile._states) <= 2  # the ended threads' states were dropped (main + maybe one)
+    assert goprep.stats(reset=True)[prof_pipe.__qualname__]["calls"] == 15
+    assert goprep.stats() == {}

@@ -1,0 +1,179 @@
+"""The reference gRPC server, its load generator and serve-bench: real servers and clients in their own
+processes on 127.0.0.1, always shut down. Correctness and zero errors only; no timing asserts."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+
+grpc = pytest.importorskip("grpc")  # the test extra installs the serve extra: never skipped in CI
+cv2 = pytest.importorskip("cv2")
+
+from goprep._serve import protocol  # noqa: E402
+from goprep._serve.bench import RESULT_KEYS, run_load, server_process  # noqa: E402
+from goprep._serve.loadgen import frames, payloads  # noqa: E402
+from goprep._serve.preprocess import make, reference  # noqa: E402
+from goprep._serve.server import Service  # noqa: E402
+
+
+def _images():
+    ims = frames(3, 480, 640) + frames(1, 333, 517, seed=5) + frames(1, 120, 90, seed=6)  # odd, upscaling
+    _, decoded = payloads("jpeg", ims[:2])
+    return ims + decoded
+
+
+@pytest.mark.parametrize("impl", ["python", "opencv", "goprep"])
+def test_same_tensor(impl):
+    # "The same tensor": every implementation within protocol.TOLERANCE of the reference everywhere
+    # (full tensors, not only what the checksum samples); goprep and OpenCV agree to float rounding.
+    f = make(impl)
+    for img in _images():
+        img = np.ascontiguousarray(img)
+        img.setflags(write=False)  # the server's frames are read-only views of the request bytes
+        got, want = f(img), reference(img)
+        assert got.shape == (3, 224, 224) and got.dtype == np.float32 and got.flags.c_contiguous
+        err = float(np.max(np.abs(got - want)))
+        assert err <= (1e-5 if impl != "python" else protocol.TOLERANCE), (impl, img.shape, err)
+        assert protocol.check_checksum(protocol.decode_reply(protocol.checksum(got)), want) == ""
+
+
+def test_checksum_catches_wrong_tensors():
+    img = frames(1, 480, 640)[0]
+    want = reference(img)
+    rep = lambda t: protocol.decode_reply(protocol.checksum(t))  # noqa: E731
+    assert protocol.check_checksum(rep(want[:, :, ::-1]), want) != ""  # not flipped
+    assert protocol.check_checksum(rep(want + 0.05), want) != ""  # wrong normalisation
+    other = reference(frames(2, 480, 640)[1])
+    assert protocol.check_checksum(rep(other), want) != ""
+
+
+def test_service_rejects_bad_requests():
+    svc = Service(make("opencv"))
+    for bad in (b"", b"GPR1", protocol.encode_request(protocol.RAW, b"\0" * 10, (2, 2, 3)),
+                protocol.encode_request(protocol.JPEG, b"not a jpeg"), b"XXXX" + b"\0" * 40,
+                protocol.encode_request(7, b"", (1, 1, 3))):
+        with pytest.raises(ValueError):
+            svc.infer(bad)
+
+
+def _grpc_call(target, method, body):
+    with grpc.insecure_channel(target) as ch:
+        return ch.unary_unary(method)(body, timeout=30)
+
+
+def test_bad_request_is_invalid_argument_and_server_survives():
+    with server_process("goprep", ("--workers", "2")) as srv:
+        with pytest.raises(grpc.RpcError) as e:
+            _grpc_call(srv["target"], protocol.INFER, b"garbage")
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        img = frames(1, 480, 640)[0]
+        rep = _grpc_call(srv["target"], protocol.INFER, protocol.encode_request(protocol.RAW, img.tobytes(), img.shape))
+        assert protocol.check_checksum(protocol.decode_reply(rep), reference(img)) == ""
+        proc = srv["proc"]
+    assert proc.poll() is not None  # shut down
+
+
+@pytest.mark.parametrize("impl,payloads_", [("goprep", ("raw", "jpeg")), ("python", ("raw",)), ("opencv", ("raw",))])
+def test_load_zero_errors(impl, payloads_):
+    with server_process(impl, ("--workers", "4", "--profile")) as srv:
+        for payload in payloads_:
+            res = run_load(srv["target"], payload, [4], 0.3, 1.5, srv["pid"])
+            assert len(res) == 1
+            r = res[0]
+            assert r["errors"] == 0, r["first_errors"]
+            assert r["requests"] > 0 and r["qps"] > 0 and r["p50_ms"] <= r["p99_ms"] <= r["p999_ms"]
+            assert r["server_cores"] is not None and r["server_cores"] > 0
+        st = json.loads(_grpc_call(srv["target"], protocol.STATS, b""))["stats"]
+        if impl == "goprep":
+            (name, entry), = st.items()
+            assert name == "imagenet_preprocess" and entry["calls"] >= r["requests"]
+        else:
+            assert st == {}  # no goprep calls in the other variants
+        proc = srv["proc"]
+    assert proc.poll() is not None
+
+
+def test_model_topk():
+    pytest.importorskip("onnxruntime")
+    with server_process("goprep", ("--workers", "2", "--model", "--topk", "5")) as srv:
+        r = run_load(srv["target"], "raw", [2], 0.3, 1.0, srv["pid"], model=True)[0]
+        assert r["errors"] == 0 and r["requests"] > 0, r["first_errors"]
+
+
+def _scrape(url):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    return {s.name: s.value for fam in text_string_to_metric_families(text) for s in fam.samples if not s.labels}
+
+
+def test_faults_under_load():
+    # The simulated GPU fails 3 calls in a row every 50 requests: the breaker opens (calls go to the
+    # CPU) and closes after 0.2 s. Clients must not notice: zero errors, right tensors.
+    args = ("--workers", "4", "--device", "cuda", "--simulate-gpu", "--fault-every", "50", "--fault-count", "3",
+            "--breaker-cooldown", "0.2", "--metrics-port", "0")
+    with server_process("goprep", args) as srv:
+        url = f"http://{srv['metrics']}/metrics"
+        out = {}
+        load = threading.Thread(target=lambda: out.update(r=run_load(srv["target"], "raw", [4], 0.2, 4.0, srv["pid"])[0]))
+        load.start()
+        seen = []
+        t_end = time.monotonic() + 60
+        while load.is_alive() and time.monotonic() < t_end:
+            seen.append(_scrape(url))
+            time.sleep(0.05)
+        load.join(60)
+        time.sleep(0.5)  # past the cool-down, with no more faults coming
+        final = _scrape(url)
+    r = out["r"]
+    assert r["errors"] == 0, r["first_errors"]
+    assert r["requests"] > 100
+    assert any(m["goprep_gpu_breaker_open"] == 1 for m in seen), "the breaker was never seen open"
+    # The breaker only trips while closed (an open one sends calls straight to the CPU), so two trips
+    # mean it closed in between; and with the faults over it reads closed.
+    assert final["goprep_gpu_breaker_trips_total"] >= 2
+    assert final["goprep_gpu_breaker_open"] == 0
+    assert final["goprep_gpu_failures_total"] >= 6 and final["goprep_cpu_fallbacks_total"] > 0
+    assert final["goprep_gpu_calls_total"] > final["goprep_gpu_failures_total"]  # the GPU served most calls
+
+
+def test_serve_bench_cli_json(tmp_path):
+    out = tmp_path / "serve.json"
+    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "none,python,goprep", "--payloads", "raw",
+           "--concurrency", "2", "--duration", "0.6", "--warmup", "0.2", "--workers", "2", "--json", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "metric" in r.stdout and "pure Python" in r.stdout and "goprep" in r.stdout and "change" in r.stdout
+    doc = json.loads(out.read_text())
+    assert set(doc) == {"machine", "results", "breakdown"}
+    assert "server floor, raw" in r.stdout
+    assert [(x["preprocess"], x["payload"], x["concurrency"]) for x in doc["results"]] == [
+        ("none", "raw", 2), ("python", "raw", 2), ("goprep", "raw", 2)]
+    for x in doc["results"]:
+        assert tuple(x) == RESULT_KEYS and x["errors"] == 0 and x["qps"] > 0
+    assert doc["breakdown"]["imagenet_preprocess"]["calls"] > 0
+    assert doc["machine"]["profiler"]["call_us_profiling_on"] > 0
+
+
+def test_serving_doc_example_runs():
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "SERVING.md").read_text()
+    code = re.search(r"## A gRPC front end\n\n```python\n(.*?)```", doc, re.S).group(1)
+    code = code.replace("127.0.0.1:50051", "127.0.0.1:0").replace("server.wait_for_termination()", "")
+    ns: dict = {}
+    exec(compile(code, "SERVING.md", "exec"), ns)
+    try:
+        img = np.random.default_rng(0).integers(0, 256, (100, 120, 3), np.uint8)
+        req = (100).to_bytes(4, "little") + (120).to_bytes(4, "little") + img.tobytes()
+        rep = _grpc_call(f"127.0.0.1:{ns['port']}", "/demo.Preprocess/Infer", req)
+        t = np.frombuffer(rep, np.float32).reshape(3, 224, 224)
+        np.testing.assert_allclose(t, ns["preprocess"](img), rtol=0, atol=0)
+    finally:
+        ns["server"].stop(0).wait(10)

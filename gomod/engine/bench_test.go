@@ -32,7 +32,7 @@ func benchPlan(b *testing.B, s *Spec, threads int) {
 	jobs := []Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := runCPU(jobs, threads); err != nil {
+		if err := runCPU(jobs, threads, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

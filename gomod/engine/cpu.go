@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -22,8 +23,15 @@ var inlineElems = 1 << 19 // a variable so tests can force the threaded path on 
 // task reuses its row cache.
 const minBandRows = 8
 
-func runCPU(jobs []Job, threads int) error {
+// cancelBandElems caps a band's output elements when a call can be cancelled, so a stop is seen
+// within one band's work (about a millisecond) even for one huge image.
+const cancelBandElems = 1 << 20
+
+func stopped(stop *int32) bool { return stop != nil && atomic.LoadInt32(stop) != 0 }
+
+func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 	total, elems := 0, 0
+	var scratch int64
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Plan == nil || j.Src == nil || j.Out == nil {
@@ -31,6 +39,7 @@ func runCPU(jobs []Job, threads int) error {
 		}
 		total += j.Plan.N * j.Plan.OutH
 		elems += j.Plan.N * j.Plan.OutImageElems()
+		scratch = max(scratch, j.Plan.est.Scratch)
 	}
 	if total == 0 {
 		return nil
@@ -38,27 +47,65 @@ func runCPU(jobs []Job, threads int) error {
 	if elems < inlineElems {
 		threads = 1
 	}
-	if threads <= 1 {
-		// Whole images on the calling goroutine, nothing allocated: this is the path of every small
-		// call, where the per-call cost (not the pixels) is what a serving loop pays.
+	// Big scratch rows are not pooled (a pooled worker would keep them for the life of the process),
+	// and a call that used them hands the memory back to the OS when it ends. At most MaxPlanBytes of
+	// scratch is live at once: fewer goroutines for plans whose rows are huge.
+	pooled := scratch <= BigPlanBytes
+	if !pooled {
+		threads = max(1, min(threads, int(MaxPlanBytes/max(scratch, 1))))
+		defer debug.FreeOSMemory()
+	}
+	getWorker := func() *worker {
+		if !pooled {
+			return &worker{}
+		}
 		w := workers.Get().(*worker)
 		w.reset()
+		return w
+	}
+	putWorker := func(w *worker) {
+		if pooled {
+			workers.Put(w)
+		}
+	}
+	cancelled := func() error {
+		return errf(CodeCancelled, "", "the call was cancelled")
+	}
+	if threads <= 1 {
+		// Whole images on the calling goroutine, nothing allocated: this is the path of every small
+		// call, where the per-call cost (not the pixels) is what a serving loop pays. A cancellable
+		// call runs the images in bands (the worker's row cache carries across consecutive bands).
+		w := getWorker()
+		defer putWorker(w)
 		for ji := range jobs {
+			p := jobs[ji].Plan
 			b := newJobBufs(&jobs[ji])
-			for img := 0; img < jobs[ji].Plan.N; img++ {
-				w.run(&jobs[ji], &b, task{ji, img, 0, jobs[ji].Plan.OutH})
+			band := p.OutH
+			if stop != nil {
+				band = max(1, min(p.OutH, cancelBandElems/max(1, p.OutW*p.OutC)))
+			}
+			for img := 0; img < p.N; img++ {
+				for y := 0; y < p.OutH; y += band {
+					if stopped(stop) {
+						return cancelled()
+					}
+					w.run(&jobs[ji], &b, task{ji, img, y, min(y+band, p.OutH)})
+				}
 			}
 		}
-		workers.Put(w)
 		return nil
 	}
 	band := max(total/(threads*4), minBandRows)
 	var tasks []task
 	for ji := range jobs {
 		p := jobs[ji].Plan
+		pb := band
+		if stop != nil {
+			pb = max(1, min(band, cancelBandElems/max(1, p.OutW*p.OutC)))
+		}
 		for img := 0; img < p.N; img++ {
-			for y := 0; y < p.OutH; y += band {
-				tasks = append(tasks, task{ji, img, y, min(y+band, p.OutH)})
+			for y := 0; y < p.OutH; y += pb {
+				tasks = append(tasks, task{ji, img, y, min(y+pb, p.OutH)})
 			}
 		}
 	}
@@ -70,6 +117,7 @@ func runCPU(jobs []Job, threads int) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstPanic atomic.Value
+	var halted atomic.Bool
 	for g := 0; g < threads; g++ {
 		wg.Add(1)
 		go func() {
@@ -79,12 +127,15 @@ func runCPU(jobs []Job, threads int) error {
 					firstPanic.CompareAndSwap(nil, r)
 				}
 			}()
-			w := workers.Get().(*worker)
-			w.reset()
-			defer workers.Put(w)
+			w := getWorker()
+			defer putWorker(w)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
+					return
+				}
+				if stopped(stop) {
+					halted.Store(true)
 					return
 				}
 				t := tasks[i]
@@ -95,6 +146,9 @@ func runCPU(jobs []Job, threads int) error {
 	wg.Wait()
 	if r := firstPanic.Load(); r != nil {
 		panic(r) // re-raised on the calling goroutine, where CPU.Run recovers it
+	}
+	if halted.Load() {
+		return cancelled()
 	}
 	return nil
 }

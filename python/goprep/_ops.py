@@ -3,7 +3,6 @@ pipeline uses, so calling ops one by one and fusing them give identical results 
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections import OrderedDict
@@ -11,19 +10,21 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native
+from . import _native, _validate
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._trace import (
     LetterboxInfo,
     Traced,
     check_out_size,
+    check_traced,
     check_window,
     letterbox_geometry,
     parse_size,
     trace_array,
     typed_key,
 )
+from ._validate import base_array
 
 Size = Union[int, Tuple[int, int]]
 
@@ -34,36 +35,48 @@ Size = Union[int, Tuple[int, int]]
 class PlanRef:
     """Owns one engine plan handle; freed when the last user drops it (caches evict by dropping)."""
 
-    __slots__ = ("handle", "pid")
+    __slots__ = ("handle", "pid", "big")
 
     def __init__(self, spec: str) -> None:
-        mod = _native.get()
-        self.handle: int = _native.call(mod.NewPlan, spec)
+        # Set before anything can fail (a forked child's ForkError, a refused spec), so __del__ of a
+        # half-built PlanRef has nothing to free and says nothing.
+        self.handle: int = 0
         self.pid = os.getpid()
+        self.big = False
+        mod = _native.get()
+        self.handle = _native.call(mod.NewPlan, spec)
+        # A plan whose tables are big is used once and freed (the engine then returns its memory to
+        # the OS): cached, it would keep up to a GiB resident for the life of the process.
+        self.big = _native.call(mod.PlanBytes, self.handle) > _native.limit("big_plan_bytes")
 
     def __del__(self) -> None:
-        if _native.loaded() and self.pid == os.getpid():
-            try:
+        try:
+            if self.handle and self.pid == os.getpid() and _native.loaded():
                 _native.get().FreePlan(self.handle)
-            except Exception:  # interpreter shutdown: nothing to free into
-                pass
+        except Exception:  # interpreter shutdown (module globals already None): nothing to free into
+            pass
 
 
 _PLAN_CACHE_SIZE = 1024
-_plans: "OrderedDict[Traced, PlanRef]" = OrderedDict()
+# Keyed by the spec text: Traced images that compare equal can still differ (-0.0 and 0.0 as mean or
+# pad value give results of different sign), and the spec is what the plan is built from.
+_plans: "OrderedDict[str, PlanRef]" = OrderedDict()
 _plans_lock = threading.Lock()
 
 
 def plan_for(t: Traced) -> PlanRef:
-    with _plans_lock:
-        ref = _plans.get(t)
-        if ref is not None:
-            _plans.move_to_end(t)
-            return ref
     check_out_size(t)
-    ref = PlanRef(t.spec())
+    spec = t.spec()
     with _plans_lock:
-        _plans[t] = ref
+        ref = _plans.get(spec)
+        if ref is not None:
+            _plans.move_to_end(spec)
+            return ref
+    ref = PlanRef(spec)
+    if ref.big:
+        return ref
+    with _plans_lock:
+        _plans[spec] = ref
         if len(_plans) > _PLAN_CACHE_SIZE:
             _plans.popitem(last=False)
     return ref
@@ -73,6 +86,7 @@ def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequ
     """Return ``out`` checked against the result, or a new array for it."""
     if out is None:
         return np.empty(shape, dtype)
+    out = base_array(out, "out")  # shape, dtype and flags as NumPy knows them, not as a subclass says
     if not isinstance(out, np.ndarray):
         raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(out).__name__}", argument="out")
     if out.shape != shape:
@@ -99,16 +113,19 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
     such as letterbox's info). Results of ``build`` are memoised per op arguments and source layout,
     so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
     if isinstance(src, Traced):
-        return build(src)
-    key: Any = (typed_key(op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
+        return build(check_traced(src))
+    src = base_array(src)
+    if type(src) is not np.ndarray:
+        raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(src).__name__}", argument="src")
+    key: Any = (typed_key(op), src.shape, src.strides, src.dtype)
     try:
         hit = _eager.get(key)
     except TypeError:  # an unhashable argument (a list of means, say): no memo
         key, hit = None, None
-    if hit is None or type(src) is not np.ndarray:
+    if hit is None:
         r, extra = build(trace_array(src))
         hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra)
-        if key is not None and type(src) is np.ndarray:
+        if key is not None and not hit[0].big:
             if len(_eager) >= _EAGER_CACHE_SIZE:
                 _eager.clear()
             _eager[key] = hit
@@ -136,9 +153,13 @@ def run_plan(
             raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
         return DeviceArray(_native.call(_native.get().RunToDevice, ref.handle, id(src), device), shape, dtype)
     res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+    ret = res if out is None else out  # out= comes back as the object the caller passed
     if device != "cpu":
         _native.call(_native.get().RunOn, ref.handle, id(src), id(res), device)
-        return res
+        return ret
+    if src.nbytes + res.nbytes >= _native.INTERRUPTIBLE_MIN_BYTES:
+        _native.run_interruptible(_native.get().RunCancel, (ref.handle, id(src), id(res)), (ref, src, res))
+        return ret
     run = _native._raw_run
     if run is None or _native._forked_child:
         run = _native.raw_run()  # loads the extension, or raises ForkError
@@ -146,7 +167,7 @@ def run_plan(
         run(ref.handle, id(src), id(res))
     except RuntimeError as e:
         raise from_native(e) from None
-    return res
+    return ret
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,55 +177,20 @@ _INTERP = ("bilinear", "nearest")
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
-def _check_flag(name: str, v: Any) -> bool:
-    if not isinstance(v, (bool, np.bool_)):
-        raise InvalidArgumentError(f"must be a bool, got {type(v).__name__}", argument=name)
-    return bool(v)
-
-
 def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool) -> Traced:
     h, w = parse_size(size)
-    if interpolation not in _INTERP:
-        raise InvalidArgumentError(f"must be 'bilinear' or 'nearest', got {interpolation!r}", argument="interpolation")
-    aa = _check_flag("antialias", antialias)
+    _validate.as_choice("interpolation", interpolation, _INTERP)
+    aa = _validate.as_flag("antialias", antialias)
     if aa and interpolation != "bilinear":
         raise InvalidArgumentError("applies to bilinear interpolation only", argument="antialias")
     return t.resized(interpolation, aa, h, w, (h, w, 0, 0, 0.0))
 
 
-def _pad_value(t: Traced, pad_value: Any) -> float:
-    if not isinstance(pad_value, (int, float, np.integer, np.floating)) or isinstance(pad_value, bool):
-        raise InvalidArgumentError(f"must be a number, got {type(pad_value).__name__}", argument="pad_value")
-    v = float(pad_value)
-    if not math.isfinite(v):
-        raise InvalidArgumentError(f"must be finite, got {v}", argument="pad_value")
-    if t.dtype == "u8" and (v != int(v) or not 0 <= v <= 255):
-        raise InvalidArgumentError(f"must be an integer in [0, 255] for uint8 images, got {pad_value}", argument="pad_value")
-    return v
-
-
 def _letterbox_t(t: Traced, size: Size, pad_value: Any) -> Tuple[Traced, LetterboxInfo]:
     oh, ow = parse_size(size)
-    pad = _pad_value(t, pad_value)
+    pad = _validate.pad_value("pad_value", pad_value, t.dtype)
     info = letterbox_geometry(t.height, t.width, oh, ow)
     return t.resized("bilinear", False, info.height, info.width, (oh, ow, info.top, info.left, pad)), info
-
-
-def _per_channel(name: str, v: Any, c: int) -> Tuple[float, ...]:
-    try:
-        arr = np.asarray(v, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"must be a number or a sequence of numbers, got {v!r}", argument=name) from None
-    if arr.size == 1:
-        arr = np.repeat(arr, c)
-    if arr.size != c:
-        raise InvalidArgumentError(f"needs 1 or {c} values (one per channel), got {arr.size}", argument=name)
-    f32 = arr.astype(np.float32)
-    if not np.all(np.isfinite(arr)) or not np.all(np.isfinite(f32)):
-        raise InvalidArgumentError(f"values must be finite float32 numbers, got {arr.tolist()}", argument=name)
-    if name == "std" and np.any(f32 == 0):
-        raise InvalidArgumentError(f"values must be non-zero, got {arr.tolist()}", argument=name)
-    return tuple(float(x) for x in arr)
 
 
 _NORM_DTYPES = {"float32": "f32", "float16": "f16"}
@@ -212,9 +198,9 @@ _NORM_DTYPES = {"float32": "f32", "float16": "f16"}
 
 def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout: Any) -> Traced:
     c = t.channels
-    m = _per_channel("mean", mean, c)
-    s = _per_channel("std", std, c)
-    sc = _per_channel("scale", scale, 1)[0]
+    m = _validate.per_channel("mean", mean, c)
+    s = _validate.per_channel("std", std, c, nonzero=True)
+    sc = _validate.as_float32("scale", scale)
     key = dtype if isinstance(dtype, str) else getattr(np.dtype(dtype) if _is_dtype(dtype) else None, "name", None)
     if key not in _NORM_DTYPES:
         raise InvalidArgumentError(f"must be 'float32' or 'float16', got {dtype!r}", argument="dtype")
@@ -227,7 +213,7 @@ def _is_dtype(d: Any) -> bool:
     try:
         np.dtype(d)
         return True
-    except TypeError:
+    except Exception:  # TypeError, ValueError, ... for the many things that are not dtypes
         return False
 
 
@@ -253,16 +239,16 @@ def flip(src: Any, *, horizontal: bool = True, vertical: bool = False, out: Opti
         ("flip", horizontal, vertical),
         src,
         out,
-        lambda t: (t.flip(_check_flag("horizontal", horizontal), _check_flag("vertical", vertical)), None),
+        lambda t: (t.flip(_validate.as_flag("horizontal", horizontal), _validate.as_flag("vertical", vertical)), None),
     )[0]
 
 
 def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
     """The ``height x width`` window at ``(top, left)``: a zero-copy view of ``src``."""
     if isinstance(src, Traced):
-        return src.crop(top, left, height, width)
+        return check_traced(src).crop(top, left, height, width)
     t = trace_array(src)
-    check_window(top, left, height, width, t.height, t.width)
+    top, left, height, width = check_window(top, left, height, width, t.height, t.width)
     return src[..., top : top + height, left : left + width, :]
 
 
@@ -278,8 +264,7 @@ def cvt_color(src: Any, code: str, out: Optional[np.ndarray] = None) -> Any:
     """Convert channel order: ``"rgb2bgr"``, ``"bgr2rgb"``, ``"rgba2rgb"`` (drop alpha), ``"gray2rgb"``."""
 
     def build(t: Traced) -> Tuple[Traced, None]:
-        if code not in _COLOR:
-            raise InvalidArgumentError(f"must be one of {', '.join(_COLOR)}, got {code!r}", argument="code")
+        _validate.as_choice("code", code, tuple(_COLOR))
         need, cmap = _COLOR[code]
         if t.channels != need:
             raise ShapeError(f"{code} needs a {need}-channel image, got {t.channels} channels", argument="src")

@@ -12,7 +12,8 @@ from . import _device, _native
 from ._device import DeviceArray
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._ops import PlanRef, plan_for, prepare_out, run_plan
-from ._trace import Traced, trace_array, typed_key
+from ._trace import Traced, trace_array, tracing, typed_key
+from ._validate import base_array
 
 _OUTPUTS = ("numpy", "device")
 _SLOT = object()  # marks where the image goes in a traced function's result
@@ -80,9 +81,10 @@ class Pipeline:
         return self._cpu or (self._auto_numpy and (moved < _device.auto_min_bytes() or _device.gpu_count() == 0))
 
     def _compile(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any) -> _Compiled:
-        traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
+        with tracing():
+            traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
         c = _Compiled(traced, template, src.nbytes)
-        if key is not None:
+        if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
             with self._lock:
                 if len(self._cache) >= 256:  # bounded: many shapes must not grow memory without limit
                     self._cache.clear()
@@ -109,14 +111,15 @@ class Pipeline:
             return _fill(c.template, res)
         if isinstance(src, (list, tuple)):
             return self._run_list(list(src), args, kwargs, out)
-        if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view
-            return self(src.view(np.ndarray), *args, out=out, **kwargs)
+        if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view (base_array)
+            return self(base_array(src), *args, out=out, **kwargs)
         raise InvalidArgumentError(f"must be a numpy.ndarray or a list of them, got {type(src).__name__}", argument="src")
 
     def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
         if not images:
             raise ShapeError("the list of images is empty", argument="src")
         compiled: List[_Compiled] = []
+        images = [base_array(img, "src") for img in images]  # kept alive until the call returns
         for i, img in enumerate(images):
             if not isinstance(img, np.ndarray) or img.ndim != 3:
                 raise ShapeError(
@@ -148,10 +151,17 @@ class Pipeline:
             res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
         else:
             res = prepare_out(out, shape, first.dtype, images)
-            if self._on_cpu(sum(c.moved for c in compiled)):
-                _native.call(mod.RunMany, id(desc), len(images), id(res))
-            else:
+            moved = sum(c.moved for c in compiled)
+            if not self._on_cpu(moved):
                 _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)
+            elif moved >= _native.INTERRUPTIBLE_MIN_BYTES:
+                _native.run_interruptible(
+                    mod.RunManyCancel, (id(desc), len(images), id(res)), (desc, images, compiled, res)
+                )
+            else:
+                _native.call(mod.RunMany, id(desc), len(images), id(res))
+            if out is not None:
+                res = out
         if first.template is _SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.

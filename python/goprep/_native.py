@@ -81,9 +81,12 @@ def _load() -> None:
 
     if binding.Version() != __version__:
         raise BackendError(f"stale extension: engine {binding.Version()} vs package {__version__}; rebuild goprep")
-    # The engine ignored an invalid GOPREP_NUM_THREADS at start-up (Go's init cannot fail); say so here,
-    # by the engine's own rule, instead of running with a thread count the user did not ask for.
-    call(binding.CheckNumThreadsEnv, os.environ.get("GOPREP_NUM_THREADS", ""))
+    # GOPREP_NUM_THREADS is checked by the engine's own rule and applied here: Go's init ignored an
+    # invalid value (init cannot fail), and never saw one set in os.environ after the process started
+    # (a shared library's Go runtime reads the environment the process started with).
+    n = call(binding.CheckNumThreadsEnv, os.environ.get("GOPREP_NUM_THREADS", ""))
+    if n:
+        binding.SetNumThreads(n)
     _find_data_offset(binding)
     global _limits
     _limits = {"max_dim": int(binding.MaxDim()), "max_threads": int(binding.MaxThreads()),

@@ -17,9 +17,6 @@ import (
 	"github.com/goprep/goprep/gomod/engine"
 )
 
-// Version of the engine; Python checks it against its own to catch a stale extension.
-const version = "0.1.0"
-
 // Version returns the engine version.
 func Version() string { return version }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml and the engine read it
 
 from ._errors import (
     BackendError,

@@ -16,6 +16,7 @@ from ._trace import Traced, trace_array, tracing, typed_key
 from ._validate import base_array
 
 _OUTPUTS = ("numpy", "device")
+_CACHE_SIZE = 256  # traced signatures per pipeline: many shapes must not grow memory without limit
 _SLOT = object()  # marks where the image goes in a traced function's result
 
 
@@ -86,7 +87,7 @@ class Pipeline:
         c = _Compiled(traced, template, src.nbytes)
         if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
             with self._lock:
-                if len(self._cache) >= 256:  # bounded: many shapes must not grow memory without limit
+                if len(self._cache) >= _CACHE_SIZE:
                     self._cache.clear()
                 self._cache[key] = c
         return c

@@ -26,7 +26,7 @@ IAE, SE, DTE, PE = "InvalidArgumentError", "ShapeError", "DTypeError", "Pipeline
 # id -> (code, expected). expected is "ok" (the code runs without an exception; it may assert), or
 # (exception class name, code, argument).
 CASES = {
-    # --- memory safety (issue 9, defect 1)
+    # --- memory safety (a subclass lying about its layout)
     "lying_subclass_src": (
         "class L(np.ndarray):\n"
         "    shape = property(lambda s: (4000, 4000, 3)); strides = property(lambda s: (12000, 3, 1))\n"
@@ -45,7 +45,7 @@ CASES = {
     ),
     "masked_src": (f"goprep.resize(np.ma.masked_array({U8}), (4, 4))", (IAE, "invalid_argument", "src")),
     "masked_out": (f"goprep.flip({U8}, out=np.ma.masked_array({U8}))", (IAE, "invalid_argument", "out")),
-    # --- sizes and huge requests (defect 2)
+    # --- sizes and huge requests
     "resize_1x1e8": (f"goprep.resize({U8}, (1, 100_000_000))", (SE, "too_large", "size")),
     "resize_1e8x1": (f"goprep.resize({U8}, (100_000_000, 1))", (SE, "too_large", "size")),
     "resize_aa_huge": (f"goprep.resize({U8}, (1, 50_000_000), antialias=True)", (SE, "too_large", "size")),
@@ -64,7 +64,7 @@ CASES = {
         "goprep.resize(np.zeros((1, 1, 4), np.uint8), (1 << 30, 1 << 30))",
         (SE, "too_large", "size"),
     ),
-    # --- crops with NumPy integers (defect 5)
+    # --- crops with NumPy integers
     "crop_int8_overflow": (f"goprep.crop({U8}, np.int8(100), 0, np.int8(100), 2)", (SE, "bad_shape", "height")),
     "crop_int8_ok": (f"assert goprep.crop({U8}, np.int8(2), np.int8(3), np.int8(4), np.int8(5)).shape == (4, 5, 3)", "ok"),
     "crop_uint8_wrap": (f"goprep.crop({U8}, np.uint8(200), 0, np.uint8(100), 1)", (SE, "bad_shape", "height")),
@@ -79,7 +79,7 @@ CASES = {
     "crop_float": (f"goprep.crop({U8}, 0.0, 0, 2, 2)", (IAE, "invalid_argument", "top")),
     "crop_bool": (f"goprep.crop({U8}, 0, True, 2, 2)", (IAE, "invalid_argument", "left")),
     "crop_huge": (f"goprep.crop({U8}, 10**400, 0, 1, 1)", (SE, "bad_shape", "height")),
-    # --- mean/std/scale (defect 5)
+    # --- mean/std/scale
     "mean_str": (f"goprep.normalize({U8}, mean='0.5', std=1)", (IAE, "invalid_argument", "mean")),
     "mean_list_of_str": (f"goprep.normalize({U8}, mean=['0.5'] * 3, std=1)", (IAE, "invalid_argument", "mean")),
     "mean_true": (f"goprep.normalize({U8}, mean=True, std=1)", (IAE, "invalid_argument", "mean")),
@@ -109,7 +109,7 @@ CASES = {
         "assert np.signbit(a).all() and not np.signbit(b).any(), (np.signbit(a).mean(), np.signbit(b).mean())",
         "ok",
     ),
-    # --- pad values (defect 5)
+    # --- pad values
     "pad_1e300_f32": (f"goprep.letterbox({F32}, (12, 12), pad_value=1e300)", (IAE, "invalid_argument", "pad_value")),
     "pad_10e400": (f"goprep.letterbox({U8}, (12, 12), pad_value=10**400)", (IAE, "invalid_argument", "pad_value")),
     "pad_nan": (f"goprep.letterbox({F32}, (12, 12), pad_value=float('nan'))", (IAE, "invalid_argument", "pad_value")),
@@ -176,7 +176,7 @@ CASES = {
     "out_wrong_shape": (f"goprep.flip({U8}, out=np.zeros((8, 10, 4), np.uint8))", (SE, "bad_shape", "out")),
     "out_noncontig": (f"goprep.flip({U8}, out=np.zeros((8, 20, 3), np.uint8)[:, ::2])", (IAE, "invalid_argument", "out")),
     "out_list": (f"goprep.flip({U8}, out=[0])", (IAE, "invalid_argument", "out")),
-    # --- traced images (defect 5)
+    # --- traced images
     "traced_len": (
         f"p = goprep.pipeline(lambda im: (len(im), im)[1], device='cpu'); p({U8})",
         (PE, "pipeline", None),
@@ -210,7 +210,7 @@ CASES = {
     "pipeline_device_list": ("goprep.pipeline(lambda im: im, device=['cpu'])", (IAE, "invalid_argument", "device")),
     "pipeline_output_bad": ("goprep.pipeline(lambda im: im, output='torch')", (IAE, "invalid_argument", "output")),
     "pipeline_not_callable": ("goprep.pipeline(3)", (IAE, "invalid_argument", "fn")),
-    # --- threads (defect 5)
+    # --- threads
     "threads_2_63": ("goprep.set_num_threads(2**63)", (IAE, "invalid_argument", "n")),
     "threads_10e400": ("goprep.set_num_threads(10**400)", (IAE, "invalid_argument", "n")),
     "threads_4097": ("goprep.set_num_threads(4097)", (IAE, "invalid_argument", "n")),

@@ -1,4 +1,4 @@
-"""Regression tests for the defects of the adversarial review (issue 9): memory safety against lying
+"""Regression tests for the defects of an adversarial review: memory safety against lying
 ndarray subclasses, bounded plan memory (no abort, no RSS ratchet), a loader that keeps the working
 directory, Ctrl-C on long calls, and no stderr noise from half-built plans. Whatever could crash runs in
 a subprocess, so a crash fails one test instead of the whole session."""

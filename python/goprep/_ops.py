@@ -114,9 +114,10 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
     so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
     if isinstance(src, Traced):
         return build(check_traced(src))
-    src = base_array(src)
     if type(src) is not np.ndarray:
-        raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(src).__name__}", argument="src")
+        src = base_array(src)
+        if type(src) is not np.ndarray:
+            raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(src).__name__}", argument="src")
     key: Any = (typed_key(op), src.shape, src.strides, src.dtype)
     try:
         hit = _eager.get(key)

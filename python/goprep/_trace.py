@@ -254,13 +254,16 @@ def typed_key(v: Any) -> Any:
     """A cache key for an argument value that also tells types apart, at every depth: ``True`` and ``1``
     or ``(4, 4)`` and ``(4.0, 4)`` compare equal but must not share a cache entry, since only one of
     each pair passes validation; nor may ``-0.0`` and ``0.0``, which give results of different sign."""
-    if isinstance(v, (tuple, list)):
-        return (type(v), tuple(typed_key(x) for x in v))
-    if isinstance(v, dict):
+    t = type(v)
+    if t is str or t is int or t is bool:  # the common cases first: this runs on every eager call
+        return (t, v)
+    if t is float or isinstance(v, np.floating):
+        return (t, v, math.copysign(1.0, v)) if v == 0 else (t, v)
+    if t is tuple or t is list:
+        return (t, tuple(map(typed_key, v)))
+    if t is dict:
         return (dict, tuple((k, typed_key(x)) for k, x in v.items()))
-    if isinstance(v, (float, np.floating)):
-        return (type(v), v, math.copysign(1.0, v))
-    return (type(v), v)
+    return (t, v)
 
 
 def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> Tuple[int, int, int, int]:

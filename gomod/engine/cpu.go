@@ -186,3 +186,93 @@ func newJobBufs(j *Job) jobBufs {
 	}
 	return b
 }
+
+// worker owns the scratch rows of one goroutine: a small direct-mapped cache of horizontally resampled
+// source rows (consecutive output rows share source rows when upscaling), the vertically combined
+// content row, and the full output row before conversion. Nothing is allocated per pixel or per row.
+type worker struct {
+	plan   *Plan
+	img    int
+	src    unsafe.Pointer // the cached rows belong to this source array (jobs may share one plan)
+	ring   int
+	keys   []int32
+	hI32   [][]int32
+	hI16   [][]int16 // the fast path's rows (resize_fast.go)
+	hU8    [][]uint8
+	hF32   [][]float32
+	rowU8  []uint8
+	rowF32 []float32
+	valU8  []uint8
+	valF32 []float32
+	taps   [][]uint8 // the cached rows one antialiased output row reads
+	acc    []int32   // vertical sums of one antialiased row
+	fresh  bool      // the row cache belongs to the current call (sources change between calls)
+}
+
+// prepare resets the caches when the worker moves to another plan or image.
+func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
+	if w.plan == p && w.img == img && w.src == src && w.fresh {
+		return
+	}
+	if w.plan != p {
+		contentW := (p.cols.Hi - p.cols.Lo) * p.inC
+		w.ring = p.rows.Taps.K + 1
+		w.keys = make([]int32, w.ring)
+		w.hI32, w.hU8, w.hF32 = make([][]int32, w.ring), make([][]uint8, w.ring), make([][]float32, w.ring)
+		w.hI16 = make([][]int16, w.ring)
+		for i := range w.ring {
+			w.hI16[i] = make([]int16, contentW)
+			w.hI32[i] = make([]int32, contentW)
+			w.hU8[i] = make([]uint8, contentW)
+			w.hF32[i] = make([]float32, contentW)
+		}
+		w.rowU8 = make([]uint8, contentW)
+		w.acc = make([]int32, contentW)
+		w.rowF32 = make([]float32, contentW)
+		w.valU8 = make([]uint8, p.OutW*p.OutC)
+		w.valF32 = make([]float32, p.OutW*p.OutC)
+	}
+	w.plan, w.img, w.src, w.fresh = p, img, src, true
+	for i := range w.keys {
+		w.keys[i] = -1
+	}
+}
+
+// reset forgets cached rows: the next call may read different memory through the same plan.
+func (w *worker) reset() { w.fresh = false }
+
+// run computes the output rows of task t.
+func (w *worker) run(j *Job, b *jobBufs, t task) {
+	p := j.Plan
+	w.prepare(p, t.img, j.Src)
+	base := -p.minOff + t.img*p.strideN
+	u8 := p.Spec.In.DType == U8
+	for y := t.y0; y < t.y1; y++ {
+		content := y >= p.rows.Lo && y < p.rows.Hi && p.cols.Hi > p.cols.Lo
+		if u8 {
+			if content && p.fast != nil {
+				w.fastRow(p, b, base, t.img, y)
+				continue
+			}
+			if content {
+				w.resizeRowU8(p, b.srcU8, base, y-p.rows.Lo)
+			}
+			w.emitU8(p, b, t.img, y, content)
+		} else {
+			if content {
+				w.resizeRowF32(p, b.srcF32, base, y-p.rows.Lo)
+			}
+			w.emitF32(p, b, t.img, y, content)
+		}
+	}
+}
+
+// slot returns the cache slot for source row r and whether it already holds it.
+func (w *worker) slot(r int32) (int, bool) {
+	s := int(r) % w.ring
+	if w.keys[s] == r {
+		return s, true
+	}
+	w.keys[s] = r
+	return s, false
+}

@@ -171,6 +171,9 @@ class Traced:
     def __len__(self) -> int:
         raise PipelineError("len() of a traced image is not available inside @goprep.pipeline; use .shape")
 
+    def __bool__(self) -> bool:  # an object is true; without this, defining __len__ would make bool() raise
+        return True
+
     def _not_after_norm(self, op: str) -> None:
         if self.norm is not None:
             raise PipelineError(f"{op} cannot follow normalize: normalize must be the last op of a pipeline")

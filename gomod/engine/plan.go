@@ -68,15 +68,20 @@ type PlanBytes struct {
 // Bytes is the plan's memory estimate.
 func (p *Plan) Bytes() PlanBytes { return p.est }
 
-// tapsPerOutput is how many source taps one output coordinate of an axis reads (taps.K).
+// tapsPerOutput is how many source taps one output coordinate of an axis reads (taps.K). A kind it
+// does not know gets the bound of a filter of support 2 widened by the downscale factor (bicubic with
+// antialias), so a new kind is never under-counted; give it its exact count when adding it.
 func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
+	scale := math.Ceil(max(float64(in)/float64(out), 1))
 	switch {
 	case kind == "none" || kind == "nearest":
 		return 1
-	case antialias:
-		return 2*math.Ceil(max(float64(in)/float64(out), 1)) + 1
-	default:
+	case kind == "bilinear" && antialias:
+		return 2*scale + 1
+	case kind == "bilinear":
 		return 2
+	default:
+		return 4*scale + 1
 	}
 }
 

@@ -86,9 +86,9 @@ def as_float32(name: str, v: Any, what: str = "must be") -> float:
     return f
 
 
-def per_channel(name: str, v: Any, channels: int, nonzero: bool = False) -> Tuple[float, ...]:
-    """One float32-finite value per channel from a number or a sequence/array of 1 or ``channels``
-    numbers. Strings, None, bools and nested sequences are errors, not silently converted."""
+def _numbers(name: str, v: Any, channels: int) -> list:
+    """The values of a number or a sequence/array of 1 or ``channels`` numbers, repeated to ``channels``.
+    Strings, None, bools and nested sequences are errors, not silently converted."""
     if is_number(v):
         vals = [v]
     elif isinstance(v, np.ndarray) and v.ndim <= 1 and v.dtype.kind in "iuf":
@@ -103,6 +103,13 @@ def per_channel(name: str, v: Any, channels: int, nonzero: bool = False) -> Tupl
         vals = vals * channels
     if len(vals) != channels:
         raise InvalidArgumentError(f"needs 1 or {channels} values (one per channel), got {len(vals)}", argument=name)
+    return vals
+
+
+def per_channel(name: str, v: Any, channels: int, nonzero: bool = False) -> Tuple[float, ...]:
+    """One float32-finite value per channel from a number or a sequence/array of 1 or ``channels``
+    numbers (see _numbers)."""
+    vals = _numbers(name, v, channels)
     out = tuple(as_float32(name, x, "values must be") for x in vals)
     if nonzero and any(np.float32(x) == 0 for x in out):
         raise InvalidArgumentError(f"values must be non-zero (as float32), got {list(out)}", argument=name)
@@ -154,3 +161,10 @@ def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -
             argument="height" if top + height > h else "width",
         )
     return top, left, height, width
+
+
+def pad_values(name: str, v: Any, dtype: str, channels: int) -> Tuple[float, ...]:
+    """One fill value per channel (a number for all, or a sequence/array of 1 or ``channels``), each
+    checked as ``pad_value`` checks one."""
+    vals = _numbers(name, v, channels)
+    return tuple(pad_value(name, x, dtype) for x in vals)

@@ -89,8 +89,8 @@ func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
 // allocating: per axis the full resize taps (Idx, WI, WF, Cnt), the folded taps (Idx, Off, Src, the
 // weights), the packed bilinear columns and the fast path's taps and groups; per worker the row cache
 // (every row type, ring = vertical taps + 1) and the content and output rows, with Go's size-class
-// rounding. It is computed in float64
-// (products of a few dimensions up to 2^30 overflow int64) and saturates far below int64's limit.
+// rounding. It is computed in float64 (products of a few dimensions up to 2^30 overflow int64) and
+// saturates far below int64's limit.
 // TestEstimatePlanBoundsAllocation checks it against what NewPlan and a run really allocate.
 func EstimatePlan(s *Spec) PlanBytes {
 	axisBytes := func(inLen, size, outLen int) (float64, float64) {

@@ -8,7 +8,7 @@ tool (
 )
 
 require (
-	github.com/go-python/gopy v0.5.0 // indirect
+	github.com/go-python/gopy v0.5.0
 	gonum.org/v1/gonum v0.17.0
 )
 

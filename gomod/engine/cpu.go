@@ -205,6 +205,7 @@ type worker struct {
 	valU8  []uint8
 	valF32 []float32
 	taps   [][]uint8 // the cached rows one antialiased output row reads
+	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
 	acc    []int32   // vertical sums of one antialiased row
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }
@@ -223,7 +224,7 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 		for i := range w.ring {
 			w.hI16[i] = make([]int16, contentW)
 			w.hI32[i] = make([]int32, contentW)
-			w.hU8[i] = make([]uint8, contentW)
+			w.hU8[i] = make([]uint8, contentW+16)[:contentW] // 16 spare bytes: SIMD loads past a plane's end
 			w.hF32[i] = make([]float32, contentW)
 		}
 		w.rowU8 = make([]uint8, contentW)
@@ -252,6 +253,10 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 		if u8 {
 			if content && p.fast != nil {
 				w.fastRow(p, b, base, t.img, y)
+				continue
+			}
+			if content && p.aa != nil {
+				w.aaRow(p, b, base, t.img, y)
 				continue
 			}
 			if content {

@@ -46,6 +46,54 @@ type Plan struct {
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
 	est               PlanBytes
+	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	kernel            rowKernel // how a content row is resampled
+	area              areaRule
+	areaBlock         int // source pixels per output pixel of an areaFast plan
+}
+
+// rowKernel is the arithmetic a plan's rows use (resize_cpu.go).
+type rowKernel int
+
+const (
+	kGather rowKernel = iota // nearest rules and no resize: a copy through the tables
+	kLinear                  // OpenCV's 11-bit fixed point (uint8) / PyTorch's lerp (float32) bilinear
+	kPillow                  // Pillow's 22-bit fixed point, rounded to uint8 between passes (antialias)
+	kFloat                   // float32 weights summed in tap order: cv2 bicubic and area, PyTorch bicubic
+)
+
+func pickKernel(r ResizeSpec, area areaRule) rowKernel {
+	switch {
+	case r.Kind == "none" || r.Kind == "nearest" || r.Kind == "nearest-exact" || r.Kind == "nearest-pil":
+		return kGather
+	case r.Antialias:
+		return kPillow
+	case r.Kind == "bilinear" || area == areaLinear:
+		return kLinear
+	}
+	return kFloat
+}
+
+// GPUSupported reports whether the GPU kernels implement this plan's resize, and if not, why. Plans
+// they do not implement always run on the CPU engine, whatever the placement asks for. The kernels
+// read the planner's tables, so every gather rule (nearest, nearest-exact, nearest-pil) is supported;
+// bicubic and area have arithmetic the kernels do not have yet.
+func (p *Plan) GPUSupported() (bool, string) {
+	switch r := p.Spec.Resize; {
+	case r.Kind == "bicubic" || r.Kind == "area":
+		return false, "interpolation=" + r.Kind + " runs on the CPU engine only"
+	}
+	return true, ""
+}
+
+// gpuCapable reports whether every job's plan can run on the GPU kernels.
+func gpuCapable(jobs []Job) bool {
+	for _, j := range jobs {
+		if ok, _ := j.Plan.GPUSupported(); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxPlanBytes bounds what one plan allocates: its tables plus one worker's scratch rows. Tables grow
@@ -68,26 +116,29 @@ type PlanBytes struct {
 // Bytes is the plan's memory estimate.
 func (p *Plan) Bytes() PlanBytes { return p.est }
 
-// tapsPerOutput is how many source taps one output coordinate of an axis reads (taps.K). A kind it
-// does not know gets the bound of a filter of support 2 widened by the downscale factor (bicubic with
-// antialias), so a new kind is never under-counted; give it its exact count when adding it.
+// tapsPerOutput is how many source taps one output coordinate of an axis reads (taps.K, see
+// resizeTaps). A kind it does not know gets the bound of a filter of support 2 widened by the
+// downscale factor (bicubic with antialias), so a new kind is never under-counted; give it its exact
+// count when adding it.
 func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
 	scale := math.Ceil(max(float64(in)/float64(out), 1))
 	switch {
-	case kind == "none" || kind == "nearest":
+	case kind == "none" || kind == "nearest" || kind == "nearest-exact" || kind == "nearest-pil":
 		return 1
 	case kind == "bilinear" && antialias:
 		return 2*scale + 1
 	case kind == "bilinear":
 		return 2
-	default:
+	case kind == "bicubic" && !antialias:
+		return 4
+	default: // bicubic with antialias (2*ceil(2*scale)+1 <= 4*scale+1), area (ceil(scale)+1)
 		return 4*scale + 1
 	}
 }
 
 // EstimatePlan bounds the bytes NewPlan and a worker will allocate for a valid spec, without
 // allocating: per axis the full resize taps (Idx, WI, WF, Cnt), the folded taps (Idx, Off, Src, the
-// weights), the packed bilinear columns and the fast path's taps and groups; per worker the row cache
+// weights), the packed bilinear columns, the fast paths' taps, groups and chunks; per worker the row cache
 // (every row type, ring = vertical taps + 1) and the content and output rows, with Go's size-class
 // rounding. It is computed in float64 (products of a few dimensions up to 2^30 overflow int64) and
 // saturates far below int64's limit.
@@ -98,6 +149,12 @@ func EstimatePlan(s *Spec) PlanBytes {
 		full := float64(size)*(k*12+4) + k*8
 		n := float64(min(outLen, size))
 		folded := n*(k*24+4) + n*24 + n*32
+		if s.Resize.Antialias { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
+			folded += n * (k*64 + 320) // appended: up to twice the final size allocated
+		}
+		if s.Resize.Kind == "area" { // areaTaps builds per-output slices first
+			full += float64(size) * (k*16 + 96)
+		}
 		return full + folded, k
 	}
 	rows, kr := axisBytes(s.Pre.H, s.Resize.H, s.Post.H)
@@ -149,9 +206,11 @@ func NewPlan(s *Spec) (*Plan, error) {
 	// extent is what the GPU backend copies per image.
 	p.minOff, p.spanElems = extent([2]int{p.N, sn}, [2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
 	p.imgLo, p.imgElems = extent([2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
-	p.rows = buildAxis(true, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
+	p.area, p.areaBlock = planArea(s.Resize, s.Pre.H, s.Pre.W)
+	p.kernel = pickKernel(s.Resize, p.area)
+	p.rows = buildAxis(true, p.area, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
 		s.Pre.Y0, s.Pre.SY, sh)
-	p.cols = buildAxis(false, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
+	p.cols = buildAxis(false, p.area, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
 		s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
@@ -160,6 +219,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 		return nil, err
 	}
 	p.fast = newFastPlan(p)
+	p.aa = newAAPlan(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {
@@ -187,8 +247,8 @@ func extent(axes ...[2]int) (lo, n int) {
 
 // buildAxis folds canvas placement and the output view into the resize taps of one axis.
 // Output o sits at canvas position c = post0 + postStep*o; content covers canvas [place, place+size).
-func buildAxis(vertical bool, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
-	full := resizeTaps(r.Kind, r.Antialias, dt, inLen, size, vertical)
+func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
+	full := resizeTaps(r, dt, inLen, size, vertical, area)
 	k := full.K
 	// Output coordinates whose canvas position is content form one interval (the view is monotonic).
 	lo, hi := -1, -1

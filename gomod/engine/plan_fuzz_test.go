@@ -104,12 +104,12 @@ func fuzzSpec(z *fuzzBytes) *Spec {
 	}
 	s.Pre = z.view(in.H, in.W)
 	r := &s.Resize
-	r.Kind = []string{"none", "nearest", "bilinear"}[z.in(0, 2)]
+	r.Kind = []string{"none", "nearest", "bilinear", "bicubic", "area", "nearest-exact", "nearest-pil"}[z.in(0, 6)]
 	if r.Kind == "none" {
 		r.H, r.W = s.Pre.H, s.Pre.W
 	} else {
 		r.H, r.W = z.in(1, 40), z.in(1, 40)
-		r.Antialias = r.Kind == "bilinear" && z.bit()
+		r.Antialias = (r.Kind == "bilinear" || r.Kind == "bicubic") && z.bit()
 	}
 	c := &s.Canvas
 	c.H, c.W = r.H+z.in(0, 6), r.W+z.in(0, 6)

@@ -282,10 +282,23 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 	f32 := rgbSpec(40, 30, "bilinear", false, 64, 2000)
 	f32.In.DType, f32.In.Strides = F32, [4]int64{0, 30 * 12, 12, 4}
 	f32.Norm = &NormSpec{Mean: []float64{1, 2, 3}, Std: []float64{4, 5, 6}, Scale: 1, DType: F16, Layout: "CHW"}
+	aaFast := imagenetSpec(0, 1080, 1920) // the fast antialias path (uint8 RGB -> normalised CHW)
+	aaFast.Resize.Antialias, aaFast.Post = true, View{0, 0, 1, 1, 224, 224}
+	cubicAAFast := imagenetSpec(0, 1080, 1920)
+	cubicAAFast.Resize.Kind, cubicAAFast.Resize.Antialias, cubicAAFast.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
 	specs := map[string]*Spec{
 		"wide": wide, "tall-antialias": tall, "letterbox": letter, "f32-norm": f32,
-		"nearest": rgbSpec(9, 9, "nearest", false, 3, 50_000),
-		"fast":    imagenetSpec(0, 512, 512),
+		"nearest":       rgbSpec(9, 9, "nearest", false, 3, 50_000),
+		"nearest-exact": rgbSpec(9, 9, "nearest-exact", false, 3, 50_000),
+		"nearest-pil":   rgbSpec(9, 9, "nearest-pil", false, 50_000, 3),
+		"fast":          imagenetSpec(0, 512, 512),
+		"aa-fast":       aaFast,
+		"bicubic-aa":    cubicAAFast,
+		"bicubic-up":    rgbSpec(30, 20, "bicubic", false, 300, 2000),
+		"bicubic-down":  rgbSpec(3000, 2000, "bicubic", true, 7, 3),
+		"area-down":     rgbSpec(3000, 2000, "area", false, 7, 3),
+		"area-int":      rgbSpec(300, 200, "area", false, 100, 50),
+		"area-up":       rgbSpec(30, 20, "area", false, 300, 2000),
 	}
 	for name, s := range specs {
 		t.Run(name, func(t *testing.T) {

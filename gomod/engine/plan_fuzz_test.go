@@ -14,7 +14,7 @@ import (
 // Fuzz targets for the three layers a bad input crosses: spec parsing, plan construction and
 // execution. CI runs each for a bounded time (.ci/run); seeds live in testdata/fuzz/<target>/.
 //
-//	go test ./gomod/engine -run '^$' -fuzz '^FuzzExecute$' -fuzztime 60s
+//	go test ./gomod/engine -run '^$' -fuzz '^FuzzExecute$' -fuzztime 300000x  (a count: see .ci/run)
 //
 // Execution reads and writes through buffers placed against PROT_NONE guard pages, so a read or write
 // one byte outside the source or output is a fault the fuzzer reports, not silent corruption.

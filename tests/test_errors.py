@@ -229,11 +229,17 @@ def test_out_overlapping_input(case):
 # -------------------------------------------------------------------------------------- sizes
 
 
-@pytest.mark.parametrize("size", [(0, 10), (10, 0), 0, (-1, 10), (10, -5), -3, (1, 2, 3), (5,)])
-@pytest.mark.parametrize("op", ["resize", "letterbox"])
+_BAD_SIZES = [(0, 10), (10, 0), 0, (-1, 10), (10, -5), -3, (1, 2, 3), None, (0,), 2.5]
+
+
+# a 1-element size is valid for resize (the shorter side, as in torchvision) and center_crop
+@pytest.mark.parametrize(
+    "op,size",
+    [(op, s) for op in ("resize", "letterbox", "center_crop") for s in _BAD_SIZES] + [("letterbox", (5,))],
+)
 def test_bad_size(op, size):
     x = rand_u8((10, 12, 3))
-    fn = goprep.resize if op == "resize" else goprep.letterbox
+    fn = {"resize": goprep.resize, "letterbox": goprep.letterbox, "center_crop": goprep.center_crop}[op]
     with pytest.raises(goprep.InvalidArgumentError) as ei:
         fn(x, size)
     assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="size", builtin=ValueError)

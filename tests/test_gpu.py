@@ -263,7 +263,7 @@ def test_bad_device_strings(device):
 
 def test_bad_output():
     with pytest.raises(goprep.InvalidArgumentError) as ei:
-        goprep.pipeline(output="torch")
+        goprep.pipeline(output="jax")  # "torch" is valid (tensor results)
     assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="output")
     with pytest.raises(goprep.InvalidArgumentError) as ei:
         goprep.pipeline(device="cpu", output="device")

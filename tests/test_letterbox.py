@@ -113,3 +113,73 @@ def test_letterbox_batch_equals_per_image():
     for i in range(3):
         assert_array_identical(got[i], goprep.letterbox(batch[i], (320, 320), pad_value=9)[0])
 
+
+
+# ---------------------------------------------------------------------- ultralytics LetterBox
+
+
+def _ultralytics_letterbox(img, new_shape, pad, scaleup=True, auto=False, stride=32):
+    """ultralytics.data.augment.LetterBox(center=True).__call__, step for step with cv2."""
+    import cv2
+
+    shape = img.shape[:2]
+    r = min(new_shape[0] / shape[0], new_shape[1] / shape[1])
+    if not scaleup:
+        r = min(r, 1.0)
+    new_unpad = int(round(shape[1] * r)), int(round(shape[0] * r))
+    dw, dh = new_shape[1] - new_unpad[0], new_shape[0] - new_unpad[1]
+    if auto:
+        dw, dh = np.mod(dw, stride), np.mod(dh, stride)
+    dw /= 2
+    dh /= 2
+    if shape[::-1] != new_unpad:
+        img = cv2.resize(img, new_unpad, interpolation=cv2.INTER_LINEAR)
+    if img.ndim == 2:
+        img = img[..., None]
+    top, bottom = int(round(dh - 0.1)), int(round(dh + 0.1))
+    left, right = int(round(dw - 0.1)), int(round(dw + 0.1))
+    out = np.empty((img.shape[0] + top + bottom, img.shape[1] + left + right, img.shape[2]), img.dtype)
+    out[:] = pad
+    out[top:top + img.shape[0], left:left + img.shape[1]] = img
+    return out, r, (top, left)
+
+
+@pytest.mark.parametrize("name", ["chelsea", "coffee", "camera"])
+@pytest.mark.parametrize("size", [(640, 640), (320, 480), (1000, 300), (256, 256)])
+@pytest.mark.parametrize("scaleup,auto", [(True, False), (False, False), (True, True), (False, True)])
+def test_letterbox_matches_ultralytics(name, size, scaleup, auto):
+    from conftest import assert_close_to_cv2_u8
+
+    img = PHOTOS[name]
+    pad = (114,) * img.shape[2]
+    want, r, (top, left) = _ultralytics_letterbox(img, size, pad, scaleup, auto, 32)
+    got, info = goprep.letterbox(img, size, scaleup=scaleup, auto=auto, stride=32)
+    assert got.shape == want.shape
+    assert (info.top, info.left, info.scale) == (top, left, r)
+    assert_close_to_cv2_u8(got, want)
+
+
+def test_letterbox_no_scaleup_keeps_small_images():
+    img = rand_u8((100, 60, 3))
+    got, info = goprep.letterbox(img, (640, 640), scaleup=False, auto=True, stride=64)
+    # no resize at all, padded to the next multiple of 64 on each axis: 128 x 64
+    assert got.shape == (128, 64, 3) and info.scale == 1.0 and (info.height, info.width) == (100, 60)
+    assert_array_identical(got[14:114, 2:62], img)
+
+
+def test_letterbox_per_channel_pad_value():
+    img = rand_u8((50, 100, 3))
+    pad = (10, 20, 30)
+    got, info = goprep.letterbox(img, (100, 100), pad_value=pad)
+    want, _, _ = _ultralytics_letterbox(img, (100, 100), pad)
+    assert_array_identical(got, want)
+    f = rand_f32((50, 100, 3))
+    got, _ = goprep.letterbox(f, (100, 100), pad_value=(0.25, 0.5, 0.75))
+    assert got[0, 0].tolist() == [0.25, 0.5, 0.75]
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.letterbox(img, (100, 100), pad_value=(1, 2))
+    assert ei.value.argument == "pad_value"
+    for kw, arg in [({"scaleup": 1}, "scaleup"), ({"auto": "yes"}, "auto"), ({"stride": 0}, "stride")]:
+        with pytest.raises(goprep.InvalidArgumentError) as ei:
+            goprep.letterbox(img, (100, 100), **kw)
+        assert ei.value.argument == arg

@@ -84,7 +84,7 @@ def test_numpy_integer_sizes(photos):
     want = goprep.resize(img, (100, 50))
     assert_array_identical(goprep.resize(img, (np.int64(100), np.int32(50))), want)
     assert_array_identical(goprep.resize(img, [100, 50]), want)
-    assert goprep.resize(img, np.int64(64)).shape == (64, 64, 3)
+    assert goprep.resize(img, np.int64(64)).shape == (64, 96, 3)  # coffee is 400x600: shorter side
 
 
 def test_batch_of_one(photos):
@@ -94,11 +94,13 @@ def test_batch_of_one(photos):
     assert_array_identical(got[0], goprep.resize(img, (77, 99)))
 
 
-def test_int_size_is_square(photos):
-    img = photos["coffee"]
+def test_int_size_is_the_shorter_side(photos):
+    # torchvision's rule: the shorter side becomes size, the longer int(size * long / short)
+    img = photos["coffee"]  # 400 x 600
     got = goprep.resize(img, 96)
-    assert got.shape == (96, 96, 3)
-    assert_array_identical(got, goprep.resize(img, (96, 96)))
+    assert got.shape == (96, 144, 3)
+    assert_array_identical(got, goprep.resize(img, (96, 144)))
+    assert goprep.resize(img.transpose(1, 0, 2), 96).shape == (144, 96, 3)
 
 
 # ---------------------------------------------------------------------------- bilinear, float32

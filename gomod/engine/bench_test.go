@@ -73,6 +73,22 @@ func BenchmarkAntialias1080General(b *testing.B) {
 	benchPlanEdit(b, s, 1, func(p *Plan) { p.aa = nil })
 }
 
+// BenchmarkAntialias512Planar reads a planar (C, H, W) source, as a torchvision tensor is
+// (aaHPlanar); BenchmarkAntialias512PlanarGeneral is the same on the general path.
+func BenchmarkAntialias512Planar(b *testing.B) {
+	s := imagenetSpec(0, 512, 512)
+	s.Resize.Antialias = true
+	s.In.Strides = [4]int64{0, 512, 1, 512 * 512}
+	benchPlan(b, s, 1)
+}
+
+func BenchmarkAntialias512PlanarGeneral(b *testing.B) {
+	s := imagenetSpec(0, 512, 512)
+	s.Resize.Antialias = true
+	s.In.Strides = [4]int64{0, 512, 1, 512 * 512}
+	benchPlanEdit(b, s, 1, func(p *Plan) { p.aa = nil })
+}
+
 func BenchmarkAntialias1080(b *testing.B)      { benchAA(b, 1080, 1920, "bilinear") }
 func BenchmarkAntialiasCubic1080(b *testing.B) { benchAA(b, 1080, 1920, "bicubic") }
 func BenchmarkAntialiasCubic512(b *testing.B)  { benchAA(b, 512, 512, "bicubic") }

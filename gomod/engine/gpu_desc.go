@@ -138,7 +138,7 @@ func (b *DeviceBatch) template(p *Plan) gpImage {
 	d := gpImage{
 		Rows: b.axis(&p.rows), Cols: b.axis(&p.cols), StrideC: int64(p.strideC),
 		OutH: int32(p.OutH), OutW: int32(p.OutW), OutC: int32(p.OutC), InC: int32(p.inC),
-		PadU8: int32(p.padU8), PadF32: p.padF32, Scale: 1,
+		PadU8: int32(p.padU8[0]), PadF32: p.padF32[0], Scale: 1, // one pad value: see GPUSupported
 	}
 	for c := 0; c < p.OutC; c++ {
 		d.CMap[c] = int32(p.cmap[c])

@@ -137,7 +137,7 @@ func gpuCases() []gpuCase {
 	}
 	// Letterbox with padding, a vertical flip through the output view, BGR order.
 	lb := rgbSpec(61, 47, "bilinear", false, 20, 15)
-	lb.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: 114}
+	lb.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: PadValues{114}}
 	lb.Post = View{31, 0, -1, 1, 32, 32}
 	lb.CMap = []int{2, 1, 0}
 	lb.Norm = &NormSpec{Mean: []float64{1, 2, 3}, Std: []float64{4, 5, 6}, Scale: 1, DType: F32, Layout: "CHW"}
@@ -501,7 +501,7 @@ func randomSpec(r *rand.Rand) *Spec {
 		s.Canvas.H += r.Intn(9)
 		s.Canvas.W += r.Intn(9)
 		s.Canvas.Top, s.Canvas.Left = r.Intn(s.Canvas.H-s.Resize.H+1), r.Intn(s.Canvas.W-s.Resize.W+1)
-		s.Canvas.Pad = float64(r.Intn(256))
+		s.Canvas.Pad = PadValues{float64(r.Intn(256))}
 	}
 	s.Post = View{Y0: 0, X0: 0, SY: 1, SX: 1, H: s.Canvas.H, W: s.Canvas.W}
 	if r.Intn(2) == 0 {

@@ -69,7 +69,7 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 		lo, hi = 0, 0
 	}
 	for i := 0; i < lo*oc; i++ {
-		vals[i] = p.padF32
+		vals[i] = p.padF32[i%oc]
 	}
 	row := w.rowF32
 	for x := lo; x < hi; x++ {
@@ -78,7 +78,7 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 		}
 	}
 	for i := hi * oc; i < len(vals); i++ {
-		vals[i] = p.padF32
+		vals[i] = p.padF32[i%oc]
 	}
 	elems := p.OutImageElems()
 	rowLen := p.OutW * oc
@@ -124,7 +124,7 @@ func (w *worker) gatherU8(p *Plan, content bool) []uint8 {
 	}
 	vals := w.valU8
 	for i := 0; i < lo*oc; i++ {
-		vals[i] = p.padU8
+		vals[i] = p.padU8[i%oc]
 	}
 	switch {
 	case oc == 3 && ic == 3 && p.cmap[0] == 2 && p.cmap[1] == 1 && p.cmap[2] == 0:
@@ -141,7 +141,7 @@ func (w *worker) gatherU8(p *Plan, content bool) []uint8 {
 		}
 	}
 	for i := hi * oc; i < len(vals); i++ {
-		vals[i] = p.padU8
+		vals[i] = p.padU8[i%oc]
 	}
 	return vals
 }

@@ -41,8 +41,8 @@ type Plan struct {
 	rows, cols        axis
 	cmap              []int
 	identityCMap      bool
-	padU8             uint8
-	padF32            float32
+	padU8             []uint8   // per output channel
+	padF32            []float32 // per output channel
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
 	est               PlanBytes
@@ -82,6 +82,8 @@ func (p *Plan) GPUSupported() (bool, string) {
 	switch r := p.Spec.Resize; {
 	case r.Kind == "bicubic" || r.Kind == "area":
 		return false, "interpolation=" + r.Kind + " runs on the CPU engine only"
+	case !p.Spec.Canvas.Pad.Uniform():
+		return false, "the kernels take one pad value for all channels"
 	}
 	return true, ""
 }
@@ -184,9 +186,13 @@ func NewPlan(s *Spec) (*Plan, error) {
 	p := &Plan{
 		est:  est,
 		Spec: *s, N: max(in.N, 1),
-		OutH: s.Post.H, OutW: s.Post.W, OutC: len(s.CMap), OutDType: s.OutDType(),
+		OutC: len(s.CMap), OutDType: s.OutDType(),
 		inC: in.C, cmap: append([]int(nil), s.CMap...),
-		padU8: uint8(s.Canvas.Pad), padF32: float32(s.Canvas.Pad),
+	}
+	p.OutH, p.OutW = s.OutSize()
+	for c := 0; c < p.OutC; c++ {
+		p.padU8 = append(p.padU8, uint8(s.Canvas.Pad.For(c)))
+		p.padF32 = append(p.padF32, float32(s.Canvas.Pad.For(c)))
 	}
 	p.identityCMap = p.OutC == in.C
 	for i, c := range p.cmap {
@@ -208,10 +214,14 @@ func NewPlan(s *Spec) (*Plan, error) {
 	p.imgLo, p.imgElems = extent([2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
 	p.area, p.areaBlock = planArea(s.Resize, s.Pre.H, s.Pre.W)
 	p.kernel = pickKernel(s.Resize, p.area)
+	rowFrame, colFrame := frameAxis{0, s.Post.H}, frameAxis{0, s.Post.W}
+	if f := s.Frame; f != nil {
+		rowFrame, colFrame = frameAxis{f.Top, f.H}, frameAxis{f.Left, f.W}
+	}
 	p.rows = buildAxis(true, p.area, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
-		s.Pre.Y0, s.Pre.SY, sh)
+		rowFrame, s.Pre.Y0, s.Pre.SY, sh)
 	p.cols = buildAxis(false, p.area, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
-		s.Pre.X0, s.Pre.SX, sw)
+		colFrame, s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
 	}
@@ -245,16 +255,26 @@ func extent(axes ...[2]int) (lo, n int) {
 	return lo, hi - lo + 1
 }
 
-// buildAxis folds canvas placement and the output view into the resize taps of one axis.
-// Output o sits at canvas position c = post0 + postStep*o; content covers canvas [place, place+size).
-func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
+// frameAxis is one axis of the frame: the output view starts at top of a frame of length n.
+type frameAxis struct{ top, n int }
+
+// buildAxis folds canvas placement, the output view and the frame into the resize taps of one axis.
+// Output o shows view position v = o - frame.top (padding outside [0, viewLen)), which sits at canvas
+// position post0 + postStep*v; content covers canvas [place, place+size).
+func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, viewLen int,
+	frame frameAxis, pre0, preStep, stride int) axis {
 	full := resizeTaps(r, dt, inLen, size, vertical, area)
 	k := full.K
-	// Output coordinates whose canvas position is content form one interval (the view is monotonic).
+	// Output coordinates whose canvas position is content form one interval: the view is monotonic
+	// and the frame shows one interval of it.
+	contentAt := func(o int) (int, bool) {
+		v := o - frame.top
+		c := post0 + postStep*v - place
+		return c, v >= 0 && v < viewLen && c >= 0 && c < size
+	}
 	lo, hi := -1, -1
-	for o := 0; o < outLen; o++ {
-		c := post0 + postStep*o - place
-		if c >= 0 && c < size {
+	for o := 0; o < frame.n; o++ {
+		if _, ok := contentAt(o); ok {
 			if lo < 0 {
 				lo = o
 			}
@@ -279,7 +299,7 @@ func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size
 		a.Taps.Cnt = make([]int32, n)
 	}
 	for o := lo; o < hi; o++ {
-		c := post0 + postStep*o - place
+		c, _ := contentAt(o)
 		if full.Cnt != nil {
 			a.Taps.Cnt[o-lo] = full.Cnt[c]
 		}

@@ -115,9 +115,9 @@ func fuzzSpec(z *fuzzBytes) *Spec {
 	c.H, c.W = r.H+z.in(0, 6), r.W+z.in(0, 6)
 	c.Top, c.Left = z.in(0, c.H-r.H), z.in(0, c.W-r.W)
 	if in.DType == U8 {
-		c.Pad = float64(z.in(0, 255))
+		c.Pad = PadValues{float64(z.in(0, 255))}
 	} else {
-		c.Pad = float64(z.in(0, 2000)-1000) / 7
+		c.Pad = PadValues{float64(z.in(0, 2000)-1000) / 7}
 	}
 	s.Post = z.view(c.H, c.W)
 	s.CMap = make([]int, []int{1, 3, 4}[z.in(0, 2)])

@@ -29,6 +29,7 @@ func TestValidateRejects(t *testing.T) {
 		{"std length", func(s *Spec) { s.Norm.Std = nil }, CodeInvalidArgument, "std"},
 		{"norm dtype", func(s *Spec) { s.Norm.DType = U8 }, CodeInvalidArgument, "dtype"},
 		{"layout", func(s *Spec) { s.Norm.Layout = "NCHW" }, CodeInvalidArgument, "layout"},
+		{"pad", func(s *Spec) { s.Canvas.Pad = PadValues{300} }, CodeInvalidArgument, "pad_value"},
 		{"stride", func(s *Spec) { s.In.DType = F32; s.In.Strides[2] = 6 }, CodeInvalidArgument, "src"},
 		{"span", func(s *Spec) { s.In.Strides[1] = 1 << 42 }, CodeTooLarge, "src"},
 	}
@@ -95,7 +96,7 @@ func TestGuardedOutputsAllModes(t *testing.T) {
 		src[i] = uint8(i*31 + i/7)
 	}
 	letter := rgbSpec(h, w, "bilinear", false, 20, 15)
-	letter.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: 114}
+	letter.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: PadValues{114}}
 	letter.Post = View{31, 0, -1, 1, 32, 32}
 	norm := rgbSpec(h, w, "bilinear", true, 16, 16)
 	norm.Norm = &NormSpec{Mean: []float64{1, 2, 3}, Std: []float64{4, 5, 6}, Scale: 1, DType: F16, Layout: "HWC"}
@@ -277,7 +278,7 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 	wide := rgbSpec(4, 4, "bilinear", false, 1, 200_000)
 	tall := rgbSpec(3000, 5, "bilinear", true, 2, 7) // antialias: ~3000 vertical taps per output row
 	letter := rgbSpec(61, 47, "bilinear", false, 20, 15)
-	letter.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: 114}
+	letter.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: PadValues{114}}
 	letter.Post = View{31, 0, -1, 1, 32, 32}
 	f32 := rgbSpec(40, 30, "bilinear", false, 64, 2000)
 	f32.In.DType, f32.In.Strides = F32, [4]int64{0, 30 * 12, 12, 4}
@@ -366,3 +367,59 @@ func TestSizeOneAxisAnyStride(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// A frame (a pad after a post-resize crop) equals the unframed output placed on a frame filled with
+// the per-channel pad values: crop -> resize -> crop -> pad in one pass, checked against two steps.
+func TestFrameAndPerChannelPad(t *testing.T) {
+	h, w := 41, 37
+	src := make([]uint8, h*w*3)
+	for i := range src {
+		src[i] = uint8(i*29 + i/5)
+	}
+	inner := rgbSpec(h, w, "bilinear", false, 30, 26)
+	inner.Pre = View{3, 2, 1, 1, 35, 33}
+	inner.Post = View{4, 25, 1, -1, 20, 22} // a flipped crop of the resized image
+	inner.CMap = []int{2, 1, 0}
+	framed := *inner
+	framed.Frame = &FrameSpec{H: 27, W: 31, Top: 5, Left: 2}
+	framed.Canvas.Pad = PadValues{10, 20, 30}
+	pi, err := NewPlan(inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := NewPlan(&framed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.OutH != 27 || pf.OutW != 31 || gpuOK(pf) || !gpuOK(pi) {
+		t.Fatalf("framed plan: %dx%d, GPUSupported %v/%v", pf.OutH, pf.OutW, gpuOK(pf), gpuOK(pi))
+	}
+	a := runGuarded(t, pi, unsafe.Pointer(&src[0]), 1)
+	b := runGuarded(t, pf, unsafe.Pointer(&src[0]), 2)
+	for y := 0; y < 27; y++ {
+		for x := 0; x < 31; x++ {
+			for c := 0; c < 3; c++ {
+				want := uint8(10 * (c + 1))
+				if iy, ix := y-5, x-2; iy >= 0 && iy < 20 && ix >= 0 && ix < 22 {
+					want = a[(iy*22+ix)*3+c]
+				}
+				if got := b[(y*31+x)*3+c]; got != want {
+					t.Fatalf("(%d, %d, %d): got %d, want %d", y, x, c, got, want)
+				}
+			}
+		}
+	}
+	framed.Frame = &FrameSpec{H: 27, W: 31, Top: 8, Left: 2}
+	if _, err := NewPlan(&framed); err == nil {
+		t.Fatal("a view that leaves the frame was accepted")
+	}
+	framed.Frame, framed.Canvas.Pad = nil, PadValues{1, 2}
+	if _, err := NewPlan(&framed); err == nil {
+		t.Fatal("two pad values for three channels were accepted")
+	}
+	if s, err := ParseSpec(`{"canvas":{"pad":7}}`); err != nil || len(s.Canvas.Pad) != 1 || s.Canvas.Pad[0] != 7 {
+		t.Fatalf("a scalar pad: %v %v", s, err)
+	}
+}
+
+func gpuOK(p *Plan) bool { ok, _ := p.GPUSupported(); return ok }

@@ -40,24 +40,32 @@ type aaPlan struct {
 	minOff int // smallest first-tap offset from the row origin
 	winEnd int // relative end of the bytes any column's chunks read (16-byte loads)
 	cmap   [3]int
+	// planar: the source is planar (a torchvision (C, H, W) tensor read in place): each channel's
+	// pixels are consecutive bytes, channels strideC apart; aaHPlanar runs its horizontal pass.
+	planar  bool
+	strideC int
 }
 
 func newAAPlan(p *Plan) *aaPlan {
 	s := &p.Spec
-	if s.In.DType != U8 || p.kernel != kPillow || p.inC != 3 || p.strideC != 1 || p.OutC != 3 || p.norm == nil ||
+	if s.In.DType != U8 || p.kernel != kPillow || p.inC != 3 || p.OutC != 3 || p.norm == nil ||
 		!p.CHW || p.norm.f16 || p.cols.Lo != 0 || p.cols.Hi != p.OutW {
 		return nil
 	}
 	ct := &p.cols.Taps
 	k := ct.K
-	a := &aaPlan{cols: make([]aaCol, p.OutW)}
+	a := &aaPlan{cols: make([]aaCol, p.OutW), planar: p.strideC != 1, strideC: p.strideC}
+	step := 3 // interleaved RGB: 3-byte pixels
+	if a.planar {
+		step = 1 // planar: 1-byte pixels per channel plane
+	}
 	first := true
 	for j := range a.cols {
 		cnt := int(ct.Cnt[j])
 		o0 := p.cols.Off[j*k]
 		for t := 1; t < cnt; t++ {
-			if p.cols.Off[j*k+t] != o0+3*t {
-				return nil // not ascending 3-byte pixels (a flipped or strided source view)
+			if p.cols.Off[j*k+t] != o0+step*t {
+				return nil // not ascending pixels (a flipped or strided source view)
 			}
 		}
 		if o0 != int(int32(o0)) {
@@ -114,6 +122,13 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	var missing [2]int
 	nm := 0
 	flush := func() {
+		if a.planar {
+			for _, t := range missing[:nm] {
+				aaHPlanar(hs[t], b.srcU8, base+rows.Off[r*k+t], a, p)
+			}
+			nm = 0
+			return
+		}
 		switch nm {
 		case 2:
 			aaHRows(hs[missing[0]], hs[missing[1]], b.srcU8, base+rows.Off[r*k+missing[0]], base+rows.Off[r*k+missing[1]], a, p)
@@ -161,6 +176,29 @@ func aaHScalar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan, from, to int)
 			s2 += int32(q[2]) * wt
 		}
 		d[j], d[n+j], d[2*n+j] = clampU8(s0>>pilPrecisionBits), clampU8(s1>>pilPrecisionBits), clampU8(s2>>pilPrecisionBits)
+	}
+}
+
+// aaHPlanar is aaHScalar for a planar source (aaPlan.planar): each channel's taps are consecutive
+// bytes of its plane. Pure Go on every build: the same integers as the general path.
+func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
+	n := len(a.cols)
+	d = d[:3*n]
+	wi := p.cols.Taps.WI
+	const half = int32(1 << (pilPrecisionBits - 1))
+	for ch := 0; ch < 3; ch++ {
+		row := rb + a.minOff + ch*a.strideC
+		dc := d[ch*n : ch*n+n]
+		for j := range dc {
+			c := a.cols[j]
+			px := src[row+int(c.off) : row+int(c.off)+int(c.cnt)]
+			ws := wi[c.w : int(c.w)+len(px)]
+			s := half
+			for t, v := range px {
+				s += int32(v) * ws[t]
+			}
+			dc[j] = clampU8(s >> pilPrecisionBits)
+		}
 	}
 }
 

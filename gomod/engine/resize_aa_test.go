@@ -33,9 +33,10 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 		{"no flip", func(s *Spec) { s.Post = View{0, 0, 1, 1, 224, 224} }},
 		{"vflip crop", func(s *Spec) { s.Post = View{200, 0, -1, 1, 190, 224} }},
 		{"source rows flipped", func(s *Spec) { s.In.Strides[1] = -int64(w * 3) }},
+		{"planar", func(s *Spec) { s.In.Strides = [4]int64{int64(3 * h * w), int64(w), 1, int64(h * w)} }},
 		{"letterbox rows", func(s *Spec) {
 			s.Resize.H = 150
-			s.Canvas = CanvasSpec{H: 224, W: 224, Top: 37, Pad: 114}
+			s.Canvas = CanvasSpec{H: 224, W: 224, Top: 37, Pad: PadValues{114}}
 		}},
 	}
 	for _, kind := range []string{"bilinear", "bicubic"} {

@@ -33,7 +33,7 @@ func TestFastPathEqualsGeneral(t *testing.T) {
 		{"source rows flipped", func(s *Spec) { s.In.Strides[1] = -int64(w * 3) }, (h - 1) * w * 3},
 		{"letterbox rows", func(s *Spec) {
 			s.Resize.H = 150
-			s.Canvas = CanvasSpec{H: 224, W: 224, Top: 37, Pad: 114}
+			s.Canvas = CanvasSpec{H: 224, W: 224, Top: 37, Pad: PadValues{114}}
 		}, 0},
 	}
 	for _, v := range variants {

@@ -60,11 +60,60 @@ type ResizeSpec struct {
 // CanvasSpec places the resized content at (Top, Left) on an H x W canvas filled with Pad
 // (letterbox). A plain resize has a canvas equal to the content.
 type CanvasSpec struct {
-	H    int     `json:"h"`
-	W    int     `json:"w"`
-	Top  int     `json:"top"`
-	Left int     `json:"left"`
-	Pad  float64 `json:"pad"`
+	H    int       `json:"h"`
+	W    int       `json:"w"`
+	Top  int       `json:"top"`
+	Left int       `json:"left"`
+	Pad  PadValues `json:"pad"`
+}
+
+// PadValues is the fill of every padded pixel (canvas and frame), one value per output channel
+// (after the channel map), or a single value for all of them. A JSON number means one value.
+type PadValues []float64
+
+// UnmarshalJSON accepts a number or a list of numbers.
+func (v *PadValues) UnmarshalJSON(b []byte) error {
+	var one float64
+	if err := json.Unmarshal(b, &one); err == nil {
+		*v = PadValues{one}
+		return nil
+	}
+	var many []float64
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*v = many
+	return nil
+}
+
+// For returns the pad value of output channel c.
+func (v PadValues) For(c int) float64 {
+	switch len(v) {
+	case 0:
+		return 0
+	case 1:
+		return v[0]
+	}
+	return v[c]
+}
+
+// Uniform reports whether every channel has the same pad value.
+func (v PadValues) Uniform() bool {
+	for _, x := range v {
+		if x != v.For(0) {
+			return false
+		}
+	}
+	return true
+}
+
+// FrameSpec places the output view at (Top, Left) on an H x W frame filled with the pad value: a pad
+// after a crop of the resized image (crop -> resize -> crop -> pad). nil: the output is the view.
+type FrameSpec struct {
+	H    int `json:"h"`
+	W    int `json:"w"`
+	Top  int `json:"top"`
+	Left int `json:"left"`
 }
 
 // NormSpec: out = (x*Scale - Mean[c]) / Std[c] in float32, cast to DType, in Layout "CHW" or "HWC".
@@ -77,15 +126,25 @@ type NormSpec struct {
 }
 
 // Spec is the canonical form of any goprep pipeline: source view -> resize -> canvas -> output view ->
-// channel map -> normalize. Every chain of goprep ops that the Python tracer accepts reduces to it.
+// frame -> channel map -> normalize. Every chain of goprep ops that the Python tracer accepts reduces
+// to it.
 type Spec struct {
 	In     InputSpec  `json:"in"`
 	Pre    View       `json:"pre"`
 	Resize ResizeSpec `json:"resize"`
 	Canvas CanvasSpec `json:"canvas"`
 	Post   View       `json:"post"`
+	Frame  *FrameSpec `json:"frame,omitempty"`
 	CMap   []int      `json:"cmap"`
 	Norm   *NormSpec  `json:"norm"`
+}
+
+// OutSize is the size of the output image: the frame's, or the output view's when there is none.
+func (s *Spec) OutSize() (h, w int) {
+	if s.Frame != nil {
+		return s.Frame.H, s.Frame.W
+	}
+	return s.Post.H, s.Post.W
 }
 
 // ParseSpec decodes a JSON spec; unknown fields are errors so that a Python/Go mismatch is loud.
@@ -131,9 +190,11 @@ func (v View) check(arg string, parentH, parentW int) error {
 	return nil
 }
 
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 // Validate checks every field that decides what memory a plan touches, before any backend sees it:
-// dimensions, strides, windows, channel maps, lengths, dtypes and layouts. The numeric values of
-// pad_value, mean, std and scale cannot make a plan unsafe; they are validated once, in Python
+// dimensions, strides, windows, channel maps, lengths, dtypes and layouts, and the per-channel pad
+// values. mean, std and scale cannot make a plan unsafe; they are validated once, in Python
 // (python/goprep/_validate.py), where their types are known and the errors name the argument.
 func (s *Spec) Validate() error {
 	in := &s.In
@@ -209,8 +270,30 @@ func (s *Spec) Validate() error {
 	if err := s.Post.check("crop", c.H, c.W); err != nil {
 		return err
 	}
+	if f := s.Frame; f != nil {
+		if err := checkDim("size.height", f.H, false); err != nil {
+			return err
+		}
+		if err := checkDim("size.width", f.W, false); err != nil {
+			return err
+		}
+		if f.Top < 0 || f.Left < 0 || f.Top+s.Post.H > f.H || f.Left+s.Post.W > f.W {
+			return errf(CodeBadShape, "padding", "image of %dx%d at (%d, %d) does not fit the %dx%d frame", s.Post.H, s.Post.W, f.Top, f.Left, f.H, f.W)
+		}
+	}
 	if n := len(s.CMap); n != 1 && n != 3 && n != 4 {
 		return errf(CodeBadShape, "code", "output channels must be 1, 3 or 4, got %d", n)
+	}
+	if n := len(c.Pad); n > 1 && n != len(s.CMap) {
+		return errf(CodeInvalidArgument, "pad_value", "needs 1 or %d values (one per channel), got %d", len(s.CMap), n)
+	}
+	for _, v := range c.Pad {
+		if !finite(v) || !finite(float64(float32(v))) {
+			return errf(CodeInvalidArgument, "pad_value", "must be finite float32 numbers, got %v", v)
+		}
+		if in.DType == U8 && (v < 0 || v > 255 || v != math.Trunc(v)) {
+			return errf(CodeInvalidArgument, "pad_value", "must be an integer in [0, 255] for uint8 images, got %v", v)
+		}
 	}
 	for _, ch := range s.CMap {
 		if ch < 0 || ch >= in.C {
@@ -233,7 +316,8 @@ func (s *Spec) Validate() error {
 	}
 	// Output bytes must fit comfortably in an int on every platform we build for.
 	n := max(in.N, 1)
-	outBytes := float64(n) * float64(s.Post.H) * float64(s.Post.W) * float64(len(s.CMap)) * float64(s.OutDType().Size())
+	oh, ow := s.OutSize()
+	outBytes := float64(n) * float64(oh) * float64(ow) * float64(len(s.CMap)) * float64(s.OutDType().Size())
 	if outBytes > float64(math.MaxInt64/4) {
 		return errf(CodeTooLarge, "size", "output of %.3g bytes is too large", outBytes)
 	}

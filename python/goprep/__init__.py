@@ -21,7 +21,7 @@ from ._errors import (
     ShapeError,
 )
 from ._device import DeviceArray
-from ._ops import crop, cvt_color, flip, letterbox, normalize, resize
+from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad, resize
 from ._pipeline import Pipeline, pipeline
 from ._trace import LetterboxInfo
 
@@ -31,6 +31,8 @@ __all__ = [
     "flip",
     "crop",
     "letterbox",
+    "pad",
+    "center_crop",
     "cvt_color",
     "normalize",
     "pipeline",

@@ -40,6 +40,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--check", action="store_true", help="exit 1 if any performance target fails")
     p.add_argument(
+        "--scale", action="store_true", help="instead: Ray Data with 1 vs 2 actors on a 2-node local cluster (--scale --help)"
+    )
+    p.add_argument(
         "--sizes",
         metavar="LIST",
         help="comma-separated input sizes from 256, 512, 1080p (default: all; --quick: 512)",
@@ -70,6 +73,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; returns the exit code (0, or 1 with ``--check`` when a target fails)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--scale" in argv:  # its own options and report: goprep/_benchsuite/scale.py
+        from ._benchsuite.scale import main as scale_main
+
+        return scale_main([a for a in argv if a != "--scale"])
     args = _parse(argv)
     started = _dt.datetime.now().astimezone()
     t_start = time.perf_counter()
@@ -77,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Heavy imports only now: ``import goprep`` must never pay for them.
     from tqdm import tqdm
 
-    from ._benchsuite import images, impls, machine, report, scenarios, targets
+    from ._benchsuite import images, impls, imagenet_eval, machine, report, scenarios, targets
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -210,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(report.serving_lines(serving) + [""])
             overhead = scenarios.run_overhead(overhead_fns, threads, settings, bar)
             say(report.overhead_lines(overhead) + [""])
+            converted = imagenet_eval.run(threads, settings)  # issue 13: from_torchvision vs torchvision
+            say(imagenet_eval.lines(converted) + [""])
     finally:
         threads.restore()
     run_load = run_monitor.stop()
@@ -227,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         b1080=find(grid, "1080p", 1),
         cold=find(grid, "512cold", 1),
     )
+    results += imagenet_eval.targets(converted)
     say(report.target_lines(results))
     if goprep_error is not None:
         say(f"goprep itself failed: {type(goprep_error).__name__}: {goprep_error}")
@@ -261,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall_s=wall,
         load=run_load,
     )
+    data["imagenet_eval"] = converted.as_dict()
     report.write_json(json_path, data)
     try:
         report.write_chart(

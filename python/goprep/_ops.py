@@ -13,13 +13,14 @@ import numpy as np
 from . import _native, _validate
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
+from ._inputs import as_array, is_tensor, out_array, to_output
+from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultralytics_letterbox
 from ._trace import (
     LetterboxInfo,
     Traced,
     check_out_size,
     check_traced,
     check_window,
-    letterbox_geometry,
     parse_size,
     trace_array,
     typed_key,
@@ -111,13 +112,16 @@ _eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any]] = {}
 def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced], Tuple[Traced, Any]]) -> Tuple[Any, Any]:
     """Run an eager op: ``build`` turns the traced source into the op's result (and an extra value,
     such as letterbox's info). Results of ``build`` are memoised per op arguments and source layout,
-    so a repeated call skips tracing (about 20 us of Python) and only runs the plan."""
+    so a repeated call skips tracing (about 20 us of Python) and only runs the plan. A torch tensor
+    source gives a tensor result; a PIL image, a NumPy one."""
     if isinstance(src, Traced):
         return build(check_traced(src))
+    kind = None
     if type(src) is not np.ndarray:
+        src, kind = as_array(src)
         src = base_array(src)
         if type(src) is not np.ndarray:
-            raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(src).__name__}", argument="src")
+            trace_array(src)  # raises the error naming what src is
     key: Any = (typed_key(op), src.shape, src.strides, src.dtype)
     try:
         hit = _eager.get(key)
@@ -125,13 +129,17 @@ def run_eager(op: Tuple[Any, ...], src: Any, out: Any, build: Callable[[Traced],
         key, hit = None, None
     if hit is None:
         r, extra = build(trace_array(src))
-        hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra)
+        hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra, r.chw)
         if key is not None and not hit[0].big:
             if len(_eager) >= _EAGER_CACHE_SIZE:
                 _eager.clear()
             _eager[key] = hit
-    ref, shape, dtype, f32, extra = hit
-    return run_plan(ref, shape, dtype, f32, src, out), extra
+    ref, shape, dtype, f32, extra, chw = hit
+    if out is not None and type(out) is not np.ndarray and is_tensor(out):
+        run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw))
+        return out, extra
+    res = run_plan(ref, shape, dtype, f32, src, out)
+    return (to_output(res, kind, chw) if kind == "torch" else res), extra
 
 
 def run_plan(
@@ -179,20 +187,91 @@ _INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
-def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool) -> Traced:
-    h, w = parse_size(size)
+def _check_flag(name: str, v: Any) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise InvalidArgumentError(f"must be a bool, got {type(v).__name__}", argument=name)
+    return bool(v)
+
+
+def _opt_int(name: str, v: Any) -> Optional[int]:
+    if v is None:
+        return None
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise InvalidArgumentError(f"must be an int, got {type(v).__name__}", argument=name)
+    if v <= 0:
+        raise InvalidArgumentError(f"must be positive, got {v}", argument=name)
+    return int(v)
+
+
+def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
+    """The resize target: ``(h, w)`` exactly, or torchvision's shorter-side rule for an int (or a
+    1-element sequence, or None with ``max_size``)."""
+    ms = _opt_int("max_size", max_size)
+    if isinstance(size, (list, tuple)) and len(size) == 1:
+        size = size[0]
+    if size is None or (isinstance(size, (int, np.integer)) and not isinstance(size, bool)):
+        s = _opt_int("size", size)
+        h, w = shorter_side(t.height, t.width, s, ms)
+        return parse_size((h, w))
+    if ms is not None:
+        raise InvalidArgumentError("applies only when size is an int (the shorter side) or None", argument="max_size")
+    return parse_size(size)
+
+
+def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool, max_size: Any = None) -> Traced:
     _validate.as_choice("interpolation", interpolation, _INTERP)
     aa = _validate.as_flag("antialias", antialias)
     if aa and interpolation not in _INTERP_AA:
         raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
-    return t.resized(interpolation, aa, h, w, (h, w, 0, 0, 0.0))
+    h, w = resize_size(t, size, max_size)
+    return t.resized(interpolation, aa, h, w)
 
 
-def _letterbox_t(t: Traced, size: Size, pad_value: Any) -> Tuple[Traced, LetterboxInfo]:
+def pad_values(t: Traced, pad_value: Any, argument: str = "pad_value") -> Tuple[float, ...]:
+    """A pad value per current channel: one number for all, or one per channel."""
+    return _validate.pad_values(argument, pad_value, t.dtype, t.channels)
+
+
+def _letterbox_t(t: Traced, size: Size, pad_value: Any, scaleup: Any, auto: Any, stride: Any) -> Tuple[Traced, LetterboxInfo]:
     oh, ow = parse_size(size)
-    pad = _validate.pad_value("pad_value", pad_value, t.dtype)
-    info = letterbox_geometry(t.height, t.width, oh, ow)
-    return t.resized("bilinear", False, info.height, info.width, (oh, ow, info.top, info.left, pad)), info
+    pad = pad_values(t, pad_value)
+    up, au = _check_flag("scaleup", scaleup), _check_flag("auto", auto)
+    st = _opt_int("stride", stride)
+    r, nh, nw, top, bottom, left, right = ultralytics_letterbox(t.height, t.width, oh, ow, up, au, st or 1)
+    info = LetterboxInfo(r, top, left, nh, nw)
+    return t.resized("bilinear", False, nh, nw).padded_by(top, bottom, left, right, pad), info
+
+
+def _pad_t(t: Traced, padding: Any, size: Any, multiple: Any, value: Any, center: Any) -> Traced:
+    given = [n for n, v in (("padding", padding), ("size", size), ("multiple", multiple)) if v is not None]
+    if len(given) != 1:
+        raise InvalidArgumentError("give exactly one of padding, size or multiple", argument=given[1] if given else "padding")
+    c = _check_flag("center", center)
+    h, w = t.height, t.width
+    if padding is not None:
+        left, top, right, bottom = parse_padding(padding)
+    else:
+        if size is not None:
+            th, tw = parse_size(size)
+            if th < h or tw < w:
+                raise ShapeError(f"{th}x{tw} is smaller than the {h}x{w} image", argument="size")
+        else:
+            mh, mw = parse_size(multiple, argument="multiple")
+            th, tw = -(-h // mh) * mh, -(-w // mw) * mw
+        dh, dw = th - h, tw - w
+        top, left = (dh // 2, dw // 2) if c else (0, 0)
+        bottom, right = dh - top, dw - left
+    return t.padded_by(top, bottom, left, right, pad_values(t, value, "value"))
+
+
+def _center_crop_t(t: Traced, size: Any) -> Traced:
+    ch, cw = parse_size(size[0] if isinstance(size, (list, tuple)) and len(size) == 1 else size)
+    (pl, pt, pr, pb), (top, left) = center_crop_geometry(t.height, t.width, ch, cw)
+    if pl or pt or pr or pb:
+        t = t.padded_by(pt, pb, pl, pr, (0.0,) * t.channels)
+    if (t.height, t.width) == (ch, cw):
+        return t
+    return t.crop(top, left, ch, cw)
 
 
 _NORM_DTYPES = {"float32": "f32", "float16": "f16"}
@@ -202,6 +281,8 @@ def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout:
     c = t.channels
     m = _validate.per_channel("mean", mean, c)
     s = _validate.per_channel("std", std, c, nonzero=True)
+    if scale is None:  # torchvision's ToDtype(scale=True): uint8 [0, 255] -> [0, 1]; float stays
+        scale = 1 / 255 if t.dtype == "u8" else 1.0
     sc = _validate.as_float32("scale", scale)
     key = dtype if isinstance(dtype, str) else getattr(np.dtype(dtype) if _is_dtype(dtype) else None, "name", None)
     if key not in _NORM_DTYPES:
@@ -223,8 +304,17 @@ def _is_dtype(d: Any) -> bool:
 # public ops
 
 
-def resize(src: Any, size: Size, *, interpolation: str = "bilinear", antialias: bool = False, out: Optional[np.ndarray] = None) -> Any:
-    """Resize to ``size`` (``(height, width)`` or an int for a square), keeping the dtype.
+def resize(
+    src: Any,
+    size: Optional[Size],
+    *,
+    interpolation: str = "bilinear",
+    antialias: bool = False,
+    max_size: Optional[int] = None,
+    out: Optional[np.ndarray] = None,
+) -> Any:
+    """Resize to ``size``, keeping the dtype. ``(height, width)`` is exact; an int sets the shorter
+    side, the longer becoming ``int(size * long / short)`` (torchvision's rule), at most ``max_size``.
 
     bilinear uses half-pixel centres: uint8 matches ``cv2.resize(INTER_LINEAR)``, float32 matches
     PyTorch's ``interpolate(mode="bilinear", align_corners=False)``; ``antialias=True`` follows Pillow's
@@ -235,7 +325,10 @@ def resize(src: Any, size: Size, *, interpolation: str = "bilinear", antialias: 
     docs/API.md gives every rounding rule.
     """
     return run_eager(
-        ("resize", size, interpolation, antialias), src, out, lambda t: (_resize_t(t, size, interpolation, antialias), None)
+        ("resize", size, interpolation, antialias, max_size),
+        src,
+        out,
+        lambda t: (_resize_t(t, size, interpolation, antialias, max_size), None),
     )[0]
 
 
@@ -253,17 +346,66 @@ def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
     """The ``height x width`` window at ``(top, left)``: a zero-copy view of ``src``."""
     if isinstance(src, Traced):
         return check_traced(src).crop(top, left, height, width)
-    t = trace_array(src)
+    a, kind = as_array(src)
+    t = trace_array(a)
     top, left, height, width = check_window(top, left, height, width, t.height, t.width)
-    return src[..., top : top + height, left : left + width, :]
+    if kind == "torch":
+        return src[..., top : top + height, left : left + width]  # the tensor's own (C, H, W) view
+    return a[..., top : top + height, left : left + width, :]
 
 
-def letterbox(src: Any, size: Size, *, pad_value: float = 114, out: Optional[np.ndarray] = None) -> Tuple[Any, LetterboxInfo]:
-    """Resize keeping the aspect ratio to fit ``size``, centred on a canvas filled with ``pad_value``.
+def letterbox(
+    src: Any,
+    size: Size,
+    *,
+    pad_value: Any = 114,
+    scaleup: bool = True,
+    auto: bool = False,
+    stride: int = 32,
+    out: Optional[np.ndarray] = None,
+) -> Tuple[Any, LetterboxInfo]:
+    """Resize keeping the aspect ratio to fit ``size``, centred on a canvas filled with ``pad_value``
+    (a number or one per channel), with ultralytics ``LetterBox`` geometry: ``scaleup=False`` never
+    enlarges, ``auto=True`` pads only to the next multiple of ``stride`` (a minimal rectangle).
 
     Returns ``(image, LetterboxInfo)``; the info maps boxes back to the source image.
     """
-    return run_eager(("letterbox", size, pad_value), src, out, lambda t: _letterbox_t(t, size, pad_value))
+    return run_eager(
+        ("letterbox", size, pad_value, scaleup, auto, stride),
+        src,
+        out,
+        lambda t: _letterbox_t(t, size, pad_value, scaleup, auto, stride),
+    )
+
+
+def pad(
+    src: Any,
+    padding: Any = None,
+    *,
+    size: Optional[Size] = None,
+    multiple: Optional[Size] = None,
+    value: Any = 0,
+    center: bool = True,
+    out: Optional[np.ndarray] = None,
+) -> Any:
+    """Pad with a constant ``value`` (a number or one per channel). Give one of: ``padding`` as
+    torchvision's ``Pad`` takes it (int, ``(left/right, top/bottom)`` or ``(left, top, right, bottom)``),
+    ``size=(h, w)`` to pad up to, or ``multiple`` (int or pair) to pad each side up to a multiple of.
+    With ``size``/``multiple`` the image is centred (``top = (H - h) // 2``), or at the top-left
+    with ``center=False``."""
+    return run_eager(
+        ("pad", padding, size, multiple, value, center),
+        src,
+        out,
+        lambda t: (_pad_t(t, padding, size, multiple, value, center), None),
+    )[0]
+
+
+def center_crop(src: Any, size: Size, *, out: Optional[np.ndarray] = None) -> Any:
+    """The centred ``size`` window with torchvision's rounding: the crop starts at
+    ``int(round((H - h) / 2.0))``; where it is larger than the image, the image is first padded with
+    zeros (``(h - H) // 2`` before, the rest after), as torchvision does."""
+    return run_eager(("center_crop", size), src, out, lambda t: (_center_crop_t(t, size), None))[0]
 
 
 def cvt_color(src: Any, code: str, out: Optional[np.ndarray] = None) -> Any:
@@ -284,12 +426,15 @@ def normalize(
     *,
     mean: Any,
     std: Any,
-    scale: float = 1 / 255,
+    scale: Optional[float] = None,
     dtype: str = "float32",
     layout: str = "CHW",
     out: Optional[np.ndarray] = None,
 ) -> Any:
-    """``(src * scale - mean) / std`` per channel, computed in float32, cast to ``dtype``, in ``layout``."""
+    """``(src * scale - mean) / std`` per channel, computed in float32, cast to ``dtype``, in ``layout``.
+
+    ``scale`` defaults to the source dtype's: 1/255 for uint8, 1 for float32 (torchvision's
+    ``ToDtype(scale=True)``)."""
     return run_eager(
         ("normalize", mean, std, scale, dtype, layout),
         src,

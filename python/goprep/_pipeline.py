@@ -8,14 +8,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _native
+from . import _device, _native, _pickling
 from ._device import DeviceArray
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
+from ._inputs import as_array, is_tensor, out_array, to_output
 from ._ops import PlanRef, plan_for, prepare_out, run_plan
 from ._trace import Traced, trace_array, tracing, typed_key
 from ._validate import base_array
 
-_OUTPUTS = ("numpy", "device")
+_OUTPUTS = (None, "numpy", "torch", "device")
 _CACHE_SIZE = 256  # traced signatures per pipeline: many shapes must not grow memory without limit
 _SLOT = object()  # marks where the image goes in a traced function's result
 
@@ -23,7 +24,7 @@ _SLOT = object()  # marks where the image goes in a traced function's result
 class _Compiled:
     """One traced signature: its plan and how to build the function's result."""
 
-    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced", "moved")
+    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced", "moved", "chw")
 
     def __init__(self, traced: Traced, template: Any, src_bytes: int) -> None:
         self.traced = traced
@@ -32,6 +33,7 @@ class _Compiled:
         self.dtype = traced.out_dtype
         self.template = template
         self.f32 = traced.dtype == "f32"
+        self.chw = traced.chw
         self.moved = src_bytes + int(np.prod(self.shape)) * self.dtype.itemsize  # bytes a GPU call would copy
 
 
@@ -58,23 +60,41 @@ def _fill(template: Any, image: np.ndarray) -> Any:
 class Pipeline:
     """A function of goprep ops compiled into fused engine passes (see ``goprep.pipeline``)."""
 
-    def __init__(self, fn: Callable[..., Any], device: str, output: str = "numpy") -> None:
+    def __init__(self, fn: Callable[..., Any], device: str, output: Optional[str] = None) -> None:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._device = device
         self._output = output
+        # where the engine writes: host memory (NumPy, or a tensor over it) or a DeviceArray
+        self._target = "device" if output == "device" else "numpy"
         self._cache: Dict[Any, _Compiled] = {}
         self._lock = threading.Lock()
         # device="cpu" (and "auto" once no GPU is found) takes the engine's direct CPU entry point,
         # skipping placement: that keeps the per-call overhead of small images at its CPU-only level.
-        self._cpu = device == "cpu" and output == "numpy"
-        self._auto_numpy = device == "auto" and output == "numpy"
+        self._cpu = device == "cpu" and self._target == "numpy"
+        self._auto_numpy = device == "auto" and self._target == "numpy"
 
     def __repr__(self) -> str:
         return (
             f"<goprep.pipeline {getattr(self._fn, '__qualname__', self._fn)!r} device={self._device!r}"
             f" output={self._output!r}>"
         )
+
+    # Pickling: the function and options travel, plans/lock/cache are rebuilt lazily (_pickling.py).
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if _pickling.by_name(self):  # a module-level @goprep.pipeline: by name, like a function
+            return (_pickling.import_named, (self.__module__, self.__qualname__))
+        return super().__reduce_ex__(protocol)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_cache", "_lock", "__wrapped__")}
+        state["_fn"] = _pickling.FnRef(self._fn)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state, _fn=state["_fn"].fn, __wrapped__=state["_fn"].fn)
+        self._cache = {}
+        self._lock = threading.Lock()
 
     def _on_cpu(self, moved: int = 0) -> bool:
         # Under "auto", calls below the engine's GPU threshold skip the placement call entirely (the
@@ -104,24 +124,39 @@ class Pipeline:
             c = self._compile(src, args, kwargs, key)
         return c
 
-    def __call__(self, src: Any, *args: Any, out: Optional[np.ndarray] = None, **kwargs: Any) -> Any:
-        if type(src) is np.ndarray:
-            c = self._lookup(src, args, kwargs)
-            device = "cpu" if self._on_cpu(c.moved) else self._device
-            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._output)
-            return _fill(c.template, res)
-        if isinstance(src, (list, tuple)):
-            return self._run_list(list(src), args, kwargs, out)
-        if isinstance(src, np.ndarray):  # an ndarray subclass: run on its base-class view (base_array)
-            return self(base_array(src), *args, out=out, **kwargs)
-        raise InvalidArgumentError(f"must be a numpy.ndarray or a list of them, got {type(src).__name__}", argument="src")
+    def __call__(self, src: Any, *args: Any, out: Optional[Any] = None, **kwargs: Any) -> Any:
+        kind = None
+        if type(src) is not np.ndarray:
+            if isinstance(src, (list, tuple)):
+                return self._run_list(list(src), args, kwargs, out)
+            src, kind = as_array(src)
+            if type(src) is not np.ndarray:
+                if not isinstance(src, np.ndarray):
+                    raise InvalidArgumentError(
+                        f"must be a numpy.ndarray, a PIL image, a CPU torch.Tensor or a list of them, got "
+                        f"{type(src).__name__}",
+                        argument="src",
+                    )
+                src = base_array(src)  # an ndarray subclass: its base-class view (never its attributes)
+        c = self._lookup(src, args, kwargs)
+        device = "cpu" if self._on_cpu(c.moved) else self._device
+        if out is not None and type(out) is not np.ndarray and is_tensor(out):
+            run_plan(c.ref, c.shape, c.dtype, c.f32, src, out_array(out, c.shape, c.chw), device, self._target)
+            return _fill(c.template, out)
+        res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._target)
+        if (self._output or kind) == "torch":
+            res = to_output(res, "torch", c.chw)
+        return _fill(c.template, res)
 
     def _run_list(self, images: List[Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Optional[np.ndarray]) -> Any:
         if not images:
             raise ShapeError("the list of images is empty", argument="src")
         compiled: List[_Compiled] = []
-        images = [base_array(img, "src") for img in images]  # kept alive until the call returns
-        for i, img in enumerate(images):
+        kinds = set()
+        for i, item in enumerate(images):
+            img, kind = as_array(item)
+            kinds.add(kind)
+            images[i] = base_array(img, "src")  # kept alive until the call returns
             if not isinstance(img, np.ndarray) or img.ndim != 3:
                 raise ShapeError(
                     f"item {i} must be an (H, W, C) numpy.ndarray, got "
@@ -151,7 +186,8 @@ class Pipeline:
                 raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
             res = DeviceArray(_native.call(mod.RunManyToDevice, id(desc), len(images), self._device), shape, first.dtype)
         else:
-            res = prepare_out(out, shape, first.dtype, images)
+            given = out
+            res = prepare_out(out_array(out, shape, first.chw), shape, first.dtype, images)
             moved = sum(c.moved for c in compiled)
             if not self._on_cpu(moved):
                 _native.call(mod.RunManyOn, id(desc), len(images), id(res), self._device)
@@ -161,8 +197,13 @@ class Pipeline:
                 )
             else:
                 _native.call(mod.RunMany, id(desc), len(images), id(res))
-            if out is not None:
-                res = out
+            if given is not None and is_tensor(given):
+                res = given
+            else:
+                if given is not None:
+                    res = given  # out= comes back as the object the caller passed
+                if (self._output or (kinds.pop() if len(kinds) == 1 else None)) == "torch":
+                    res = to_output(res, "torch", first.chw)
         if first.template is _SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.
@@ -171,21 +212,24 @@ class Pipeline:
         )
 
 
-def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto", output: str = "numpy") -> Any:
+def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto", output: Optional[str] = None) -> Any:
     """Fuse a function of goprep ops into one pass in Go.
 
     Use as ``@goprep.pipeline`` or ``@goprep.pipeline(device=..., output=...)``. ``device`` is "auto" (the
     GPU when one is usable and the call is big enough to gain from it, else the CPU), "cpu", "cuda" or
     "cuda:N". ``output="device"`` keeps the result on the GPU as a ``goprep.DeviceArray`` (zero-copy into
-    PyTorch/CuPy through DLPack or ``__cuda_array_interface__``). The first argument
-    of the decorated function is the image: an ``(H, W, C)`` array, an ``(N, H, W, C)`` batch, or a list of
-    differently sized images (which produce one batch). Other arguments are passed through and are part
+    PyTorch/CuPy through DLPack or ``__cuda_array_interface__``); ``output="torch"`` returns a CPU
+    ``torch.Tensor`` sharing the result's memory, ``output="numpy"`` a NumPy array; by default a
+    tensor input gives a tensor and anything else a NumPy array. The first argument of the decorated
+    function is the image: an ``(H, W, C)`` array, an ``(N, H, W, C)`` batch, a PIL image, a CPU
+    tensor in torchvision's ``(C, H, W)`` / ``(N, C, H, W)`` convention, or a list of differently sized
+    images (which produce one batch). Other arguments are passed through and are part
     of the cache key. ``out=`` receives the result in place. The function is traced once per input
     signature; calling it returns exactly what the same ops return when called one by one.
     """
     _device.check_device(device)
     if output not in _OUTPUTS:
-        raise InvalidArgumentError(f'must be "numpy" or "device", got {output!r}', argument="output")
+        raise InvalidArgumentError(f'must be None, "numpy", "torch" or "device", got {output!r}', argument="output")
     if output == "device" and device == "cpu":
         raise InvalidArgumentError('output="device" needs device="auto", "cuda" or "cuda:N"', argument="output")
     if fn is None:

@@ -3,8 +3,9 @@
 Every goprep op, eager or inside ``@goprep.pipeline``, works on a ``Traced`` image: a description of
 how the current image is read from the caller's source array. Ops only update that description
 (crops and flips compose into views, colour conversions into a channel map), so any accepted chain
-reduces to the engine's one canonical spec: source view -> resize -> canvas -> output view ->
-channel map -> normalize. The engine then runs it as a single pass.
+reduces to the engine's one canonical spec: source view -> resize -> canvas -> output view -> frame ->
+channel map -> normalize (crops, flips and pads after the resize compose per axis, see _geometry.py).
+The engine then runs it as a single pass.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from . import _native, _validate
 from ._errors import DTypeError, InvalidArgumentError, PipelineError, ShapeError
 from ._validate import base_array
+from ._geometry import Axis, emit
 
 MAX_OUT_BYTES = 1 << 46
 
@@ -110,23 +112,30 @@ class Traced:
     strides: Tuple[int, int, int, int]
     pre: View
     resize: Optional[Tuple[str, bool, int, int]] = None  # kind, antialias, h, w
-    canvas: Optional[Tuple[int, int, int, int, float]] = None  # h, w, top, left, pad
-    post: Optional[View] = None
+    # After a resize or pad: how each axis shows the resized content (see _geometry.Axis).
+    rows: Optional[Axis] = None
+    cols: Optional[Axis] = None
+    pad: Optional[Tuple[float, ...]] = None  # the padding's value per current channel
     cmap: Tuple[int, ...] = ()
     norm: Optional[Tuple[Tuple[float, ...], Tuple[float, ...], float, str, str]] = None
 
     # -- what the image looks like now -------------------------------------------------------
     @property
     def height(self) -> int:
-        return self.post.h if self.post is not None else self.pre.h
+        return self.rows.n if self.rows is not None else self.pre.h
 
     @property
     def width(self) -> int:
-        return self.post.w if self.post is not None else self.pre.w
+        return self.cols.n if self.cols is not None else self.pre.w
 
     @property
     def channels(self) -> int:
         return len(self.cmap)
+
+    @property
+    def padded(self) -> bool:
+        """Whether some output pixel shows padding."""
+        return self.rows is not None and self.cols is not None and (self.rows.padded or self.cols.padded)
 
     @property
     def out_dtype(self) -> np.dtype:
@@ -145,6 +154,11 @@ class Traced:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def chw(self) -> bool:
+        """Whether the result is laid out (C, H, W)."""
+        return self.norm is not None and self.norm[4] == "CHW"
 
     # -- guards: a traced image is not an array ------------------------------------------------
     def __array__(self, *a: Any, **k: Any) -> Any:
@@ -180,9 +194,11 @@ class Traced:
 
     # -- ops ----------------------------------------------------------------------------------
     def with_view(self, child: View) -> "Traced":
-        if self.post is None:
+        if self.rows is None or self.cols is None:
             return replace(self, pre=self.pre.then(child))
-        return replace(self, post=self.post.then(child))
+        return replace(
+            self, rows=self.rows.view(child.y0, child.sy, child.h), cols=self.cols.view(child.x0, child.sx, child.w)
+        )
 
     def crop(self, top: int, left: int, height: int, width: int) -> "Traced":
         self._not_after_norm("crop")
@@ -196,15 +212,39 @@ class Traced:
             View(h - 1 if vertical else 0, w - 1 if horizontal else 0, -1 if vertical else 1, -1 if horizontal else 1, h, w)
         )
 
-    def resized(self, kind: str, antialias: bool, h: int, w: int, canvas: Tuple[int, int, int, int, float]) -> "Traced":
+    def resized(self, kind: str, antialias: bool, h: int, w: int) -> "Traced":
         self._not_after_norm("resize")
         if self.resize is not None:
             raise PipelineError("a pipeline can contain only one resize or letterbox")
-        return replace(self, resize=(kind, antialias, h, w), canvas=canvas, post=View.identity(canvas[0], canvas[1]))
+        t = self
+        if t.rows is not None and t.cols is not None:
+            if t.padded:
+                raise PipelineError("resize cannot follow padding (pad, center_crop beyond the image); pad after resizing")
+            # A pad that later crops removed entirely is only a view: fold it into the source view.
+            r, c = t.rows, t.cols
+            t = replace(t, pre=t.pre.then(View(r.a, c.a, r.s, c.s, r.n, c.n)), rows=None, cols=None, pad=None)
+        return replace(t, resize=(kind, antialias, h, w), rows=Axis.identity(h), cols=Axis.identity(w))
+
+    def padded_by(self, top: int, bottom: int, left: int, right: int, value: Tuple[float, ...]) -> "Traced":
+        """Place the image at (top, left) on a canvas grown by the given margins, filled with ``value``
+        (one number per current channel)."""
+        self._not_after_norm("pad")
+        if top == bottom == left == right == 0:
+            return self
+        t = self
+        if t.rows is None or t.cols is None:
+            t = replace(t, rows=Axis.identity(t.pre.h), cols=Axis.identity(t.pre.w))
+        if t.padded and t.pad != value:
+            raise PipelineError(
+                f"pad_value {list(value)} differs from the padding already in the image ({list(t.pad or ())}); "
+                "one pipeline fills all its padding with one value"
+            )
+        return replace(t, rows=t.rows.pad(top, bottom), cols=t.cols.pad(left, right), pad=value)  # type: ignore[union-attr]
 
     def mapped(self, cmap: Sequence[int]) -> "Traced":
         self._not_after_norm("cvt_color")
-        return replace(self, cmap=tuple(self.cmap[i] for i in cmap))
+        pad = None if self.pad is None else tuple(self.pad[i] for i in cmap)
+        return replace(self, cmap=tuple(self.cmap[i] for i in cmap), pad=pad)
 
     def normalized(self, mean: Tuple[float, ...], std: Tuple[float, ...], scale: float, dtype: str, layout: str) -> "Traced":
         self._not_after_norm("normalize")
@@ -214,11 +254,12 @@ class Traced:
     def spec(self) -> str:
         if self.resize is None:
             kind, aa, rh, rw = "none", False, self.pre.h, self.pre.w
-            canvas = (rh, rw, 0, 0, 0.0)
-            post = View.identity(rh, rw)
         else:
             kind, aa, rh, rw = self.resize
-            canvas, post = self.canvas, self.post  # type: ignore[assignment]
+        rows = self.rows if self.rows is not None else Axis.identity(rh)
+        cols = self.cols if self.cols is not None else Axis.identity(rw)
+        canvas, post, frame = emit(rows, cols, rh, rw)
+        canvas["pad"] = [float(v) for v in self.pad] if self.pad is not None else [0.0]  # type: ignore[assignment]
         norm = None
         if self.norm is not None:
             mean, std, scale, dt, layout = self.norm
@@ -227,11 +268,13 @@ class Traced:
             "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
             "pre": dataclasses.asdict(self.pre),
             "resize": {"kind": kind, "antialias": aa, "h": rh, "w": rw},
-            "canvas": {"h": canvas[0], "w": canvas[1], "top": canvas[2], "left": canvas[3], "pad": float(canvas[4])},
-            "post": dataclasses.asdict(post),
+            "canvas": canvas,
+            "post": post,
             "cmap": list(self.cmap),
             "norm": norm,
         }
+        if frame is not None:
+            d["frame"] = frame
         return json.dumps(d, separators=(",", ":"))
 
 
@@ -309,13 +352,6 @@ def trace_array(a: Any, argument: str = "src") -> Traced:
 
 def parse_size(size: Any, argument: str = "size") -> Tuple[int, int]:
     return _validate.parse_size(size, _native.limit("max_dim"), argument)
-
-
-def letterbox_geometry(h: int, w: int, out_h: int, out_w: int) -> LetterboxInfo:
-    scale = min(out_h / h, out_w / w)
-    nh = min(max(1, int(round(h * scale))), out_h)
-    nw = min(max(1, int(round(w * scale))), out_w)
-    return LetterboxInfo(scale, (out_h - nh) // 2, (out_w - nw) // 2, nh, nw)
 
 
 def check_out_size(t: Traced) -> None:

@@ -208,7 +208,7 @@ CASES = {
     ),
     "pipeline_bad_device": ("goprep.pipeline(lambda im: im, device='gpu')", (IAE, "invalid_argument", "device")),
     "pipeline_device_list": ("goprep.pipeline(lambda im: im, device=['cpu'])", (IAE, "invalid_argument", "device")),
-    "pipeline_output_bad": ("goprep.pipeline(lambda im: im, output='torch')", (IAE, "invalid_argument", "output")),
+    "pipeline_output_bad": ("goprep.pipeline(lambda im: im, output='tensorflow')", (IAE, "invalid_argument", "output")),
     "pipeline_not_callable": ("goprep.pipeline(3)", (IAE, "invalid_argument", "fn")),
     # --- threads
     "threads_2_63": ("goprep.set_num_threads(2**63)", (IAE, "invalid_argument", "n")),

@@ -210,6 +210,9 @@ def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
     if isinstance(size, (list, tuple)) and len(size) == 1:
         size = size[0]
     if size is None or (isinstance(size, (int, np.integer)) and not isinstance(size, bool)):
+        for name, v in (("size", size), ("max_size", ms)):
+            if v is not None:  # as a (h, w) size is checked (bad_shape, too_large): huge ints overflow float math
+                parse_size(v, argument=name)
         s = _opt_int("size", size)
         h, w = shorter_side(t.height, t.width, s, ms)
         return parse_size((h, w))

@@ -7,7 +7,10 @@ tool (
 	golang.org/x/tools/cmd/goimports
 )
 
-require github.com/go-python/gopy v0.5.0
+require (
+	github.com/go-python/gopy v0.5.0
+	gonum.org/v1/gonum v0.17.0
+)
 
 require (
 	// Used only under the `cuda` build tag (gomod/cuda).
@@ -25,5 +28,4 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/telemetry v0.0.0-20261009151841-97e8ea77aa2a // indirect
 	golang.org/x/tools v0.52.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 )

@@ -1,6 +1,11 @@
-"""Smoke test of `python -m goprep bench`: a minimal grid runs end to end and writes its report."""
+"""Smoke test of `python -m goprep bench`: a minimal grid runs end to end and writes its report.
+
+Speed itself is not asserted (CI machines are shared and noisy); what is asserted can fail: every row
+passed its output check against goprep before being timed, every target's PASS/FAIL is the verdict its
+own numbers give, and each verdict is printed."""
 
 import json
+import operator
 import subprocess
 import sys
 
@@ -14,8 +19,24 @@ def test_bench_smoke(tmp_path):
     charts = list(tmp_path.glob("goprep-bench-*.png"))
     assert len(reports) == 1 and len(charts) == 1
     data = json.loads(reports[0].read_text())
-    text = json.dumps(data)
-    # every implementation was checked against goprep before being timed, and the targets were judged
-    assert "goprep-1t" in text and "opencv-1t" in text
-    assert "PASS" in proc.stdout or "FAIL" in proc.stdout
+    rows = [r for g in data["grid"] for r in g["results"]]
+    keys = {r["key"] for r in rows}
+    assert {"goprep-1t", "opencv-1t"} <= keys, keys
+    for r in rows:
+        assert r["status"] in ("ok", "no reference"), r
+        if r["status"] == "ok":  # checked against goprep before being timed, then timed
+            chk = r["check"]
+            assert chk["max_abs_diff"] <= chk["tolerance"], r
+            assert r["seconds_per_image"]["median"] > 0, r
+    goprep_row = next(r for r in rows if r["key"] == "goprep-1t")
+    assert goprep_row["check"]["max_abs_diff"] == 0 and goprep_row["time_ratio_to_goprep_1t"] == 1.0
+    targets = data["targets"]
+    assert targets, "no targets judged"
+    ops = {">=": operator.ge, "<": operator.lt}
+    for t in targets:
+        assert t["status"] in ("PASS", "FAIL", "SKIP", "INFO"), t
+        if t["status"] in ("PASS", "FAIL"):
+            met = t["measured"] is not None and ops[t["op"]](t["measured"], t["threshold"])
+            assert (t["status"] == "PASS") == met, t  # the verdict follows from the numbers
+        assert f"{t['status']:4}  {t['name']}" in proc.stdout, t["name"]
     assert "decorator + binding overhead" in proc.stdout

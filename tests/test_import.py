@@ -1,3 +1,4 @@
+import pytest
 
 import goprep
 from conftest import run_python
@@ -72,9 +73,12 @@ def test_devices():
 
 
 def test_version_attribute_matches_info():
-    v = getattr(goprep, "__version__", None)
-    if v is not None:
-        assert v == goprep.info()["version"]
+    import importlib.metadata
+
+    v = goprep.__version__
+    assert isinstance(v, str) and v[0].isdigit(), v
+    assert v == goprep.info()["version"] == goprep.info()["engine_version"]
+    assert v == importlib.metadata.version("goprep")  # what pip installed
 
 
 def test_use_after_lazy_import_in_subprocess():
@@ -87,3 +91,19 @@ print("ok")
 """
     )
     assert p.returncode == 0 and "ok" in p.stdout, p.stderr
+
+
+def test_version_has_one_source():
+    """__init__.py's __version__ is the only place the version is written: pyproject.toml reads it and the
+    engine's copy (gomod/binding/version.go) is generated from it and checked fresh here and in CI."""
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    if not (root / "scripts" / "gen_version.py").exists():
+        pytest.skip("not run from a source checkout")
+    p = subprocess.run([sys.executable, str(root / "scripts" / "gen_version.py"), "--check"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    toml = (root / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in toml and 'attr = "goprep.__version__"' in toml

@@ -3,6 +3,7 @@ import pytest
 
 import goprep
 from conftest import PHOTOS, assert_array_identical, rand_u8
+from goprep._trace import trace_array as _trace_array
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -234,16 +235,66 @@ def test_out_u8_result():
 
 
 def test_plan_reuse_and_new_shapes():
-    fused = goprep.pipeline(crop_resize_cvt_normalize_f16_hwc)
+    from goprep import _native
+
+    traces = []
+
+    def counted(img):
+        traces.append(1)
+        return crop_resize_cvt_normalize_f16_hwc(img)
+
+    fused = goprep.pipeline(counted)
     a, c = PHOTOS["astronaut"], PHOTOS["coffee"]
     r1 = fused(a)
+    plans = _native.get().NumPlans()
     r2 = fused(a)
+    assert len(traces) == 1, "the second call with the same signature must reuse the traced plan"
+    assert _native.get().NumPlans() == plans, "a reused signature must not build another engine plan"
     assert_array_identical(r1, r2)
     assert not np.shares_memory(r1, r2), "a second call must not overwrite the first result"
     assert_array_identical(fused(c), crop_resize_cvt_normalize_f16_hwc(c))  # different shape
     assert_array_identical(fused(_f32(c)), crop_resize_cvt_normalize_f16_hwc(_f32(c)))  # different dtype
     assert_array_identical(fused(np.stack([a, a])), np.stack([r1, r1]))  # batch
+    n = len(traces)
     assert_array_identical(fused(a), r1)  # back to the first signature
+    assert len(traces) == n == 4, traces  # a, c, float c, batch: one trace each, none for the return
+
+
+def test_python_caches_are_hit_and_bounded(monkeypatch):
+    """The three Python caches (engine plans by spec, the eager-call memo, each pipeline's signatures)
+    are hit on repeats and stay bounded however many shapes go through; evicted plans are freed."""
+    import gc
+    from collections import OrderedDict
+
+    from goprep import _native, _ops, _pipeline
+
+    b = _native.get()
+    monkeypatch.setattr(_ops, "_PLAN_CACHE_SIZE", 6)
+    monkeypatch.setattr(_ops, "_EAGER_CACHE_SIZE", 5)
+    monkeypatch.setattr(_pipeline, "_CACHE_SIZE", 4)
+    monkeypatch.setattr(_ops, "_plans", OrderedDict())
+    monkeypatch.setattr(_ops, "_eager", {})
+    gc.collect()
+    base = b.NumPlans()
+    x = PHOTOS["chelsea"]
+    traced = []
+    monkeypatch.setattr(_ops, "trace_array", lambda a: (traced.append(1), _trace_array(a))[1])
+    goprep.resize(x, (7, 9))
+    goprep.resize(x, (7, 9))
+    assert len(traced) == 1, "the eager memo must skip tracing on a repeated call"
+    fused = goprep.pipeline(lambda im, s: goprep.resize(im, s), device="cpu")
+    for k in range(30):
+        goprep.resize(x, (k + 1, 5))
+        fused(x, (k + 1, 6))
+        assert len(_ops._plans) <= 6 and len(_ops._eager) <= 5 and len(fused._cache) <= 4
+    gc.collect()
+    live = b.NumPlans() - base
+    assert 0 < live <= 6 + 5 + 4, live  # plans are shared between caches, never more than all of them hold
+    _ops._plans.clear()
+    _ops._eager.clear()
+    fused._cache.clear()
+    gc.collect()
+    assert b.NumPlans() - base <= 0, "plans no cache holds must be freed"
 
 
 # ---------------------------------------------------------------------------- letterbox info

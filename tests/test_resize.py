@@ -107,7 +107,7 @@ def test_int_size_is_the_shorter_side(photos):
 
 
 # Tolerances, as fractions of the input's data range:
-# - against the exact formula (float64 coordinates and interpolation): 1e-5, as the issue requires.
+# - against the exact formula (float64 coordinates and interpolation): 1e-5, the accuracy target for float32 resizes.
 # - against the formula with the coordinates rounded the way PyTorch's CPU kernel rounds them for
 #   float32 tensors (scale = float(in)/float(out), src and lambda in float32): 1e-4. PyTorch itself
 #   differs from the exact formula by up to ~4e-5 of the range on these ~500-pixel photos (lambda

@@ -9,14 +9,13 @@ package binding
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/goprep/goprep/gomod/engine"
 )
-
-// Version of the engine; Python checks it against its own to catch a stale extension.
-const version = "0.1.0"
 
 // Version returns the engine version.
 func Version() string { return version }
@@ -37,19 +36,52 @@ func NewPlan(spec string) (h int64, err error) {
 	return plans.add(p), nil
 }
 
-// FreePlan releases a handle; unknown handles are ignored.
-func FreePlan(h int64) { plans.remove(h) }
+// FreePlan releases a handle; unknown handles are ignored. Freeing a big plan returns its memory to
+// the OS at once, so RSS does not stay at its high-water mark after one huge call.
+func FreePlan(h int64) {
+	p, ok := plans.remove(h)
+	if ok && p.Bytes().Tables > engine.BigPlanBytes {
+		debug.FreeOSMemory()
+	}
+}
 
-// NumPlans reports live plan handles (tests use it to prove caches are bounded).
-func NumPlans() int { return plans.len() }
-
-// PlanOutBytes is the byte size of a plan's output, for Python's cross-check of the out buffer.
-func PlanOutBytes(h int64) (n int64, err error) {
+// PlanBytes is the plan's memory estimate (tables plus one worker's scratch); Python keeps plans of
+// more than BigPlanBytes out of its caches, so they are freed right after their call.
+func PlanBytes(h int64) (int64, error) {
 	p, err := lookup(h)
 	if err != nil {
 		return 0, err
 	}
-	return int64(p.OutBytes()), nil
+	b := p.Bytes()
+	return b.Tables + b.Scratch, nil
+}
+
+// BigPlanBytes is engine.BigPlanBytes.
+func BigPlanBytes() int64 { return engine.BigPlanBytes }
+
+// NumPlans reports live plan handles (tests use it to prove Python's caches are bounded).
+func NumPlans() int { return plans.len() }
+
+// ErrorCodes is every error code goprep raises, comma-separated: the one list Python's exception map
+// is checked against (engine.Codes).
+func ErrorCodes() string {
+	s := make([]string, len(engine.Codes))
+	for i, c := range engine.Codes {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ",")
+}
+
+// MaxDim is the engine's per-dimension limit, which Python's size checks use.
+func MaxDim() int64 { return engine.MaxDim }
+
+// MaxThreads is the largest thread count SetNumThreads and GOPREP_NUM_THREADS accept.
+func MaxThreads() int64 { return engine.MaxThreads }
+
+// CheckNumThreadsEnv validates a GOPREP_NUM_THREADS value with the rule the engine applies at start-up.
+func CheckNumThreadsEnv(v string) (int64, error) {
+	n, err := engine.ParseNumThreads(v)
+	return int64(n), err
 }
 
 func lookup(h int64) (*engine.Plan, error) {
@@ -119,7 +151,24 @@ func Run(h, src, out int64) (n int64, err error) {
 		return 0, err
 	}
 	job := [1]engine.Job{j}
-	return 0, backend().Run(job[:])
+	return 0, engine.CPU{}.Run(job[:])
+}
+
+// RunCancel is Run with a cancel flag: stop is an int32 NumPy array object whose first element the
+// caller sets non-zero (from another thread) to stop the call with code "cancelled". Python uses it
+// for long calls, so Ctrl-C interrupts them.
+func RunCancel(h, src, out, stop int64) (n int64, err error) {
+	defer engine.Recover(&err)
+	j, err := oneJob(h, src, out)
+	if err != nil {
+		return 0, err
+	}
+	sp, err := readArrayData(stop)
+	if err != nil {
+		return 0, err
+	}
+	job := [1]engine.Job{j}
+	return 0, engine.CPU{Stop: (*int32)(sp)}.Run(job[:])
 }
 
 // oneJob resolves a plan handle and array objects into a Job.
@@ -137,6 +186,20 @@ func oneJob(h, src, out int64) (engine.Job, error) {
 		return engine.Job{}, err
 	}
 	return engine.Job{Plan: p, Src: sp, Out: op}, nil
+}
+
+// RunManyCancel runs count host jobs (Execute's descriptor array) on the CPU with RunCancel's cancel flag.
+func RunManyCancel(desc, count, out, stop int64) (n int64, err error) {
+	defer engine.Recover(&err)
+	jobs, err := decodeJobs(desc, count, out, false)
+	if err != nil {
+		return 0, err
+	}
+	sp, err := readArrayData(stop)
+	if err != nil {
+		return 0, err
+	}
+	return 0, engine.CPU{Stop: (*int32)(sp)}.Run(jobs)
 }
 
 // decodeJobs decodes Execute's descriptor array; out == 0 leaves every Job.Out nil (device
@@ -182,8 +245,6 @@ func SetNumThreads(n int64) (int64, error) { return n, engine.SetNumThreads(int(
 
 // NumThreads reports the CPU backend's parallelism.
 func NumThreads() int64 { return int64(engine.NumThreads()) }
-
-func backend() engine.Backend { return engine.CPU{} }
 
 // SIMD reports which row kernels this build and CPU use.
 func SIMD() string { return engine.SIMDLevel() }

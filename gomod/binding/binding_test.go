@@ -77,3 +77,31 @@ func TestEnoughPsForCallerThreads(t *testing.T) {
 		t.Fatalf("GOMAXPROCS = %d, want at least %d", got, callerProcs)
 	}
 }
+
+func TestErrorCodesListed(t *testing.T) {
+	codes := strings.Split(ErrorCodes(), ",")
+	seen := map[string]bool{}
+	for _, c := range codes {
+		if c == "" || seen[c] {
+			t.Fatalf("empty or repeated code in %q", ErrorCodes())
+		}
+		seen[c] = true
+	}
+	for _, c := range []engine.Code{engine.CodeTooLarge, engine.CodeForked, engine.CodeCancelled, engine.CodeReadOnly} {
+		if !seen[string(c)] {
+			t.Fatalf("%s missing from %q", c, ErrorCodes())
+		}
+	}
+}
+
+func TestNumThreadsEnvRule(t *testing.T) {
+	for v, ok := range map[string]bool{"": true, "1": true, "4096": true, "0": false, "4097": false, "100000": false, "x": false, "-2": false} {
+		_, err := CheckNumThreadsEnv(v)
+		if (err == nil) != ok {
+			t.Errorf("%q: err %v", v, err)
+		}
+	}
+	if _, err := SetNumThreads(engine.MaxThreads + 1); err == nil {
+		t.Fatal("SetNumThreads above MaxThreads accepted")
+	}
+}

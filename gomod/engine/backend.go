@@ -8,27 +8,37 @@ import (
 	"sync/atomic"
 )
 
-// Backend executes plans. The CPU backend is always present; a CUDA backend registers itself when the
-// extension was built with it and a device is usable. Both run the same Plan, so results are identical.
-type Backend interface {
-	Name() string
-	Run(jobs []Job) error
-}
+// MaxThreads bounds SetNumThreads and GOPREP_NUM_THREADS alike.
+const MaxThreads = 4096
 
 var numThreads atomic.Int64
 
 func init() {
 	n := runtime.NumCPU()
-	if v, err := strconv.Atoi(os.Getenv("GOPREP_NUM_THREADS")); err == nil && v > 0 {
+	// An invalid GOPREP_NUM_THREADS is ignored here (init cannot fail); Python checks the variable with
+	// ParseNumThreads when it loads the extension and raises an error naming it.
+	if v, err := ParseNumThreads(os.Getenv("GOPREP_NUM_THREADS")); err == nil && v > 0 {
 		n = v
 	}
 	numThreads.Store(int64(n))
 }
 
+// ParseNumThreads reads a GOPREP_NUM_THREADS value: 0 for an empty one, else an int in [1, MaxThreads].
+func ParseNumThreads(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 || v > MaxThreads {
+		return 0, errf(CodeInvalidArgument, "GOPREP_NUM_THREADS", "must be an integer between 1 and %d, got %q", MaxThreads, s)
+	}
+	return v, nil
+}
+
 // SetNumThreads sets how many goroutines the CPU backend splits one call across.
 func SetNumThreads(n int) error {
-	if n < 1 || n > 4096 {
-		return errf(CodeInvalidArgument, "n", "must be between 1 and 4096, got %d", n)
+	if n < 1 || n > MaxThreads {
+		return errf(CodeInvalidArgument, "n", "must be between 1 and %d, got %d", MaxThreads, n)
 	}
 	numThreads.Store(int64(n))
 	return nil
@@ -37,19 +47,20 @@ func SetNumThreads(n int) error {
 // NumThreads reports the CPU backend's parallelism.
 func NumThreads() int { return int(numThreads.Load()) }
 
-// CPU is the Go backend.
-type CPU struct{}
-
-func (CPU) Name() string { return "cpu" }
+// CPU is the Go backend. Stop, when set, points at a cancel flag (an int32 in memory the caller owns,
+// e.g. a NumPy array): a non-zero value stops the call between bands of rows with CodeCancelled.
+type CPU struct {
+	Stop *int32
+}
 
 // Run executes every job, splitting output rows of all of them across NumThreads goroutines.
-func (CPU) Run(jobs []Job) (err error) {
+func (c CPU) Run(jobs []Job) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = errf(CodeInternal, "", "engine panic: %v", r)
 		}
 	}()
-	return runCPU(jobs, NumThreads())
+	return runCPU(jobs, NumThreads(), c.Stop)
 }
 
 // Recover turns a panic into an internal error; every binding entry point defers it.

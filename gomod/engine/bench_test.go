@@ -38,7 +38,7 @@ func benchPlanEdit(b *testing.B, s *Spec, threads int, edit func(p *Plan)) {
 	jobs := []Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := runCPU(jobs, threads); err != nil {
+		if err := runCPU(jobs, threads, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -22,8 +23,15 @@ var inlineElems = 1 << 19 // a variable so tests can force the threaded path on 
 // task reuses its row cache.
 const minBandRows = 8
 
-func runCPU(jobs []Job, threads int) error {
+// cancelBandElems caps a band's output elements when a call can be cancelled, so a stop is seen
+// within one band's work (about a millisecond) even for one huge image.
+const cancelBandElems = 1 << 20
+
+func stopped(stop *int32) bool { return stop != nil && atomic.LoadInt32(stop) != 0 }
+
+func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 	total, elems := 0, 0
+	var scratch int64
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Plan == nil || j.Src == nil || j.Out == nil {
@@ -31,6 +39,7 @@ func runCPU(jobs []Job, threads int) error {
 		}
 		total += j.Plan.N * j.Plan.OutH
 		elems += j.Plan.N * j.Plan.OutImageElems()
+		scratch = max(scratch, j.Plan.est.Scratch)
 	}
 	if total == 0 {
 		return nil
@@ -38,27 +47,65 @@ func runCPU(jobs []Job, threads int) error {
 	if elems < inlineElems {
 		threads = 1
 	}
-	if threads <= 1 {
-		// Whole images on the calling goroutine, nothing allocated: this is the path of every small
-		// call, where the per-call cost (not the pixels) is what a serving loop pays.
+	// Big scratch rows are not pooled (a pooled worker would keep them for the life of the process),
+	// and a call that used them hands the memory back to the OS when it ends. At most MaxPlanBytes of
+	// scratch is live at once: fewer goroutines for plans whose rows are huge.
+	pooled := scratch <= BigPlanBytes
+	if !pooled {
+		threads = max(1, min(threads, int(MaxPlanBytes/max(scratch, 1))))
+		defer debug.FreeOSMemory()
+	}
+	getWorker := func() *worker {
+		if !pooled {
+			return &worker{}
+		}
 		w := workers.Get().(*worker)
 		w.reset()
+		return w
+	}
+	putWorker := func(w *worker) {
+		if pooled {
+			workers.Put(w)
+		}
+	}
+	cancelled := func() error {
+		return errf(CodeCancelled, "", "the call was cancelled")
+	}
+	if threads <= 1 {
+		// Whole images on the calling goroutine, nothing allocated: this is the path of every small
+		// call, where the per-call cost (not the pixels) is what a serving loop pays. A cancellable
+		// call runs the images in bands (the worker's row cache carries across consecutive bands).
+		w := getWorker()
+		defer putWorker(w)
 		for ji := range jobs {
+			p := jobs[ji].Plan
 			b := newJobBufs(&jobs[ji])
-			for img := 0; img < jobs[ji].Plan.N; img++ {
-				w.run(&jobs[ji], &b, task{ji, img, 0, jobs[ji].Plan.OutH})
+			band := p.OutH
+			if stop != nil {
+				band = max(1, min(p.OutH, cancelBandElems/max(1, p.OutW*p.OutC)))
+			}
+			for img := 0; img < p.N; img++ {
+				for y := 0; y < p.OutH; y += band {
+					if stopped(stop) {
+						return cancelled()
+					}
+					w.run(&jobs[ji], &b, task{ji, img, y, min(y+band, p.OutH)})
+				}
 			}
 		}
-		workers.Put(w)
 		return nil
 	}
 	band := max(total/(threads*4), minBandRows)
 	var tasks []task
 	for ji := range jobs {
 		p := jobs[ji].Plan
+		pb := band
+		if stop != nil {
+			pb = max(1, min(band, cancelBandElems/max(1, p.OutW*p.OutC)))
+		}
 		for img := 0; img < p.N; img++ {
-			for y := 0; y < p.OutH; y += band {
-				tasks = append(tasks, task{ji, img, y, min(y+band, p.OutH)})
+			for y := 0; y < p.OutH; y += pb {
+				tasks = append(tasks, task{ji, img, y, min(y+pb, p.OutH)})
 			}
 		}
 	}
@@ -70,6 +117,7 @@ func runCPU(jobs []Job, threads int) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var firstPanic atomic.Value
+	var halted atomic.Bool
 	for g := 0; g < threads; g++ {
 		wg.Add(1)
 		go func() {
@@ -79,12 +127,15 @@ func runCPU(jobs []Job, threads int) error {
 					firstPanic.CompareAndSwap(nil, r)
 				}
 			}()
-			w := workers.Get().(*worker)
-			w.reset()
-			defer workers.Put(w)
+			w := getWorker()
+			defer putWorker(w)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
+					return
+				}
+				if stopped(stop) {
+					halted.Store(true)
 					return
 				}
 				t := tasks[i]
@@ -95,6 +146,9 @@ func runCPU(jobs []Job, threads int) error {
 	wg.Wait()
 	if r := firstPanic.Load(); r != nil {
 		panic(r) // re-raised on the calling goroutine, where CPU.Run recovers it
+	}
+	if halted.Load() {
+		return cancelled()
 	}
 	return nil
 }
@@ -131,4 +185,99 @@ func newJobBufs(j *Job) jobBufs {
 		b.outF16 = unsafe.Slice((*uint16)(j.Out), n)
 	}
 	return b
+}
+
+// worker owns the scratch rows of one goroutine: a small direct-mapped cache of horizontally resampled
+// source rows (consecutive output rows share source rows when upscaling), the vertically combined
+// content row, and the full output row before conversion. Nothing is allocated per pixel or per row.
+type worker struct {
+	plan   *Plan
+	img    int
+	src    unsafe.Pointer // the cached rows belong to this source array (jobs may share one plan)
+	ring   int
+	keys   []int32
+	hI32   [][]int32
+	hI16   [][]int16 // the fast path's rows (resize_fast.go)
+	hU8    [][]uint8
+	hF32   [][]float32
+	rowU8  []uint8
+	rowF32 []float32
+	valU8  []uint8
+	valF32 []float32
+	taps   [][]uint8 // the cached rows one antialiased output row reads
+	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
+	acc    []int32   // vertical sums of one antialiased row
+	fresh  bool      // the row cache belongs to the current call (sources change between calls)
+}
+
+// prepare resets the caches when the worker moves to another plan or image.
+func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
+	if w.plan == p && w.img == img && w.src == src && w.fresh {
+		return
+	}
+	if w.plan != p {
+		contentW := (p.cols.Hi - p.cols.Lo) * p.inC
+		w.ring = p.rows.Taps.K + 1
+		w.keys = make([]int32, w.ring)
+		w.hI32, w.hU8, w.hF32 = make([][]int32, w.ring), make([][]uint8, w.ring), make([][]float32, w.ring)
+		w.hI16 = make([][]int16, w.ring)
+		for i := range w.ring {
+			w.hI16[i] = make([]int16, contentW)
+			w.hI32[i] = make([]int32, contentW)
+			w.hU8[i] = make([]uint8, contentW+16)[:contentW] // 16 spare bytes: SIMD loads past a plane's end
+			w.hF32[i] = make([]float32, contentW)
+		}
+		w.rowU8 = make([]uint8, contentW)
+		w.acc = make([]int32, contentW)
+		w.rowF32 = make([]float32, contentW)
+		w.valU8 = make([]uint8, p.OutW*p.OutC)
+		w.valF32 = make([]float32, p.OutW*p.OutC)
+	}
+	w.plan, w.img, w.src, w.fresh = p, img, src, true
+	for i := range w.keys {
+		w.keys[i] = -1
+	}
+}
+
+// reset forgets cached rows: the next call may read different memory through the same plan.
+func (w *worker) reset() { w.fresh = false }
+
+// run computes the output rows of task t.
+func (w *worker) run(j *Job, b *jobBufs, t task) {
+	p := j.Plan
+	w.prepare(p, t.img, j.Src)
+	base := -p.minOff + t.img*p.strideN
+	u8 := p.Spec.In.DType == U8
+	for y := t.y0; y < t.y1; y++ {
+		content := y >= p.rows.Lo && y < p.rows.Hi && p.cols.Hi > p.cols.Lo
+		if u8 {
+			if content && p.fast != nil {
+				w.fastRow(p, b, base, t.img, y)
+				continue
+			}
+			if content && p.aa != nil {
+				w.aaRow(p, b, base, t.img, y)
+				continue
+			}
+			if content {
+				w.resizeRowU8(p, b.srcU8, base, y-p.rows.Lo)
+			}
+			w.emitU8(p, b, t.img, y, content)
+		} else {
+			if content {
+				w.resizeRowF32(p, b.srcF32, base, y-p.rows.Lo)
+			}
+			w.emitF32(p, b, t.img, y, content)
+		}
+	}
+}
+
+// slot returns the cache slot for source row r and whether it already holds it.
+func (w *worker) slot(r int32) (int, bool) {
+	s := int(r) % w.ring
+	if w.keys[s] == r {
+		return s, true
+	}
+	w.keys[s] = r
+	return s, false
 }

@@ -57,7 +57,7 @@ func cpuNsPerByte() float64 {
 		best := time.Duration(math.MaxInt64)
 		for range 3 {
 			t := time.Now()
-			_ = runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1)
+			_ = runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil)
 			best = min(best, time.Since(t))
 		}
 		cpuCost.Store(math.Float64bits(float64(best.Nanoseconds()) / float64(len(src)+len(out))))

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 )
@@ -29,8 +30,7 @@ type linTap struct {
 // NewPlan, so any number of goroutines may execute it at once.
 type Plan struct {
 	Spec              Spec
-	N                 int  // images
-	Batched           bool // input had a batch axis
+	N                 int // images
 	OutH, OutW, OutC  int
 	OutDType          DType
 	CHW               bool
@@ -46,6 +46,7 @@ type Plan struct {
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
 	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
+	est               PlanBytes
 	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
 	kernel            rowKernel // how a content row is resampled
 	area              areaRule
@@ -98,15 +99,94 @@ func gpuCapable(jobs []Job) bool {
 	return true
 }
 
+// MaxPlanBytes bounds what one plan allocates: its tables plus one worker's scratch rows. Tables grow
+// with the output's width and height (never their product), so only extreme shapes reach it: about a
+// 1 x 3,000,000 uint8 RGB resize. Without the bound a 1 x 10^8 resize aborted the process under a
+// 4 GiB address-space limit.
+const MaxPlanBytes = 1 << 30
+
+// BigPlanBytes is where a plan counts as big: its workers are not pooled after a call, a call ends by
+// returning freed memory to the OS, and freeing the plan does too, so one huge call does not leave
+// the process's RSS ratcheted up (a 1 x 10^7 resize left 550 MB resident before).
+const BigPlanBytes = 64 << 20
+
+// PlanBytes is an upper bound of what a plan allocates: Tables once (NewPlan, freed with the plan),
+// Scratch per worker goroutine that runs it.
+type PlanBytes struct {
+	Tables, Scratch int64
+}
+
+// Bytes is the plan's memory estimate.
+func (p *Plan) Bytes() PlanBytes { return p.est }
+
+// tapsPerOutput is how many source taps one output coordinate of an axis reads (taps.K, see
+// resizeTaps). A kind it does not know gets the bound of a filter of support 2 widened by the
+// downscale factor (bicubic with antialias), so a new kind is never under-counted; give it its exact
+// count when adding it.
+func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
+	scale := math.Ceil(max(float64(in)/float64(out), 1))
+	switch {
+	case kind == "none" || kind == "nearest" || kind == "nearest-exact" || kind == "nearest-pil":
+		return 1
+	case kind == "bilinear" && antialias:
+		return 2*scale + 1
+	case kind == "bilinear":
+		return 2
+	case kind == "bicubic" && !antialias:
+		return 4
+	default: // bicubic with antialias (2*ceil(2*scale)+1 <= 4*scale+1), area (ceil(scale)+1)
+		return 4*scale + 1
+	}
+}
+
+// EstimatePlan bounds the bytes NewPlan and a worker will allocate for a valid spec, without
+// allocating: per axis the full resize taps (Idx, WI, WF, Cnt), the folded taps (Idx, Off, Src, the
+// weights), the packed bilinear columns, the fast paths' taps, groups and chunks; per worker the row cache
+// (every row type, ring = vertical taps + 1) and the content and output rows, with Go's size-class
+// rounding. It is computed in float64 (products of a few dimensions up to 2^30 overflow int64) and
+// saturates far below int64's limit.
+// TestEstimatePlanBoundsAllocation checks it against what NewPlan and a run really allocate.
+func EstimatePlan(s *Spec) PlanBytes {
+	axisBytes := func(inLen, size, outLen int) (float64, float64) {
+		k := tapsPerOutput(s.Resize.Kind, s.Resize.Antialias, inLen, size)
+		full := float64(size)*(k*12+4) + k*8
+		n := float64(min(outLen, size))
+		folded := n*(k*24+4) + n*24 + n*32
+		if s.Resize.Antialias { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
+			folded += n * (k*64 + 320) // appended: up to twice the final size allocated
+		}
+		if s.Resize.Kind == "area" { // areaTaps builds per-output slices first
+			full += float64(size) * (k*16 + 96)
+		}
+		return full + folded, k
+	}
+	rows, kr := axisBytes(s.Pre.H, s.Resize.H, s.Post.H)
+	cols, _ := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
+	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
+	outRow := float64(s.Post.W) * float64(len(s.CMap))
+	scratch := (kr+1)*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
+	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
+	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
+	return PlanBytes{Tables: sat(rows + cols + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}
+}
+
 // NewPlan validates the spec and builds the tables.
 func NewPlan(s *Spec) (*Plan, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	// Refuse before allocating: a failed allocation is a fatal error in Go (the process aborts), so a
+	// plan whose tables or scratch rows would not fit must be an error while nothing is allocated yet.
+	est := EstimatePlan(s)
+	if est.Tables+est.Scratch > MaxPlanBytes {
+		return nil, errf(CodeTooLarge, "size", "the resize tables for this %dx%d output would take %d MiB (limit %d MiB); "+
+			"their size grows with the output's width and height", s.Post.H, s.Post.W, (est.Tables+est.Scratch)>>20, MaxPlanBytes>>20)
+	}
 	in := s.In
 	es := int64(in.DType.Size())
 	p := &Plan{
-		Spec: *s, N: max(in.N, 1), Batched: in.N > 0,
+		est:  est,
+		Spec: *s, N: max(in.N, 1),
 		OutC: len(s.CMap), OutDType: s.OutDType(),
 		inC: in.C, cmap: append([]int(nil), s.CMap...),
 	}
@@ -120,6 +200,12 @@ func NewPlan(s *Spec) (*Plan, error) {
 		p.identityCMap = p.identityCMap && c == i
 	}
 	p.CHW = s.Norm != nil && s.Norm.Layout == "CHW"
+	for i, d := range [4]int{p.N, in.H, in.W, in.C} {
+		if d <= 1 { // never used to address, and may be anything (Validate skips it): make it harmless
+			p.Spec.In.Strides[i] = 0
+			in.Strides[i] = 0
+		}
+	}
 	sn, sh, sw, sc := int(in.Strides[0]/es), int(in.Strides[1]/es), int(in.Strides[2]/es), int(in.Strides[3]/es)
 	p.strideN, p.strideC = sn, sc
 	// Extent of every element the source array holds, so execution can address it through one

@@ -158,15 +158,16 @@ func ParseSpec(data string) (*Spec, error) {
 	return &s, nil
 }
 
-// maxDim bounds every dimension so that products of a few dims and strides cannot overflow int64.
-const maxDim = 1 << 30
+// MaxDim bounds every dimension so that products of a few dims and strides cannot overflow int64.
+// Python reads it from the binding (MaxDim there), so the limit has this one source.
+const MaxDim = 1 << 30
 
 func checkDim(arg string, v int, allowZero bool) error {
 	if v < 0 || (!allowZero && v == 0) {
 		return errf(CodeBadShape, arg, "must be positive, got %d", v)
 	}
-	if v > maxDim {
-		return errf(CodeTooLarge, arg, "%d exceeds the limit of %d", v, maxDim)
+	if v > MaxDim {
+		return errf(CodeTooLarge, arg, "%d exceeds the limit of %d", v, MaxDim)
 	}
 	return nil
 }
@@ -191,7 +192,10 @@ func (v View) check(arg string, parentH, parentW int) error {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// Validate checks every field once, before any backend sees the plan.
+// Validate checks every field that decides what memory a plan touches, before any backend sees it:
+// dimensions, strides, windows, channel maps, lengths, dtypes and layouts, and the per-channel pad
+// values. mean, std and scale cannot make a plan unsafe; they are validated once, in Python
+// (python/goprep/_validate.py), where their types are known and the errors name the argument.
 func (s *Spec) Validate() error {
 	in := &s.In
 	if in.DType != U8 && in.DType != F32 {
@@ -210,18 +214,22 @@ func (s *Spec) Validate() error {
 		return errf(CodeBadShape, "src", "channels must be 1, 3 or 4, got %d", in.C)
 	}
 	es := int64(in.DType.Size())
+	dims := [4]int{max(in.N, 1), in.H, in.W, in.C}
 	for i, st := range in.Strides {
+		if dims[i] <= 1 {
+			continue // never used to address anything: NumPy gives size-1 axes arbitrary strides
+		}
 		if st%es != 0 {
 			return errf(CodeInvalidArgument, "src", "stride %d of axis %d is not a multiple of the element size %d", st, i, es)
 		}
-		if st > maxDim*16 || st < -maxDim*16 {
+		if st > MaxDim*16 || st < -MaxDim*16 {
 			return errf(CodeTooLarge, "src", "stride %d of axis %d is too large", st, i)
 		}
 	}
 	// The byte span of every axis must stay far from int64's limit: the extent and table offsets
 	// are sums of these products. Real arrays are nowhere near; a hand-written spec could be.
-	for i, d := range []int{max(in.N, 1), in.H, in.W, in.C} {
-		if st := in.Strides[i]; st != 0 && int64(d-1) > (1<<50)/max(st, -st) {
+	for i, d := range dims {
+		if st := in.Strides[i]; d > 1 && st != 0 && int64(d-1) > (1<<50)/max(st, -st) {
 			return errf(CodeTooLarge, "src", "axis %d spans more than 2^50 bytes", i)
 		}
 	}
@@ -298,19 +306,6 @@ func (s *Spec) Validate() error {
 		}
 		if len(nm.Std) != len(s.CMap) {
 			return errf(CodeInvalidArgument, "std", "needs %d values (one per channel), got %d", len(s.CMap), len(nm.Std))
-		}
-		for _, m := range nm.Mean {
-			if !finite(m) || !finite(float64(float32(m))) {
-				return errf(CodeInvalidArgument, "mean", "values must be finite float32 numbers, got %v", m)
-			}
-		}
-		for _, d := range nm.Std {
-			if !finite(d) || float32(d) == 0 || !finite(float64(float32(d))) {
-				return errf(CodeInvalidArgument, "std", "values must be finite, non-zero float32 numbers, got %v", d)
-			}
-		}
-		if !finite(nm.Scale) || !finite(float64(float32(nm.Scale))) {
-			return errf(CodeInvalidArgument, "scale", "must be a finite float32 number, got %v", nm.Scale)
 		}
 		if nm.DType != F32 && nm.DType != F16 {
 			return errf(CodeInvalidArgument, "dtype", "must be 'float32' or 'float16', got %q", nm.DType)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml and the engine read it
 
 from ._errors import (
     BackendError,
@@ -64,11 +64,13 @@ def set_num_threads(n: int) -> None:
     ``GOPREP_NUM_THREADS``)."""
     from . import _native
 
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise InvalidArgumentError(f"must be an int, got {type(n).__name__}", argument="n")
-    if n < 1:
-        raise InvalidArgumentError(f"must be at least 1, got {n}", argument="n")
+    from ._validate import as_int
+
+    n = as_int("n", n)
     mod = _native.get()
+    top = _native.limit("max_threads")
+    if not 1 <= n <= top:  # checked here: a Python int beyond int64 cannot even reach the engine
+        raise InvalidArgumentError(f"must be between 1 and {top}, got {n}", argument="n")
     _native.call(mod.SetNumThreads, n)
 
 

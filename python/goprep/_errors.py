@@ -2,6 +2,9 @@
 
 Every error carries a stable ``code`` (shared with the Go engine, which returns it as the prefix
 ``goprep[code]`` of its error text) and, when a single argument is at fault, that ``argument``'s name.
+The codes have one source, the engine's list (engine.Codes in gomod/engine/errors.go, exported as
+``binding.ErrorCodes()``); ``_BY_CODE`` maps each to its class, and tests/test_errors.py checks that
+it covers exactly that list and that every code raised anywhere in goprep's Python is on it.
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ _BY_CODE = {
     "internal": BackendError,
     "device_unavailable": DeviceError,
     "forked": ForkError,
+    "cancelled": BackendError,  # a call stopped by its cancel flag; the caller re-raises KeyboardInterrupt
 }
 
 _NATIVE = re.compile(r"^goprep\[(\w+)\] (?:([\w.]+): )?(.*)$", re.S)

@@ -3,7 +3,6 @@ pipeline uses, so calling ops one by one and fusing them give identical results 
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections import OrderedDict
@@ -11,7 +10,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native, _profile
+from . import _native, _profile, _validate
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._inputs import as_array, is_tensor, out_array, to_output
@@ -20,11 +19,13 @@ from ._trace import (
     LetterboxInfo,
     Traced,
     check_out_size,
+    check_traced,
     check_window,
     parse_size,
     trace_array,
     typed_key,
 )
+from ._validate import base_array
 
 Size = Union[int, Tuple[int, int]]
 
@@ -35,36 +36,48 @@ Size = Union[int, Tuple[int, int]]
 class PlanRef:
     """Owns one engine plan handle; freed when the last user drops it (caches evict by dropping)."""
 
-    __slots__ = ("handle", "pid")
+    __slots__ = ("handle", "pid", "big")
 
     def __init__(self, spec: str) -> None:
-        mod = _native.get()
-        self.handle: int = _native.call(mod.NewPlan, spec)
+        # Set before anything can fail (a forked child's ForkError, a refused spec), so __del__ of a
+        # half-built PlanRef has nothing to free and says nothing.
+        self.handle: int = 0
         self.pid = os.getpid()
+        self.big = False
+        mod = _native.get()
+        self.handle = _native.call(mod.NewPlan, spec)
+        # A plan whose tables are big is used once and freed (the engine then returns its memory to
+        # the OS): cached, it would keep up to a GiB resident for the life of the process.
+        self.big = _native.call(mod.PlanBytes, self.handle) > _native.limit("big_plan_bytes")
 
     def __del__(self) -> None:
         try:
-            if _native.loaded() and self.pid == os.getpid():
+            if self.handle and self.pid == os.getpid() and _native.loaded():
                 _native.get().FreePlan(self.handle)
         except Exception:  # interpreter shutdown (module globals already None): nothing to free into
             pass
 
 
 _PLAN_CACHE_SIZE = 1024
-_plans: "OrderedDict[Traced, PlanRef]" = OrderedDict()
+# Keyed by the spec text: Traced images that compare equal can still differ (-0.0 and 0.0 as mean or
+# pad value give results of different sign), and the spec is what the plan is built from.
+_plans: "OrderedDict[str, PlanRef]" = OrderedDict()
 _plans_lock = threading.Lock()
 
 
 def plan_for(t: Traced) -> PlanRef:
-    with _plans_lock:
-        ref = _plans.get(t)
-        if ref is not None:
-            _plans.move_to_end(t)
-            return ref
     check_out_size(t)
-    ref = PlanRef(t.spec())
+    spec = t.spec()
     with _plans_lock:
-        _plans[t] = ref
+        ref = _plans.get(spec)
+        if ref is not None:
+            _plans.move_to_end(spec)
+            return ref
+    ref = PlanRef(spec)
+    if ref.big:
+        return ref
+    with _plans_lock:
+        _plans[spec] = ref
         if len(_plans) > _PLAN_CACHE_SIZE:
             _plans.popitem(last=False)
     return ref
@@ -74,6 +87,7 @@ def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequ
     """Return ``out`` checked against the result, or a new array for it."""
     if out is None:
         return np.empty(shape, dtype)
+    out = base_array(out, "out")  # shape, dtype and flags as NumPy knows them, not as a subclass says
     if not isinstance(out, np.ndarray):
         raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(out).__name__}", argument="out")
     if out.shape != shape:
@@ -103,21 +117,24 @@ def run_eager(
     so a repeated call skips tracing (about 20 us of Python) and only runs the plan. A torch tensor
     source gives a tensor result; a PIL image, a NumPy one."""
     if isinstance(src, Traced):
-        return build(src)
+        return build(check_traced(src))
     if _profile.ON and not _measured:  # off: this check is the profiler's whole cost
         return _profile.measure(op[0], _measured_eager, op, src, out, build)  # type: ignore[no-any-return]
     kind = None
     if type(src) is not np.ndarray:
         src, kind = as_array(src)
-    key: Any = (typed_key(op), getattr(src, "shape", None), getattr(src, "strides", None), getattr(src, "dtype", None))
+        src = base_array(src)
+        if type(src) is not np.ndarray:
+            trace_array(src)  # raises the error naming what src is
+    key: Any = (typed_key(op), src.shape, src.strides, src.dtype)
     try:
         hit = _eager.get(key)
     except TypeError:  # an unhashable argument (a list of means, say): no memo
         key, hit = None, None
-    if hit is None or type(src) is not np.ndarray:
+    if hit is None:
         r, extra = build(trace_array(src))
         hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra, r.chw)
-        if key is not None and type(src) is np.ndarray:
+        if key is not None and not hit[0].big:
             if len(_eager) >= _EAGER_CACHE_SIZE:
                 _eager.clear()
             _eager[key] = hit
@@ -152,12 +169,16 @@ def run_plan(
     if device == "cpu" and output == "numpy" and type(src) is np.ndarray and stream < 0:
         check_aligned(f32, src, "src")
         res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+        ret = res if out is None else out  # out= comes back as the object the caller passed
         if timed:
             run_timed = _native._raw_run_timed
             if run_timed is None or _native._forked_child:
                 run_timed = _native.raw_timed()  # loads the extension, or raises ForkError
             _profile.engine(run_timed, ref.handle, id(src), id(res))
-            return res
+            return ret
+        if src.nbytes + res.nbytes >= _native.INTERRUPTIBLE_MIN_BYTES:
+            _native.run_interruptible(_native.get().RunCancel, (ref.handle, id(src), id(res)), (ref, src, res))
+            return ret
         run = _native._raw_run
         if run is None or _native._forked_child:
             run = _native.raw_run()  # loads the extension, or raises ForkError
@@ -165,7 +186,7 @@ def run_plan(
             run(ref.handle, id(src), id(res))
         except RuntimeError as e:
             raise from_native(e) from None
-        return res
+        return ret
     return run_jobs([(ref, f32, src)], shape, dtype, out, device, output, stream, timed)
 
 
@@ -231,11 +252,15 @@ def run_jobs(
             h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
         return DeviceArray(h, shape, dtype)
     res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
+    ret = res if out is None else out  # out= comes back as the object the caller passed
     if timed:
         _profile.engine(mod.ExecuteTimed, id(desc), n, id(res), device, on_dev, stream, wait)
+    elif device == "cpu" and not on_dev and stream < 0 and sum(x.nbytes for x in srcs) + res.nbytes >= _native.INTERRUPTIBLE_MIN_BYTES:
+        # Long CPU calls run with a cancel flag so that Ctrl-C stops them (_native.run_interruptible).
+        _native.run_interruptible(mod.RunManyCancel, (id(desc), n, id(res)), (desc, srcs, jobs, res))
     else:
         _native.call(mod.Execute, id(desc), n, id(res), device, on_dev, stream, wait)
-    return res
+    return ret
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +294,9 @@ def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
     if isinstance(size, (list, tuple)) and len(size) == 1:
         size = size[0]
     if size is None or (isinstance(size, (int, np.integer)) and not isinstance(size, bool)):
+        for name, v in (("size", size), ("max_size", ms)):
+            if v is not None:  # as a (h, w) size is checked (bad_shape, too_large): huge ints overflow float math
+                parse_size(v, argument=name)
         s = _opt_int("size", size)
         h, w = shorter_side(t.height, t.width, s, ms)
         return parse_size((h, w))
@@ -278,9 +306,8 @@ def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
 
 
 def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool, max_size: Any = None) -> Traced:
-    if interpolation not in _INTERP:
-        raise InvalidArgumentError(f"must be one of {', '.join(map(repr, _INTERP))}, got {interpolation!r}", argument="interpolation")
-    aa = _check_flag("antialias", antialias)
+    _validate.as_choice("interpolation", interpolation, _INTERP)
+    aa = _validate.as_flag("antialias", antialias)
     if aa and interpolation not in _INTERP_AA:
         raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
     h, w = resize_size(t, size, max_size)
@@ -289,22 +316,7 @@ def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool, max_si
 
 def pad_values(t: Traced, pad_value: Any, argument: str = "pad_value") -> Tuple[float, ...]:
     """A pad value per current channel: one number for all, or one per channel."""
-    scalar = isinstance(pad_value, (int, float, np.integer, np.floating)) and not isinstance(pad_value, bool)
-    if not scalar and not (isinstance(pad_value, (tuple, list, np.ndarray)) and all(
-        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in np.asarray(pad_value).reshape(-1).tolist()
-    )):
-        raise InvalidArgumentError(f"must be a number or one number per channel, got {pad_value!r}", argument=argument)
-    vals = [float(pad_value)] if scalar else [float(v) for v in np.asarray(pad_value, dtype=np.float64).reshape(-1)]
-    if len(vals) == 1:
-        vals = vals * t.channels
-    if len(vals) != t.channels:
-        raise InvalidArgumentError(f"needs 1 or {t.channels} values (one per channel), got {len(vals)}", argument=argument)
-    for v in vals:
-        if not math.isfinite(v) or not math.isfinite(float(np.float32(v))):
-            raise InvalidArgumentError(f"must be finite, got {v}", argument=argument)
-        if t.dtype == "u8" and (v != int(v) or not 0 <= v <= 255):
-            raise InvalidArgumentError(f"must be an integer in [0, 255] for uint8 images, got {pad_value}", argument=argument)
-    return tuple(vals)
+    return _validate.pad_values(argument, pad_value, t.dtype, t.channels)
 
 
 def _letterbox_t(t: Traced, size: Size, pad_value: Any, scaleup: Any, auto: Any, stride: Any) -> Tuple[Traced, LetterboxInfo]:
@@ -349,33 +361,16 @@ def _center_crop_t(t: Traced, size: Any) -> Traced:
     return t.crop(top, left, ch, cw)
 
 
-def _per_channel(name: str, v: Any, c: int) -> Tuple[float, ...]:
-    try:
-        arr = np.asarray(v, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"must be a number or a sequence of numbers, got {v!r}", argument=name) from None
-    if arr.size == 1:
-        arr = np.repeat(arr, c)
-    if arr.size != c:
-        raise InvalidArgumentError(f"needs 1 or {c} values (one per channel), got {arr.size}", argument=name)
-    f32 = arr.astype(np.float32)
-    if not np.all(np.isfinite(arr)) or not np.all(np.isfinite(f32)):
-        raise InvalidArgumentError(f"values must be finite float32 numbers, got {arr.tolist()}", argument=name)
-    if name == "std" and np.any(f32 == 0):
-        raise InvalidArgumentError(f"values must be non-zero, got {arr.tolist()}", argument=name)
-    return tuple(float(x) for x in arr)
-
-
 _NORM_DTYPES = {"float32": "f32", "float16": "f16"}
 
 
 def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout: Any) -> Traced:
     c = t.channels
-    m = _per_channel("mean", mean, c)
-    s = _per_channel("std", std, c)
+    m = _validate.per_channel("mean", mean, c)
+    s = _validate.per_channel("std", std, c, nonzero=True)
     if scale is None:  # torchvision's ToDtype(scale=True): uint8 [0, 255] -> [0, 1]; float stays
         scale = 1 / 255 if t.dtype == "u8" else 1.0
-    sc = _per_channel("scale", scale, 1)[0]
+    sc = _validate.as_float32("scale", scale)
     key = dtype if isinstance(dtype, str) else getattr(np.dtype(dtype) if _is_dtype(dtype) else None, "name", None)
     if key not in _NORM_DTYPES:
         raise InvalidArgumentError(f"must be 'float32' or 'float16', got {dtype!r}", argument="dtype")
@@ -388,7 +383,7 @@ def _is_dtype(d: Any) -> bool:
     try:
         np.dtype(d)
         return True
-    except TypeError:
+    except Exception:  # TypeError, ValueError, ... for the many things that are not dtypes
         return False
 
 
@@ -430,17 +425,17 @@ def flip(src: Any, *, horizontal: bool = True, vertical: bool = False, out: Opti
         ("flip", horizontal, vertical),
         src,
         out,
-        lambda t: (t.flip(_check_flag("horizontal", horizontal), _check_flag("vertical", vertical)), None),
+        lambda t: (t.flip(_validate.as_flag("horizontal", horizontal), _validate.as_flag("vertical", vertical)), None),
     )[0]
 
 
 def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
     """The ``height x width`` window at ``(top, left)``: a zero-copy view of ``src``."""
     if isinstance(src, Traced):
-        return src.crop(top, left, height, width)
+        return check_traced(src).crop(top, left, height, width)
     a, kind = as_array(src)
     t = trace_array(a)
-    check_window(top, left, height, width, t.height, t.width)
+    top, left, height, width = check_window(top, left, height, width, t.height, t.width)
     if kind == "torch":
         return src[..., top : top + height, left : left + width]  # the tensor's own (C, H, W) view
     return a[..., top : top + height, left : left + width, :]
@@ -504,8 +499,7 @@ def cvt_color(src: Any, code: str, out: Optional[np.ndarray] = None) -> Any:
     """Convert channel order: ``"rgb2bgr"``, ``"bgr2rgb"``, ``"rgba2rgb"`` (drop alpha), ``"gray2rgb"``."""
 
     def build(t: Traced) -> Tuple[Traced, None]:
-        if code not in _COLOR:
-            raise InvalidArgumentError(f"must be one of {', '.join(_COLOR)}, got {code!r}", argument="code")
+        _validate.as_choice("code", code, tuple(_COLOR))
         need, cmap = _COLOR[code]
         if t.channels != need:
             raise ShapeError(f"{code} needs a {need}-channel image, got {t.channels} channels", argument="src")

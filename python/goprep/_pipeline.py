@@ -12,9 +12,11 @@ from . import _device, _pickling, _profile
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._inputs import as_array, is_tensor, out_array, to_output
 from ._ops import PlanRef, plan_for, run_jobs, run_plan
-from ._trace import Traced, trace_array, typed_key
+from ._trace import Traced, trace_array, tracing, typed_key
+from ._validate import base_array
 
 _OUTPUTS = (None, "numpy", "torch", "device")
+_CACHE_SIZE = 256  # traced signatures per pipeline: many shapes must not grow memory without limit
 _SLOT = object()  # marks where the image goes in a traced function's result
 
 
@@ -100,11 +102,12 @@ class Pipeline:
         return self._cpu or (self._auto_numpy and (moved < _device.auto_min_bytes() or _device.gpu_count() == 0))
 
     def _compile(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any) -> _Compiled:
-        traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
+        with tracing():
+            traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
         c = _Compiled(traced, template, src.nbytes)
-        if key is not None:
+        if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
             with self._lock:
-                if len(self._cache) >= 256:  # bounded: many shapes must not grow memory without limit
+                if len(self._cache) >= _CACHE_SIZE:
                     self._cache.clear()
                 self._cache[key] = c
         return c
@@ -151,7 +154,7 @@ class Pipeline:
                         f"got {type(src).__name__}",
                         argument="src",
                     )
-                src = src.view(np.ndarray)  # an ndarray subclass: run on its base-class view
+                src = base_array(src)  # an ndarray subclass: its base-class view (never its attributes)
         c = self._lookup(src, args, kwargs)
         device = "cpu" if sh < 0 and self._on_cpu(c.moved) else self._device
         if out is not None and type(out) is not np.ndarray and is_tensor(out):
@@ -189,7 +192,8 @@ class Pipeline:
             else:
                 img, kind = as_array(item)
                 kinds.add(kind)
-                srcs.append(img)
+                img = base_array(img, "src")
+                srcs.append(img)  # kept alive until the call returns
             if not isinstance(img, np.ndarray) or img.ndim != 3:
                 raise ShapeError(
                     f"item {i} must be an (H, W, C) numpy.ndarray, got "

@@ -10,19 +10,47 @@ The engine then runs it as a single pass.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import threading
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _native, _validate
 from ._errors import DTypeError, InvalidArgumentError, PipelineError, ShapeError
+from ._validate import base_array
 from ._geometry import Axis, emit
 
-MAX_DIM = 1 << 30  # the engine's per-dimension bound (engine.maxDim)
 MAX_OUT_BYTES = 1 << 46
+
+# How many @goprep.pipeline functions this thread is tracing: a Traced image is valid only inside one.
+_tracing = threading.local()
+
+
+@contextlib.contextmanager
+def tracing() -> Iterator[None]:
+    """Mark this thread as tracing a pipeline function for the duration of the block."""
+    _tracing.depth = getattr(_tracing, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _tracing.depth -= 1
+
+
+def check_traced(t: "Traced", argument: str = "src") -> "Traced":
+    """``t`` if this thread is tracing; a Traced image that escaped its pipeline function is an error
+    (eager ops would otherwise return another Traced instead of an array)."""
+    if not getattr(_tracing, "depth", 0):
+        raise PipelineError(
+            "got a traced image outside the @goprep.pipeline function that made it; it is a placeholder, "
+            "not an array (return it from the function instead of storing it)",
+            argument=argument,
+        )
+    return t
 
 
 @dataclass(frozen=True)
@@ -154,6 +182,12 @@ class Traced:
     def __getitem__(self, item: Any) -> Any:
         raise PipelineError("indexing a traced image is not supported inside @goprep.pipeline; use goprep.crop")
 
+    def __len__(self) -> int:
+        raise PipelineError("len() of a traced image is not available inside @goprep.pipeline; use .shape")
+
+    def __bool__(self) -> bool:  # an object is true; without this, defining __len__ would make bool() raise
+        return True
+
     def _not_after_norm(self, op: str) -> None:
         if self.norm is not None:
             raise PipelineError(f"{op} cannot follow normalize: normalize must be the last op of a pipeline")
@@ -168,7 +202,7 @@ class Traced:
 
     def crop(self, top: int, left: int, height: int, width: int) -> "Traced":
         self._not_after_norm("crop")
-        check_window(top, left, height, width, self.height, self.width)
+        top, left, height, width = check_window(top, left, height, width, self.height, self.width)
         return self.with_view(View(top, left, 1, 1, height, width))
 
     def flip(self, horizontal: bool, vertical: bool) -> "Traced":
@@ -265,34 +299,30 @@ for _name in ("__neg__", "__pos__", "__abs__", "__invert__", "__lt__", "__le__",
 def typed_key(v: Any) -> Any:
     """A cache key for an argument value that also tells types apart, at every depth: ``True`` and ``1``
     or ``(4, 4)`` and ``(4.0, 4)`` compare equal but must not share a cache entry, since only one of
-    each pair passes validation."""
-    if isinstance(v, (tuple, list)):
-        return (type(v), tuple(typed_key(x) for x in v))
-    if isinstance(v, dict):
+    each pair passes validation; nor may ``-0.0`` and ``0.0``, which give results of different sign."""
+    t = type(v)
+    if t is str or t is int or t is bool:  # the common cases first: this runs on every eager call
+        return (t, v)
+    if t is float or isinstance(v, np.floating):
+        return (t, v, math.copysign(1.0, v)) if v == 0 else (t, v)
+    if t is tuple or t is list:
+        return (t, tuple(map(typed_key, v)))
+    if t is dict:
         return (dict, tuple((k, typed_key(x)) for k, x in v.items()))
-    return (type(v), v)
+    return (t, v)
 
 
-def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> None:
-    for name, v in (("top", top), ("left", left), ("height", height), ("width", width)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise InvalidArgumentError(f"must be an int, got {type(v).__name__}", argument=name)
-    if top < 0 or left < 0:
-        raise ShapeError(f"crop origin ({top}, {left}) is negative", argument="top" if top < 0 else "left")
-    if height <= 0 or width <= 0:
-        raise ShapeError(f"crop size {height}x{width} must be positive", argument="height" if height <= 0 else "width")
-    if top + height > h or left + width > w:
-        raise ShapeError(
-            f"crop window {height}x{width} at ({top}, {left}) leaves the {h}x{w} image",
-            argument="height" if top + height > h else "width",
-        )
+def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> Tuple[int, int, int, int]:
+    return _validate.check_window(top, left, height, width, h, w)
 
 
 _DTYPES = {"|u1": "u8", "<f4": "f32", "=f4": "f32"}
 
 
 def trace_array(a: Any, argument: str = "src") -> Traced:
-    """Validate a NumPy image or batch and describe it as an untouched Traced image."""
+    """Validate a NumPy image or batch and describe it as an untouched Traced image. Shape and strides
+    are read from the base ndarray (see base_array), never from attributes a subclass can override."""
+    a = base_array(a, argument)
     if not isinstance(a, np.ndarray):
         raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(a).__name__}", argument=argument)
     dt = a.dtype
@@ -321,19 +351,7 @@ def trace_array(a: Any, argument: str = "src") -> Traced:
 
 
 def parse_size(size: Any, argument: str = "size") -> Tuple[int, int]:
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
-        h = w = int(size)
-    elif isinstance(size, (tuple, list)) and len(size) == 2 and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size
-    ):
-        h, w = int(size[0]), int(size[1])
-    else:
-        raise InvalidArgumentError(f"must be an int or a (height, width) pair of ints, got {size!r}", argument=argument)
-    if h <= 0 or w <= 0:
-        raise ShapeError(f"must be positive, got {h}x{w}", argument=argument)
-    if h > MAX_DIM or w > MAX_DIM:
-        raise ShapeError(f"{h}x{w} exceeds the limit of {MAX_DIM} per dimension", argument=argument, code="too_large")
-    return h, w
+    return _validate.parse_size(size, _native.limit("max_dim"), argument)
 
 
 def check_out_size(t: Traced) -> None:

@@ -36,7 +36,8 @@ U8_STEP: float = 1.0 / (255.0 * min(STD))
 # "Near exact": implementations that use the same fixed-point bilinear arithmetic as goprep/OpenCV
 # may still differ in one uint8 rounding on a few pixels (the API promises >= 99.9 % equal).
 NEAR_EXACT_TOL: float = U8_STEP * 1.01
-# Float-bilinear implementations (Pillow, PyTorch) round differently: allowed 0.05, as the issue says.
+# Float-bilinear implementations (Pillow, PyTorch) round differently from the fixed-point reference:
+# allowed 0.05 (normalised), the project's stated tolerance for them.
 ROUNDING_TOL: float = 0.05
 
 _MEAN_CHW = np.asarray(MEAN, np.float32).reshape(3, 1, 1)

@@ -1,0 +1,170 @@
+"""Argument validation shared by every goprep op: the one place that turns a user's value into what the
+engine gets, or raises the goprep error naming the argument.
+
+The engine (gomod/engine/spec.go) checks everything that decides which memory a plan touches; the
+numeric values checked here (pad values, mean, std, scale) cannot make a plan unsafe, so they are
+checked once, here, where their Python types are still known. Helpers never let a raw ``TypeError``,
+``OverflowError`` or NumPy warning escape: fixed-width NumPy integers are turned into Python ints
+before any arithmetic (``np.int8(100) + np.int8(100)`` wraps), and floats are checked as the float32
+the engine computes with.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Sequence, Tuple
+
+import numpy as np
+
+from ._errors import InvalidArgumentError, ShapeError
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def base_array(a: Any, argument: str = "src") -> Any:
+    """``a`` as a plain ``numpy.ndarray`` sharing its memory (zero-copy), or ``a`` unchanged when it is
+    not an array (the caller reports the type).
+
+    The engine reads memory by the shape and strides Python reports, so they must come from NumPy's
+    own array struct: a subclass can override ``shape``/``strides``/``dtype``/``flags`` (or ``view``)
+    with properties that lie, which made Go read and write outside the buffer. ``np.ndarray.view``
+    called unbound builds a base-class view from the C-level fields, whatever the subclass defines.
+    Masked arrays are refused: the engine would silently ignore their mask.
+    """
+    if type(a) is np.ndarray:
+        return a
+    if not isinstance(a, np.ndarray):
+        return a
+    ma = sys.modules.get("numpy.ma")  # a masked array exists only once numpy.ma was imported
+    if ma is not None and isinstance(a, ma.MaskedArray):
+        raise InvalidArgumentError(
+            "masked arrays are not supported (the mask would be ignored); pass a.filled(value) or a.data",
+            argument=argument,
+        )
+    return np.ndarray.view(a, np.ndarray)
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def as_int(name: str, v: Any) -> int:
+    """A Python int from an int or NumPy integer (never a bool)."""
+    if not is_int(v):
+        raise InvalidArgumentError(f"must be an int, got {type(v).__name__}", argument=name)
+    return int(v)
+
+
+def as_flag(name: str, v: Any) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise InvalidArgumentError(f"must be a bool, got {type(v).__name__}", argument=name)
+    return bool(v)
+
+
+def as_choice(name: str, v: Any, options: Sequence[str]) -> str:
+    """``v`` if it is one of the strings ``options`` (any other type, hashable or not, is an error)."""
+    if not isinstance(v, str) or v not in options:
+        raise InvalidArgumentError(f"must be one of {', '.join(repr(o) for o in options)}, got {v!r}", argument=name)
+    return v
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def as_float32(name: str, v: Any, what: str = "must be") -> float:
+    """A finite number that stays finite as float32, returned as a Python float."""
+    if not is_number(v):
+        raise InvalidArgumentError(f"{what} a number, got {type(v).__name__} {v!r}", argument=name)
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf
+    if not math.isfinite(f) or abs(f) > _F32_MAX:
+        raise InvalidArgumentError(f"{what} a finite float32 number, got {v!r}", argument=name)
+    return f
+
+
+def _numbers(name: str, v: Any, channels: int) -> list:
+    """The values of a number or a sequence/array of 1 or ``channels`` numbers, repeated to ``channels``.
+    Strings, None, bools and nested sequences are errors, not silently converted."""
+    if is_number(v):
+        vals = [v]
+    elif isinstance(v, np.ndarray) and v.ndim <= 1 and v.dtype.kind in "iuf":
+        vals = list(v.reshape(-1))
+    elif isinstance(v, (list, tuple)) and all(is_number(x) for x in v):
+        vals = list(v)
+    else:
+        raise InvalidArgumentError(
+            f"must be a number or a sequence of 1 or {channels} numbers (one per channel), got {v!r}", argument=name
+        )
+    if len(vals) == 1:
+        vals = vals * channels
+    if len(vals) != channels:
+        raise InvalidArgumentError(f"needs 1 or {channels} values (one per channel), got {len(vals)}", argument=name)
+    return vals
+
+
+def per_channel(name: str, v: Any, channels: int, nonzero: bool = False) -> Tuple[float, ...]:
+    """One float32-finite value per channel from a number or a sequence/array of 1 or ``channels``
+    numbers (see _numbers)."""
+    vals = _numbers(name, v, channels)
+    out = tuple(as_float32(name, x, "values must be") for x in vals)
+    if nonzero and any(np.float32(x) == 0 for x in out):
+        raise InvalidArgumentError(f"values must be non-zero (as float32), got {list(out)}", argument=name)
+    return out
+
+
+def pad_value(name: str, v: Any, dtype: str) -> float:
+    """A fill value for an image of ``dtype`` ("u8": an integer in [0, 255]; "f32": float32-finite)."""
+    if dtype == "u8":
+        if not is_number(v):
+            raise InvalidArgumentError(f"must be a number, got {type(v).__name__} {v!r}", argument=name)
+        if is_int(v):
+            ok = 0 <= int(v) <= 255
+        else:
+            f = float(v)
+            ok = math.isfinite(f) and f.is_integer() and 0 <= f <= 255
+        if not ok:
+            raise InvalidArgumentError(f"must be an integer in [0, 255] for uint8 images, got {v!r}", argument=name)
+        return float(int(v))
+    return as_float32(name, v)
+
+
+def parse_size(size: Any, max_dim: int, argument: str = "size") -> Tuple[int, int]:
+    """``(height, width)`` from an int or a pair of ints, each in [1, max_dim]."""
+    if is_int(size):
+        h = w = int(size)
+    elif isinstance(size, (tuple, list)) and len(size) == 2 and all(is_int(v) for v in size):
+        h, w = int(size[0]), int(size[1])
+    else:
+        raise InvalidArgumentError(f"must be an int or a (height, width) pair of ints, got {size!r}", argument=argument)
+    if h <= 0 or w <= 0:
+        raise ShapeError(f"must be positive, got {h}x{w}", argument=argument)
+    if h > max_dim or w > max_dim:
+        raise ShapeError(f"{h}x{w} exceeds the limit of {max_dim} per dimension", argument=argument, code="too_large")
+    return h, w
+
+
+def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -> Tuple[int, int, int, int]:
+    """The crop window as Python ints, checked to lie inside an ``h x w`` image."""
+    top, left = as_int("top", top), as_int("left", left)
+    height, width = as_int("height", height), as_int("width", width)
+    if top < 0 or left < 0:
+        raise ShapeError(f"crop origin ({top}, {left}) is negative", argument="top" if top < 0 else "left")
+    if height <= 0 or width <= 0:
+        raise ShapeError(f"crop size {height}x{width} must be positive", argument="height" if height <= 0 else "width")
+    if top + height > h or left + width > w:
+        raise ShapeError(
+            f"crop window {height}x{width} at ({top}, {left}) leaves the {h}x{w} image",
+            argument="height" if top + height > h else "width",
+        )
+    return top, left, height, width
+
+
+def pad_values(name: str, v: Any, dtype: str, channels: int) -> Tuple[float, ...]:
+    """One fill value per channel (a number for all, or a sequence/array of 1 or ``channels``), each
+    checked as ``pad_value`` checks one."""
+    vals = _numbers(name, v, channels)
+    return tuple(pad_value(name, x, dtype) for x in vals)

@@ -1,6 +1,7 @@
 """Smoke test of `python -m goprep bench`: a minimal grid runs end to end and writes its report."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -19,3 +20,29 @@ def test_bench_smoke(tmp_path):
     assert "goprep-1t" in text and "opencv-1t" in text
     assert "PASS" in proc.stdout or "FAIL" in proc.stdout
     assert "decorator + binding overhead" in proc.stdout
+    # output to a pipe/file: no progress bar redraws tangled with the tables
+    assert "\r" not in proc.stdout + proc.stderr and "step/s" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_help_texts():
+    """Every option of every subcommand has a help text, in plain words (no RST markup)."""
+    import argparse
+
+    from goprep import __main__ as cli
+
+    for cmd in ("demo", "bench", "info"):
+        proc = subprocess.run([sys.executable, "-m", "goprep", cmd, "--help"], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout
+        assert out.startswith(f"usage: python -m goprep {cmd}"), out
+        assert "``" not in out and ":mod:" not in out and ":func:" not in out, out
+        # argparse prints an option with no help as a bare "  --name VALUE" line
+        # (or, when the option is long, with its help on the next, deeper-indented line)
+        lines = out.splitlines() + [""]
+        for line, nxt in zip(lines, lines[1:]):
+            bare = re.match(r"^  -[-\w]+(?: [A-Z_,]+)?(?:, --[-\w]+(?: [A-Z_]+)?)?$", line)
+            assert not bare or re.match(r"^ {4,}[^ -]", nxt), f"{cmd}: option without help: {line!r}"
+    top = subprocess.run([sys.executable, "-m", "goprep", "--help"], capture_output=True, text=True, timeout=60)
+    assert top.returncode == 0 and all(c in top.stdout for c in ("demo", "bench", "info"))
+    assert isinstance(cli.USAGE, str) and argparse  # the module imports without running anything

@@ -192,7 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     serving = overhead = None
     run_monitor = machine.LoadMonitor()
     try:
-        with tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
+        # A progress bar only for a person watching a terminal: redirected output (a log file, CI)
+        # gets the tables alone, not carriage-return redraws tangled between them.
+        bars = sys.stdout.isatty() and sys.stderr.isatty()
+        with tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True, leave=False, disable=not bars) as bar:
             for size in sizes:
                 for b in batches:
                     cfg = scenarios.run_config(size, b, rows, refs, threads, settings, bar)

@@ -42,11 +42,11 @@ class PlanRef:
         self.pid = os.getpid()
 
     def __del__(self) -> None:
-        if _native.loaded() and self.pid == os.getpid():
-            try:
+        try:  # at interpreter shutdown module globals (even _native) may already be None
+            if _native.loaded() and self.pid == os.getpid():
                 _native.get().FreePlan(self.handle)
-            except Exception:  # interpreter shutdown: nothing to free into
-                pass
+        except Exception:  # interpreter shutdown: nothing to free into
+            pass
 
 
 _PLAN_CACHE_SIZE = 1024

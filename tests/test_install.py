@@ -150,3 +150,34 @@ def test_goprep_go_overrides_path(toolchains, monkeypatch):
     monkeypatch.setenv("GOPREP_GO", str(goroot / "bin" / "go"))
     go = setup_py.find_go()
     assert go.version == (1, 30, 0) and "$GOPREP_GO" in go.origin
+
+
+# --------------------------------------------------------------------------------------------------
+# A build without the CUDA headers is CPU-only and says the real reason
+
+
+def _cuda_cflags(env):
+    return setup_py.BuildGo._cuda_cflags(None, env)  # uses no instance state
+
+
+def test_cpu_only_build_names_the_missing_header(capsys, tmp_path):
+    env = dict(os.environ, GOPREP_CUDA_INCLUDE=str(tmp_path / "nowhere"))
+    assert _cuda_cflags(env) == ""
+    out = capsys.readouterr().out
+    assert "CPU-only" in out and f"GOPREP_CUDA_INCLUDE={tmp_path / 'nowhere'} has no cuda.h" in out
+    with pytest.raises(RuntimeError, match="has no cuda.h"):
+        _cuda_cflags(dict(env, GOPREP_CUDA="1"))
+
+
+def test_cpu_only_build_offline_names_the_go_module(capsys, tmp_path):
+    # cuda.h is there, but nvml.h comes from the go-nvml module, which offline with an empty module
+    # cache cannot be had: the message must say that, not "headers not found".
+    inc = tmp_path / "include"
+    inc.mkdir()
+    (inc / "cuda.h").write_text("#define CUDA_VERSION 12090\n")
+    (tmp_path / "modcache").mkdir()
+    env = dict(os.environ, GOPREP_CUDA_INCLUDE=str(inc), GOPROXY="off", GOMODCACHE=str(tmp_path / "modcache"),
+               GOFLAGS="-modcacherw")
+    assert _cuda_cflags(env) == ""
+    out = capsys.readouterr().out
+    assert "cannot get nvml.h" in out and "CPU-only" in out, out

@@ -270,7 +270,8 @@ class BuildGo(build_ext):
             # --as-needed first: a libcuda.so on gorgonia.org/cu's -L paths must not become NEEDED
             # (every cu* symbol is defined by the shim; see gomod/cuda/driver.go).
             env["CGO_LDFLAGS"] = (env.get("CGO_LDFLAGS", "-O2 -g") + " -Wl,--as-needed").strip()
-        log("compiling the Go extension; the first build takes 1-3 minutes (2 cores), later ones reuse Go's cache")
+        log("compiling the Go extension: about 4 CPU-minutes the first time (2-3 min on 2 idle cores), "
+            "less once Go's build cache is warm")
         # gopy formats its output with goimports, which it expects on PATH.
         run_with_progress([go.exe, "build", "-o", bindir + os.sep, "golang.org/x/tools/cmd/goimports"], env,
                           "goimports")

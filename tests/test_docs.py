@@ -132,3 +132,4 @@ def test_devices_keys_match_api_md():
     assert devs
     for d in devs:
         assert documented <= set(d), f"missing {sorted(documented - set(d))} in {d}"
+

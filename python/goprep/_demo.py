@@ -56,7 +56,7 @@ def cuda_line(info: dict) -> str:
         return f"CUDA: {names} (large calls run there; device='cpu' keeps them on the CPU)"
     reason = info["cuda_reason"] or ""
     if not info["cuda_built"]:
-        return f"CUDA: not in this build ({reason}); using the CPU engine"
+        return "CUDA: this build is CPU-only (built without the CUDA headers, or with GOPREP_CUDA=0); using the CPU engine"
     if "libcuda" in reason:
         return "CUDA: no NVIDIA driver found; using the CPU engine"
     return f"CUDA: not usable ({reason}); using the CPU engine"

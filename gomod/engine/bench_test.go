@@ -19,10 +19,16 @@ func imagenetSpec(n, h, w int) *Spec {
 }
 
 // benchPlan times one plan over a synthetic source on the given number of threads.
-func benchPlan(b *testing.B, s *Spec, threads int) {
+func benchPlan(b *testing.B, s *Spec, threads int) { benchPlanEdit(b, s, threads, nil) }
+
+// benchPlanEdit is benchPlan with the plan edited first (e.g. a fast path switched off, for A/B runs).
+func benchPlanEdit(b *testing.B, s *Spec, threads int, edit func(p *Plan)) {
 	p, err := NewPlan(s)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if edit != nil {
+		edit(p)
 	}
 	src := make([]uint8, p.N*s.In.H*s.In.W*3)
 	for i := range src {
@@ -52,3 +58,21 @@ func BenchmarkAntialias512(b *testing.B) {
 	s.Resize.Antialias = true
 	benchPlan(b, s, 1)
 }
+
+// The antialiased model-zoo tasks (issue 13): 1080p -> 224, flip, normalize, 1 thread.
+func benchAA(b *testing.B, h, w int, kind string) {
+	s := imagenetSpec(0, h, w)
+	s.Resize.Kind, s.Resize.Antialias = kind, true
+	benchPlan(b, s, 1)
+}
+
+// BenchmarkAntialias1080General is BenchmarkAntialias1080 on the general path (fast path off).
+func BenchmarkAntialias1080General(b *testing.B) {
+	s := imagenetSpec(0, 1080, 1920)
+	s.Resize.Antialias = true
+	benchPlanEdit(b, s, 1, func(p *Plan) { p.aa = nil })
+}
+
+func BenchmarkAntialias1080(b *testing.B)      { benchAA(b, 1080, 1920, "bilinear") }
+func BenchmarkAntialiasCubic1080(b *testing.B) { benchAA(b, 1080, 1920, "bicubic") }
+func BenchmarkAntialiasCubic512(b *testing.B)  { benchAA(b, 512, 512, "bicubic") }

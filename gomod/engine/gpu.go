@@ -315,13 +315,16 @@ func Execute(jobs []Job, pl Placement) (string, error) {
 		return "cpu", CPU{}.Run(jobs)
 	case "auto":
 		var ok bool
-		if d, ok = wantGPU(jobs); !ok {
+		if d, ok = wantGPU(jobs); !ok || !gpuCapable(jobs) { // gpuCapable: Plan.GPUSupported
 			return "cpu", CPU{}.Run(jobs)
 		}
 	default:
 		var err error
 		if d, err = device(pl.Index); err != nil {
 			return "", err
+		}
+		if !gpuCapable(jobs) { // modes the kernels lack run on the CPU engine (Plan.GPUSupported)
+			return "cpu", CPU{}.Run(jobs)
 		}
 		if breakerOpen() || d.dev.Lost() != "" { // a lost device is a breaker that never closes
 			gpu.fallbacks.Add(1)
@@ -377,12 +380,15 @@ func ExecuteToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
 		return nil, "", err
 	}
 	arr := &DeviceArray{Ptr: buf.ptr, Bytes: total, Device: index, buf: buf, dev: d}
-	if !breakerOpen() && d.dev.Lost() == "" {
+	capable := gpuCapable(jobs) // modes the kernels lack are computed on the CPU, then uploaded
+	if capable && !breakerOpen() && d.dev.Lost() == "" {
 		if err := d.run(jobs, buf.ptr); err == nil {
 			return arr, "cuda", nil
 		}
 	}
-	gpu.fallbacks.Add(1)
+	if capable {
+		gpu.fallbacks.Add(1) // not counted as a fallback when the kernels never had the mode
+	}
 	host := make([]byte, max(total, 1))
 	cj := append([]Job(nil), jobs...)
 	at := 0

@@ -45,6 +45,54 @@ type Plan struct {
 	padF32            float32
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
+	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	kernel            rowKernel // how a content row is resampled
+	area              areaRule
+	areaBlock         int // source pixels per output pixel of an areaFast plan
+}
+
+// rowKernel is the arithmetic a plan's rows use (resize_cpu.go).
+type rowKernel int
+
+const (
+	kGather rowKernel = iota // nearest rules and no resize: a copy through the tables
+	kLinear                  // OpenCV's 11-bit fixed point (uint8) / PyTorch's lerp (float32) bilinear
+	kPillow                  // Pillow's 22-bit fixed point, rounded to uint8 between passes (antialias)
+	kFloat                   // float32 weights summed in tap order: cv2 bicubic and area, PyTorch bicubic
+)
+
+func pickKernel(r ResizeSpec, area areaRule) rowKernel {
+	switch {
+	case r.Kind == "none" || r.Kind == "nearest" || r.Kind == "nearest-exact" || r.Kind == "nearest-pil":
+		return kGather
+	case r.Antialias:
+		return kPillow
+	case r.Kind == "bilinear" || area == areaLinear:
+		return kLinear
+	}
+	return kFloat
+}
+
+// GPUSupported reports whether the GPU kernels implement this plan's resize, and if not, why. Plans
+// they do not implement always run on the CPU engine, whatever the placement asks for. The kernels
+// read the planner's tables, so every gather rule (nearest, nearest-exact, nearest-pil) is supported;
+// bicubic and area have arithmetic the kernels do not have yet.
+func (p *Plan) GPUSupported() (bool, string) {
+	switch r := p.Spec.Resize; {
+	case r.Kind == "bicubic" || r.Kind == "area":
+		return false, "interpolation=" + r.Kind + " runs on the CPU engine only"
+	}
+	return true, ""
+}
+
+// gpuCapable reports whether every job's plan can run on the GPU kernels.
+func gpuCapable(jobs []Job) bool {
+	for _, j := range jobs {
+		if ok, _ := j.Plan.GPUSupported(); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // NewPlan validates the spec and builds the tables.
@@ -72,9 +120,11 @@ func NewPlan(s *Spec) (*Plan, error) {
 	// extent is what the GPU backend copies per image.
 	p.minOff, p.spanElems = extent([2]int{p.N, sn}, [2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
 	p.imgLo, p.imgElems = extent([2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
-	p.rows = buildAxis(true, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
+	p.area, p.areaBlock = planArea(s.Resize, s.Pre.H, s.Pre.W)
+	p.kernel = pickKernel(s.Resize, p.area)
+	p.rows = buildAxis(true, p.area, s.Resize, s.In.DType, s.Pre.H, s.Resize.H, s.Canvas.Top, s.Canvas.H, s.Post.Y0, s.Post.SY, s.Post.H,
 		s.Pre.Y0, s.Pre.SY, sh)
-	p.cols = buildAxis(false, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
+	p.cols = buildAxis(false, p.area, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
 		s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
@@ -83,6 +133,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 		return nil, err
 	}
 	p.fast = newFastPlan(p)
+	p.aa = newAAPlan(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {
@@ -110,8 +161,8 @@ func extent(axes ...[2]int) (lo, n int) {
 
 // buildAxis folds canvas placement and the output view into the resize taps of one axis.
 // Output o sits at canvas position c = post0 + postStep*o; content covers canvas [place, place+size).
-func buildAxis(vertical bool, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
-	full := resizeTaps(r.Kind, r.Antialias, dt, inLen, size, vertical)
+func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size, place, canvasLen, post0, postStep, outLen, pre0, preStep, stride int) axis {
+	full := resizeTaps(r, dt, inLen, size, vertical, area)
 	k := full.K
 	// Output coordinates whose canvas position is content form one interval (the view is monotonic).
 	lo, hi := -1, -1

@@ -87,10 +87,27 @@ func nearestTaps(in, out int) taps {
 // antialiasTaps is Pillow's precompute_coeffs for the bilinear (triangle) filter: the filter support is
 // widened by the downscale factor, weights are normalised per output pixel, and uint8 weights are
 // rounded to 22-bit fixed point. Upscaling keeps support 1, which is plain bilinear inside the image.
-func antialiasTaps(in, out int) taps {
+func antialiasTaps(in, out int) taps { return pillowTaps(in, out, triangleFilter, 1) }
+
+// triangleFilter is Pillow's bilinear_filter.
+func triangleFilter(x float64) float64 {
+	x = math.Abs(x)
+	if x < 1 {
+		return 1 - x
+	}
+	return 0
+}
+
+// pillowTaps is Pillow's precompute_coeffs plus normalize_coeffs_8bpc for any filter of the given
+// support (1 for the triangle, 2 for bicubic): the support is widened by the downscale factor, the
+// weights (computed in float64, as Pillow does) are normalised per output pixel, and uint8 weights are
+// rounded to 22-bit fixed point away from zero, (int)(w*2^22 +- 0.5). PyTorch's antialiased float
+// kernels (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa) use the same formula with interp_size/2 as
+// support, so the float weights WF serve them too.
+func pillowTaps(in, out int, filter func(float64) float64, filterSupport float64) taps {
 	scale := float64(in) / float64(out)
 	filterScale := max(scale, 1.0)
-	support := 1.0 * filterScale
+	support := filterSupport * filterScale
 	k := int(math.Ceil(support))*2 + 1
 	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out), Cnt: make([]int32, out)}
 	w := make([]float64, k)
@@ -103,13 +120,7 @@ func antialiasTaps(in, out int) taps {
 		t.Cnt[o] = int32(max(xmax, 1))
 		var sum float64
 		for x := 0; x < xmax; x++ {
-			v := (float64(x+xmin) - center + 0.5) * ss
-			v = math.Abs(v)
-			if v < 1 {
-				w[x] = 1 - v
-			} else {
-				w[x] = 0
-			}
+			w[x] = filter((float64(x+xmin) - center + 0.5) * ss)
 			sum += w[x]
 		}
 		for x := 0; x < k; x++ {
@@ -119,8 +130,11 @@ func antialiasTaps(in, out int) taps {
 					w[x] /= sum
 				}
 				t.Idx[idx] = int32(xmin + x)
-				// Pillow: (int)(0.5 + w * (1 << PRECISION_BITS)) for w >= 0.
-				t.WI[idx] = int32(math.Floor(0.5 + w[x]*(1<<pilPrecisionBits)))
+				if w[x] < 0 {
+					t.WI[idx] = int32(-0.5 + w[x]*(1<<pilPrecisionBits)) // Go's conversion truncates, as C's (int)
+				} else {
+					t.WI[idx] = int32(0.5 + w[x]*(1<<pilPrecisionBits))
+				}
 				t.WF[idx] = float32(w[x])
 			} else {
 				t.Idx[idx] = int32(xmin + max(xmax-1, 0))
@@ -130,12 +144,29 @@ func antialiasTaps(in, out int) taps {
 	return t
 }
 
-// resizeTaps picks the table builder for one axis.
-func resizeTaps(kind string, antialias bool, dt DType, in, out int, vertical bool) taps {
+// resizeTaps picks the table builder for one axis; area is the plan's area rule (resize_area.go).
+func resizeTaps(r ResizeSpec, dt DType, in, out int, vertical bool, area areaRule) taps {
 	switch {
-	case kind == "none" || kind == "nearest":
+	case r.Kind == "none" || r.Kind == "nearest":
 		return nearestTaps(in, out)
-	case antialias:
+	case r.Kind == "nearest-exact":
+		return nearestExactTaps(in, out)
+	case r.Kind == "nearest-pil":
+		return nearestPILTaps(in, out)
+	case area == areaFast:
+		f, _ := areaFactor(in, out)
+		return areaFastTaps(in, out, f)
+	case area == areaTable:
+		return areaTaps(in, out)
+	case area == areaLinear:
+		return areaLinearTaps(in, out, vertical)
+	case r.Kind == "bicubic" && r.Antialias:
+		return pillowTaps(in, out, pillowCubic, 2)
+	case r.Kind == "bicubic" && dt == U8:
+		return cubicTapsCV(in, out)
+	case r.Kind == "bicubic":
+		return cubicTapsTorch(in, out)
+	case r.Antialias:
 		return antialiasTaps(in, out)
 	case dt == U8:
 		return linearTapsCV(in, out, vertical)

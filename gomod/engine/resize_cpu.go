@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // worker owns the scratch rows of one goroutine: a small direct-mapped cache of horizontally resampled
 // source rows (consecutive output rows share source rows when upscaling), the vertically combined
@@ -20,6 +23,7 @@ type worker struct {
 	valU8  []uint8
 	valF32 []float32
 	taps   [][]uint8 // the cached rows one antialiased output row reads
+	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
 	acc    []int32   // vertical sums of one antialiased row
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }
@@ -38,7 +42,7 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 		for i := range w.ring {
 			w.hI16[i] = make([]int16, contentW)
 			w.hI32[i] = make([]int32, contentW)
-			w.hU8[i] = make([]uint8, contentW)
+			w.hU8[i] = make([]uint8, contentW+16)[:contentW] // 16 spare bytes: SIMD loads past a plane's end
 			w.hF32[i] = make([]float32, contentW)
 		}
 		w.rowU8 = make([]uint8, contentW)
@@ -66,6 +70,10 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 		if u8 {
 			if content && p.fast != nil {
 				w.fastRow(p, b, base, t.img, y)
+				continue
+			}
+			if content && p.aa != nil {
+				w.aaRow(p, b, base, t.img, y)
 				continue
 			}
 			if content {
@@ -96,8 +104,8 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 	rows, cols := &p.rows, &p.cols
 	c, sc := p.inC, p.strideC
 	dst := w.rowU8
-	switch {
-	case rows.Taps.K == 1: // nearest, or no resize: a gather
+	switch p.kernel {
+	case kGather: // nearest, or no resize: a gather
 		rb := base + rows.Off[r]
 		switch {
 		case cols.contiguous && sc == 1: // whole pixels in order: one copy
@@ -115,7 +123,7 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 				}
 			}
 		}
-	case p.Spec.Resize.Antialias:
+	case kPillow:
 		k := rows.Taps.K
 		kk := int(rows.Taps.Cnt[r]) // rows past the filter's support have weight 0: skip them
 		hs := w.taps[:0]
@@ -129,6 +137,8 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 		}
 		w.taps = hs
 		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+kk], w.acc)
+	case kFloat:
+		w.resizeRowFloatU8(p, src, base, r)
 	default: // bilinear, OpenCV arithmetic
 		var h [2][]int32
 		for t := 0; t < 2; t++ {
@@ -252,7 +262,7 @@ func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
 	rows, cols := &p.rows, &p.cols
 	c, sc := p.inC, p.strideC
 	dst := w.rowF32
-	if rows.Taps.K == 1 && cols.Taps.K == 1 {
+	if p.kernel == kGather {
 		rb := base + rows.Off[r]
 		for j, off := range cols.Off {
 			o := rb + off
@@ -263,7 +273,7 @@ func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
 		return
 	}
 	k := rows.Taps.K
-	if k == 2 && !p.Spec.Resize.Antialias {
+	if p.kernel == kLinear && p.Spec.Resize.Kind == "bilinear" {
 		// Bilinear as a lerp, a + w1*(b - a): the same formula as PyTorch's w0*a + w1*b within float32
 		// rounding, but a constant image stays exactly constant (w0 + w1 need not be 1 in float32).
 		var h [2][]float32
@@ -296,6 +306,12 @@ func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
 			dst[i] = dst[i] + float32(wt*h[i]) // explicit rounding: never fused into an FMA
 		}
 	}
+	if p.area == areaFast { // resizeAreaFast_: the block sum times 1/area in float32
+		inv := float32(1 / float64(p.areaBlock))
+		for i := range dst {
+			dst[i] *= inv
+		}
+	}
 }
 
 // hlerpF32 is the horizontal bilinear pass of float32 images in lerp form (see resizeRowF32).
@@ -310,6 +326,8 @@ func hlerpF32(d []float32, src []float32, rb int, cols *axis, c, sc int) {
 	}
 }
 
+// hresizeF32 is the horizontal pass of the tap kernels on float32 images: each column's taps summed in
+// order in float32 (padded taps have weight 0).
 func hresizeF32(d []float32, src []float32, rb int, cols *axis, c, sc int) {
 	k := cols.Taps.K
 	off, wf := cols.Off, cols.Taps.WF
@@ -322,4 +340,116 @@ func hresizeF32(d []float32, src []float32, rb int, cols *axis, c, sc int) {
 			d[j*c+ch] = s
 		}
 	}
+}
+
+// resizeRowFloatU8 is the kFloat kernel on uint8 images (cv2's INTER_CUBIC and INTER_AREA): each
+// horizontal tap sum and then the vertical sum in float32, in tap order, the first product standing
+// alone, then one rounding to uint8 (areaFinalU8). cv2 adds in the same order.
+func (w *worker) resizeRowFloatU8(p *Plan, src []uint8, base, r int) {
+	rows, cols := &p.rows, &p.cols
+	c, sc := p.inC, p.strideC
+	k := rows.Taps.K
+	kk := k
+	if rows.Taps.Cnt != nil {
+		kk = int(rows.Taps.Cnt[r])
+	}
+	acc := w.rowF32
+	for t := 0; t < kk; t++ {
+		ri := r*k + t
+		s, ok := w.slot(rows.Src[ri])
+		if !ok {
+			hresizeFloatU8(w.hF32[s], src, base+rows.Off[ri], cols, c, sc)
+		}
+		wt := rows.Taps.WF[ri]
+		h := w.hF32[s][:len(acc)]
+		if t == 0 {
+			for i, v := range h {
+				acc[i] = wt * v
+			}
+			continue
+		}
+		for i, v := range h {
+			acc[i] = acc[i] + float32(wt*v) // explicit rounding: never fused into an FMA
+		}
+	}
+	finalU8(w.rowU8, acc, p)
+}
+
+// hresizeFloatU8 sums each column's live taps of a uint8 row in float32, in order.
+func hresizeFloatU8(d []float32, src []uint8, rb int, cols *axis, c, sc int) {
+	k := cols.Taps.K
+	off, wf, cnt := cols.Off, cols.Taps.WF, cols.Taps.Cnt
+	n := len(off) / k
+	if c == 3 && sc == 1 {
+		row := unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), rb)
+		for j := 0; j < n; j++ {
+			kk := k
+			if cnt != nil {
+				kk = int(cnt[j])
+			}
+			t := j * k
+			p, wt := (*[3]uint8)(unsafe.Add(row, off[t])), wf[t]
+			s0, s1, s2 := wt*float32(p[0]), wt*float32(p[1]), wt*float32(p[2])
+			for t++; t < j*k+kk; t++ {
+				p, wt = (*[3]uint8)(unsafe.Add(row, off[t])), wf[t]
+				s0 = s0 + float32(wt*float32(p[0]))
+				s1 = s1 + float32(wt*float32(p[1]))
+				s2 = s2 + float32(wt*float32(p[2]))
+			}
+			dd := (*[3]float32)(d[3*j : 3*j+3])
+			dd[0], dd[1], dd[2] = s0, s1, s2
+		}
+		return
+	}
+	for j := 0; j < n; j++ {
+		kk := k
+		if cnt != nil {
+			kk = int(cnt[j])
+		}
+		for ch := 0; ch < c; ch++ {
+			var s float32
+			for t := j * k; t < j*k+kk; t++ {
+				v := float32(wf[t] * float32(src[rb+off[t]+ch*sc]))
+				if t == j*k {
+					s = v
+				} else {
+					s = s + v
+				}
+			}
+			d[j*c+ch] = s
+		}
+	}
+}
+
+// finalU8 rounds the float sums of the kFloat kernel to uint8 as cv2 does: saturate_cast (round half to
+// even, then clamp), except resizeAreaFast_'s integer block sums: (s + 2) >> 2 for 2x2 blocks (its SIMD
+// rule), cvRound(s * (1/area)) in float32 otherwise.
+func finalU8(dst []uint8, acc []float32, p *Plan) {
+	acc = acc[:len(dst)]
+	switch {
+	case p.area == areaFast && p.areaBlock == 4 && p.cols.Taps.K == 2:
+		for i, v := range acc {
+			dst[i] = uint8((int32(v) + 2) >> 2)
+		}
+	case p.area == areaFast:
+		inv := float32(1 / float64(p.areaBlock))
+		for i, v := range acc {
+			dst[i] = roundU8(v * inv)
+		}
+	default:
+		for i, v := range acc {
+			dst[i] = roundU8(v)
+		}
+	}
+}
+
+// roundU8 is OpenCV's saturate_cast<uchar>(float): round half to even (cvRound), then clamp.
+func roundU8(v float32) uint8 {
+	if !(v > -0.5) { // also NaN, which cannot occur: weights and pixels are finite
+		return 0
+	}
+	if v >= 255 {
+		return 255
+	}
+	return uint8(math.RoundToEven(float64(v)))
 }

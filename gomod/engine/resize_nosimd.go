@@ -19,3 +19,16 @@ func SIMDLevel() string { return "none (pure Go)" }
 func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
 	return false
 }
+
+// aaHRows is the fast antialias horizontal pass of one or two rows (h1 nil: one).
+func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+	aaHScalar(h0, src, rb0, a, p, 0, len(a.cols))
+	if h1 != nil {
+		aaHScalar(h1, src, rb1, a, p, 0, len(a.cols))
+	}
+}
+
+// aaVRow is the fast antialias vertical pass plus normalisation of one output plane row.
+func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, scale, mean, std float32, lut *[256]float32) {
+	aaVScalar(out, hs, po, wv, lut, 0)
+}

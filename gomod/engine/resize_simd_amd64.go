@@ -2,7 +2,10 @@
 
 package engine
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
 // simdEnabled reports whether the row kernels use SIMD in this build.
 const simdEnabled = true
@@ -155,4 +158,103 @@ func SIMDLevel() string {
 		return "avx2"
 	}
 	return "none (CPU lacks AVX2)"
+}
+
+// Byte shuffles of the fast antialias horizontal pass (resize_aa.go): from the 16 bytes at a chunk's
+// first tap, lay out the (tap, tap+1) pixel pairs of each channel as int16, [r0 r1 g0 g1 b0 b1 0 0],
+// for taps 0, 1 (aaShufA) and 2, 3 (aaShufB); the same indices in both 128-bit lanes, which hold two
+// different source rows. -128 selects zero.
+var aaShufA, aaShufB = aaShuffle(0), aaShuffle(6)
+
+func aaShuffle(first int8) (s [32]int8) {
+	for lane := 0; lane < 2; lane++ {
+		for ch := int8(0); ch < 3; ch++ {
+			i := lane*16 + 4*int(ch)
+			s[i], s[i+1], s[i+2], s[i+3] = first+ch, -128, first+ch+3, -128
+		}
+		for i := lane*16 + 12; i < lane*16+16; i++ {
+			s[i] = -128
+		}
+	}
+	return s
+}
+
+// aaHRows is the fast antialias horizontal pass of one or two source rows (h1 nil: one) into planar
+// rows, on AVX2: two rows in the two 128-bit lanes, 4 taps per step as two byte shuffles and four
+// VPMADDWD on the split weights (see resize_aa.go); exactly the integers of aaHScalar. Rows whose
+// 16-byte loads could run past the end of the array take aaHScalar.
+// Measured in thread CPU time on the project's (shared, loaded) 2-core EPYC, 1080p -> 224, flip,
+// normalize: the general path 11.7 ms (bicubic 25.7 ms), this path 3.3 ms (bicubic 5.0 ms).
+// Copying each 128-byte chunk in a range loop instead of indexing it made this path 30x slower.
+func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+	n := len(a.cols)
+	one := h1 == nil
+	if one {
+		rb1 = rb0
+	}
+	r0, r1 := rb0+a.minOff, rb1+a.minOff
+	if !hasAVX2 || r0+a.winEnd > len(src) || r1+a.winEnd > len(src) {
+		aaHScalar(h0, src, rb0, a, p, 0, n)
+		if !one {
+			aaHScalar(h1, src, rb1, a, p, 0, n)
+		}
+		return
+	}
+	h0 = h0[:3*n]
+	if !one {
+		h1 = h1[:3*n]
+	}
+	base := unsafe.Pointer(unsafe.SliceData(src))
+	p0, p1 := unsafe.Add(base, r0), unsafe.Add(base, r1)
+	shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
+	half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
+	var out [8]int32
+	for j := range a.cols {
+		c := &a.cols[j]
+		var hi, lo archsimd.Int32x8
+		off := uintptr(c.off)
+		nch := (int(c.cnt) + 3) / 4
+		cks := a.chunks[c.ch : int(c.ch)+nch]
+		for q := range cks {
+			ck := &cks[q]
+			v := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p0, off)))).
+				SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
+			pa := v.PermuteOrZeroGrouped(shA).AsInt16x16()
+			pb := v.PermuteOrZeroGrouped(shB).AsInt16x16()
+			hi = hi.Add(pa.DotProductPairs(archsimd.LoadInt16x16(&ck.hiA))).Add(pb.DotProductPairs(archsimd.LoadInt16x16(&ck.hiB)))
+			lo = lo.Add(pa.DotProductPairs(archsimd.LoadInt16x16(&ck.loA))).Add(pb.DotProductPairs(archsimd.LoadInt16x16(&ck.loB)))
+			off += 12
+		}
+		hi.ShiftAllLeft(11).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top).Store(&out)
+		h0[j], h0[n+j], h0[2*n+j] = uint8(out[0]), uint8(out[1]), uint8(out[2])
+		if !one {
+			h1[j], h1[n+j], h1[2*n+j] = uint8(out[4]), uint8(out[5]), uint8(out[6])
+		}
+	}
+}
+
+// aaVRow is the fast antialias vertical pass plus normalisation of one output plane row, on AVX2:
+// 8 columns at a time, Pillow's 32-bit sums (VPMULLD), the shift and clip, then the normalisation with
+// one IEEE instruction per step, which equals the table aaVScalar reads bit for bit (as in vnormRow).
+func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, scale, mean, std float32, lut *[256]float32) {
+	if !hasAVX2 {
+		aaVScalar(out, hs, po, wv, lut, 0)
+		return
+	}
+	n := len(out)
+	half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
+	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
+	x := 0
+	for ; x+8 <= n; x += 8 {
+		acc := half
+		for t, h := range hs {
+			// 16-byte load of which 8 are used: the rows have 16 spare bytes (worker.prepare)
+			v := archsimd.LoadUint8x16((*[16]uint8)(h[po+x : po+x+16])).ExtendLo8ToUint32().AsInt32x8()
+			acc = acc.Add(v.Mul(archsimd.BroadcastInt32x8(wv[t])))
+		}
+		acc.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
+	}
+	aaVScalar(out, hs, po, wv, lut, x)
 }

@@ -48,7 +48,8 @@ type InputSpec struct {
 	Strides [4]int64 `json:"strides"` // n, h, w, c
 }
 
-// ResizeSpec: Kind is "none", "nearest" or "bilinear"; H, W the resized content size.
+// ResizeSpec: Kind is "none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bicubic" or
+// "area" (docs/API.md gives each one's rounding rules); H, W the resized content size.
 type ResizeSpec struct {
 	Kind      string `json:"kind"`
 	Antialias bool   `json:"antialias"`
@@ -180,13 +181,14 @@ func (s *Spec) Validate() error {
 		if r.H != s.Pre.H || r.W != s.Pre.W || r.Antialias {
 			return errf(CodeInvalidArgument, "size", "kind none must keep the size")
 		}
-	case "nearest":
+	case "nearest", "nearest-exact", "nearest-pil", "area":
 		if r.Antialias {
-			return errf(CodeInvalidArgument, "antialias", "antialias applies to bilinear interpolation only")
+			return errf(CodeInvalidArgument, "antialias", "antialias applies to bilinear and bicubic interpolation only")
 		}
-	case "bilinear":
+	case "bilinear", "bicubic":
 	default:
-		return errf(CodeInvalidArgument, "interpolation", "must be 'bilinear' or 'nearest', got %q", r.Kind)
+		return errf(CodeInvalidArgument, "interpolation",
+			"must be 'bilinear', 'bicubic', 'area', 'nearest', 'nearest-exact' or 'nearest-pil', got %q", r.Kind)
 	}
 	c := &s.Canvas
 	if err := checkDim("size.height", c.H, false); err != nil {

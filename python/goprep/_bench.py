@@ -231,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         overhead,
         usable_cores=threads.all,
         all_threads=threads.all,
+        b1080=find(grid, "1080p", 1),
+        cold=find(grid, "512cold", 1),
     )
     say(report.target_lines(results))
     if goprep_error is not None:

@@ -152,7 +152,8 @@ def run_plan(
 # ---------------------------------------------------------------------------------------------
 # argument parsing shared by eager and traced calls
 
-_INTERP = ("bilinear", "nearest")
+_INTERP = ("bilinear", "bicubic", "area", "nearest", "nearest-exact", "nearest-pil")
+_INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
@@ -165,10 +166,10 @@ def _check_flag(name: str, v: Any) -> bool:
 def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool) -> Traced:
     h, w = parse_size(size)
     if interpolation not in _INTERP:
-        raise InvalidArgumentError(f"must be 'bilinear' or 'nearest', got {interpolation!r}", argument="interpolation")
+        raise InvalidArgumentError(f"must be one of {', '.join(map(repr, _INTERP))}, got {interpolation!r}", argument="interpolation")
     aa = _check_flag("antialias", antialias)
-    if aa and interpolation != "bilinear":
-        raise InvalidArgumentError("applies to bilinear interpolation only", argument="antialias")
+    if aa and interpolation not in _INTERP_AA:
+        raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
     return t.resized(interpolation, aa, h, w, (h, w, 0, 0, 0.0))
 
 
@@ -241,6 +242,10 @@ def resize(src: Any, size: Size, *, interpolation: str = "bilinear", antialias: 
     bilinear uses half-pixel centres: uint8 matches ``cv2.resize(INTER_LINEAR)``, float32 matches
     PyTorch's ``interpolate(mode="bilinear", align_corners=False)``; ``antialias=True`` follows Pillow's
     filter widened by the downscale factor; nearest matches ``cv2.INTER_NEAREST``.
+    bicubic: uint8 matches ``cv2.INTER_CUBIC``, float32 PyTorch's ``mode="bicubic"``, and with
+    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32). area matches
+    ``cv2.INTER_AREA``; nearest-exact PyTorch's ``nearest-exact``; nearest-pil Pillow's ``NEAREST``.
+    docs/API.md gives every rounding rule.
     """
     return run_eager(
         ("resize", size, interpolation, antialias), src, out, lambda t: (_resize_t(t, size, interpolation, antialias), None)

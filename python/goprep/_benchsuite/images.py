@@ -25,16 +25,22 @@ class Size:
     name: str
     height: int
     width: int
+    # batch 1 cycles through this many images, each its own copy in memory: 3 photographs stay in
+    # cache (the headline rows); many distinct copies make every call read cold memory, as a data
+    # loader's stream of fresh images does.
+    distinct: int = 3
 
     @property
     def label(self) -> str:
-        return f"{self.width}x{self.height}"
+        cold = f", {self.distinct} distinct images" if self.distinct > len(PHOTOS) else ""
+        return f"{self.width}x{self.height}{cold}"
 
 
 SIZES: dict[str, Size] = {
     "256": Size("256", 256, 256),
     "512": Size("512", 512, 512),
     "1080p": Size("1080p", 1080, 1920),
+    "512cold": Size("512cold", 512, 512, distinct=64),  # 64 distinct images, 50 MB: cold caches
 }
 
 
@@ -76,5 +82,7 @@ def workload(size: Size, n: int) -> list[np.ndarray]:
     """What one timed call receives, cycled over a sample: for batch 1 the single (H, W, 3) photographs
     in turn (a call per image, as a data loader does), else one (n, H, W, 3) batch."""
     if n == 1:
-        return list(photos(size))
+        if size.distinct <= len(PHOTOS):
+            return list(photos(size))
+        return list(batch(size, size.distinct))  # views of distinct copies, one per call
     return [batch(size, n)]

@@ -48,6 +48,7 @@ Fn = Callable[[np.ndarray], np.ndarray]
 # Reference kinds: what an implementation's output is compared with (computed with goprep, 1 thread).
 REF_TASK = "task"  # the full task
 REF_TASK_AA = "task_antialias"  # the task with an antialiased (Pillow-style) resize
+REF_TASK_AA_CUBIC = "task_antialias_bicubic"  # the same with Pillow's bicubic filter
 REF_RESIZE = "resize"  # the uint8 resize alone, shape (224, 224, 3)
 
 
@@ -168,7 +169,13 @@ def goprep_pipelines() -> dict[str, Fn]:
         img = goprep.flip(img)
         return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
 
-    fns: dict[str, Fn] = {"task": task, "task_antialias": task_antialias}
+    @goprep.pipeline(device="cpu")
+    def task_antialias_bicubic(img: np.ndarray) -> np.ndarray:
+        img = goprep.resize(img, (OUT_H, OUT_W), interpolation="bicubic", antialias=True)
+        img = goprep.flip(img)
+        return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
+
+    fns: dict[str, Fn] = {"task": task, "task_antialias": task_antialias, "task_antialias_bicubic": task_antialias_bicubic}
     if goprep.info().get("cuda_available"):
 
         @goprep.pipeline(device="cuda")
@@ -197,6 +204,7 @@ def references(threads: Threads) -> dict[str, Fn]:
     return {
         REF_TASK: one_thread(pipes["task"]),
         REF_TASK_AA: one_thread(pipes["task_antialias"]),
+        REF_TASK_AA_CUBIC: one_thread(pipes["task_antialias_bicubic"]),
         REF_RESIZE: one_thread(lambda x: goprep.resize(x, (OUT_H, OUT_W))),
     }
 
@@ -273,7 +281,20 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 {"goprep": 1},
                 reference=REF_TASK_AA,
                 baseline="goprep-aa-1t",
-                note="reference for the Pillow Image.resize row",
+                note="reference for the Pillow Image.resize and torchvision antialias rows",
+            )
+        )
+        rows.append(
+            Impl(
+                "goprep-aacubic-1t",
+                "goprep CPU bicubic antialias=True, 1 thread",
+                "goprep",
+                pipes["task_antialias_bicubic"],
+                "1",
+                {"goprep": 1},
+                reference=REF_TASK_AA_CUBIC,
+                baseline="goprep-aacubic-1t",
+                note="Pillow BICUBIC numerics; reference for the torchvision bicubic row",
             )
         )
     return rows
@@ -574,8 +595,53 @@ def torchvision_impls(threads: Threads) -> tuple[list[Impl], str | None]:
         with torch.inference_mode():
             return transform(t).contiguous().numpy()
 
+    def aa_task(interp: Any) -> Fn:
+        # torchvision's default: antialiased resize on uint8 tensors (its AVX2 uint8 kernel)
+        t_aa = v2.Compose(
+            [
+                v2.Resize((OUT_H, OUT_W), interpolation=interp, antialias=True),
+                v2.RandomHorizontalFlip(p=1.0),
+                v2.ToDtype(torch.float32, scale=True),
+                v2.Normalize(mean=list(MEAN), std=list(STD)),
+            ]
+        )
+
+        def run(x: np.ndarray) -> np.ndarray:
+            t = torch.from_numpy(x)
+            t = t.permute(2, 0, 1) if x.ndim == 3 else t.permute(0, 3, 1, 2)
+            with torch.inference_mode():
+                return t_aa(t).contiguous().numpy()
+
+        return run
+
     default = threads.torch_default or threads.all
-    return [
+    aa_rows = [
+        Impl(
+            "torchvision-aa-1t",
+            "torchvision v2 antialias=True, torch 1 thread",
+            "torchvision",
+            aa_task(v2.InterpolationMode.BILINEAR),
+            "1",
+            {"torch": 1},
+            reference=REF_TASK_AA,
+            tolerance=ROUNDING_TOL,
+            baseline="goprep-aa-1t",
+            note="v2.Resize(antialias=True) bilinear on uint8 tensors + flip + ToDtype + Normalize",
+        ),
+        Impl(
+            "torchvision-aacubic-1t",
+            "torchvision v2 bicubic antialias=True, torch 1 thread",
+            "torchvision",
+            aa_task(v2.InterpolationMode.BICUBIC),
+            "1",
+            {"torch": 1},
+            reference=REF_TASK_AA_CUBIC,
+            tolerance=ROUNDING_TOL,
+            baseline="goprep-aacubic-1t",
+            note="v2.Resize(BICUBIC, antialias=True) on uint8 tensors + flip + ToDtype + Normalize",
+        ),
+    ]
+    return aa_rows + [
         Impl(
             "torchvision-1t",
             "torchvision v2, torch 1 thread",

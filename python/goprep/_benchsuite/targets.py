@@ -77,6 +77,9 @@ def evaluate(
     overhead: OverheadResult | None,
     usable_cores: int,
     all_threads: int,
+    *,
+    b1080: ConfigResult | None = None,
+    cold: ConfigResult | None = None,
 ) -> list[Target]:
     """``b1``: 512x512 batch 1 with every implementation; ``b256``: 512x512 batch 256 with the goprep rows."""
     out: list[Target] = []
@@ -148,6 +151,22 @@ def evaluate(
     else:
         best = serving.scaling("goprep", 2, best=True) if serving is not None else None
         out.append(_judge("serving_2_threads", name, scaling, ">=", 1.8, "x", why, best))
+
+    # issue 13: the torchvision-default task (antialiased resize of a uint8 tensor), 1080p -> 224, 1 thread;
+    # and OpenCV+NumPy on a stream of distinct images (cold caches), 512x512, 1 thread.
+    for key, name, slow, fast, cfg, want in (
+        ("vs_torchvision_aa_1080p", "goprep antialias bilinear vs torchvision v2 (uint8 tensor), 1080p, 1 thread",
+         "torchvision-aa-1t", "goprep-aa-1t", b1080, 1.5),
+        ("vs_torchvision_aacubic_1080p", "goprep antialias bicubic vs torchvision v2 (uint8 tensor), 1080p, 1 thread",
+         "torchvision-aacubic-1t", "goprep-aacubic-1t", b1080, 1.5),
+        ("cold_vs_opencv_loop", "goprep 1 thread vs OpenCV+NumPy, a Python loop over 64 distinct 512x512 images",
+         "opencv-1t", "goprep-1t", cold, 3.0),
+    ):
+        if cfg is None:
+            out.append(Target(key, name, want, ">=", "x", None, "SKIP", "configuration not run"))
+        else:
+            out.append(_judge(key, name, ratio(cfg, slow, fast), ">=", want, "x", _why(cfg, slow, fast),
+                              ratio(cfg, slow, fast, best=True)))
 
     probe = f"goprep.pipeline(flip), {all_threads} threads"
     us = us_best = None

@@ -10,6 +10,7 @@
   block cannot slip through unrun.
 """
 
+import gc
 import os
 import pathlib
 import re
@@ -71,6 +72,10 @@ def test_python_blocks_run(path):
             code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
             exec(code, namespace)
     finally:
+        # Drop the blocks' objects now (DeviceArrays hold pooled device memory that later tests count);
+        # a skip's traceback would otherwise keep this frame, and so the namespace, alive.
+        namespace.clear()
+        gc.collect()
         if simulated:
             gt.simulate_gpu(False)
     if skipped:

@@ -34,7 +34,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--quick",
         action="store_true",
-        help="fewer repeats, 512x512 input only, batch 1 and 32 (about 3 minutes on 2 cores)",
+        help="fewer repeats, 512x512 input only, batch 1 and 32 (under a minute on 2 idle cores)",
     )
     p.add_argument(
         "--out", default="bench_results", metavar="DIR", help="where the JSON and PNG go (default: %(default)s)"

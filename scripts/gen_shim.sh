@@ -87,8 +87,12 @@ EOF
     log "installing $CUDA_HEADERS_PKG==$CUDA_HEADERS_VERSION (headers only needed) into $target"
     rm -rf "$target"
     mkdir -p "$target"
-    PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-      --target "$target" "$CUDA_HEADERS_PKG==$CUDA_HEADERS_VERSION" >&2
+    if ! PIP_ROOT_USER_ACTION=ignore "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+      --target "$target" "$CUDA_HEADERS_PKG==$CUDA_HEADERS_VERSION" >&2; then
+      log "cannot get cuda.h: \`pip install $CUDA_HEADERS_PKG==$CUDA_HEADERS_VERSION\` failed (see pip's message above;" \
+        "offline? set GOPREP_CUDA_INCLUDE to a directory with the CUDA $CUDA_HEADERS_VERSION cuda.h)"
+      return 1
+    fi
     [[ "$(cuda_version_of "$dir")" == "$WANT_CUDA_VERSION" ]] || { log "no cuda.h in $dir after install"; return 1; }
     touch "$stamp"
   fi
@@ -99,10 +103,11 @@ EOF
 CUDA_FROM=""
 CUDA_INCLUDE=""
 find_cuda_include || exit 1
-NVML_VERSION=$(go list -m -f '{{.Version}}' "$NVML_MODULE")
+command -v go >/dev/null || { log "cannot get nvml.h: no go on PATH (it comes from the $NVML_MODULE module)"; exit 1; }
+NVML_VERSION=$(go list -m -f '{{.Version}}' "$NVML_MODULE") || { log "cannot get nvml.h: go list -m $NVML_MODULE failed"; exit 1; }
 NVML_DIR=$(go list -m -f '{{.Dir}}' "$NVML_MODULE")
 if [[ -z "$NVML_DIR" ]]; then
-  go mod download "$NVML_MODULE"
+  go mod download "$NVML_MODULE" || { log "cannot get nvml.h: go mod download $NVML_MODULE@$NVML_VERSION failed (GOPROXY=${GOPROXY:-default})"; exit 1; }
   NVML_DIR=$(go list -m -f '{{.Dir}}' "$NVML_MODULE")
 fi
 NVML_HEADER="$NVML_DIR/pkg/nvml/nvml.h"

@@ -6,6 +6,8 @@ own numbers give, and each verdict is printed."""
 
 import json
 import operator
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -40,3 +42,38 @@ def test_bench_smoke(tmp_path):
             assert (t["status"] == "PASS") == met, t  # the verdict follows from the numbers
         assert f"{t['status']:4}  {t['name']}" in proc.stdout, t["name"]
     assert "decorator + binding overhead" in proc.stdout
+    # output to a pipe/file: no progress bar redraws tangled with the tables
+    assert "\r" not in proc.stdout + proc.stderr and "step/s" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_help_texts():
+    """Every option of every subcommand has a help text, in plain words (no RST markup)."""
+    import argparse
+
+    from goprep import __main__ as cli
+
+    for cmd in ("demo", "bench", "info"):
+        proc = subprocess.run([sys.executable, "-m", "goprep", cmd, "--help"], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out = proc.stdout
+        assert out.startswith(f"usage: python -m goprep {cmd}"), out
+        assert "``" not in out and ":mod:" not in out and ":func:" not in out, out
+        # argparse prints an option with no help as a bare "  --name VALUE" line
+        # (or, when the option is long, with its help on the next, deeper-indented line)
+        lines = out.splitlines() + [""]
+        for line, nxt in zip(lines, lines[1:]):
+            bare = re.match(r"^  -[-\w]+(?: [A-Z_,]+)?(?:, --[-\w]+(?: [A-Z_]+)?)?$", line)
+            assert not bare or re.match(r"^ {4,}[^ -]", nxt), f"{cmd}: option without help: {line!r}"
+    top = subprocess.run([sys.executable, "-m", "goprep", "--help"], capture_output=True, text=True, timeout=60)
+    assert top.returncode == 0 and all(c in top.stdout for c in ("demo", "bench", "info"))
+    assert isinstance(cli.USAGE, str) and argparse  # the module imports without running anything
+
+
+def test_quick_duration_agrees_with_readme():
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    m = re.search(r"`--quick` takes ([^.;(]+?) \(", " ".join(readme.split()))
+    assert m, "README.md no longer says how long bench --quick takes"
+    proc = subprocess.run([sys.executable, "-m", "goprep", "bench", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    assert m.group(1) in " ".join(proc.stdout.split()), proc.stdout

@@ -1,21 +1,148 @@
-"""The README's usage example must run as written."""
+"""Every code block in README.md and docs/*.md runs as written.
 
+- ```python blocks run in order, one namespace per file (a later block may use an earlier one's
+  names, as a reader would). docs/GPU.md's blocks run on the simulated GPU when no real one is
+  usable; a block right after `<!-- docs-test: needs-cuda-gpu -->` needs a real GPU and is skipped
+  (reported as skipped) without one.
+- ```sh blocks: each `python -m goprep ...` command runs (with this Python); the install, build and
+  test commands (pip install, go test, pytest, scripts/build_wheels.sh, python -m build) are what
+  .ci/run runs, so they are only recognised here. Any other command fails this test, so that a new
+  block cannot slip through unrun.
+"""
+
+import gc
+import os
 import pathlib
 import re
+import shlex
+import subprocess
+import sys
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+import pytest
+
+import goprep
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+NEEDS_GPU = "<!-- docs-test: needs-cuda-gpu -->"
+NO_RUN = "<!-- no-run:"  # followed by why: such a block is compiled, not run
+README = ROOT / "README.md"
+CI_COMMANDS = ("pip install", "go test", "pytest", "scripts/build_wheels.sh", "bash scripts/build_wheels.sh",
+               "python -m build")
+
+BLOCK = re.compile(r"(?P<before>[^\n]*)\n```(?P<lang>\w+)\n(?P<body>.*?)```", re.S)
 
 
-def test_readme_usage_example_runs():
-    text = README.read_text()
-    m = re.search(r"## Use\n\n```python\n(.*?)```", text, re.S)
-    assert m, "README has no '## Use' python example"
-    namespace: dict = {}
-    exec(compile(m.group(1), "README.md", "exec"), namespace)
-    assert namespace["x"].shape == (3, 224, 224)
-    assert namespace["batch"].shape == (8, 3, 224, 224)
-    assert namespace["mixed"].shape == (2, 3, 224, 224)
-    assert namespace["boxes"].shape == (1, 4)
+def blocks(path):
+    """(lang, body, line, needs_gpu, no_run) for each fenced block of a Markdown file."""
+    text = path.read_text()
+    out = []
+    for m in BLOCK.finditer("\n" + text):
+        line = text.count("\n", 0, max(m.start("body") - 1, 0)) + 1
+        prev = text[: max(m.start() - 1, 0)].rstrip().rsplit("\n", 1)[-1]
+        needs_gpu = NEEDS_GPU in (m.group("before") + prev)
+        no_run = NO_RUN in (m.group("before") + prev)
+        out.append((m.group("lang"), m.group("body"), line, needs_gpu, no_run))
+    return out
+
+
+def _real_gpu():
+    return bool(goprep.devices())
+
+
+def _rel(path):
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", DOCS, ids=_rel)
+def test_python_blocks_run(path):
+    py = [b for b in blocks(path) if b[0] == "python"]
+    if not py:
+        pytest.skip(f"{_rel(path)} has no python block")
+    real_gpu = _real_gpu()  # asked before the simulated GPU is switched on
+    simulated = path.name == "GPU.md" and not real_gpu
+    if simulated:
+        import goprep.testing as gt
+
+        gt.simulate_gpu(True)
+    namespace: dict = {"__name__": "__docs__"}
+    skipped = []
+    try:
+        for _, body, line, needs_gpu, no_run in py:
+            if needs_gpu and not real_gpu:
+                skipped.append(line)
+                continue
+            code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
+            if not no_run:  # a no-run block (it needs a cluster or the reader's own model) is compiled only
+                exec(code, namespace)
+    finally:
+        # Drop the blocks' objects now (DeviceArrays hold pooled device memory that later tests count);
+        # a skip's traceback would otherwise keep this frame, and so the namespace, alive.
+        namespace.clear()
+        gc.collect()
+        if simulated:
+            gt.simulate_gpu(False)
+    if skipped:
+        pytest.skip(f"{_rel(path)}: blocks at lines {skipped} need a CUDA GPU (the others ran)")
+
+
+def test_readme_usage_example_results():
+    ns: dict = {}
+    (body,) = [b for lang, b, *_ in blocks(ROOT / "README.md") if lang == "python" and "def prep" in b]
+    exec(compile(body, "README.md", "exec"), ns)
+    assert ns["x"].shape == (3, 224, 224)
+    assert ns["batch"].shape == (8, 3, 224, 224)
+    assert ns["mixed"].shape == (2, 3, 224, 224)
+    assert ns["boxes"].shape == (1, 4)
+
+
+def _commands(body):
+    for raw in body.splitlines():
+        raw = raw.split(" #", 1)[0].strip()
+        if raw and not raw.startswith("#"):
+            yield from (c.strip() for c in raw.split("&&"))
+
+
+SH = [(p, line, cmd) for p in DOCS for lang, body, line, *_ in blocks(p) if lang in ("sh", "bash")
+      for cmd in _commands(body)]
+
+
+@pytest.mark.parametrize("path,line,cmd", SH, ids=[f"{_rel(p)}:{n}:{c[:40]}" for p, n, c in SH])
+def test_shell_commands(path, line, cmd):
+    if cmd.startswith(CI_COMMANDS):
+        pytest.skip(f"install/build/test command, run by .ci/run: {cmd}")
+    argv = shlex.split(cmd)
+    assert argv[:3] == ["python", "-m", "goprep"], (
+        f"{_rel(path)}:{line}: {cmd!r} is neither a `python -m goprep` command nor one .ci/run runs; "
+        "teach tests/test_docs.py how to check it"
+    )
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    r = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=600, env=env,
+                       cwd=ROOT / "tests")
+    where = f"{_rel(path)}:{line}: {cmd}"
+    assert r.returncode == 0, f"{where} exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+def test_devices_keys_match_api_md():
+    """Every key docs/API.md lists for goprep.devices() is there (on the simulated GPU without a real one)."""
+    text = (ROOT / "docs" / "API.md").read_text()
+    m = re.search(r"`goprep\.devices\(\)` -> list of usable GPUs, each a dict with (.*?); empty", text, re.S)
+    assert m, "docs/API.md no longer describes goprep.devices()"
+    documented = set(re.findall(r"`(\w+)`", m.group(1)))
+    import goprep.testing as gt
+
+    real = _real_gpu()
+    if not real:
+        gt.simulate_gpu(True)
+    try:
+        devs = goprep.devices()
+    finally:
+        if not real:
+            gt.simulate_gpu(False)
+    assert devs
+    for d in devs:
+        assert documented <= set(d), f"missing {sorted(documented - set(d))} in {d}"
+
 
 
 def test_api_converters_example_runs():

@@ -35,7 +35,9 @@ func (s *simDevice) Info() DeviceInfo {
 		used += uint64(len(b))
 	}
 	return DeviceInfo{
-		Name: "goprep simulated GPU (test switch)", ComputeCapability: "0.0", TotalMemory: s.total,
+		// A fixed UUID in NVML's format, so that devices() carries every documented key here too.
+		Name: "goprep simulated GPU (test switch)", UUID: "GPU-00000000-0000-0000-0000-000000000000",
+		ComputeCapability: "0.0", TotalMemory: s.total,
 		FreeMemory: s.total - min(used, s.total), UtilizationGPU: -1, PCIeGeneration: -1, PCIeWidth: -1,
 		Driver: "none", Simulated: true,
 	}

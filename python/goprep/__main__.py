@@ -9,12 +9,31 @@ USAGE = """usage: python -m goprep COMMAND [options]
 
 commands:
   demo    preprocess a batch of images with a fused pipeline, check it against NumPy, print throughput
-  bench   benchmark goprep against NumPy, OpenCV, Pillow and PyTorch (python -m goprep bench --help)
-  info    print version, backend, threads and CUDA status
+  bench   benchmark goprep against NumPy, OpenCV, Pillow and PyTorch
+  info    print version, backend, threads, SIMD level and CUDA status as JSON
   profile run a script with the profiler on and print where goprep's time went (profile SCRIPT [args])
-  serve   a gRPC inference server preprocessing with python, opencv or goprep (serve --help)
-  serve-bench  load-test the server with each preprocessing implementation (serve-bench --help)
+  serve   a gRPC inference server preprocessing with python, opencv or goprep
+  serve-bench  load-test the server with each preprocessing implementation
+
+`python -m goprep COMMAND --help` describes each command's options.
 """
+
+
+def _info(argv: List[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="python -m goprep info",
+        description="Print goprep's version, engine version, backend, thread count, SIMD level, the GPUs it "
+        "can use and why CUDA is or is not in use, as JSON (the same dict as goprep.info()).",
+    )
+    ap.parse_args(argv)
+    import json
+
+    import goprep
+
+    print(json.dumps(goprep.info(), indent=2))
+    return 0
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -44,12 +63,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         return serve_bench(rest)
     if cmd == "info":
-        import json
-
-        import goprep
-
-        print(json.dumps(goprep.info(), indent=2))
-        return 0
+        return _info(rest)
     print(f"unknown command {cmd!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

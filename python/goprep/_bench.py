@@ -31,7 +31,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
             "preprocessing task, side by side in one run. Exits 0 (it is a report) unless --check."
         ),
     )
-    p.add_argument("--quick", action="store_true", help="fewer repeats, 512x512 input only, batch 1 and 32 (< 2 min)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer repeats, 512x512 input only, batch 1 and 32 (under a minute on 2 idle cores)",
+    )
     p.add_argument(
         "--out", default="bench_results", metavar="DIR", help="where the JSON and PNG go (default: %(default)s)"
     )
@@ -200,7 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     serving = overhead = None
     run_monitor = machine.LoadMonitor()
     try:
-        with tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True, leave=False) as bar:
+        # A progress bar only for a person watching a terminal: redirected output (a log file, CI)
+        # gets the tables alone, not carriage-return redraws tangled between them.
+        bars = sys.stdout.isatty() and sys.stderr.isatty()
+        with tqdm(total=total, unit="step", file=sys.stderr, dynamic_ncols=True, leave=False, disable=not bars) as bar:
             for size in sizes:
                 for b in batches:
                     cfg = scenarios.run_config(size, b, rows, refs, threads, settings, bar)

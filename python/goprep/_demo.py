@@ -1,4 +1,4 @@
-"""``python -m goprep demo``: a real preprocessing run, checked against NumPy, with throughput."""
+"""`python -m goprep demo`: a real preprocessing run, checked against NumPy, with throughput."""
 
 from __future__ import annotations
 
@@ -41,23 +41,26 @@ def synthetic_photos(n: int, h: int, w: int, seed: int = 0) -> np.ndarray:
 
 
 def numpy_reference(batch: np.ndarray) -> np.ndarray:
-    """Plain NumPy: half-pixel bilinear (float64, rounded to uint8), mirror, normalise, transpose."""
-    n, h, w, _ = batch.shape
+    """The same job in plain NumPy: OpenCV's fixed-point bilinear (11-bit weights, the arithmetic
+    goprep's uint8 resize reproduces), a mirrored view, ``(x * scale - mean) / std`` in float32,
+    CHW. It should match goprep to the bit (the benchmark's NumPy row, shared with it)."""
+    from ._benchsuite.impls import numpy_task
 
-    def axis(inp: int, out: int):
-        s = np.maximum((np.arange(out) + 0.5) * inp / out - 0.5, 0)
-        i0 = np.minimum(np.floor(s).astype(int), inp - 1)
-        return i0, np.minimum(i0 + 1, inp - 1), s - i0
+    return numpy_task(batch)
 
-    y0, y1, fy = axis(h, 224)
-    x0, x1, fx = axis(w, 224)
-    b = batch.astype(np.float64)
-    top = b[:, y0][:, :, x0] * (1 - fx)[:, None] + b[:, y0][:, :, x1] * fx[:, None]
-    bot = b[:, y1][:, :, x0] * (1 - fx)[:, None] + b[:, y1][:, :, x1] * fx[:, None]
-    res = np.rint(top * (1 - fy)[:, None, None] + bot * fy[:, None, None]).astype(np.uint8)
-    res = res[:, :, ::-1].astype(np.float32) * np.float32(1 / 255)
-    res = (res - np.array(MEAN, np.float32)) / np.array(STD, np.float32)
-    return res.transpose(0, 3, 1, 2)
+
+def cuda_line(info: dict) -> str:
+    """What the demo says about the GPU: plain words for the common cases, the reason otherwise."""
+    if info["cuda_available"]:
+        names = ", ".join(d.get("name", "?") for d in info["devices"])
+        return f"CUDA: {names} (large calls run there; device='cpu' keeps them on the CPU)"
+    reason = info["cuda_reason"] or ""
+    if not info["cuda_built"]:
+        return ("CUDA: this build is CPU-only (built without the CUDA headers, or with GOPREP_CUDA=0); "
+                "using the CPU engine")
+    if "libcuda" in reason:
+        return "CUDA: no NVIDIA driver found; using the CPU engine"
+    return f"CUDA: not usable ({reason}); using the CPU engine"
 
 
 def _throughput(batch: np.ndarray, out: np.ndarray, seconds: float = 1.0) -> float:
@@ -70,29 +73,60 @@ def _throughput(batch: np.ndarray, out: np.ndarray, seconds: float = 1.0) -> flo
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m goprep demo", description=__doc__)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--height", type=int, default=480)
-    ap.add_argument("--width", type=int, default=640)
+    ap = argparse.ArgumentParser(
+        prog="python -m goprep demo",
+        description="Preprocess a batch of synthetic photos with a fused goprep pipeline (resize 224x224, "
+        "flip, ImageNet normalize, CHW float32), check the result against plain NumPy and print the "
+        "throughput on all threads and on one. Exits 1 if the check fails.",
+    )
+    ap.add_argument("--batch", type=int, default=32, metavar="N", help="images per batch (default: %(default)s)")
+    ap.add_argument("--height", type=int, default=480, metavar="PX", help="input height (default: %(default)s)")
+    ap.add_argument("--width", type=int, default=640, metavar="PX", help="input width (default: %(default)s)")
+    ap.add_argument("--seconds", type=float, default=1.0, metavar="S",
+                    help="how long each throughput measurement runs (default: %(default)s)")
     args = ap.parse_args(argv)
+    for name in ("batch", "height", "width"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if not args.seconds > 0:
+        ap.error(f"--seconds must be positive, got {args.seconds}")
 
     batch = synthetic_photos(args.batch, args.height, args.width)
     out = imagenet(batch)
     ref = numpy_reference(batch)
     step = 1 / 255 / min(STD)  # one uint8 level after normalisation
     diff = np.abs(out - ref)
-    exact = float(np.mean(diff < 1e-6))
-    ok = out.shape == ref.shape and float(diff.max()) <= step * 1.01
+    n_diff = int(np.count_nonzero(diff))
+    # The API promises bit-exact results for this pipeline up to a rare one-level rounding difference
+    # (>= 99.9 % of values equal); more, or anything larger, is a real mismatch.
+    ok = out.shape == ref.shape and float(diff.max()) <= step * 1.01 and n_diff <= diff.size // 1000
     print(f"goprep {goprep.__version__}: {args.batch} images {args.height}x{args.width} uint8 RGB "
           f"-> resize 224x224 -> flip -> normalize -> {out.shape} {out.dtype}")
-    print(f"check vs NumPy: max |diff| = {diff.max():.5f} (one uint8 level = {step:.5f}), "
-          f"{exact:.2%} of values identical -> {'OK' if ok else 'MISMATCH'}")
+    if n_diff == 0:
+        verdict = f"all {diff.size:,} values identical -> OK"
+    else:
+        why = "OK: rare one-level rounding differences, which docs/API.md allows" if ok else "MISMATCH"
+        verdict = (f"{n_diff:,} of {diff.size:,} values differ, by at most {diff.max():.5f} "
+                   f"(one uint8 level = {step:.5f}) -> {why}")
+    print(f"check vs plain NumPy (OpenCV's bilinear arithmetic): {verdict}")
     info = goprep.info()
     threads = info["threads"]
-    all_t = _throughput(batch, out)
+    # Other processes' CPU use while measuring, as the benchmark reports it: on a busy (shared)
+    # machine the throughput says more about the neighbours than about goprep.
+    from ._benchsuite.machine import LoadMonitor, load_warning
+
+    monitor = LoadMonitor()
+    all_t = _throughput(batch, out, args.seconds)
     goprep.set_num_threads(1)
-    one_t = _throughput(batch, out)
-    goprep.set_num_threads(threads)
+    try:
+        one_t = _throughput(batch, out, args.seconds)
+    finally:
+        goprep.set_num_threads(threads)
+    warning = load_warning(monitor.stop())
     print(f"throughput: {all_t:,.0f} images/s on {threads} threads, {one_t:,.0f} images/s on 1 thread "
-          f"(backend {info['backend']}; CUDA: {info['cuda_reason']})")
+          f"(backend {info['backend']})")
+    if warning:
+        print("! " + warning.replace("during this measurement; expect noise",
+                                     "while this was measured: these throughput numbers are not meaningful"))
+    print(cuda_line(info))
     return 0 if ok else 1

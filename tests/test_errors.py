@@ -458,7 +458,7 @@ def test_error_mapping_across_the_boundary():
             (_native_error(b.CheckNumThreadsEnv, "x"), goprep.InvalidArgumentError, "invalid_argument", "GOPREP_NUM_THREADS"),
             (_native_error(b.PlanBytes, -5), goprep.BackendError, "internal", "plan"),
             (_native_error(b.RunCancel, h, id(src), id(out), id(stop)), goprep.BackendError, "cancelled", None),
-            (_native_error(b.RunOn, h, id(src), id(out), "tpu"), goprep.InvalidArgumentError, "invalid_argument", "device"),
+            (_native_error(b.Execute, 0, 1, id(out), "tpu", False, -1, -1), goprep.InvalidArgumentError, "invalid_argument", "device"),
         ]
     finally:
         b.FreePlan(h)
@@ -499,6 +499,6 @@ def test_device_grammar_agrees(device):
         py_ok = True
     except goprep.InvalidArgumentError:
         py_ok = False
-    e = _native_error(_binding().RunOn, 0, 0, 0, device)  # a valid device fails later, on the handle
+    e = _native_error(_binding().Execute, 0, 1, 1, device, False, -1, -1)  # a valid device fails later, on the job table
     go_ok = "device:" not in str(e)
     assert py_ok == go_ok, (device, py_ok, str(e))

@@ -20,8 +20,8 @@ __all__ = ["map_blocks"]
 
 def _output_spec(pipeline: goprep.Pipeline, shape: tuple, dtype: np.dtype, args: tuple, kwargs: dict) -> Any:
     """The output shape and dtype of ``pipeline`` on an (n, H, W, C) batch, found by tracing the
-    function on a zero-stride stand-in: no data is read, no plan is built, Go is not started (so a
-    client process that only builds the graph can still fork)."""
+    function on a zero-stride stand-in: no data is read and no plan is built (tracing does load the
+    extension, to read the engine's size limits)."""
     stand_in = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=(0,) * len(shape))
     with tracing():  # the ops accept a traced image only while a pipeline function is being traced
         traced, template = _split_result(pipeline._fn(trace_array(stand_in, argument="array"), *args, **kwargs))

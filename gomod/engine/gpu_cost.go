@@ -38,21 +38,12 @@ var (
 // (bilinear, normalised: the common case) on one thread, best of three.
 func cpuNsPerByte() float64 {
 	costOnce.Do(func() {
-		s := &Spec{
-			In:     InputSpec{DType: U8, H: 480, W: 640, C: 3, Strides: [4]int64{0, 640 * 3, 3, 1}},
-			Pre:    View{0, 0, 1, 1, 480, 640},
-			Resize: ResizeSpec{Kind: "bilinear", H: 224, W: 224},
-			Canvas: CanvasSpec{H: 224, W: 224},
-			Post:   View{0, 0, 1, 1, 224, 224},
-			CMap:   []int{0, 1, 2},
-			Norm:   &NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"},
-		}
-		p, err := NewPlan(s)
+		p, err := NewPlan(calibrationSpec(0))
 		if err != nil {
 			cpuCost.Store(math.Float64bits(1))
 			return
 		}
-		src := make([]byte, 480*640*3)
+		src := make([]byte, calibH*calibW*3)
 		out := make([]byte, p.OutBytes())
 		best := time.Duration(math.MaxInt64)
 		for range 3 {
@@ -129,17 +120,8 @@ func (d *gpuDev) h2dBandwidth() float64 {
 // measureKernel times the fused kernel on device-resident data: four 480x640 RGB images to 224x224
 // float32 CHW, best of three calls (each one launch and one stream sync), minus the fixed latency.
 func (d *gpuDev) measureKernel() float64 {
-	const h, w, n = 480, 640, 4
-	s := &Spec{
-		In:     InputSpec{DType: U8, N: n, H: h, W: w, C: 3, Strides: [4]int64{h * w * 3, w * 3, 3, 1}},
-		Pre:    View{0, 0, 1, 1, h, w},
-		Resize: ResizeSpec{Kind: "bilinear", H: 224, W: 224},
-		Canvas: CanvasSpec{H: 224, W: 224},
-		Post:   View{0, 0, 1, 1, 224, 224},
-		CMap:   []int{0, 1, 2},
-		Norm:   &NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"},
-	}
-	p, err := NewPlan(s)
+	const h, w, n = calibH, calibW, 4
+	p, err := NewPlan(calibrationSpec(n))
 	if err != nil {
 		return 0
 	}
@@ -198,4 +180,24 @@ func Costs() CostFigures {
 		c.KernelNsPerByte = math.Float64frombits(d.kernelCost.Load())
 	}
 	return c
+}
+
+// The calibration task of both cost figures (CPU per byte, GPU kernel time): a 480x640 uint8 RGB
+// image (n == 0) or a batch of n, bilinear to 224x224, normalised into float32 CHW.
+const calibH, calibW = 480, 640
+
+func calibrationSpec(n int) *Spec {
+	in := InputSpec{DType: U8, N: n, H: calibH, W: calibW, C: 3, Strides: [4]int64{calibH * calibW * 3, calibW * 3, 3, 1}}
+	if n == 0 {
+		in.Strides[0] = 0
+	}
+	return &Spec{
+		In:     in,
+		Pre:    View{0, 0, 1, 1, calibH, calibW},
+		Resize: ResizeSpec{Kind: "bilinear", H: 224, W: 224},
+		Canvas: CanvasSpec{H: 224, W: 224},
+		Post:   View{0, 0, 1, 1, 224, 224},
+		CMap:   []int{0, 1, 2},
+		Norm:   &NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"},
+	}
 }

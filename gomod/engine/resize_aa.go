@@ -133,6 +133,13 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		case 2:
 			aaHRows(hs[missing[0]], hs[missing[1]], b.srcU8, base+rows.Off[r*k+missing[0]], base+rows.Off[r*k+missing[1]], a, p)
 		case 1:
+			if h, off, ok := w.aaLookahead(p, r, kk); ok {
+				// pair the odd row with one the next output row will read: a single row costs
+				// as much as two in aaHRows (each downscaled output row needs an odd number of
+				// new rows about half the time)
+				aaHRows(hs[missing[0]], h, b.srcU8, base+rows.Off[r*k+missing[0]], base+off, a, p)
+				break
+			}
 			aaHRows(hs[missing[0]], nil, b.srcU8, base+rows.Off[r*k+missing[0]], 0, a, p)
 		}
 		nm = 0
@@ -155,6 +162,36 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	for c := 0; c < 3; c++ {
 		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
+}
+
+// aaLookahead claims the cache slot of a source row that output row r+1 reads and the cache lacks,
+// adjacent to row r's window (rows [lo, hi] of r's kk taps): its slot cannot hold a row of r's window,
+// since the ring has one slot more than the widest window. It returns the slot's row and the source
+// row's offset; ok is false when there is no such row (the last output row, an upscale's shared rows).
+func (w *worker) aaLookahead(p *Plan, r, kk int) (h []uint8, off int, ok bool) {
+	rows := &p.rows
+	k := rows.Taps.K
+	if r+1 >= len(rows.Taps.Cnt) || w.ring <= kk {
+		return nil, 0, false
+	}
+	lo, hi := rows.Src[r*k], rows.Src[r*k]
+	for _, v := range rows.Src[r*k+1 : r*k+kk] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if int(hi-lo) != kk-1 {
+		return nil, 0, false // not consecutive rows: no adjacency argument
+	}
+	n := r + 1
+	for t := 0; t < int(rows.Taps.Cnt[n]); t++ {
+		v := rows.Src[n*k+t]
+		if v != hi+1 && v != lo-1 {
+			continue
+		}
+		if s, cached := w.slot(v); !cached {
+			return w.hU8[s], rows.Off[n*k+t], true
+		}
+	}
+	return nil, 0, false
 }
 
 // aaHScalar is the pure-Go horizontal pass of columns [from, to) of the row at rb into planar d (plane

@@ -119,8 +119,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		w.aaRows = make([][]uint8, kk)
 	}
 	hs := w.aaRows[:kk]
-	var missing [2]int
+	var missing [4]int // taps of rows the cache lacks, computed in groups (aaHRows4)
 	nm := 0
+	var hd [4][]uint8
+	var ho [4]int
 	flush := func() {
 		if a.planar {
 			for _, t := range missing[:nm] {
@@ -129,18 +131,29 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 			nm = 0
 			return
 		}
-		switch nm {
-		case 2:
-			aaHRows(hs[missing[0]], hs[missing[1]], b.srcU8, base+rows.Off[r*k+missing[0]], base+rows.Off[r*k+missing[1]], a, p)
-		case 1:
+		for q, t := range missing[:nm] {
+			hd[q], ho[q] = hs[t], base+rows.Off[r*k+t]
+		}
+		m := nm
+		if m%2 == 1 {
+			// fill the group with a row the next output row will read: a single row costs as much
+			// as two in aaHRows (each downscaled output row needs an odd number of new rows about
+			// half the time)
 			if h, off, ok := w.aaLookahead(p, r, kk); ok {
-				// pair the odd row with one the next output row will read: a single row costs
-				// as much as two in aaHRows (each downscaled output row needs an odd number of
-				// new rows about half the time)
-				aaHRows(hs[missing[0]], h, b.srcU8, base+rows.Off[r*k+missing[0]], base+off, a, p)
-				break
+				hd[m], ho[m] = h, base+off
+				m++
 			}
-			aaHRows(hs[missing[0]], nil, b.srcU8, base+rows.Off[r*k+missing[0]], 0, a, p)
+		}
+		switch m {
+		case 4:
+			aaHRows4(&hd, &ho, b.srcU8, a, p)
+		case 3:
+			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
+		case 2:
+			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+		case 1:
+			aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
 		}
 		nm = 0
 	}
@@ -149,7 +162,7 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		hs[t] = w.hU8[s]
 		if !ok {
 			missing[nm] = t
-			if nm++; nm == 2 {
+			if nm++; nm == 4 {
 				flush()
 			}
 		}

@@ -276,6 +276,85 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	}
 }
 
+// aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
+// pairs in two registers share each chunk's four weight loads and the loop, ~25% fewer instructions
+// per row than two aaHRows calls. Exactly the integers of aaHScalar.
+func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
+	n := len(a.cols)
+	ok := hasAVX2
+	var q [4]unsafe.Pointer
+	var ps [4]unsafe.Pointer
+	base := unsafe.Pointer(unsafe.SliceData(src))
+	for i := range h {
+		r := rb[i] + a.minOff
+		ok = ok && r+a.winEnd <= len(src) && len(h[i]) >= 3*n
+		ps[i] = unsafe.Add(base, r)
+	}
+	if !ok {
+		aaHRows(h[0], h[1], src, rb[0], rb[1], a, p)
+		aaHRows(h[2], h[3], src, rb[2], rb[3], a, p)
+		return
+	}
+	for i := range h {
+		q[i] = unsafe.Pointer(unsafe.SliceData(h[i]))
+	}
+	shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
+	cols := a.cols
+	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
+	p0, p1, p2, p3 := ps[0], ps[1], ps[2], ps[3]
+	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
+		var hi, lo, hi2, lo2 archsimd.Int32x8
+		off := uintptr(c.off)
+		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
+		for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
+			v := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p0, off)))).
+				SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
+			u := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p2, off)))).
+				SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
+			pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
+			qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
+			wa, wb := archsimd.LoadInt16x16(&ck.hiA), archsimd.LoadInt16x16(&ck.hiB)
+			hi = hi.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
+			hi2 = hi2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
+			wa, wb = archsimd.LoadInt16x16(&ck.loA), archsimd.LoadInt16x16(&ck.loB)
+			lo = lo.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
+			lo2 = lo2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
+			off += 12
+			ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
+		}
+		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+		return hi.ShiftAllLeft(11).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits),
+			hi2.ShiftAllLeft(11).Add(lo2).Add(half).ShiftAllRight(pilPrecisionBits)
+	}
+	// The four columns' sums go through memory (res): values kept in registers across the next
+	// column's loop made the compiler reload five spilled registers in every chunk step.
+	var res [8]archsimd.Int32x8
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		c := cols[j : j+4 : j+4]
+		res[0], res[4] = col(&c[0])
+		res[1], res[5] = col(&c[1])
+		res[2], res[6] = col(&c[2])
+		res[3], res[7] = col(&c[3])
+		top := archsimd.BroadcastUint16x16(255)
+		pk01, pk23 := archsimd.LoadInt8x32(&aaPack01), archsimd.LoadInt8x32(&aaPack23)
+		u := res[0].SaturateToUint16ConcatGrouped(res[1]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
+			Or(res[2].SaturateToUint16ConcatGrouped(res[3]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23))
+		y := res[4].SaturateToUint16ConcatGrouped(res[5]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
+			Or(res[6].SaturateToUint16ConcatGrouped(res[7]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23))
+		for i, wv := range [4]archsimd.Uint32x4{u.GetLo().AsUint32x4(), u.GetHi().AsUint32x4(), y.GetLo().AsUint32x4(), y.GetHi().AsUint32x4()} {
+			*(*uint32)(unsafe.Add(q[i], j)) = wv.GetElem(0)
+			*(*uint32)(unsafe.Add(q[i], n+j)) = wv.GetElem(1)
+			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
+		}
+	}
+	if j < n { // the last n%4 columns
+		for i := range h {
+			aaHScalar(h[i], src, rb[i], a, p, j, n)
+		}
+	}
+}
+
 // aaVRow is the fast antialias vertical pass plus normalisation of one output plane row, on AVX2:
 // 8 columns at a time, Pillow's 32-bit sums (VPMULLD), the shift and clip, then the normalisation with
 // one IEEE instruction per step, which equals the table aaVScalar reads bit for bit (as in vnormRow).

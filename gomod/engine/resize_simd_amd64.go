@@ -287,7 +287,7 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	base := unsafe.Pointer(unsafe.SliceData(src))
 	for i := range h {
 		r := rb[i] + a.minOff
-		ok = ok && r+a.winEnd <= len(src) && len(h[i]) >= 3*n
+		ok = ok && r+a.winEnd+16 <= len(src) && len(h[i]) >= 3*n // +16: the 32-byte loads below
 		ps[i] = unsafe.Add(base, r)
 	}
 	if !ok {
@@ -307,10 +307,10 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 		off := uintptr(c.off)
 		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
 		for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
-			v := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p0, off)))).
-				SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
-			u := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p2, off)))).
-				SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
+			// a 32-byte load fills the low lane (its high half is replaced): one instruction
+			// fewer than inserting into a zero register
+			v := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p0, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
+			u := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p2, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
 			pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
 			qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
 			wa, wb := archsimd.LoadInt16x16(&ck.hiA), archsimd.LoadInt16x16(&ck.hiB)

@@ -135,14 +135,16 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 			hd[q], ho[q] = hs[t], base+rows.Off[r*k+t]
 		}
 		m := nm
-		if m%2 == 1 {
-			// fill the group with a row the next output row will read: a single row costs as much
-			// as two in aaHRows (each downscaled output row needs an odd number of new rows about
-			// half the time)
-			if h, off, ok := w.aaLookahead(p, r, kk); ok {
-				hd[m], ho[m] = h, base+off
-				m++
+		if m < 4 && m > 0 {
+			// fill the group with rows the next output row will read: one row costs as much as two
+			// in aaHRows, and four rows in aaHRows4 ~25% less than two pairs (a downscaled output
+			// row needs a number of new rows that is rarely a multiple of 4)
+			var offs [3]int
+			got := w.aaLookahead(p, r, kk, hd[m:], offs[:4-m])
+			for q := 0; q < got; q++ {
+				ho[m+q] = base + offs[q]
 			}
+			m += got
 		}
 		switch m {
 		case 4:
@@ -177,34 +179,36 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	}
 }
 
-// aaLookahead claims the cache slot of a source row that output row r+1 reads and the cache lacks,
-// adjacent to row r's window (rows [lo, hi] of r's kk taps): its slot cannot hold a row of r's window,
-// since the ring has one slot more than the widest window. It returns the slot's row and the source
-// row's offset; ok is false when there is no such row (the last output row, an upscale's shared rows).
-func (w *worker) aaLookahead(p *Plan, r, kk int) (h []uint8, off int, ok bool) {
+// aaLookahead claims the cache slots of up to len(hd) source rows that output row r+1 reads and the
+// cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
+// and off. Their slots cannot hold a row of r's window, since the ring has 4 slots more than the widest
+// window (worker.prepare). It returns how many it claimed (none for the last output row, or an
+// upscale's shared rows).
+func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, off []int) int {
 	rows := &p.rows
 	k := rows.Taps.K
-	if r+1 >= len(rows.Taps.Cnt) || w.ring <= kk {
-		return nil, 0, false
+	if r+1 >= len(rows.Taps.Cnt) || w.ring < kk+3 {
+		return 0
 	}
 	lo, hi := rows.Src[r*k], rows.Src[r*k]
 	for _, v := range rows.Src[r*k+1 : r*k+kk] {
 		lo, hi = min(lo, v), max(hi, v)
 	}
 	if int(hi-lo) != kk-1 {
-		return nil, 0, false // not consecutive rows: no adjacency argument
+		return 0 // not consecutive rows: no adjacency argument
 	}
-	n := r + 1
-	for t := 0; t < int(rows.Taps.Cnt[n]); t++ {
+	n, got := r+1, 0
+	for t := 0; t < int(rows.Taps.Cnt[n]) && got < len(hd); t++ {
 		v := rows.Src[n*k+t]
-		if v != hi+1 && v != lo-1 {
+		if (v <= hi || v > hi+3) && (v >= lo || v < lo-3) {
 			continue
 		}
 		if s, cached := w.slot(v); !cached {
-			return w.hU8[s], rows.Off[n*k+t], true
+			hd[got], off[got] = w.hU8[s], rows.Off[n*k+t]
+			got++
 		}
 	}
-	return nil, 0, false
+	return got
 }
 
 // aaHScalar is the pure-Go horizontal pass of columns [from, to) of the row at rb into planar d (plane

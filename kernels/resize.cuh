@@ -114,8 +114,9 @@ __device__ __forceinline__ void gp_bilinear_f32(const float* __restrict__ src, c
     }
 }
 
-// float32 with K taps (antialias): weighted sums in tap order, horizontal first, each product and sum
-// rounded separately (hresizeF32 and the generic loop of resizeRowF32; all K taps, as the CPU does).
+// float32 with K taps (antialias, bicubic, area): weighted sums in tap order, horizontal first, each
+// product and sum rounded separately (hresizeF32 and the generic loop of resizeRowF32; all K taps, as
+// the CPU does), then GP_END_SCALE's factor for an integer-factor area plan.
 template <int C>
 __device__ __forceinline__ void gp_taps_f32(const float* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, float* v) {
     const int kr = im.rows.k, kc = im.cols.k;
@@ -149,9 +150,84 @@ __device__ __forceinline__ void gp_taps_f32(const float* __restrict__ src, const
             acc[c] = __fadd_rn(acc[c], __fmul_rn(w, s[c]));
         }
     }
+    const bool scaled = im.end == GP_END_SCALE;
 #pragma unroll
     for (int c = 0; c < C; c++) {
-        v[c] = acc[c];
+        v[c] = scaled ? __fmul_rn(acc[c], im.inv) : acc[c];
+    }
+}
+
+// OpenCV's saturate_cast<uchar>(float): round half to even, then clamp (roundU8 in resize_cpu.go).
+__device__ __forceinline__ int gp_round_u8(float x) {
+    if (!(x > -0.5f)) {
+        return 0;
+    }
+    if (x >= 255.0f) {
+        return 255;
+    }
+    return __float2int_rn(x);
+}
+
+// The live column taps of one uint8 source row summed in float32 in tap order, the first product
+// standing alone (hresizeFloatU8).
+template <int C>
+__device__ __forceinline__ void gp_hsum_u8(const unsigned char* __restrict__ row, const long long* co, const float* cw, int nc,
+                                           const long long* ch, float* s) {
+    {
+        const unsigned char* px = row + co[0];
+        const float w = cw[0];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            s[c] = __fmul_rn(w, (float)px[ch[c]]);
+        }
+    }
+    for (int u = 1; u < nc; u++) {
+        const unsigned char* px = row + co[u];
+        const float w = cw[u];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            s[c] = __fadd_rn(s[c], __fmul_rn(w, (float)px[ch[c]]));
+        }
+    }
+}
+
+// uint8 with float weights (cv2 INTER_CUBIC and INTER_AREA; resizeRowFloatU8): per live row tap the
+// horizontal float32 sum, accumulated vertically in tap order with the first product standing alone,
+// then one rounding to uint8 by the plan's rule (finalU8).
+template <int C>
+__device__ __forceinline__ void gp_taps_u8(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
+    const int kr = im.rows.k, kc = im.cols.k;
+    const long long* ro = gp_off(im.rows) + (long long)r * kr;
+    const long long* co = gp_off(im.cols) + (long long)j * kc;
+    const float* rw = gp_wf(im.rows) + (long long)r * kr;
+    const float* cw = gp_wf(im.cols) + (long long)j * kc;
+    const int nr = im.rows.cnt ? gp_cnt(im.rows)[r] : kr;
+    const int nc = im.cols.cnt ? gp_cnt(im.cols)[j] : kc;
+    float acc[C], s[C];
+    gp_hsum_u8<C>(src + ro[0], co, cw, nc, ch, s);
+    {
+        const float w = rw[0];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            acc[c] = __fmul_rn(w, s[c]);
+        }
+    }
+    for (int t = 1; t < nr; t++) {
+        gp_hsum_u8<C>(src + ro[t], co, cw, nc, ch, s);
+        const float w = rw[t];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            acc[c] = __fadd_rn(acc[c], __fmul_rn(w, s[c]));
+        }
+    }
+    const int end = im.end;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        if (end == GP_END_QUAD) {
+            v[c] = ((int)acc[c] + 2) >> 2;
+        } else {
+            v[c] = gp_round_u8(end == GP_END_SCALE ? __fmul_rn(acc[c], im.inv) : acc[c]);
+        }
     }
 }
 

@@ -97,16 +97,6 @@ func (v PadValues) For(c int) float64 {
 	return v[c]
 }
 
-// Uniform reports whether every channel has the same pad value.
-func (v PadValues) Uniform() bool {
-	for _, x := range v {
-		if x != v.For(0) {
-			return false
-		}
-	}
-	return true
-}
-
 // FrameSpec places the output view at (Top, Left) on an H x W frame filled with the pad value: a pad
 // after a crop of the resized image (crop -> resize -> crop -> pad). nil: the output is the view.
 type FrameSpec struct {

@@ -48,6 +48,8 @@ static inline float __fdiv_rn(float a, float b) {
     volatile float r = a / b;
     return r;
 }
+// cvt.rni.s32.f32: round to nearest even (the default rounding mode, which nothing here changes).
+static inline int __float2int_rn(float x) { return (int)__builtin_rintf(x); }
 static inline unsigned int __float_as_uint(float x) {
     unsigned int u;
     __builtin_memcpy(&u, &x, sizeof u);

@@ -53,7 +53,8 @@ typedef struct {
     int pad_u8[4];            // padding value per output channel (uint8 sources)
     int out_h, out_w, out_c, in_c;
     int mode, out_dtype, chw, norm; // GP_MODE_*, GP_OUT_*, planar output, normalise
-    int end, reserved;              // GP_END_*
+    int end;                        // GP_END_*
+    int vec; // pixels are 4 channels in order, 4-element aligned: one vector load each (gpu_desc.go)
 } gp_image; // 264 bytes
 
 #endif

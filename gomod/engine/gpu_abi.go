@@ -51,5 +51,5 @@ type gpImage struct {
 	Chw       int32
 	Norm      int32
 	End       int32
-	Reserved  int32
+	Vec       int32
 }

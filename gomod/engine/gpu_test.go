@@ -475,6 +475,9 @@ func randomSpec(r *rand.Rand) *Spec {
 	for i := 0; i < oc; i++ {
 		s.CMap = append(s.CMap, r.Intn(c))
 	}
+	if c == 4 && oc == 4 && r.Intn(2) == 0 { // RGBA in order: the kernels' vector pixel loads
+		s.CMap = []int{0, 1, 2, 3}
+	}
 	if len(s.Canvas.Pad) == 1 && r.Intn(2) == 0 { // one pad value per output channel
 		s.Canvas.Pad = nil
 		for i := 0; i < oc; i++ {
@@ -513,6 +516,9 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 		if len(s.Canvas.Pad) > 1 {
 			seen["per-channel pad"]++
 		}
+		if p.vecPixels(nil) {
+			seen["vector loads "+string(s.In.DType)]++
+		}
 		_, src := gpuSource(p)
 		want := runGuarded(t, p, src, 1)
 		got := make([]byte, p.OutBytes())
@@ -530,7 +536,7 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 	}
 	for _, k := range []string{"none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bicubic", "area", "per-channel pad",
 		"mode 0 u8", "mode 1 u8", "mode 2 u8", "mode 3 u8", "mode 0 f32", "mode 1 f32", "mode 2 f32", "mode 3 f32",
-		"end 1 u8", "end 2 u8", "end 1 f32"} {
+		"end 1 u8", "end 2 u8", "end 1 f32", "vector loads u8", "vector loads f32"} {
 		if seen[k] < 5 {
 			t.Errorf("random specs exercised %q only %d times", k, seen[k])
 		}
@@ -726,5 +732,70 @@ func TestKernelMeasurement(t *testing.T) {
 	}
 	if s := Stats(); s.Failures != 0 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// RGBA in order is read one pixel per vector load (gpu_desc.go: vecPixels) in every mode, when the
+// source address is aligned; otherwise (a misaligned source, another channel order) per channel.
+// Both give the CPU engine's bytes.
+func TestSimulatedGPUVectorPixelLoads(t *testing.T) {
+	useSim(t)
+	kinds := []struct {
+		kind string
+		aa   bool
+	}{{"none", false}, {"nearest", false}, {"bilinear", false}, {"bilinear", true}, {"bicubic", false}, {"bicubic", true}, {"area", false}}
+	for _, k := range kinds {
+		for _, dt := range []DType{U8, F32} {
+			for _, variant := range []string{"aligned", "misaligned", "bgra"} {
+				name := fmt.Sprintf("%s aa=%v %s %s", k.kind, k.aa, dt, variant)
+				h, w, oh, ow := 37, 29, 16, 12
+				if k.kind == "none" {
+					oh, ow = h, w
+				}
+				s := rgbSpec(h, w, k.kind, k.aa, oh, ow)
+				es := int64(dt.Size())
+				s.In = InputSpec{DType: dt, N: 2, H: h, W: w, C: 4, Strides: [4]int64{int64(h*w*4) * es, int64(w*4) * es, 4 * es, es}}
+				s.CMap = []int{0, 1, 2, 3}
+				if variant == "bgra" {
+					s.CMap = []int{2, 1, 0, 3}
+				}
+				s.Canvas = CanvasSpec{H: oh + 3, W: ow + 2, Top: 1, Left: 2, Pad: PadValues{1, 2, 3, 4}}
+				s.Post = View{oh + 2, 0, -1, 1, oh + 3, ow + 2}
+				p, err := NewPlan(s)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if p.vecPixels(nil) != (variant != "bgra") {
+					t.Fatalf("%s: vecPixels = %v", name, p.vecPixels(nil))
+				}
+				buf, src := gpuSource(p)
+				if variant == "misaligned" { // the same pixels one element further on: not 4-element aligned
+					buf2 := make([]byte, len(buf)+int(es)*5)
+					at := int(es)
+					for uintptr(unsafe.Pointer(&buf2[at]))%uintptr(4*es) == 0 {
+						at += int(es)
+					}
+					copy(buf2[at:], buf)
+					src = unsafe.Pointer(&buf2[at])
+				}
+				b, err := NewDeviceBatch([]BatchImage{{Plan: p, SrcDev: uint64(uintptr(src))}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc := b.Encode(0)
+				d := (*gpImage)(unsafe.Pointer(&enc[b.DescOffset()]))
+				if want := int32(map[bool]int{true: 1}[variant == "aligned"]); d.Vec != want {
+					t.Fatalf("%s: descriptor vec = %d, want %d", name, d.Vec, want)
+				}
+				want := runGuarded(t, p, src, 1)
+				got := make([]byte, p.OutBytes())
+				if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+					t.Fatalf("%s: ran %q: %v", name, ran, err)
+				}
+				if string(got) != string(want) {
+					t.Fatalf("%s: GPU differs from CPU", name)
+				}
+			}
+		}
 	}
 }

@@ -305,11 +305,15 @@ def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
     return parse_size(size)
 
 
-def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool, max_size: Any = None) -> Traced:
+def _resize_t(t: Traced, size: Size, interpolation: str, antialias: Union[bool, str], max_size: Any = None) -> Traced:
     _validate.as_choice("interpolation", interpolation, _INTERP)
-    aa = _validate.as_flag("antialias", antialias)
+    # "torch": the antialiased filter with PyTorch's uint8 weight rounding (torchvision's tensor Resize);
+    # on float32 data PyTorch's weights are Pillow's float ones, so it is plain antialias there.
+    aa: Union[bool, str] = "torch" if isinstance(antialias, str) and antialias == "torch" else _validate.as_flag("antialias", antialias)
     if aa and interpolation not in _INTERP_AA:
         raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
+    if aa == "torch" and t.dtype != "u8":
+        aa = True
     h, w = resize_size(t, size, max_size)
     return t.resized(interpolation, aa, h, w)
 
@@ -396,7 +400,7 @@ def resize(
     size: Optional[Size],
     *,
     interpolation: str = "bilinear",
-    antialias: bool = False,
+    antialias: Union[bool, str] = False,
     max_size: Optional[int] = None,
     out: Optional[np.ndarray] = None,
 ) -> Any:
@@ -407,7 +411,9 @@ def resize(
     PyTorch's ``interpolate(mode="bilinear", align_corners=False)``; ``antialias=True`` follows Pillow's
     filter widened by the downscale factor; nearest matches ``cv2.INTER_NEAREST``.
     bicubic: uint8 matches ``cv2.INTER_CUBIC``, float32 PyTorch's ``mode="bicubic"``, and with
-    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32). area matches
+    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32).
+    ``antialias="torch"``: the same filters with PyTorch's uint8 weight rounding, as torchvision's
+    ``Resize`` on uint8 tensors computes (on float32 the same as ``True``). area matches
     ``cv2.INTER_AREA``; nearest-exact PyTorch's ``nearest-exact``; nearest-pil Pillow's ``NEAREST``.
     docs/API.md gives every rounding rule.
     """

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native, _profile, _validate
+from . import _native, _outpool, _profile, _validate
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._inputs import as_array, is_tensor, out_array, to_output
@@ -86,7 +86,7 @@ def plan_for(t: Traced) -> PlanRef:
 def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequence[np.ndarray]) -> np.ndarray:
     """Return ``out`` checked against the result, or a new array for it."""
     if out is None:
-        return np.empty(shape, dtype)
+        return _outpool.empty(shape, dtype)
     out = base_array(out, "out")  # shape, dtype and flags as NumPy knows them, not as a subclass says
     if not isinstance(out, np.ndarray):
         raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(out).__name__}", argument="out")
@@ -168,7 +168,7 @@ def run_plan(
     the engine entry points that also report their finish time."""
     if device == "cpu" and output == "numpy" and type(src) is np.ndarray and stream < 0:
         check_aligned(f32, src, "src")
-        res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+        res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
         ret = res if out is None else out  # out= comes back as the object the caller passed
         if timed:
             run_timed = _native._raw_run_timed
@@ -251,7 +251,7 @@ def run_jobs(
         else:
             h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
         return DeviceArray(h, shape, dtype)
-    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
+    res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
     ret = res if out is None else out  # out= comes back as the object the caller passed
     if timed:
         _profile.engine(mod.ExecuteTimed, id(desc), n, id(res), device, on_dev, stream, wait)

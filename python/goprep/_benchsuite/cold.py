@@ -12,7 +12,9 @@ stream is, and the same run measures what the memory system allows:
 
 Rows (1 thread unless said, one interleaved run): the batch call, with a fresh result per call and
 with ``out=`` reused; the same at 2 threads; a Python loop over the 64 images with fresh results;
-OpenCV+NumPy in the same loop; and one cache-hot image for reference.
+OpenCV+NumPy in the same loop; and one cache-hot image for reference. Minor page faults per image
+(one untimed pass each) show what fresh results cost the kernel: large results come from goprep's
+result pool (goprep/_outpool.py), so the fresh batch row faults no more than the out= one.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class ColdResult:
     per_image: dict[str, Stats] = field(default_factory=dict)  # seconds per image (copy rows: per copy)
     bytes_per_image: int = 0
     copy_bw: dict[str, float] = field(default_factory=dict)  # bytes/s (read + written), median
+    faults: dict[str, float] = field(default_factory=dict)  # minor page faults per image, one untimed pass
     load: dict[str, float | None] = field(default_factory=dict)
     threads: int = 1
     error: str = ""
@@ -69,6 +72,7 @@ class ColdResult:
             "bytes_per_image": self.bytes_per_image,
             "copy_bandwidth_Bps": self.copy_bw,
             "bound_s": self.bound_s(),
+            "page_faults_per_image": self.faults,
             "load": self.load,
             "error": self.error,
         }
@@ -89,6 +93,16 @@ def _copy_fns() -> dict[str, Callable[[Any], Any]]:
         t.join()
 
     return {"copy-1t": copy1, "copy-2t": copy2}
+
+
+def _faults(fn: Callable[[Any], Any], inputs: list[Any]) -> float:
+    """Minor page faults of one pass over ``inputs`` (the kernel's first-touch work on fresh memory)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for x in inputs:
+        fn(x)
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 def run(threads: Threads, settings: Settings) -> ColdResult:
@@ -137,6 +151,8 @@ def run(threads: Threads, settings: Settings) -> ColdResult:
         res.load = monitor.stop()
         for e in entries:
             res.per_image[e.key] = Stats.of(e.samples)
+            threads.apply(e.thread_state)
+            res.faults[e.key] = _faults(e.fn, e.inputs) / (len(e.inputs) * e.items_per_call)
         for k in copies:
             st = res.per_image[k]
             res.copy_bw[k] = 2 * COPY_BYTES / st.median
@@ -162,7 +178,8 @@ def lines(res: ColdResult) -> list[str]:
             continue
         vb = res.vs_bound(key)
         extra = f"  {vb:5.2f}x bound" if vb is not None else ""
-        out.append(f"  {key:18} {st.median * 1e6:9.1f} us/image  (best {st.min * 1e6:.1f}){extra}")
+        faults = f"  {res.faults[key]:6.2f} page faults/image" if key in res.faults else ""
+        out.append(f"  {key:18} {st.median * 1e6:9.1f} us/image  (best {st.min * 1e6:.1f}){extra}{faults}")
     if res.load:
         other = res.load.get("other_cores")
         out.append(f"  during the run: this process used {res.load.get('own_cores') or 0:.2f} cores, others "

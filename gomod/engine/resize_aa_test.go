@@ -64,6 +64,11 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 				if p.aa == nil {
 					t.Fatalf("%s %s: plan does not take the fast antialias path", kind, v.name)
 				}
+				if s.Resize.TorchU8 != (p.aa.hs.lo0 && p.aa.vs.lo0) {
+					// torch tables must take the one-multiply-add kernels (and Pillow's these
+					// 22-bit downscale tables the split ones), or this test would not cover them
+					t.Fatalf("%s %s: weight splits %+v %+v", kind, v.name, p.aa.hs, p.aa.vs)
+				}
 				general := *p
 				general.aa = nil
 				ptr := unsafe.Pointer(&src[start])
@@ -119,5 +124,36 @@ func TestAntialiasFastPathDeclines(t *testing.T) {
 		if p.aa != nil {
 			t.Errorf("%s: took the fast antialias path", name)
 		}
+	}
+}
+
+// splitOf: PyTorch's int16 weights at precision p split at 22-p with no low half; Pillow's 22-bit
+// weights split at 11; a table whose quotients overflow int16 never claims lo0.
+func TestAASplitOf(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{1080, 224}, {1920, 224}, {197, 263}, {300, 7}} {
+		for _, f := range []struct {
+			fn      func(float64) float64
+			support float64
+		}{{triangleFilter, 1}, {pillowCubic, 2}} {
+			tp := torchU8Taps(c.in, c.out, f.fn, f.support)
+			sp := splitOf(tp.WI)
+			if !sp.lo0 || sp.sh == 0 {
+				t.Fatalf("torch %d->%d: split %+v", c.in, c.out, sp)
+			}
+			for _, w := range tp.WI {
+				if hi, lo := sp.halves(w); lo != 0 || int32(hi)<<sp.sh != w {
+					t.Fatalf("torch %d->%d: %d splits as %d, %d at %d", c.in, c.out, w, hi, lo, sp.sh)
+				}
+			}
+		}
+	}
+	if sp := splitOf([]int32{1<<21 + 1, 3}); sp.lo0 || sp.sh != 11 {
+		t.Fatalf("odd 22-bit weights: %+v", sp)
+	}
+	if sp := splitOf([]int32{1 << 22, -(1 << 20)}); !sp.lo0 || sp.sh != 20 {
+		t.Fatalf("power-of-two weights: %+v", sp)
+	}
+	if sp := splitOf([]int32{(1<<16 + 1) << 4}); sp.lo0 {
+		t.Fatalf("quotient past int16 claimed lo0: %+v", sp)
 	}
 }

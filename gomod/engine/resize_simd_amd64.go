@@ -235,10 +235,23 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	top := archsimd.BroadcastUint16x16(255)
 	cols := a.cols
 	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
+	sh, lo0 := uint64(a.hs.sh), a.hs.lo0
 	col := func(c *aaCol) archsimd.Int32x8 {
 		var hi, lo archsimd.Int32x8
 		off := uintptr(c.off)
 		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
+		if lo0 { // torch weights: lo is zero, one multiply-add per tap pair (aaSplit)
+			for q := (uint32(c.cnt) + 3) / 4; q > 0; q-- {
+				v := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p0, off)))).
+					SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
+				pa := v.PermuteOrZeroGrouped(shA).AsInt16x16()
+				pb := v.PermuteOrZeroGrouped(shB).AsInt16x16()
+				hi = hi.Add(pa.DotProductPairs(archsimd.LoadInt16x16(&ck.hiA))).Add(pb.DotProductPairs(archsimd.LoadInt16x16(&ck.hiB)))
+				off += 12
+				ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
+			}
+			return hi.ShiftAllLeft(sh).Add(half).ShiftAllRight(pilPrecisionBits)
+		}
 		for q := (uint32(c.cnt) + 3) / 4; q > 0; q-- {
 			v := archsimd.Uint8x32{}.SetLo(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p0, off)))).
 				SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
@@ -249,7 +262,7 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 			off += 12
 			ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
 		}
-		return hi.ShiftAllLeft(11).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits)
+		return hi.ShiftAllLeft(sh).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits)
 	}
 	j := 0
 	for ; j+4 <= n; j += 4 {
@@ -303,10 +316,27 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	cols := a.cols
 	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
 	p0, p1, p2, p3 := ps[0], ps[1], ps[2], ps[3]
+	sh, lo0 := uint64(a.hs.sh), a.hs.lo0
 	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
 		var hi, lo, hi2, lo2 archsimd.Int32x8
 		off := uintptr(c.off)
 		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
+		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+		if lo0 { // torch weights: lo is zero, one multiply-add per tap pair (aaSplit)
+			for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
+				v := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p0, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
+				u := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p2, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
+				pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
+				qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
+				wa, wb := archsimd.LoadInt16x16(&ck.hiA), archsimd.LoadInt16x16(&ck.hiB)
+				hi = hi.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
+				hi2 = hi2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
+				off += 12
+				ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
+			}
+			return hi.ShiftAllLeft(sh).Add(half).ShiftAllRight(pilPrecisionBits),
+				hi2.ShiftAllLeft(sh).Add(half).ShiftAllRight(pilPrecisionBits)
+		}
 		for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
 			// a 32-byte load fills the low lane (its high half is replaced): one instruction
 			// fewer than inserting into a zero register
@@ -323,9 +353,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			off += 12
 			ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
 		}
-		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
-		return hi.ShiftAllLeft(11).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits),
-			hi2.ShiftAllLeft(11).Add(lo2).Add(half).ShiftAllRight(pilPrecisionBits)
+		return hi.ShiftAllLeft(sh).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits),
+			hi2.ShiftAllLeft(sh).Add(lo2).Add(half).ShiftAllRight(pilPrecisionBits)
 	}
 	// The four columns' sums go through memory (res): values kept in registers across the next
 	// column's loop made the compiler reload five spilled registers in every chunk step.
@@ -363,7 +392,7 @@ type aaVPairBuf [64]int32
 // 16 columns and 2 taps at a time (split weights, VPMADDWD; 8 columns with VPMULLD where the window is
 // too long for aaVPairBuf or the row narrower than 16), Pillow's 32-bit sums, the shift and clip, then
 // the normalisation with one IEEE instruction per step, which equals the table aaVScalar reads bit for bit (as in vnormRow).
-func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, scale, mean, std float32, lut *[256]float32) {
+func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, sp aaSplit, scale, mean, std float32, lut *[256]float32) {
 	if !hasAVX2 {
 		aaVScalar(out, hs, po, wv, lut, 0)
 		return
@@ -383,10 +412,32 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, scale, mean, std fl
 			if 2*i+1 < len(hs) {
 				w1 = wv[2*i+1]
 			}
-			hi[i] = int32(uint16(int16(w0>>11))) | int32(uint16(int16(w1>>11)))<<16
-			lo[i] = int32(w0&(1<<11-1)) | int32(w1&(1<<11-1))<<16
+			h0, l0 := sp.halves(w0)
+			h1, l1 := sp.halves(w1)
+			hi[i] = int32(uint16(h0)) | int32(uint16(h1))<<16
+			lo[i] = int32(uint16(l0)) | int32(uint16(l1))<<16
 		}
+		sh := uint64(sp.sh)
 		odd := len(hs)%2 == 1
+		for ; sp.lo0 && x+16 <= n; x += 16 { // torch weights: lo is zero, one multiply-add per pair
+			var aH, bH archsimd.Int32x8
+			for i := 0; i < np; i++ {
+				r0 := hs[2*i]
+				r1 := r0
+				if !odd || 2*i+1 < len(hs) {
+					r1 = hs[2*i+1]
+				}
+				u := archsimd.LoadUint8x16((*[16]uint8)(r0[po+x : po+x+16])).ExtendToUint16()
+				v := archsimd.LoadUint8x16((*[16]uint8)(r1[po+x : po+x+16])).ExtendToUint16()
+				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
+				wh := archsimd.BroadcastInt32x8(hi[i]).AsInt16x16()
+				aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
+			}
+			a := aH.ShiftAllLeft(sh).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+			b := bH.ShiftAllLeft(sh).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+			a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
+			a.Select128FromPair(1, 3, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x+8:])
+		}
 		for ; x+16 <= n; x += 16 {
 			var aH, aL, bH, bL archsimd.Int32x8 // columns [0..3, 8..11] (a) and [4..7, 12..15] (b)
 			for i := 0; i < np; i++ {
@@ -402,8 +453,8 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, scale, mean, std fl
 				aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
 				aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
 			}
-			a := aH.ShiftAllLeft(11).Add(aL).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
-			b := bH.ShiftAllLeft(11).Add(bL).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+			a := aH.ShiftAllLeft(sh).Add(aL).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+			b := bH.ShiftAllLeft(sh).Add(bL).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
 			a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
 			a.Select128FromPair(1, 3, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x+8:])
 		}

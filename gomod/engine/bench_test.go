@@ -92,3 +92,13 @@ func BenchmarkAntialias512PlanarGeneral(b *testing.B) {
 func BenchmarkAntialias1080(b *testing.B)      { benchAA(b, 1080, 1920, "bilinear") }
 func BenchmarkAntialiasCubic1080(b *testing.B) { benchAA(b, 1080, 1920, "bicubic") }
 func BenchmarkAntialiasCubic512(b *testing.B)  { benchAA(b, 512, 512, "bicubic") }
+
+// The same tasks with PyTorch's uint8 weights (antialias="torch"): the one-multiply-add kernels (aaSplit).
+func benchAATorch(b *testing.B, kind string) {
+	s := imagenetSpec(0, 1080, 1920)
+	s.Resize.Kind, s.Resize.Antialias, s.Resize.TorchU8 = kind, true, true
+	benchPlan(b, s, 1)
+}
+
+func BenchmarkAntialiasTorch1080(b *testing.B)      { benchAATorch(b, "bilinear") }
+func BenchmarkAntialiasCubicTorch1080(b *testing.B) { benchAATorch(b, "bicubic") }

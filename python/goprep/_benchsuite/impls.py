@@ -176,7 +176,23 @@ def goprep_pipelines() -> dict[str, Fn]:
         img = goprep.flip(img)
         return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
 
+    # antialias="torch": PyTorch's uint8 weights, the numbers torchvision v2 computes on a uint8 tensor
+    # (the like-for-like comparison with the torchvision antialias rows)
+    @goprep.pipeline(device="cpu")
+    def task_antialias_torch(img: np.ndarray) -> np.ndarray:
+        img = goprep.resize(img, (OUT_H, OUT_W), antialias="torch")
+        img = goprep.flip(img)
+        return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
+
+    @goprep.pipeline(device="cpu")
+    def task_antialias_bicubic_torch(img: np.ndarray) -> np.ndarray:
+        img = goprep.resize(img, (OUT_H, OUT_W), interpolation="bicubic", antialias="torch")
+        img = goprep.flip(img)
+        return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
+
     fns: dict[str, Fn] = {"task": task, "task_antialias": task_antialias, "task_antialias_bicubic": task_antialias_bicubic}
+    fns["task_antialias_torch"] = task_antialias_torch
+    fns["task_antialias_bicubic_torch"] = task_antialias_bicubic_torch
     if goprep.info().get("cuda_available"):
 
         @goprep.pipeline(device="cuda")
@@ -296,6 +312,34 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 reference=REF_TASK_AA_CUBIC,
                 baseline="goprep-aacubic-1t",
                 note="Pillow BICUBIC numerics; reference for the torchvision bicubic row",
+            )
+        )
+        rows.append(
+            Impl(
+                "goprep-aatorch-1t",
+                'goprep CPU antialias="torch", 1 thread',
+                "goprep",
+                pipes["task_antialias_torch"],
+                "1",
+                {"goprep": 1},
+                reference=REF_TASK_AA,
+                tolerance=ROUNDING_TOL,
+                baseline="goprep-aa-1t",
+                note="PyTorch's uint8 weights: torchvision v2's numbers on uint8 tensors",
+            )
+        )
+        rows.append(
+            Impl(
+                "goprep-aacubictorch-1t",
+                'goprep CPU bicubic antialias="torch", 1 thread',
+                "goprep",
+                pipes["task_antialias_bicubic_torch"],
+                "1",
+                {"goprep": 1},
+                reference=REF_TASK_AA_CUBIC,
+                tolerance=ROUNDING_TOL,
+                baseline="goprep-aacubic-1t",
+                note="PyTorch's uint8 weights: torchvision v2's numbers on uint8 tensors",
             )
         )
     return rows

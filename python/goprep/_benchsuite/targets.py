@@ -159,6 +159,12 @@ def evaluate(
          "torchvision-aa-1t", "goprep-aa-1t", b1080, 1.5),
         ("vs_torchvision_aacubic_1080p", "goprep antialias bicubic vs torchvision v2 (uint8 tensor), 1080p, 1 thread",
          "torchvision-aacubic-1t", "goprep-aacubic-1t", b1080, 1.5),
+        ("vs_torchvision_aatorch_1080p",
+         'goprep antialias="torch" bilinear vs torchvision v2 (uint8 tensor, same numbers), 1080p, 1 thread',
+         "torchvision-aa-1t", "goprep-aatorch-1t", b1080, 1.5),
+        ("vs_torchvision_aacubictorch_1080p",
+         'goprep antialias="torch" bicubic vs torchvision v2 (uint8 tensor, same numbers), 1080p, 1 thread',
+         "torchvision-aacubic-1t", "goprep-aacubictorch-1t", b1080, 1.5),
         ("cold_vs_opencv_loop", "goprep 1 thread vs OpenCV+NumPy, a Python loop over 64 distinct 512x512 images",
          "opencv-1t", "goprep-1t", cold, 3.0),
     ):

@@ -157,31 +157,61 @@ func (d *gpuDev) stageAndSend(l *lane, imgs []stagedImage) error {
 		}
 	}
 	var next atomic.Int64
+	work := func() bool { // copies one piece; false when none is left
+		k := int(next.Add(1) - 1)
+		if k >= len(pieces) {
+			return false
+		}
+		pc := &pieces[k]
+		copy(pc.dst, pc.src)
+		if left[pc.img].Add(-1) == 0 {
+			staged(pc.img)
+			done <- pc.img
+		}
+		return true
+	}
+	// This goroutine is one of the copiers and queues copies between its pieces: with a goroutine
+	// per core copying, a separate sender waited for a free core (the scheduler's 10 ms time
+	// slice) and queued a chunk's first copy only near the end of its staging. Measured on the
+	// simulated GPU, 2 loaded cores, 1080p -> 224 in 32 MiB chunks of 12 images, A/B/A in one
+	// session: the first copy queued at a median 79% of a chunk's staging time with a separate
+	// sender, 7-11% (one image of twelve: 8%) with this goroutine copying too.
 	var wg sync.WaitGroup
-	for range threads {
+	for range threads - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := int(next.Add(1) - 1); k < len(pieces); k = int(next.Add(1) - 1) {
-				pc := &pieces[k]
-				copy(pc.dst, pc.src)
-				if left[pc.img].Add(-1) == 0 {
-					staged(pc.img)
-					done <- pc.img
-				}
+			for work() {
 			}
 		}()
 	}
 	var err error
 	ready := make([]bool, len(imgs))
 	upto := 0
-	for range imgs {
-		ready[<-done] = true
+	got := func(i int) {
+		ready[i] = true
 		for upto < len(imgs) && ready[upto] {
 			upto++
 		}
 		if err == nil {
 			err = send(upto)
+		}
+	}
+	for received := 0; received < len(imgs); {
+		if !work() {
+			got(<-done)
+			received++
+			continue
+		}
+	drain:
+		for {
+			select {
+			case i := <-done:
+				got(i)
+				received++
+			default:
+				break drain
+			}
 		}
 	}
 	wg.Wait()

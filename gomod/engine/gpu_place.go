@@ -32,7 +32,7 @@ var (
 	// first copy is queued one image's staging (~0.1 ms) after that. Calls whose outputs are larger
 	// than their inputs can use more (GOPREP_GPU_LANES); each lane holds three pinned buffers.
 	gpuLanes = min(max(envInt("GOPREP_GPU_LANES", 2), 2), 8)
-	// Images per launch: bounds the descriptor table (232 bytes each) of a chunk.
+	// Images per launch: bounds the descriptor table (GPUImageBytes each) of a chunk.
 	maxChunkImages = 4096
 	// Consecutive GPU failures that open the breaker, and how long it stays open.
 	breakerThreshold = 3

@@ -28,8 +28,14 @@ func RunTimed(h, src, out int64) (int64, error) {
 	return nanotime(), err
 }
 
-// ExecuteTimed is Execute into a host output (out != 0), returning "<backend that ran> <finish ns>".
+// ExecuteTimed is Execute into a host output (out != 0), returning "<backend that ran> <finish ns>",
+// and when the GPU ran it " <copy ns> <kernel ns>": the device time of its copies and kernels
+// (engine.GPUTimes), so the profiler can split gpu_s.
 func ExecuteTimed(desc, count, out int64, device string, devSrc bool, stream, wait int64) (string, error) {
-	_, ran, err := execute(desc, count, out, device, devSrc, stream, wait)
-	return ran + " " + strconv.FormatInt(nanotime(), 10), err
+	_, ran, gt, err := execute(desc, count, out, device, devSrc, stream, wait, true)
+	fin := nanotime()
+	if ran == "cuda" {
+		return ran + " " + strconv.FormatInt(fin, 10) + " " + strconv.FormatInt(gt.CopyNs, 10) + " " + strconv.FormatInt(gt.KernelNs, 10), err
+	}
+	return ran + " " + strconv.FormatInt(fin, 10), err
 }

@@ -8,7 +8,11 @@ A call's total time (from entering the pipeline or eager op until its result is 
   ``time.perf_counter_ns``, the same clock on Linux, is read as soon as Python resumes;
 - ``python_s``: the rest (argument checks, cache lookup, allocating the output, building the result).
 
-``gpu_s`` is the part of ``engine_s`` spent in calls the GPU ran. When profiling is off, a call pays
+``gpu_s`` is the part of ``engine_s`` spent in calls the GPU ran. ``gpu_copy_s`` and ``gpu_kernel_s`` are the
+device time of those calls' copies (both directions) and kernels, measured by the engine in stream order
+(CUDA events; the simulated GPU times its operations): they overlap ``engine_s`` (and each other, as the
+pipeline's lanes overlap), so they are not further parts of ``total_s``; ``gpu_s`` minus both is host work
+of GPU calls (staging, waiting) when positive, overlap when negative. Device-output calls report zeros. When profiling is off, a call pays
 one module-attribute check; when on, four clock reads and a dozen counter updates (1.5-2 us a call
 measured on a loaded 2-core machine; ``python -m goprep serve-bench`` measures and reports it).
 """
@@ -37,7 +41,7 @@ _SAMPLES = 1 << 13  # latency samples each thread keeps per name for the percent
 
 
 class _Entry:
-    __slots__ = ("calls", "total", "engine", "gil", "gpu", "cpu_calls", "by_device", "buckets", "samples", "errors")
+    __slots__ = ("calls", "total", "engine", "gil", "gpu", "gpu_copy", "gpu_kernel", "cpu_calls", "by_device", "buckets", "samples", "errors")
 
     def __init__(self) -> None:
         self.calls = 0
@@ -45,6 +49,8 @@ class _Entry:
         self.engine = 0
         self.gil = 0
         self.gpu = 0
+        self.gpu_copy = 0
+        self.gpu_kernel = 0
         self.errors = 0
         self.cpu_calls = 0
         self.by_device: Dict[str, int] = {}  # backends other than the CPU
@@ -61,6 +67,8 @@ class _Entry:
         self.engine += other.engine
         self.gil += other.gil
         self.gpu += other.gpu
+        self.gpu_copy += other.gpu_copy
+        self.gpu_kernel += other.gpu_kernel
         self.errors += other.errors
         self.cpu_calls += other.cpu_calls
         for k, v in other.by_device.items():
@@ -71,7 +79,7 @@ class _Entry:
 # Each thread records into its own entries, so a measured call takes no lock (a lock cost more than
 # the rest of the bookkeeping together on a busy 2-core machine). stats() merges the threads.
 class _State:
-    __slots__ = ("entries", "engine", "gil", "ran", "thread")
+    __slots__ = ("entries", "engine", "gil", "ran", "thread", "gpu_copy", "gpu_kernel")
 
     def __init__(self) -> None:
         self.thread = weakref.ref(threading.current_thread())
@@ -79,6 +87,8 @@ class _State:
         self.engine = 0
         self.gil = 0
         self.ran = "cpu"
+        self.gpu_copy = 0  # device ns of the last GPU call's copies and kernels (engine())
+        self.gpu_kernel = 0
 
 
 _states: List[_State] = []  # every thread's state (appended under _lock)
@@ -171,6 +181,8 @@ def measure(name: str, fn: Callable[[Any, Any, Any, Any], Any], a: Any, b: Any, 
         e.cpu_calls += 1
     else:
         e.gpu += eng
+        e.gpu_copy += st.gpu_copy
+        e.gpu_kernel += st.gpu_kernel
         e.by_device[ran] = e.by_device.get(ran, 0) + 1
     e.buckets[_BUCKET_OF[(total - 1).bit_length()]] += 1
     smp = e.samples
@@ -184,7 +196,8 @@ def measure(name: str, fn: Callable[[Any, Any, Any, Any], Any], a: Any, b: Any, 
 
 def engine(fn: Callable[..., Any], *args: Any) -> None:
     """Call a timed engine entry point (gomod/binding/profile.go) and note this call's engine time and
-    GIL wait. The entry point returns the finish time in ns, or "<backend> <ns>"."""
+    GIL wait. The entry point returns the finish time in ns, or "<backend> <ns>", with " <copy ns> <kernel
+    ns>" (the GPU's device time) when a GPU ran the call."""
     t0 = _clock()
     try:
         r = fn(*args)
@@ -197,6 +210,9 @@ def engine(fn: Callable[..., Any], *args: Any) -> None:
         st = _state()
     if type(r) is str:
         ran, _, fin_s = r.partition(" ")
+        if ran != "cpu":
+            fin_s, cp, kn = fin_s.split(" ")
+            st.gpu_copy, st.gpu_kernel = int(cp), int(kn)
         r = int(fin_s)
     else:
         ran = "cpu"
@@ -221,6 +237,7 @@ def engine_untimed(fn: Callable[..., Any], *args: Any) -> Any:
     st.engine = _clock() - t0
     st.gil = 0
     st.ran = "cuda"
+    st.gpu_copy = st.gpu_kernel = 0  # not timed: the call does not wait for the device
     return r
 
 
@@ -239,6 +256,8 @@ def _report(e: _Entry, samples: Optional[List[int]]) -> Dict[str, Any]:
         "gil_wait_s": e.gil / 1e9,
         "python_s": (e.total - e.engine - e.gil) / 1e9,
         "gpu_s": e.gpu / 1e9,
+        "gpu_copy_s": e.gpu_copy / 1e9,
+        "gpu_kernel_s": e.gpu_kernel / 1e9,
         "devices": e.devices(),
         "errors": e.errors,
     }
@@ -266,7 +285,8 @@ def _merged(dicts: List[Dict[str, _Entry]], samples: bool) -> Dict[str, Tuple[_E
 def stats(reset: bool = False) -> Dict[str, Dict[str, Any]]:
     """Per pipeline (the decorated function's qualified name) and eager op (its name), since the last
     reset: ``calls``, ``total_s`` = ``engine_s`` + ``gil_wait_s`` + ``python_s``, ``gpu_s`` (engine time
-    of calls the GPU ran), ``devices`` (calls per backend that ran), ``errors`` (calls that raised, not
+    of calls the GPU ran) with ``gpu_copy_s`` and ``gpu_kernel_s`` (their copies' and kernels' device time,
+    overlapping ``engine_s``), ``devices`` (calls per backend that ran), ``errors`` (calls that raised, not
     counted in the times), and ``p50_us``/``p99_us``/``p999_us`` of the total (over each thread's most
     recent 8192 calls)."""
     global _dead

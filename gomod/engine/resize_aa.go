@@ -51,6 +51,7 @@ type aaPlan struct {
 	// pixels are consecutive bytes, channels strideC apart; aaHPlanar runs its horizontal pass.
 	planar  bool
 	strideC int
+	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
 }
 
 func newAAPlan(p *Plan) *aaPlan {
@@ -111,6 +112,9 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.winEnd = max(a.winEnd, int(a.cols[j].off)+12*(n-1)+16)
 	}
 	copy(a.cmap[:], p.cmap)
+	if a.planar {
+		a.pl = newAAPlanarTab(a, p)
+	}
 	return a
 }
 
@@ -132,8 +136,11 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	var ho [4]int
 	flush := func() {
 		if a.planar {
-			for _, t := range missing[:nm] {
-				aaHPlanar(hs[t], b.srcU8, base+rows.Off[r*k+t], a, p)
+			switch nm {
+			case 2:
+				aaHPlanarRows(hs[missing[0]], hs[missing[1]], b.srcU8, base+rows.Off[r*k+missing[0]], base+rows.Off[r*k+missing[1]], a, p)
+			case 1:
+				aaHPlanarRows(hs[missing[0]], nil, b.srcU8, base+rows.Off[r*k+missing[0]], 0, a, p)
 			}
 			nm = 0
 			return
@@ -246,7 +253,8 @@ func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	d = d[:3*n]
 	wi := p.cols.Taps.WI
-	const half = int32(1 << (pilPrecisionBits - 1))
+	shift := a.pl.shift // the table's precision (aaPlanarTab), as the SIMD kernel reads it
+	half := int32(1) << (shift - 1)
 	for ch := 0; ch < 3; ch++ {
 		row := rb + a.minOff + ch*a.strideC
 		dc := d[ch*n : ch*n+n]
@@ -258,7 +266,7 @@ func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 			for t, v := range px {
 				s += int32(v) * ws[t]
 			}
-			dc[j] = clampU8(s >> pilPrecisionBits)
+			dc[j] = clampU8(s >> shift)
 		}
 	}
 }

@@ -135,12 +135,12 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	var hd [4][]uint8
 	var ho [4]int
 	flush := func() {
-		if a.planar {
-			switch nm {
-			case 2:
-				aaHPlanarRows(hs[missing[0]], hs[missing[1]], b.srcU8, base+rows.Off[r*k+missing[0]], base+rows.Off[r*k+missing[1]], a, p)
-			case 1:
-				aaHPlanarRows(hs[missing[0]], nil, b.srcU8, base+rows.Off[r*k+missing[0]], 0, a, p)
+		if a.planar { // planar rows go in pairs (aaHPlanarRows); no lookahead
+			for q := 0; q+1 < nm; q += 2 {
+				aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
+			}
+			if nm%2 == 1 {
+				aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
 			}
 			nm = 0
 			return

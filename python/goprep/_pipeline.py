@@ -183,7 +183,7 @@ class Pipeline:
                 st = None
             raise
         finally:
-            if st is not None:  # commit the call's row (_profile.measure, inlined)
+            if st is not None:  # commit the call's row (as _ops.run_eager does)
                 i = st.i
                 r = st.buf
                 r[i] = self._pid

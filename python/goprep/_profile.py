@@ -270,9 +270,9 @@ def name_id(name: str) -> int:
 
 
 def commit(st: _State, i: int) -> None:
-    """After a row was committed: call the hook, aggregate a full buffer. (Callers inline the commit
-    itself: ``r[i + NAME], r[i + T0], r[i + T1] = ...; i += WIDTH; st.i = i``; a call to a helper
-    here measured 0.1-0.2 us.)"""
+    """After a row was committed: call the hook, aggregate a full buffer. The callers
+    (Pipeline.__call__, _ops.run_eager) time a call and commit its row inline: ``r[i + NAME],
+    r[i + T0], r[i + T1] = ...; i += WIDTH; st.i = i``, since every helper call measured 0.1-0.2 us."""
     if hook is not None:
         _call_hook(st, i - WIDTH)
     if i == _END:
@@ -286,36 +286,6 @@ def failed(st: _State, name: str) -> None:
         if e is None:
             e = st.agg[name] = _Entry()
         e.errors += 1
-
-
-def measure(name: str, fn: Callable[[Any, Any, Any, Any, Any], Any], a: Any, b: Any, c: Any, d: Any) -> Any:
-    """Run one call ``fn(a, b, c, d, state)`` of ``name`` and record it. Written for speed (fixed arity,
-    positional arguments, the row written inline): with the engine call's part (run_plan), this is the
-    whole per-call cost of the profiler for an eager op. Pipeline.__call__ does the same inline."""
-    try:
-        st = _tls.s
-    except AttributeError:
-        st = state()
-    t0 = _clock()
-    try:
-        res = fn(a, b, c, d, st)
-    except BaseException:
-        failed(st, name)
-        raise
-    t1 = _clock()
-    i = st.i
-    r = st.buf
-    try:
-        r[i] = _ids[name]
-    except KeyError:
-        r[i] = name_id(name)
-    r[i + 1] = t0
-    r[i + 2] = t1
-    i += WIDTH
-    st.i = i  # the row is complete: aggregation may read it from here on
-    if i == _END or hook is not None:
-        commit(st, i)
-    return res
 
 
 def engine(st: _State, fn: Callable[..., Any], *args: Any) -> None:

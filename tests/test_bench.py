@@ -42,6 +42,9 @@ def test_bench_smoke(tmp_path):
             assert (t["status"] == "PASS") == met, t  # the verdict follows from the numbers
         assert f"{t['status']:4}  {t['name']}" in proc.stdout, t["name"]
     assert "decorator + binding overhead" in proc.stdout
+    # the profiler's per-call cost, off and on side by side (issue 11)
+    assert "profiler cost, goprep.pipeline(flip), 1 thread: off" in proc.stdout, proc.stdout[-3000:]
+    assert "profiler cost, goprep.flip (eager), 1 thread: off" in proc.stdout
     # output to a pipe/file: no progress bar redraws tangled with the tables
     assert "\r" not in proc.stdout + proc.stderr and "step/s" not in proc.stderr, proc.stderr[-2000:]
 

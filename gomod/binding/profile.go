@@ -13,8 +13,8 @@ import (
 //
 // A record is a row of int64s in a per-thread buffer Python preallocates (python/goprep/_profile.py);
 // the engine writes its fields in place instead of returning them through gopy, so a profiled call
-// builds no Python objects for them (a "<backend> <ns>" string return cost ~0.4 us a call to build
-// and parse). The row's layout is ProfileLayout: Python reads the field offsets from it, so the two
+// builds no Python objects for them (the "<backend> <ns>" string this returned before had to be
+// built, returned and parsed per call). The row's layout is ProfileLayout: Python reads the field offsets from it, so the two
 // sides share one definition, and fields can be added here without touching the call path.
 
 // Offsets (in int64s) of the fields the engine writes, from the address Python passes as rec.

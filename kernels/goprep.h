@@ -10,9 +10,19 @@
 #ifndef GOPREP_H
 #define GOPREP_H
 
-#define GP_MODE_GATHER 0    // no resize or nearest: one tap per axis
-#define GP_MODE_BILINEAR 1  // two taps per axis: OpenCV fixed point (uint8) or PyTorch lerp (float32)
-#define GP_MODE_ANTIALIAS 2 // K taps per axis, Cnt live: Pillow fixed point (uint8), float sums (float32)
+#define GP_MODE_GATHER 0    // no resize or a nearest rule: one tap per axis
+#define GP_MODE_BILINEAR 1  // two taps per axis: OpenCV fixed point (uint8; also cv2 INTER_AREA upscale)
+                            // or PyTorch lerp (float32 bilinear)
+#define GP_MODE_ANTIALIAS 2 // K taps per axis, Cnt live: Pillow fixed point (uint8), float sums (float32);
+                            // bilinear and bicubic alike (the filter lives in the planner's weights)
+#define GP_MODE_TAPS 3      // K float-weight taps per axis summed in tap order: cv2 INTER_CUBIC and
+                            // INTER_AREA (uint8: live taps, then rounded), PyTorch bicubic and area (float32)
+
+// How GP_MODE_TAPS ends (gomod/engine/resize_area.go: areaEnd): an integer-factor area plan's block
+// sums are scaled by inv, or (uint8 2x2 blocks) rounded as OpenCV's SIMD code does.
+#define GP_END_NONE 0  // the sum is the result (uint8: saturate_cast, round half to even, clamp)
+#define GP_END_SCALE 1 // sum * inv in float32 (uint8: then saturate_cast)
+#define GP_END_QUAD 2  // uint8 only: ((int)sum + 2) >> 2
 
 #define GP_OUT_U8 0
 #define GP_OUT_F32 1
@@ -37,11 +47,14 @@ typedef struct {
     gp_axis rows, cols;       // 2 x 48
     long long stride_c;       // source channel stride in elements
     float mean[4], std[4];    // normalisation per output channel (float32 sources)
-    float scale, pad_f32;     // normalisation scale; padding value for float32 sources
+    float pad_f32[4];         // padding value per output channel (float32 sources)
+    float scale, inv;         // normalisation scale; GP_END_SCALE's factor
     int cmap[4];              // output channel c reads source channel cmap[c]
+    int pad_u8[4];            // padding value per output channel (uint8 sources)
     int out_h, out_w, out_c, in_c;
     int mode, out_dtype, chw, norm; // GP_MODE_*, GP_OUT_*, planar output, normalise
-    int pad_u8, reserved;           // padding value for uint8 sources
-} gp_image; // 232 bytes
+    int end;                        // GP_END_*
+    int vec; // pixels are 4 channels in order, 4-element aligned: one vector load each (gpu_desc.go)
+} gp_image; // 264 bytes
 
 #endif

@@ -29,39 +29,39 @@ __device__ __forceinline__ float gp_norm(const gp_image& im, int c, float x) {
     return __fdiv_rn(__fsub_rn(__fmul_rn(x, im.scale), im.mean[c]), im.std[c]);
 }
 
-// Stores the C channels of output pixel (y, x). Planar (CHW) output puts neighbouring threads (x) on
-// neighbouring addresses of each plane; interleaved (HWC) output on one contiguous run per warp.
-template <int C>
-__device__ __forceinline__ void gp_store(const gp_image& im, int y, int x, const int* v) {
-    const long long hw = (long long)im.out_h * im.out_w;
-    const long long px = (long long)y * im.out_w + x;
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-        const long long i = im.chw ? c * hw + px : px * C + c;
-        if (!im.norm) {
-            ((unsigned char*)im.out)[i] = (unsigned char)v[c];
-        } else if (im.out_dtype == GP_OUT_F16) {
-            ((unsigned short*)im.out)[i] = ((const unsigned short*)im.lut16)[c * 256 + v[c]];
-        } else {
-            ((float*)im.out)[i] = ((const float*)im.lut)[c * 256 + v[c]];
-        }
+// Output element i of channel c from its value: a uint8 value as is, or through the planner's
+// per-channel normalisation tables (so GPU and CPU return the same bits), ...
+__device__ __forceinline__ void gp_put(const gp_image& im, long long i, int c, int v) {
+    if (!im.norm) {
+        ((unsigned char*)im.out)[i] = (unsigned char)v;
+    } else if (im.out_dtype == GP_OUT_F16) {
+        ((unsigned short*)im.out)[i] = ((const unsigned short*)im.lut16)[c * 256 + v];
+    } else {
+        ((float*)im.out)[i] = ((const float*)im.lut)[c * 256 + v];
     }
 }
 
-template <int C>
-__device__ __forceinline__ void gp_store(const gp_image& im, int y, int x, const float* v) {
+// ... and a float32 value as is, or normalised in float32 (then cast to float16 where asked).
+__device__ __forceinline__ void gp_put(const gp_image& im, long long i, int c, float v) {
+    if (!im.norm) {
+        ((float*)im.out)[i] = v;
+    } else if (im.out_dtype == GP_OUT_F16) {
+        ((unsigned short*)im.out)[i] = gp_f16(gp_norm(im, c, v));
+    } else {
+        ((float*)im.out)[i] = gp_norm(im, c, v);
+    }
+}
+
+// Stores the C channels of output pixel (y, x), one loop for both value types (int for uint8
+// sources, float for float32). Planar (CHW) output puts neighbouring threads (x) on neighbouring
+// addresses of each plane; interleaved (HWC) output on one contiguous run per warp.
+template <int C, typename V>
+__device__ __forceinline__ void gp_store(const gp_image& im, int y, int x, const V* v) {
     const long long hw = (long long)im.out_h * im.out_w;
     const long long px = (long long)y * im.out_w + x;
 #pragma unroll
     for (int c = 0; c < C; c++) {
-        const long long i = im.chw ? c * hw + px : px * C + c;
-        if (!im.norm) {
-            ((float*)im.out)[i] = v[c];
-        } else if (im.out_dtype == GP_OUT_F16) {
-            ((unsigned short*)im.out)[i] = gp_f16(gp_norm(im, c, v[c]));
-        } else {
-            ((float*)im.out)[i] = gp_norm(im, c, v[c]);
-        }
+        gp_put(im, im.chw ? c * hw + px : px * C + c, c, v[c]);
     }
 }
 

@@ -21,6 +21,8 @@ __device__ __forceinline__ void gp_sample(const unsigned char* __restrict__ src,
         gp_bilinear_u8<C>(src, im, r, j, ch, v);
     } else if (im.mode == GP_MODE_ANTIALIAS) {
         gp_antialias_u8<C>(src, im, r, j, ch, v);
+    } else if (im.mode == GP_MODE_TAPS) {
+        gp_taps_u8<C>(src, im, r, j, ch, v);
     } else {
         gp_gather<unsigned char, C>(src, im, r, j, ch, v);
     }
@@ -30,15 +32,15 @@ template <int C>
 __device__ __forceinline__ void gp_sample(const float* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, float* v) {
     if (im.mode == GP_MODE_BILINEAR) {
         gp_bilinear_f32<C>(src, im, r, j, ch, v);
-    } else if (im.mode == GP_MODE_ANTIALIAS) {
+    } else if (im.mode == GP_MODE_ANTIALIAS || im.mode == GP_MODE_TAPS) {
         gp_taps_f32<C>(src, im, r, j, ch, v);
     } else {
         gp_gather<float, C>(src, im, r, j, ch, v);
     }
 }
 
-__device__ __forceinline__ int gp_pad(const gp_image& im, const unsigned char*) { return im.pad_u8; }
-__device__ __forceinline__ float gp_pad(const gp_image& im, const float*) { return im.pad_f32; }
+__device__ __forceinline__ int gp_pad(const gp_image& im, const unsigned char*, int c) { return im.pad_u8[c]; }
+__device__ __forceinline__ float gp_pad(const gp_image& im, const float*, int c) { return im.pad_f32[c]; }
 
 // The value type a source type computes in.
 template <typename S>
@@ -72,7 +74,7 @@ __device__ __forceinline__ void gp_preprocess(const gp_image* __restrict__ image
                 } else {
 #pragma unroll
                     for (int c = 0; c < C; c++) {
-                        v[c] = gp_pad(im, src);
+                        v[c] = gp_pad(im, src, c);
                     }
                 }
                 gp_store<C>(im, y, x, v);

@@ -26,14 +26,39 @@ __device__ __forceinline__ longlong2 gp_off2(const gp_axis& a, int i) { return (
 __device__ __forceinline__ int2 gp_wi2(const gp_axis& a, int i) { return ((const int2*)a.wi)[i]; }
 __device__ __forceinline__ float2 gp_wf2(const gp_axis& a, int i) { return ((const float2*)a.wf)[i]; }
 
+// The C channels of the source pixel at px, as the values V the mode computes in. Where the plan's
+// layout allows (im.vec: 4 interleaved channels read in order, every pixel 4-element aligned; set
+// by gpu_desc.go), the pixel is one 32-bit (uint8) or 128-bit (float32) load instead of four, through
+// the read-only path (__ldg: the kernel never writes its source).
+__device__ __forceinline__ void gp_ld4(const unsigned char* __restrict__ px, int* v) {
+    const uchar4 q = __ldg((const uchar4*)px);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+__device__ __forceinline__ void gp_ld4(const unsigned char* __restrict__ px, float* v) {
+    const uchar4 q = __ldg((const uchar4*)px);
+    v[0] = (float)q.x, v[1] = (float)q.y, v[2] = (float)q.z, v[3] = (float)q.w;
+}
+__device__ __forceinline__ void gp_ld4(const float* __restrict__ px, float* v) {
+    const float4 q = __ldg((const float4*)px);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+
+template <int C, typename S, typename V>
+__device__ __forceinline__ void gp_ld(const gp_image& im, const S* __restrict__ px, const long long* ch, V* v) {
+    if (C == 4 && im.vec) {
+        gp_ld4(px, v);
+        return;
+    }
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        v[c] = (V)px[ch[c]];
+    }
+}
+
 // No resize or nearest: one tap per axis.
 template <typename S, int C, typename V>
 __device__ __forceinline__ void gp_gather(const S* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, V* v) {
-    const S* p = src + gp_off(im.rows)[r] + gp_off(im.cols)[j];
-#pragma unroll
-    for (int c = 0; c < C; c++) {
-        v[c] = p[ch[c]];
-    }
+    gp_ld<C>(im, src + gp_off(im.rows)[r] + gp_off(im.cols)[j], ch, v);
 }
 
 // uint8 bilinear: OpenCV's HResizeLinear (11-bit coefficients, unrounded sums) and its vectorised
@@ -43,13 +68,15 @@ template <int C>
 __device__ __forceinline__ void gp_bilinear_u8(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
     const longlong2 co = gp_off2(im.cols, j), ro = gp_off2(im.rows, r);
     const int2 a = gp_wi2(im.cols, j), b = gp_wi2(im.rows, r);
-    const unsigned char* p0 = src + ro.x;
-    const unsigned char* p1 = src + ro.y;
+    int q00[C], q01[C], q10[C], q11[C];
+    gp_ld<C>(im, src + ro.x + co.x, ch, q00);
+    gp_ld<C>(im, src + ro.x + co.y, ch, q01);
+    gp_ld<C>(im, src + ro.y + co.x, ch, q10);
+    gp_ld<C>(im, src + ro.y + co.y, ch, q11);
 #pragma unroll
     for (int c = 0; c < C; c++) {
-        long long c0 = co.x + ch[c], c1 = co.y + ch[c];
-        int h0 = (int)p0[c0] * a.x + (int)p0[c1] * a.y;
-        int h1 = (int)p1[c0] * a.x + (int)p1[c1] * a.y;
+        int h0 = q00[c] * a.x + q01[c] * a.y;
+        int h1 = q10[c] * a.x + q11[c] * a.y;
         v[c] = (((b.x * (h0 >> 4)) >> 16) + ((b.y * (h1 >> 4)) >> 16) + 2) >> 2;
     }
 }
@@ -76,11 +103,12 @@ __device__ __forceinline__ void gp_antialias_u8(const unsigned char* __restrict_
             s[c] = 1 << (GP_PIL_BITS - 1);
         }
         for (int u = 0; u < nc; u++) {
-            const unsigned char* px = row + co[u];
+            int q[C];
+            gp_ld<C>(im, row + co[u], ch, q);
             const int w = cw[u];
 #pragma unroll
             for (int c = 0; c < C; c++) {
-                s[c] += (int)px[ch[c]] * w;
+                s[c] += q[c] * w;
             }
         }
         const int w = rw[t];
@@ -103,19 +131,22 @@ template <int C>
 __device__ __forceinline__ void gp_bilinear_f32(const float* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, float* v) {
     const longlong2 co = gp_off2(im.cols, j), ro = gp_off2(im.rows, r);
     const float wc = gp_wf2(im.cols, j).y, wr = gp_wf2(im.rows, r).y;
-    const float* p0 = src + ro.x;
-    const float* p1 = src + ro.y;
+    float q00[C], q01[C], q10[C], q11[C];
+    gp_ld<C>(im, src + ro.x + co.x, ch, q00);
+    gp_ld<C>(im, src + ro.x + co.y, ch, q01);
+    gp_ld<C>(im, src + ro.y + co.x, ch, q10);
+    gp_ld<C>(im, src + ro.y + co.y, ch, q11);
 #pragma unroll
     for (int c = 0; c < C; c++) {
-        long long c0 = co.x + ch[c], c1 = co.y + ch[c];
-        float h0 = gp_lerp(p0[c0], p0[c1], wc);
-        float h1 = gp_lerp(p1[c0], p1[c1], wc);
+        float h0 = gp_lerp(q00[c], q01[c], wc);
+        float h1 = gp_lerp(q10[c], q11[c], wc);
         v[c] = gp_lerp(h0, h1, wr);
     }
 }
 
-// float32 with K taps (antialias): weighted sums in tap order, horizontal first, each product and sum
-// rounded separately (hresizeF32 and the generic loop of resizeRowF32; all K taps, as the CPU does).
+// float32 with K taps (antialias, bicubic, area): weighted sums in tap order, horizontal first, each
+// product and sum rounded separately (hresizeF32 and the generic loop of resizeRowF32; all K taps, as
+// the CPU does), then GP_END_SCALE's factor for an integer-factor area plan.
 template <int C>
 __device__ __forceinline__ void gp_taps_f32(const float* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, float* v) {
     const int kr = im.rows.k, kc = im.cols.k;
@@ -136,11 +167,12 @@ __device__ __forceinline__ void gp_taps_f32(const float* __restrict__ src, const
             s[c] = 0.0f;
         }
         for (int u = 0; u < kc; u++) {
-            const float* px = row + co[u];
+            float q[C];
+            gp_ld<C>(im, row + co[u], ch, q);
             const float w = cw[u];
 #pragma unroll
             for (int c = 0; c < C; c++) {
-                s[c] = __fadd_rn(s[c], __fmul_rn(w, px[ch[c]]));
+                s[c] = __fadd_rn(s[c], __fmul_rn(w, q[c]));
             }
         }
         const float w = rw[t];
@@ -149,9 +181,85 @@ __device__ __forceinline__ void gp_taps_f32(const float* __restrict__ src, const
             acc[c] = __fadd_rn(acc[c], __fmul_rn(w, s[c]));
         }
     }
+    const bool scaled = im.end == GP_END_SCALE;
 #pragma unroll
     for (int c = 0; c < C; c++) {
-        v[c] = acc[c];
+        v[c] = scaled ? __fmul_rn(acc[c], im.inv) : acc[c];
+    }
+}
+
+// OpenCV's saturate_cast<uchar>(float): round half to even, then clamp (roundU8 in resize_cpu.go).
+__device__ __forceinline__ int gp_round_u8(float x) {
+    if (!(x > -0.5f)) {
+        return 0;
+    }
+    if (x >= 255.0f) {
+        return 255;
+    }
+    return __float2int_rn(x);
+}
+
+// The live column taps of one uint8 source row summed in float32 in tap order, the first product
+// standing alone (hresizeFloatU8).
+template <int C>
+__device__ __forceinline__ void gp_hsum_u8(const gp_image& im, const unsigned char* __restrict__ row, const long long* co, const float* cw,
+                                           int nc, const long long* ch, float* s) {
+    float q[C];
+    gp_ld<C>(im, row + co[0], ch, q);
+    {
+        const float w = cw[0];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            s[c] = __fmul_rn(w, q[c]);
+        }
+    }
+    for (int u = 1; u < nc; u++) {
+        gp_ld<C>(im, row + co[u], ch, q);
+        const float w = cw[u];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            s[c] = __fadd_rn(s[c], __fmul_rn(w, q[c]));
+        }
+    }
+}
+
+// uint8 with float weights (cv2 INTER_CUBIC and INTER_AREA; resizeRowFloatU8): per live row tap the
+// horizontal float32 sum, accumulated vertically in tap order with the first product standing alone,
+// then one rounding to uint8 by the plan's rule (finalU8).
+template <int C>
+__device__ __forceinline__ void gp_taps_u8(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
+    const int kr = im.rows.k, kc = im.cols.k;
+    const long long* ro = gp_off(im.rows) + (long long)r * kr;
+    const long long* co = gp_off(im.cols) + (long long)j * kc;
+    const float* rw = gp_wf(im.rows) + (long long)r * kr;
+    const float* cw = gp_wf(im.cols) + (long long)j * kc;
+    const int nr = im.rows.cnt ? gp_cnt(im.rows)[r] : kr;
+    const int nc = im.cols.cnt ? gp_cnt(im.cols)[j] : kc;
+    float acc[C], s[C];
+    gp_hsum_u8<C>(im, src + ro[0], co, cw, nc, ch, s);
+    {
+        const float w = rw[0];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            acc[c] = __fmul_rn(w, s[c]);
+        }
+    }
+    for (int t = 1; t < nr; t++) {
+        gp_hsum_u8<C>(im, src + ro[t], co, cw, nc, ch, s);
+        const float w = rw[t];
+#pragma unroll
+        for (int c = 0; c < C; c++) {
+            acc[c] = __fadd_rn(acc[c], __fmul_rn(w, s[c]));
+        }
+    }
+    const int end = im.end;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        if (end == GP_END_QUAD) {
+            v[c] = ((int)acc[c] + 2) >> 2;
+        } else {
+            v[c] = gp_round_u8(end == GP_END_SCALE ? __fmul_rn(acc[c], im.inv) : acc[c]);
+        }
     }
 }
 

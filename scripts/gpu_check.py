@@ -78,6 +78,15 @@ def ops():
         "resize-bilinear-up": lambda im: goprep.resize(im, (517, 611)),
         "resize-nearest": lambda im: goprep.resize(im, (150, 97), interpolation="nearest"),
         "resize-antialias": lambda im: goprep.resize(im, (64, 80), antialias=True),
+        "resize-bicubic": lambda im: goprep.resize(im, (224, 199), interpolation="bicubic"),
+        "resize-bicubic-up": lambda im: goprep.resize(im, (517, 611), interpolation="bicubic"),
+        "resize-bicubic-antialias": lambda im: goprep.resize(im, (64, 80), interpolation="bicubic", antialias=True),
+        "resize-area": lambda im: goprep.resize(im, (100, 97), interpolation="area"),
+        "resize-area-2x": lambda im: goprep.resize(goprep.crop(im, 0, 0, 300, 402), (150, 201), interpolation="area"),
+        "resize-area-up": lambda im: goprep.resize(im, (517, 611), interpolation="area"),
+        "resize-nearest-exact": lambda im: goprep.resize(im, (150, 97), interpolation="nearest-exact"),
+        "resize-nearest-pil": lambda im: goprep.resize(im, (150, 97), interpolation="nearest-pil"),
+        "pad-per-channel": lambda im: goprep.pad(goprep.resize(im, (200, 300)), size=(256, 320), value=(114, 7, 250)),
         "crop-flip": lambda im: goprep.flip(goprep.crop(im, 11, 7, 200, 300), horizontal=True, vertical=True),
         "letterbox": lambda im: goprep.letterbox(im, (320, 320), pad_value=114)[0],
         "cvt-rgb2bgr": lambda im: goprep.cvt_color(goprep.resize(im, 128), "rgb2bgr"),
@@ -95,9 +104,10 @@ def ops():
             yield f"{name}/{dt}/batch", fn2, src
             yield f"{name}/{dt}/single-view", fn2, src[1, ::-1]
     yield "rgba2rgb", lambda im: goprep.resize(goprep.cvt_color(im, "rgba2rgb"), 100), rgba
+    yield "rgba-vector-loads", lambda im: goprep.resize(im, (100, 90), interpolation="bicubic"), rgba
     yield "gray2rgb", lambda im: goprep.normalize(goprep.resize(goprep.cvt_color(im, "gray2rgb"), 64), mean=0.5, std=0.25), gray
     sizes = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in ((480, 640), (1080, 1920), (37, 53), (224, 224))]
-    yield "list-of-sizes", lambda im: goprep.normalize(goprep.resize(im, 224), mean=MEAN, std=STD), sizes
+    yield "list-of-sizes", lambda im: goprep.normalize(goprep.resize(im, (224, 224)), mean=MEAN, std=STD), sizes
 
 
 def run_checks() -> None:
@@ -277,7 +287,9 @@ def main() -> int:
     if a.small:  # compute-sanitizer memcheck run: every kernel once, small
         img = np.random.default_rng(6).integers(0, 256, (2, 123, 157, 3), dtype=np.uint8)
         for name, fn in (("bilinear", lambda im: goprep.resize(im, 64)), ("antialias", lambda im: goprep.resize(im, 40, antialias=True)),
-                         ("normalize", lambda im: goprep.normalize(goprep.resize(im, 50), mean=MEAN, std=STD))):
+                         ("normalize", lambda im: goprep.normalize(goprep.resize(im, 50), mean=MEAN, std=STD)),
+                         ("bicubic", lambda im: goprep.resize(im, 70, interpolation="bicubic")),
+                         ("area", lambda im: goprep.resize(im, 40, interpolation="area"))):
             compare(f"sanitized {name}", goprep.pipeline(device="cuda")(fn)(img), goprep.pipeline(device="cpu")(fn)(img))
             compare(f"sanitized {name} f32", goprep.pipeline(device="cuda")(fn)(img.astype(np.float32)),
                     goprep.pipeline(device="cpu")(fn)(img.astype(np.float32)))

@@ -45,6 +45,13 @@ def test_bench_smoke(tmp_path):
     # the profiler's per-call cost, off and on side by side (issue 11)
     assert "profiler cost, goprep.pipeline(flip), 1 thread: off" in proc.stdout, proc.stdout[-3000:]
     assert "profiler cost, goprep.flip (eager), 1 thread: off" in proc.stdout
+    # cold data: the copy-bandwidth bound is measured in the run and printed beside each row; fresh
+    # batch results come from the result pool, so they page-fault no more than out= does
+    cold = data["cold"]
+    assert not cold["error"] and cold["bound_s"] > 0, cold["error"]
+    assert "x bound" in proc.stdout and "copy-1t" in proc.stdout
+    faults = cold["page_faults_per_image"]
+    assert faults["batch-1t-fresh"] <= faults["batch-1t-out"] + 0.5, faults
     # output to a pipe/file: no progress bar redraws tangled with the tables
     assert "\r" not in proc.stdout + proc.stderr and "step/s" not in proc.stderr, proc.stderr[-2000:]
 

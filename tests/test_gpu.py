@@ -54,7 +54,49 @@ def _upscale_gray(img):
     return goprep.normalize(goprep.resize(img, (300, 310)), mean=0.5, std=0.25)
 
 
+def _bicubic(aa):
+    def f(img):
+        img = goprep.resize(img, (57, 75), interpolation="bicubic", antialias=aa)
+        return goprep.normalize(goprep.flip(img), mean=MEAN, std=STD)
+
+    return f
+
+
+def _area(size):
+    return lambda img: goprep.resize(goprep.crop(img, 8, 6, 200, 180), size, interpolation="area")
+
+
+def _pad_per_channel(kind):
+    # crop -> resize -> flip -> pad with one value per channel, BGR order, in one pass.
+    def f(img):
+        img = goprep.resize(goprep.crop(img, 5, 9, 140, 150), (61, 77), interpolation=kind)
+        img = goprep.flip(img, horizontal=False, vertical=True)
+        img = goprep.pad(img, size=(96, 80), value=(114, 7, 250))
+        return goprep.cvt_color(img, "rgb2bgr")
+
+    return f
+
+
+def _letterbox_per_channel_pad(img):
+    img, info = goprep.letterbox(img, (96, 80), pad_value=(114, 7, 250))
+    return goprep.normalize(img, mean=MEAN, std=STD), info
+
+
 OPS = {
+    "bicubic-aa-u8": (_bicubic(True), lambda: PHOTOS["coffee"]),
+    "bicubic-u8": (_bicubic(False), lambda: PHOTOS["coffee"]),
+    "bicubic-aa-f32": (_bicubic(True), lambda: rand_f32((90, 130, 3), seed=9)),
+    "bicubic-f32": (_bicubic(False), lambda: rand_f32((40, 30, 3), seed=10)),
+    "area-u8": (_area((70, 51)), lambda: PHOTOS["chelsea"]),
+    "area-2x-u8": (_area((100, 90)), lambda: PHOTOS["chelsea"]),
+    "area-3x-f32": (_area((66, 60)), lambda: rand_f32((210, 190, 3), seed=11)),
+    "area-up-f32": (_area((230, 200)), lambda: rand_f32((210, 190, 3), seed=12)),
+    "nearest-exact": (lambda img: goprep.resize(img, (81, 113), interpolation="nearest-exact"), lambda: PHOTOS["astronaut"]),
+    "nearest-pil-f32": (lambda img: goprep.resize(img, (81, 113), interpolation="nearest-pil"), lambda: rand_f32((60, 50, 3), seed=13)),
+    "pad-bicubic": (_pad_per_channel("bicubic"), lambda: PHOTOS["astronaut"]),
+    "pad-area-f32": (_pad_per_channel("area"), lambda: rand_f32((150, 170, 3), seed=14)),
+    "letterbox-per-channel-pad": (_letterbox_per_channel_pad, lambda: PHOTOS["chelsea"]),
+
     "imagenet": (_imagenet, lambda: PHOTOS["coffee"]),
     "letterbox-bgr-f16": (_letterbox_bgr_f16, lambda: PHOTOS["astronaut"]),
     "crop-vflip-nearest": (_crop_vflip_nearest, lambda: PHOTOS["chelsea"]),

@@ -193,13 +193,27 @@ def sim_gpu():
     gt.simulate_gpu(False)
 
 
-@pytest.mark.parametrize("kind,aa", [("bicubic", True), ("bicubic", False), ("area", False), ("nearest-exact", False)])
-@pytest.mark.parametrize("device", ["auto", "cuda"])
-def test_gpu_placement_gives_cpu_results(sim_gpu, kind, aa, device):
-    # bicubic and area run on the CPU engine whatever the placement (docs/API.md); nearest-exact is a
-    # table gather the kernels run. Either way the result is the CPU engine's, bit for bit.
-    imgs = np.stack([PHOTOS["astronaut"]] * 4)
-    fn = _chain(kind, aa)
-    want = goprep.pipeline(device="cpu")(fn)(imgs)
-    assert_array_identical(goprep.pipeline(device=device)(fn)(imgs), want)
+@pytest.mark.parametrize(
+    "kind,aa", [("bicubic", True), ("bicubic", False), ("area", False), ("nearest-exact", False), ("nearest-pil", False)]
+)
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_gpu_kernels_give_cpu_results(sim_gpu, kind, aa, dtype):
+    # Every kind runs on the (simulated) GPU kernels, from the planner's tables, and returns the CPU
+    # engine's result bit for bit: downscale (crop 300x280 -> 224x200) and upscale, flip, normalize.
+    imgs = np.stack([PHOTOS["astronaut"]] * 2)
+    if dtype == "float32":
+        imgs = imgs.astype(np.float32) / 255
+    for fn in (_chain(kind, aa), _upscale(kind, aa)):
+        want = goprep.pipeline(device="cpu")(fn)(imgs)
+        before = goprep.info()["gpu"]["gpu_calls"]
+        assert_array_identical(goprep.pipeline(device="cuda")(fn)(imgs), want)
+        assert goprep.info()["gpu"]["gpu_calls"] == before + 1
     assert goprep.info()["gpu"]["cpu_fallbacks"] == 0
+
+
+def _upscale(kind, aa):
+    def f(img):
+        img = goprep.crop(img, 100, 120, 40, 50)
+        return goprep.resize(img, (97, 131), interpolation=kind, antialias=aa)
+
+    return f

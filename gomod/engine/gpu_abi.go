@@ -7,6 +7,10 @@ const (
 	gpModeGather    = 0x0
 	gpModeBilinear  = 0x1
 	gpModeAntialias = 0x2
+	gpModeTaps      = 0x3
+	gpEndNone       = 0x0
+	gpEndScale      = 0x1
+	gpEndQuad       = 0x2
 	gpOutU8         = 0x0
 	gpOutF32        = 0x1
 	gpOutF16        = 0x2
@@ -33,9 +37,11 @@ type gpImage struct {
 	Stride_c  int64
 	Mean      [4]float32
 	Std       [4]float32
+	Pad_f32   [4]float32
 	Scale     float32
-	Pad_f32   float32
+	Inv       float32
 	Cmap      [4]int32
+	Pad_u8    [4]int32
 	Out_h     int32
 	Out_w     int32
 	Out_c     int32
@@ -44,6 +50,6 @@ type gpImage struct {
 	Out_dtype int32
 	Chw       int32
 	Norm      int32
-	Pad_u8    int32
-	Reserved  int32
+	End       int32
+	Vec       int32
 }

@@ -13,6 +13,10 @@ const (
 	gpModeGather    = C.GP_MODE_GATHER
 	gpModeBilinear  = C.GP_MODE_BILINEAR
 	gpModeAntialias = C.GP_MODE_ANTIALIAS
+	gpModeTaps      = C.GP_MODE_TAPS
+	gpEndNone       = C.GP_END_NONE
+	gpEndScale      = C.GP_END_SCALE
+	gpEndQuad       = C.GP_END_QUAD
 	gpOutU8         = C.GP_OUT_U8
 	gpOutF32        = C.GP_OUT_F32
 	gpOutF16        = C.GP_OUT_F16

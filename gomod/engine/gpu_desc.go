@@ -116,19 +116,26 @@ func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
 	d := gpImage{
 		Rows: b.axis(&p.rows, rowOff), Cols: b.axis(&p.cols, nil), Stride_c: int64(p.strideC),
 		Out_h: int32(p.OutH), Out_w: int32(p.OutW), Out_c: int32(p.OutC), In_c: int32(p.inC),
-		Pad_u8: int32(p.padU8[0]), Pad_f32: p.padF32[0], Scale: 1, // one pad value: see GPUSupported
+		Scale: 1,
 	}
 	for c := 0; c < p.OutC; c++ {
 		d.Cmap[c] = int32(p.cmap[c])
 		d.Std[c] = 1
+		d.Pad_u8[c], d.Pad_f32[c] = int32(p.padU8[c]), p.padF32[c]
 	}
-	switch {
-	case p.rows.Taps.K == 1 && p.cols.Taps.K == 1:
-		d.Mode = gpModeGather
-	case p.Spec.Resize.Antialias:
-		d.Mode = gpModeAntialias
+	d.Mode = p.gpuMode()
+	if p.vecPixels(rowOff) {
+		d.Vec = 1 // Encode clears it for a source address that is not aligned
+	}
+	end, inv := p.areaEnd()
+	d.Inv = inv
+	switch end {
+	case endScale:
+		d.End = gpEndScale
+	case endQuad:
+		d.End = gpEndQuad
 	default:
-		d.Mode = gpModeBilinear
+		d.End = gpEndNone
 	}
 	switch p.OutDType {
 	case U8:
@@ -151,6 +158,53 @@ func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
 		}
 	}
 	return d
+}
+
+// gpuMode is the kernel arithmetic of the plan's row kernel (resize_cpu.go), the same choice the
+// CPU engine's resizeRowU8 and resizeRowF32 make: float32 images take the lerp only for bilinear
+// (cv2 INTER_AREA's upscale rule is two float taps there), uint8 images OpenCV's fixed point for both.
+func (p *Plan) gpuMode() int32 {
+	switch p.kernel {
+	case kGather:
+		return gpModeGather
+	case kPillow:
+		return gpModeAntialias
+	case kLinear:
+		if p.InDType() == U8 || p.Spec.Resize.Kind == "bilinear" {
+			return gpModeBilinear
+		}
+	}
+	return gpModeTaps
+}
+
+// vecPixels reports whether every source pixel the plan reads is 4 channels in order at a multiple of
+// 4 elements from the image origin (rowOff: a staged image's row table), so the kernels can load
+// each pixel as one uchar4/float4 (kernels/resize.cuh: gp_ld): one ld.global.nc.v4.u8 / v4.f32 in
+// the PTX instead of four scalar loads per tap (a bilinear pixel: 4 loads instead of 16). Not timed:
+// no GPU was available when it was written.
+func (p *Plan) vecPixels(rowOff []int64) bool {
+	if p.OutC != 4 || p.inC != 4 || p.strideC != 1 || !p.identityCMap {
+		return false
+	}
+	for _, o := range p.cols.Off {
+		if o%4 != 0 {
+			return false
+		}
+	}
+	if rowOff != nil {
+		for _, o := range rowOff {
+			if o%4 != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, o := range p.rows.Off {
+		if o%4 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // KernelLaunch is one launch as a device executes it: the kernel, its grid and block (CUDA's
@@ -219,6 +273,9 @@ func (b *DeviceBatch) Encode(base uint64) []byte {
 			d.Src += uint64(-im.Plan.imgLo * im.Plan.InDType().Size())
 		}
 		d.Out = im.OutDev
+		if d.Src%uint64(4*im.Plan.InDType().Size()) != 0 {
+			d.Vec = 0
+		}
 		descs[i] = d
 	}
 	return out

@@ -25,7 +25,7 @@ var (
 	// Pipelined calls in flight per device; further calls wait. Each holds six pinned staging buffers
 	// (two lanes of input, output and tables), so this bounds pinned host memory too.
 	gpuSessions = envInt("GOPREP_GPU_SESSIONS", 4)
-	// Images per launch: bounds the descriptor table (232 bytes each) of a chunk.
+	// Images per launch: bounds the descriptor table (GPUImageBytes each) of a chunk.
 	maxChunkImages = 4096
 	// Consecutive GPU failures that open the breaker, and how long it stays open.
 	breakerThreshold = 3

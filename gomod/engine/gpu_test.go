@@ -51,7 +51,7 @@ type gpuCase struct {
 func gpuCases() []gpuCase {
 	var cs []gpuCase
 	add := func(name string, s *Spec) { cs = append(cs, gpuCase{name, s}) }
-	for _, kind := range []string{"none", "nearest", "bilinear", "antialias"} {
+	for _, kind := range []string{"none", "nearest", "bilinear", "antialias", "bicubic", "bicubic-aa", "area", "area-2x"} {
 		for _, dt := range []DType{U8, F32} {
 			for _, norm := range []string{"", "f32-CHW", "f16-HWC"} {
 				h, w, oh, ow := 37, 53, 19, 24
@@ -62,8 +62,16 @@ func gpuCases() []gpuCase {
 					oh, ow = 70, 90 // upscale
 				}
 				k, aa := kind, false
-				if kind == "antialias" {
+				switch kind {
+				case "antialias":
 					k, aa = "bilinear", true
+				case "bicubic-aa":
+					k, aa = "bicubic", true
+				case "area-2x": // integer factors (resizeAreaFast_'s 2x2 rule on uint8)
+					k, h, w, oh, ow = "area", 38, 54, 19, 27
+				}
+				if (kind == "bicubic" || kind == "bicubic-aa") && norm == "" {
+					oh, ow = 70, 90 // upscale
 				}
 				s := rgbSpec(h, w, k, aa, oh, ow)
 				s.In.DType = dt
@@ -433,11 +441,21 @@ func randomSpec(r *rand.Rand) *Spec {
 	if r.Intn(2) == 0 {
 		s.Pre.X0, s.Pre.SX = x0+pw-1, -1
 	}
-	kind := []string{"none", "nearest", "bilinear", "bilinear"}[r.Intn(4)]
+	kinds := []string{"none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bilinear", "bicubic", "bicubic", "area", "area"}
+	kind := kinds[r.Intn(len(kinds))]
 	s.Resize = ResizeSpec{Kind: kind, H: ph, W: pw}
 	if kind != "none" {
 		s.Resize.H, s.Resize.W = 1+r.Intn(64), 1+r.Intn(64)
-		s.Resize.Antialias = kind == "bilinear" && r.Intn(2) == 0
+		s.Resize.Antialias = (kind == "bilinear" || kind == "bicubic") && r.Intn(2) == 0
+	}
+	if kind == "area" && r.Intn(2) == 0 { // integer factors where the crop allows: cv2's resizeAreaFast_
+		fy, fx := 1+r.Intn(4), 1+r.Intn(4)
+		if r.Intn(3) == 0 && ph >= 2 && pw >= 2 { // uint8 2x2 blocks have a rounding rule of their own
+			fy, fx = 2, 2
+			ph, pw = ph&^1, pw&^1 // a shorter view stays inside the image, flipped or not
+			s.Pre.H, s.Pre.W = ph, pw
+		}
+		s.Resize.H, s.Resize.W = max(ph/fy, 1), max(pw/fx, 1)
 	}
 	s.Canvas = CanvasSpec{H: s.Resize.H, W: s.Resize.W}
 	if r.Intn(3) == 0 { // letterbox
@@ -457,6 +475,15 @@ func randomSpec(r *rand.Rand) *Spec {
 	for i := 0; i < oc; i++ {
 		s.CMap = append(s.CMap, r.Intn(c))
 	}
+	if c == 4 && oc == 4 && r.Intn(2) == 0 { // RGBA in order: the kernels' vector pixel loads
+		s.CMap = []int{0, 1, 2, 3}
+	}
+	if len(s.Canvas.Pad) == 1 && r.Intn(2) == 0 { // one pad value per output channel
+		s.Canvas.Pad = nil
+		for i := 0; i < oc; i++ {
+			s.Canvas.Pad = append(s.Canvas.Pad, float64(r.Intn(256)))
+		}
+	}
 	if r.Intn(3) != 0 {
 		nm := &NormSpec{Scale: []float64{1, 1.0 / 255}[r.Intn(2)], DType: []DType{F32, F16}[r.Intn(2)], Layout: []string{"CHW", "HWC"}[r.Intn(2)]}
 		for i := 0; i < oc; i++ {
@@ -474,13 +501,24 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 	useSim(t)
 	r := rand.New(rand.NewSource(20261201))
 	valid := 0
-	for i := 0; i < 400; i++ {
+	seen := map[string]int{} // what the specs exercised: each kind, the kernel modes and end rules
+	for i := 0; i < 800; i++ {
 		s := randomSpec(r)
 		p, err := NewPlan(s)
 		if err != nil {
 			continue
 		}
 		valid++
+		e, _ := p.areaEnd()
+		seen[s.Resize.Kind]++
+		seen[fmt.Sprintf("mode %d %s", p.gpuMode(), s.In.DType)]++
+		seen[fmt.Sprintf("end %d %s", e, s.In.DType)]++
+		if len(s.Canvas.Pad) > 1 {
+			seen["per-channel pad"]++
+		}
+		if p.vecPixels(nil) {
+			seen["vector loads "+string(s.In.DType)]++
+		}
 		_, src := gpuSource(p)
 		want := runGuarded(t, p, src, 1)
 		got := make([]byte, p.OutBytes())
@@ -492,9 +530,16 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 			t.Fatalf("spec %d: GPU differs from CPU\n%s", i, js)
 		}
 	}
-	t.Logf("%d of 400 random specs valid and identical", valid)
-	if valid < 300 {
-		t.Fatalf("only %d of 400 random specs were valid: the generator drifted from Validate", valid)
+	t.Logf("%d of 800 random specs valid and identical: %v", valid, seen)
+	if valid < 600 {
+		t.Fatalf("only %d of 800 random specs were valid: the generator drifted from Validate", valid)
+	}
+	for _, k := range []string{"none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bicubic", "area", "per-channel pad",
+		"mode 0 u8", "mode 1 u8", "mode 2 u8", "mode 3 u8", "mode 0 f32", "mode 1 f32", "mode 2 f32", "mode 3 f32",
+		"end 1 u8", "end 2 u8", "end 1 f32", "vector loads u8", "vector loads f32"} {
+		if seen[k] < 5 {
+			t.Errorf("random specs exercised %q only %d times", k, seen[k])
+		}
 	}
 }
 
@@ -687,5 +732,70 @@ func TestKernelMeasurement(t *testing.T) {
 	}
 	if s := Stats(); s.Failures != 0 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// RGBA in order is read one pixel per vector load (gpu_desc.go: vecPixels) in every mode, when the
+// source address is aligned; otherwise (a misaligned source, another channel order) per channel.
+// Both give the CPU engine's bytes.
+func TestSimulatedGPUVectorPixelLoads(t *testing.T) {
+	useSim(t)
+	kinds := []struct {
+		kind string
+		aa   bool
+	}{{"none", false}, {"nearest", false}, {"bilinear", false}, {"bilinear", true}, {"bicubic", false}, {"bicubic", true}, {"area", false}}
+	for _, k := range kinds {
+		for _, dt := range []DType{U8, F32} {
+			for _, variant := range []string{"aligned", "misaligned", "bgra"} {
+				name := fmt.Sprintf("%s aa=%v %s %s", k.kind, k.aa, dt, variant)
+				h, w, oh, ow := 37, 29, 16, 12
+				if k.kind == "none" {
+					oh, ow = h, w
+				}
+				s := rgbSpec(h, w, k.kind, k.aa, oh, ow)
+				es := int64(dt.Size())
+				s.In = InputSpec{DType: dt, N: 2, H: h, W: w, C: 4, Strides: [4]int64{int64(h*w*4) * es, int64(w*4) * es, 4 * es, es}}
+				s.CMap = []int{0, 1, 2, 3}
+				if variant == "bgra" {
+					s.CMap = []int{2, 1, 0, 3}
+				}
+				s.Canvas = CanvasSpec{H: oh + 3, W: ow + 2, Top: 1, Left: 2, Pad: PadValues{1, 2, 3, 4}}
+				s.Post = View{oh + 2, 0, -1, 1, oh + 3, ow + 2}
+				p, err := NewPlan(s)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if p.vecPixels(nil) != (variant != "bgra") {
+					t.Fatalf("%s: vecPixels = %v", name, p.vecPixels(nil))
+				}
+				buf, src := gpuSource(p)
+				if variant == "misaligned" { // the same pixels one element further on: not 4-element aligned
+					buf2 := make([]byte, len(buf)+int(es)*5)
+					at := int(es)
+					for uintptr(unsafe.Pointer(&buf2[at]))%uintptr(4*es) == 0 {
+						at += int(es)
+					}
+					copy(buf2[at:], buf)
+					src = unsafe.Pointer(&buf2[at])
+				}
+				b, err := NewDeviceBatch([]BatchImage{{Plan: p, SrcDev: uint64(uintptr(src))}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc := b.Encode(0)
+				d := (*gpImage)(unsafe.Pointer(&enc[b.DescOffset()]))
+				if want := int32(map[bool]int{true: 1}[variant == "aligned"]); d.Vec != want {
+					t.Fatalf("%s: descriptor vec = %d, want %d", name, d.Vec, want)
+				}
+				want := runGuarded(t, p, src, 1)
+				got := make([]byte, p.OutBytes())
+				if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+					t.Fatalf("%s: ran %q: %v", name, ran, err)
+				}
+				if string(got) != string(want) {
+					t.Fatalf("%s: GPU differs from CPU", name)
+				}
+			}
+		}
 	}
 }

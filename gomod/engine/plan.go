@@ -75,17 +75,11 @@ func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 	return kFloat
 }
 
-// GPUSupported reports whether the GPU kernels implement this plan's resize, and if not, why. Plans
-// they do not implement always run on the CPU engine, whatever the placement asks for. The kernels
-// read the planner's tables, so every gather rule (nearest, nearest-exact, nearest-pil) is supported;
-// bicubic and area have arithmetic the kernels do not have yet.
+// GPUSupported reports whether the GPU kernels implement this plan, and if not, why. Plans they do
+// not implement run on the CPU engine, whatever the placement asks for. The kernels read the
+// planner's tables and have every row kernel's arithmetic (gpuMode), so today every valid plan is
+// supported; the hook stays so that a future mode can be declined with a reason.
 func (p *Plan) GPUSupported() (bool, string) {
-	switch r := p.Spec.Resize; {
-	case r.Kind == "bicubic" || r.Kind == "area":
-		return false, "interpolation=" + r.Kind + " runs on the CPU engine only"
-	case !p.Spec.Canvas.Pad.Uniform():
-		return false, "the kernels take one pad value for all channels"
-	}
 	return true, ""
 }
 

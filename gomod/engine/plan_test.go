@@ -391,11 +391,16 @@ func TestFrameAndPerChannelPad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf.OutH != 27 || pf.OutW != 31 || gpuOK(pf) || !gpuOK(pi) {
+	if pf.OutH != 27 || pf.OutW != 31 || !gpuOK(pf) || !gpuOK(pi) {
 		t.Fatalf("framed plan: %dx%d, GPUSupported %v/%v", pf.OutH, pf.OutW, gpuOK(pf), gpuOK(pi))
 	}
 	a := runGuarded(t, pi, unsafe.Pointer(&src[0]), 1)
 	b := runGuarded(t, pf, unsafe.Pointer(&src[0]), 2)
+	useSim(t) // the GPU kernels take the per-channel pad values too
+	g := make([]byte, pf.OutBytes())
+	if ran, err := execute([]Job{{Plan: pf, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&g[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" || string(g) != string(b) {
+		t.Fatalf("framed plan on the simulated GPU: ran %q (%v), equal to the CPU engine: %v", ran, err, string(g) == string(b))
+	}
 	for y := 0; y < 27; y++ {
 		for x := 0; x < 31; x++ {
 			for c := 0; c < 3; c++ {

@@ -105,12 +105,19 @@ func triangleFilter(x float64) float64 {
 // kernels (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa) use the same formula with interp_size/2 as
 // support, so the float weights WF serve them too.
 func pillowTaps(in, out int, filter func(float64) float64, filterSupport float64) taps {
+	t, _ := pillowTapsF64(in, out, filter, filterSupport)
+	return t
+}
+
+// pillowTapsF64 is pillowTaps plus the normalised float64 weights, laid out as WI (0 past Cnt).
+func pillowTapsF64(in, out int, filter func(float64) float64, filterSupport float64) (taps, []float64) {
 	scale := float64(in) / float64(out)
 	filterScale := max(scale, 1.0)
 	support := filterSupport * filterScale
 	k := int(math.Ceil(support))*2 + 1
 	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out), Cnt: make([]int32, out)}
 	w := make([]float64, k)
+	all := make([]float64, k*out)
 	for o := 0; o < out; o++ {
 		center := (float64(o) + 0.5) * scale
 		ss := 1.0 / filterScale
@@ -136,9 +143,40 @@ func pillowTaps(in, out int, filter func(float64) float64, filterSupport float64
 					t.WI[idx] = int32(0.5 + w[x]*(1<<pilPrecisionBits))
 				}
 				t.WF[idx] = float32(w[x])
+				all[idx] = w[x]
 			} else {
 				t.Idx[idx] = int32(xmin + max(xmax-1, 0))
 			}
+		}
+	}
+	return t, all
+}
+
+// torchU8Taps is pillowTaps with the uint8 weights rounded as PyTorch's uint8 antialias kernel
+// (UpSampleKernel.cpp, compute_index_ranges_int16_weights; torchvision's tensor Resize and the Hugging
+// Face torchvision-backed processors run it) rounds them: int16 weights with the largest precision p
+// (at most 22) for which round(max weight * 2^p) stays below 2^15, rounded away from zero. Stored as
+// 22-bit values (w_p << (22-p)), the Pillow kernels compute exactly PyTorch's sums: the bias 2^21 is
+// 2^(p-1) << (22-p) and the shift by 22 is PyTorch's shift by p, so no kernel changes. Pillow's 22-bit
+// weights put rare pixels 2 levels from PyTorch's after both passes (CLIP / ConvNeXt bicubic).
+func torchU8Taps(in, out int, filter func(float64) float64, filterSupport float64) taps {
+	t, w := pillowTapsF64(in, out, filter, filterSupport)
+	var wmax float64
+	for _, v := range w {
+		wmax = max(wmax, v)
+	}
+	p := 0
+	for ; p < pilPrecisionBits; p++ {
+		if int(0.5+wmax*float64(int(1)<<(p+1))) >= 1<<15 {
+			break
+		}
+	}
+	for i, v := range w {
+		v *= float64(int(1) << p)
+		if v < 0 {
+			t.WI[i] = int32(int16(v-0.5)) << (pilPrecisionBits - p)
+		} else {
+			t.WI[i] = int32(int16(v+0.5)) << (pilPrecisionBits - p)
 		}
 	}
 	return t
@@ -160,12 +198,16 @@ func resizeTaps(r ResizeSpec, dt DType, in, out int, vertical bool, area areaRul
 		return areaTaps(in, out)
 	case area == areaLinear:
 		return areaLinearTaps(in, out, vertical)
+	case r.Kind == "bicubic" && r.Antialias && r.TorchU8 && dt == U8:
+		return torchU8Taps(in, out, pillowCubic, 2)
 	case r.Kind == "bicubic" && r.Antialias:
 		return pillowTaps(in, out, pillowCubic, 2)
 	case r.Kind == "bicubic" && dt == U8:
 		return cubicTapsCV(in, out)
 	case r.Kind == "bicubic":
 		return cubicTapsTorch(in, out)
+	case r.Antialias && r.TorchU8 && dt == U8:
+		return torchU8Taps(in, out, triangleFilter, 1)
 	case r.Antialias:
 		return antialiasTaps(in, out)
 	case dt == U8:

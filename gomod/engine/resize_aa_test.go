@@ -30,6 +30,11 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 20, 9, 20, 9, 20, 9, 8
 		}},
 		{"bgr", func(s *Spec) { s.CMap = []int{2, 1, 0} }},
+		{"torch weights", func(s *Spec) { s.Resize.TorchU8 = true }},
+		{"torch weights upscale", func(s *Spec) {
+			s.Resize.TorchU8 = true
+			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 300, 350, 300, 350, 300, 350, 349
+		}},
 		{"no flip", func(s *Spec) { s.Post = View{0, 0, 1, 1, 224, 224} }},
 		{"vflip crop", func(s *Spec) { s.Post = View{200, 0, -1, 1, 190, 224} }},
 		{"source rows flipped", func(s *Spec) { s.In.Strides[1] = -int64(w * 3) }},

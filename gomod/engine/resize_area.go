@@ -135,3 +135,25 @@ func areaLinearTaps(in, out int, vertical bool) taps {
 	}
 	return t
 }
+
+// areaEnd is how the float tap sums of a plan become its result: resizeAreaFast_'s last step for an
+// integer-factor area plan, nothing for any other. One rule for the CPU rows (resizeRowF32, finalU8)
+// and the GPU descriptor (gpu_desc.go), so both engines end alike.
+type areaEnd int
+
+const (
+	endNone  areaEnd = iota // the sum is the result (uint8: saturate_cast)
+	endScale                // sum * inv in float32 (uint8: then saturate_cast)
+	endQuad                 // uint8 2x2 blocks: ((int)sum + 2) >> 2, the rule of OpenCV's SIMD code
+)
+
+// areaEnd returns the plan's end rule and endScale's factor, 1/block rounded to float32.
+func (p *Plan) areaEnd() (areaEnd, float32) {
+	switch {
+	case p.area != areaFast:
+		return endNone, 1
+	case p.InDType() == U8 && p.areaBlock == 4 && p.cols.Taps.K == 2:
+		return endQuad, 1
+	}
+	return endScale, float32(1 / float64(p.areaBlock))
+}

@@ -214,8 +214,7 @@ func (w *worker) resizeRowF32(p *Plan, src []float32, base, r int) {
 			dst[i] = dst[i] + float32(wt*h[i]) // explicit rounding: never fused into an FMA
 		}
 	}
-	if p.area == areaFast { // resizeAreaFast_: the block sum times 1/area in float32
-		inv := float32(1 / float64(p.areaBlock))
+	if end, inv := p.areaEnd(); end == endScale { // resizeAreaFast_: the block sum times 1/area in float32
 		for i := range dst {
 			dst[i] *= inv
 		}
@@ -334,13 +333,12 @@ func hresizeFloatU8(d []float32, src []uint8, rb int, cols *axis, c, sc int) {
 // rule), cvRound(s * (1/area)) in float32 otherwise.
 func finalU8(dst []uint8, acc []float32, p *Plan) {
 	acc = acc[:len(dst)]
-	switch {
-	case p.area == areaFast && p.areaBlock == 4 && p.cols.Taps.K == 2:
+	switch end, inv := p.areaEnd(); end {
+	case endQuad:
 		for i, v := range acc {
 			dst[i] = uint8((int32(v) + 2) >> 2)
 		}
-	case p.area == areaFast:
-		inv := float32(1 / float64(p.areaBlock))
+	case endScale:
 		for i, v := range acc {
 			dst[i] = roundU8(v * inv)
 		}

@@ -66,6 +66,51 @@ func TestAntialiasTapsNormalised(t *testing.T) {
 	}
 }
 
+// PyTorch's uint8 weights: the largest precision p with every weight in int16 (max < 2^15 <= max at
+// p+1, within rounding), each weight a multiple of 2^(22-p), the sums 2^p within rounding.
+func TestTorchU8TapsPrecision(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{512, 224}, {1000, 37}, {10, 10}, {5, 17}, {480, 384}} {
+		for _, f := range []struct {
+			fn      func(float64) float64
+			support float64
+		}{{triangleFilter, 1}, {pillowCubic, 2}} {
+			tp := torchU8Taps(c.in, c.out, f.fn, f.support)
+			var wmax int32
+			for _, v := range tp.WI {
+				wmax = max(wmax, v)
+			}
+			// wmax = m << (22-p) with m < 2^15 <= 2m (+1 for rounding): the shift is 22-p
+			shift := 0
+			for wmax>>shift >= 1<<15 {
+				shift++
+			}
+			m := wmax >> shift
+			if m >= 1<<15 || 2*m+1 < 1<<15 {
+				t.Fatalf("%v: max weight %d is not at full int16 precision", c, wmax)
+			}
+			p := pilPrecisionBits - shift
+			for o := 0; o < c.out; o++ {
+				var sum int32
+				for k := 0; k < tp.K; k++ {
+					v := tp.WI[o*tp.K+k]
+					if v%(1<<shift) != 0 {
+						t.Fatalf("%v: weight %d is not a multiple of 2^%d", c, v, shift)
+					}
+					sum += v >> shift
+				}
+				if d := sum - 1<<p; d < -int32(tp.K) || d > int32(tp.K) {
+					t.Fatalf("%v: output %d weights sum to %d, want 2^%d", c, o, sum, p)
+				}
+			}
+		}
+	}
+	s := imagenetSpec(0, 64, 64)
+	s.Resize.Kind, s.Resize.TorchU8 = "bilinear", true
+	if err := s.Validate(); err == nil {
+		t.Fatal("TorchU8 without antialias was accepted")
+	}
+}
+
 // float64 reference of PyTorch's bilinear (align_corners=False) on one channel.
 func refBilinear(src []float64, h, w, oh, ow int) []float64 {
 	idx := func(o, in, out int) (int, int, float64) {

@@ -49,10 +49,12 @@ type InputSpec struct {
 }
 
 // ResizeSpec: Kind is "none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bicubic" or
-// "area" (docs/API.md gives each one's rounding rules); H, W the resized content size.
+// "area" (docs/API.md gives each one's rounding rules); H, W the resized content size. TorchU8
+// (antialiased uint8 only) rounds the weights to PyTorch's uint8 kernel precision instead of Pillow's.
 type ResizeSpec struct {
 	Kind      string `json:"kind"`
 	Antialias bool   `json:"antialias"`
+	TorchU8   bool   `json:"torch_u8,omitempty"`
 	H         int    `json:"h"`
 	W         int    `json:"w"`
 }
@@ -95,16 +97,6 @@ func (v PadValues) For(c int) float64 {
 		return v[0]
 	}
 	return v[c]
-}
-
-// Uniform reports whether every channel has the same pad value.
-func (v PadValues) Uniform() bool {
-	for _, x := range v {
-		if x != v.For(0) {
-			return false
-		}
-	}
-	return true
 }
 
 // FrameSpec places the output view at (Top, Left) on an H x W frame filled with the pad value: a pad
@@ -256,6 +248,9 @@ func (s *Spec) Validate() error {
 	default:
 		return errf(CodeInvalidArgument, "interpolation",
 			"must be 'bilinear', 'bicubic', 'area', 'nearest', 'nearest-exact' or 'nearest-pil', got %q", r.Kind)
+	}
+	if r.TorchU8 && (!r.Antialias || s.In.DType != U8) {
+		return errf(CodeInvalidArgument, "antialias", "'torch' weights apply to antialiased uint8 resizing only")
 	}
 	c := &s.Canvas
 	if err := checkDim("size.height", c.H, false); err != nil {

@@ -28,6 +28,18 @@ struct __attribute__((aligned(8))) int2 {
 struct __attribute__((aligned(8))) float2 {
     float x, y;
 };
+struct __attribute__((aligned(4))) uchar4 {
+    unsigned char x, y, z, w;
+};
+struct __attribute__((aligned(16))) float4 {
+    float x, y, z, w;
+};
+
+// __ldg: a load through the read-only data cache; on the CPU, a plain load.
+template <typename T>
+static inline T __ldg(const T* p) {
+    return *p;
+}
 
 // __f*_rn: one IEEE single-precision operation, rounded to nearest even, never contracted into an
 // FMA. The volatile store forces the rounding at exactly this step whatever the compiler's
@@ -48,6 +60,8 @@ static inline float __fdiv_rn(float a, float b) {
     volatile float r = a / b;
     return r;
 }
+// cvt.rni.s32.f32: round to nearest even (the default rounding mode, which nothing here changes).
+static inline int __float2int_rn(float x) { return (int)__builtin_rintf(x); }
 static inline unsigned int __float_as_uint(float x) {
     unsigned int u;
     __builtin_memcpy(&u, &x, sizeof u);

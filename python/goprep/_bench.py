@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Heavy imports only now: ``import goprep`` must never pay for them.
     from tqdm import tqdm
 
-    from ._benchsuite import images, impls, imagenet_eval, machine, report, scenarios, targets
+    from ._benchsuite import cold, images, impls, imagenet_eval, machine, report, scenarios, targets
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -227,6 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(report.overhead_lines(overhead) + [""])
             converted = imagenet_eval.run(threads, settings)  # issue 13: from_torchvision vs torchvision
             say(imagenet_eval.lines(converted) + [""])
+            cold_res = cold.run(threads, settings)  # issue 13: distinct images vs the copy-bandwidth bound
+            say(cold.lines(cold_res) + [""])
     finally:
         threads.restore()
     run_load = run_monitor.stop()
@@ -245,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cold=find(grid, "512cold", 1),
     )
     results += imagenet_eval.targets(converted)
+    results += cold.targets(cold_res)
     say(report.target_lines(results))
     if goprep_error is not None:
         say(f"goprep itself failed: {type(goprep_error).__name__}: {goprep_error}")
@@ -280,6 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         load=run_load,
     )
     data["imagenet_eval"] = converted.as_dict()
+    data["cold"] = cold_res.as_dict()
     report.write_json(json_path, data)
     try:
         report.write_chart(

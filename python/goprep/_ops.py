@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native, _profile, _validate
+from . import _native, _outpool, _profile, _validate
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._inputs import as_array, is_tensor, out_array, to_output
@@ -87,7 +87,7 @@ def plan_for(t: Traced) -> PlanRef:
 def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequence[np.ndarray]) -> np.ndarray:
     """Return ``out`` checked against the result, or a new array for it."""
     if out is None:
-        return np.empty(shape, dtype)
+        return _outpool.empty(shape, dtype)
     out = base_array(out, "out")  # shape, dtype and flags as NumPy knows them, not as a subclass says
     if not isinstance(out, np.ndarray):
         raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(out).__name__}", argument="out")
@@ -194,7 +194,7 @@ def run_plan(
     recording state, else None) takes the engine entry points that also record their finish time."""
     if device == "cpu" and output == "numpy" and type(src) is np.ndarray and stream < 0:
         check_aligned(f32, src, "src")
-        res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+        res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
         ret = res if out is None else out  # out= comes back as the object the caller passed
         if timed is not None:
             run_timed = _native._raw_run_timed
@@ -282,7 +282,7 @@ def run_jobs(
         else:
             h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
         return DeviceArray(h, shape, dtype)
-    res = np.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
+    res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
     ret = res if out is None else out  # out= comes back as the object the caller passed
     if timed is not None:
         _profile.engine(timed, _native._raw_execute_timed, id(desc), n, id(res), device, on_dev, stream, wait)
@@ -336,11 +336,15 @@ def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
     return parse_size(size)
 
 
-def _resize_t(t: Traced, size: Size, interpolation: str, antialias: bool, max_size: Any = None) -> Traced:
+def _resize_t(t: Traced, size: Size, interpolation: str, antialias: Union[bool, str], max_size: Any = None) -> Traced:
     _validate.as_choice("interpolation", interpolation, _INTERP)
-    aa = _validate.as_flag("antialias", antialias)
+    # "torch": the antialiased filter with PyTorch's uint8 weight rounding (torchvision's tensor Resize);
+    # on float32 data PyTorch's weights are Pillow's float ones, so it is plain antialias there.
+    aa: Union[bool, str] = "torch" if isinstance(antialias, str) and antialias == "torch" else _validate.as_flag("antialias", antialias)
     if aa and interpolation not in _INTERP_AA:
         raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
+    if aa == "torch" and t.dtype != "u8":
+        aa = True
     h, w = resize_size(t, size, max_size)
     return t.resized(interpolation, aa, h, w)
 
@@ -427,7 +431,7 @@ def resize(
     size: Optional[Size],
     *,
     interpolation: str = "bilinear",
-    antialias: bool = False,
+    antialias: Union[bool, str] = False,
     max_size: Optional[int] = None,
     out: Optional[np.ndarray] = None,
 ) -> Any:
@@ -438,7 +442,9 @@ def resize(
     PyTorch's ``interpolate(mode="bilinear", align_corners=False)``; ``antialias=True`` follows Pillow's
     filter widened by the downscale factor; nearest matches ``cv2.INTER_NEAREST``.
     bicubic: uint8 matches ``cv2.INTER_CUBIC``, float32 PyTorch's ``mode="bicubic"``, and with
-    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32). area matches
+    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32).
+    ``antialias="torch"``: the same filters with PyTorch's uint8 weight rounding, as torchvision's
+    ``Resize`` on uint8 tensors computes (on float32 the same as ``True``). area matches
     ``cv2.INTER_AREA``; nearest-exact PyTorch's ``nearest-exact``; nearest-pil Pillow's ``NEAREST``.
     docs/API.md gives every rounding rule.
     """

@@ -16,7 +16,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -111,7 +111,7 @@ class Traced:
     src_c: int
     strides: Tuple[int, int, int, int]
     pre: View
-    resize: Optional[Tuple[str, bool, int, int]] = None  # kind, antialias, h, w
+    resize: Optional[Tuple[str, Union[bool, str], int, int]] = None  # kind, antialias (True, False or "torch"), h, w
     # After a resize or pad: how each axis shows the resized content (see _geometry.Axis).
     rows: Optional[Axis] = None
     cols: Optional[Axis] = None
@@ -212,7 +212,7 @@ class Traced:
             View(h - 1 if vertical else 0, w - 1 if horizontal else 0, -1 if vertical else 1, -1 if horizontal else 1, h, w)
         )
 
-    def resized(self, kind: str, antialias: bool, h: int, w: int) -> "Traced":
+    def resized(self, kind: str, antialias: Union[bool, str], h: int, w: int) -> "Traced":
         self._not_after_norm("resize")
         if self.resize is not None:
             raise PipelineError("a pipeline can contain only one resize or letterbox")
@@ -267,7 +267,7 @@ class Traced:
         d = {
             "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
             "pre": dataclasses.asdict(self.pre),
-            "resize": {"kind": kind, "antialias": aa, "h": rh, "w": rw},
+            "resize": {"kind": kind, "antialias": bool(aa), "h": rh, "w": rw, **({"torch_u8": True} if aa == "torch" else {})},
             "canvas": canvas,
             "post": post,
             "cmap": list(self.cmap),

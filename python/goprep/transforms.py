@@ -154,13 +154,12 @@ def _resize_op(name: str, size: Any, interp: Any, antialias: Any, max_size: Any)
         if mode.startswith("nearest"):
             kind = "nearest-pil" if flavor == "pil" else ("nearest-exact" if mode != "nearest" else "nearest")
             return _ops.resize(img, size, interpolation=kind, max_size=max_size)
-        # Pillow always filters with the widened kernel; torchvision's tensor path when antialias is set.
-        use_aa = aa or flavor == "pil"
-        if flavor == "tensor" and mode == "bilinear" and use_aa:
-            h, w = _ops.resize_size(img, size, max_size)
-            # Upscaling both axes, torch's uint8 antialias kernel is plain bilinear: goprep's OpenCV-style
-            # bilinear stays within 1 level of it, its Pillow-style one reached 2 (coffee 400x600 -> 700x1050).
-            use_aa = h < img.height or w < img.width
+        # Pillow always filters with the widened kernel; torchvision's tensor path when antialias is set,
+        # with PyTorch's uint8 weight rounding ("torch"): Pillow's 22-bit weights left rare pixels 2
+        # levels from torch's (bicubic CLIP / ConvNeXt; bilinear upscales, coffee 400x600 -> 700x1050).
+        use_aa: Any = aa or flavor == "pil"
+        if flavor == "tensor" and use_aa:
+            use_aa = "torch"
         return _ops.resize(img, size, interpolation=mode, antialias=use_aa, max_size=max_size)
 
     return op

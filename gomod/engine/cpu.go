@@ -218,6 +218,9 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 	if w.plan != p {
 		contentW := (p.cols.Hi - p.cols.Lo) * p.inC
 		w.ring = p.rows.Taps.K + 1
+		if p.aa != nil {
+			w.ring += 3 // the fast antialias path computes up to 3 rows ahead (aaLookahead)
+		}
 		w.keys = make([]int32, w.ring)
 		w.hI32, w.hU8, w.hF32 = make([][]int32, w.ring), make([][]uint8, w.ring), make([][]float32, w.ring)
 		w.hI16 = make([][]int16, w.ring)

@@ -136,7 +136,7 @@ func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
 // EstimatePlan bounds the bytes NewPlan and a worker will allocate for a valid spec, without
 // allocating: per axis the full resize taps (Idx, WI, WF, Cnt), the folded taps (Idx, Off, Src, the
 // weights), the packed bilinear columns, the fast paths' taps, groups and chunks; per worker the row cache
-// (every row type, ring = vertical taps + 1) and the content and output rows, with Go's size-class
+// (every row type, ring = vertical taps + 1, + 3 for antialias) and the content and output rows, with Go's size-class
 // rounding. It is computed in float64 (products of a few dimensions up to 2^30 overflow int64) and
 // saturates far below int64's limit.
 // TestEstimatePlanBoundsAllocation checks it against what NewPlan and a run really allocate.
@@ -158,7 +158,11 @@ func EstimatePlan(s *Spec) PlanBytes {
 	cols, _ := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
 	outRow := float64(s.Post.W) * float64(len(s.CMap))
-	scratch := (kr+1)*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
+	ring := kr + 1
+	if s.Resize.Antialias {
+		ring += 3 // the fast antialias path's lookahead rows (worker.prepare)
+	}
+	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
 	return PlanBytes{Tables: sat(rows + cols + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}

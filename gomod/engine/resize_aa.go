@@ -8,14 +8,21 @@ import "unsafe"
 // (TestAntialiasFastPathEqualsGeneral): Pillow's 22-bit weights, rounding to uint8 after each pass.
 // The horizontal pass writes planar rows (one plane per channel) into the worker's row cache; the
 // vertical pass and the normalisation then run over contiguous plane rows straight into the CHW output.
-// With SIMD (resize_simd_amd64.go) two source rows go through the horizontal pass at once, 4 taps per
-// step: each 22-bit weight w is split as w = hi*2^11 + lo (0 <= lo < 2^11), so that 16-bit
-// multiply-adds (VPMADDWD) give exactly Pillow's 32-bit sums: sum(p*w) = 2^11*sum(p*hi) + sum(p*lo).
-// The split is the price of Pillow-exact results: 1080p -> 224 bilinear needs 1080/2 row pairs x 224
-// columns x 5 chunks x 8 multiply-add/add instructions, ~4.8M before any load or shuffle, while
-// torchvision's uint8 kernel rounds its weights to 16 bits (one multiply-add, results within 1 of
-// Pillow). Measured side by side in thread CPU time (1 thread, loaded 2-core EPYC, 1080p -> 224 + flip
-// + normalize): this path 3.1 ms bilinear / 4.8 ms bicubic, torchvision v2 on a uint8 tensor 2.1 / 2.9 ms.
+// With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once (two
+// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each 22-bit weight w is split
+// as w = hi*2^11 + lo (0 <= lo < 2^11), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's
+// 32-bit sums: sum(p*w) = 2^11*sum(p*hi) + sum(p*lo). The vertical pass uses the same split on pairs
+// of rows. Rows are computed in groups of four; a group an output row leaves short is filled with rows
+// the next output row reads (aaLookahead).
+// The split is the price of Pillow-exact results: it needs twice the multiply-adds of torchvision's
+// uint8 kernel, which rounds its weights to 16 bits (results within 1 of Pillow). A 16-bit variant here
+// would break the exact-Pillow contract that from_torchvision / from_timm keep on PIL images (1e-5
+// after normalisation, tests/test_transforms.py), and this path is the one PIL images take.
+// Measured side by side (1 thread, thread CPU time, shared 2-core EPYC, load average ~3, 1080p -> 224
+// + flip + normalize, median of 12 rounds): this path 2.57 ms bilinear / 4.35 ms bicubic, torchvision v2
+// on a uint8 tensor 3.08 / 4.00 ms (1.20x / 0.92x). Against the previous kernels (two rows per step,
+// per-column byte stores, VPMULLD vertical), Go benchmark binaries old vs new in one run:
+// BenchmarkAntialias1080 ~1.7x, BenchmarkAntialiasCubic1080 ~1.45x faster.
 
 // aaCol is one output column of the fast horizontal pass: its taps read the contiguous pixels at
 // byte offset off (relative to aaPlan.minOff) onward.
@@ -119,8 +126,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		w.aaRows = make([][]uint8, kk)
 	}
 	hs := w.aaRows[:kk]
-	var missing [2]int
+	var missing [4]int // taps of rows the cache lacks, computed in groups (aaHRows4)
 	nm := 0
+	var hd [4][]uint8
+	var ho [4]int
 	flush := func() {
 		if a.planar {
 			for _, t := range missing[:nm] {
@@ -129,11 +138,31 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 			nm = 0
 			return
 		}
-		switch nm {
+		for q, t := range missing[:nm] {
+			hd[q], ho[q] = hs[t], base+rows.Off[r*k+t]
+		}
+		m := nm
+		if m < 4 && m > 0 {
+			// fill the group with rows the next output row will read: one row costs as much as two
+			// in aaHRows, and four rows in aaHRows4 ~25% less than two pairs (a downscaled output
+			// row needs a number of new rows that is rarely a multiple of 4)
+			var offs [3]int
+			got := w.aaLookahead(p, r, kk, hd[m:], offs[:4-m])
+			for q := 0; q < got; q++ {
+				ho[m+q] = base + offs[q]
+			}
+			m += got
+		}
+		switch m {
+		case 4:
+			aaHRows4(&hd, &ho, b.srcU8, a, p)
+		case 3:
+			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
 		case 2:
-			aaHRows(hs[missing[0]], hs[missing[1]], b.srcU8, base+rows.Off[r*k+missing[0]], base+rows.Off[r*k+missing[1]], a, p)
+			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
 		case 1:
-			aaHRows(hs[missing[0]], nil, b.srcU8, base+rows.Off[r*k+missing[0]], 0, a, p)
+			aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
 		}
 		nm = 0
 	}
@@ -142,7 +171,7 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		hs[t] = w.hU8[s]
 		if !ok {
 			missing[nm] = t
-			if nm++; nm == 2 {
+			if nm++; nm == 4 {
 				flush()
 			}
 		}
@@ -155,6 +184,38 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	for c := 0; c < 3; c++ {
 		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
+}
+
+// aaLookahead claims the cache slots of up to len(hd) source rows that output row r+1 reads and the
+// cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
+// and off. Their slots cannot hold a row of r's window, since the ring has 4 slots more than the widest
+// window (worker.prepare). It returns how many it claimed (none for the last output row, or an
+// upscale's shared rows).
+func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, off []int) int {
+	rows := &p.rows
+	k := rows.Taps.K
+	if r+1 >= len(rows.Taps.Cnt) || w.ring < kk+3 {
+		return 0
+	}
+	lo, hi := rows.Src[r*k], rows.Src[r*k]
+	for _, v := range rows.Src[r*k+1 : r*k+kk] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if int(hi-lo) != kk-1 {
+		return 0 // not consecutive rows: no adjacency argument
+	}
+	n, got := r+1, 0
+	for t := 0; t < int(rows.Taps.Cnt[n]) && got < len(hd); t++ {
+		v := rows.Src[n*k+t]
+		if (v <= hi || v > hi+3) && (v >= lo || v < lo-3) {
+			continue
+		}
+		if s, cached := w.slot(v); !cached {
+			hd[got], off[got] = w.hU8[s], rows.Off[n*k+t]
+			got++
+		}
+	}
+	return got
 }
 
 // aaHScalar is the pure-Go horizontal pass of columns [from, to) of the row at rb into planar d (plane

@@ -26,6 +26,9 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 300, 350, 300, 350, 300, 350, 349
 		}},
 		{"wide", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 37, 37, 37 }},
+		// ~100 (bilinear) and ~200 (bicubic) vertical taps: the paired VPMADDWD vertical pass and,
+		// past aaVPairBuf, the VPMULLD one
+		{"tall window", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 2, 2, 2 }},
 		{"strong", func(s *Spec) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 20, 9, 20, 9, 20, 9, 8
 		}},

@@ -28,6 +28,13 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	}
 }
 
+// aaHRows4 is aaHRows for four rows (h[q] from the row at byte offset rb[q]).
+func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
+	for q := range h {
+		aaHScalar(h[q], src, rb[q], a, p, 0, len(a.cols))
+	}
+}
+
 // aaVRow is the fast antialias vertical pass plus normalisation of one output plane row.
 func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, scale, mean, std float32, lut *[256]float32) {
 	aaVScalar(out, hs, po, wv, lut, 0)

@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,10 @@ func TestMonotonicNsAdvancesWithTime(t *testing.T) {
 }
 
 func TestTimedEntryPointsFillTheRecord(t *testing.T) {
-	var rec [recFields + 1]int64
+	// On the heap, which Go never moves (a stack array can move when the stack grows, and its address
+	// passed as an integer would then point at the old copy); Python's buffers are C memory.
+	rec := new([recFields + 1]int64)
+	defer runtime.KeepAlive(rec)
 	rec[recFields] = -7 // a guard: the engine writes only its own fields
 	addr := int64(uintptr(unsafePointer(&rec[0])))
 	before := MonotonicNs()

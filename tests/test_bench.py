@@ -42,6 +42,9 @@ def test_bench_smoke(tmp_path):
             assert (t["status"] == "PASS") == met, t  # the verdict follows from the numbers
         assert f"{t['status']:4}  {t['name']}" in proc.stdout, t["name"]
     assert "decorator + binding overhead" in proc.stdout
+    # the profiler's per-call cost, off and on side by side (issue 11)
+    assert "profiler cost, goprep.pipeline(flip), 1 thread: off" in proc.stdout, proc.stdout[-3000:]
+    assert "profiler cost, goprep.flip (eager), 1 thread: off" in proc.stdout
     # cold data: the copy-bandwidth bound is measured in the run and printed beside each row; fresh
     # batch results come from the result pool, so they page-fault no more than out= does
     cold = data["cold"]

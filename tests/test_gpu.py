@@ -253,6 +253,34 @@ def test_breaker_opens_and_recovers(sim_gpu):
     assert not g["breaker_open"] and g["gpu_calls"] == 4 and g["cpu_fallbacks"] == 4
 
 
+def test_output_oom_falls_back_and_is_counted(sim_gpu):
+    import prometheus_client
+
+    from goprep import metrics
+
+    img = rand_u8((2, 64, 64, 3), seed=11)
+    want = goprep.pipeline(device="cpu")(_imagenet)(img)
+    prep = goprep.pipeline(device="cuda", output="device")(_imagenet)
+    reg = prometheus_client.CollectorRegistry()
+    metrics.register(reg)
+    try:
+        gt.inject_gpu_fault("oom", 1)  # the output buffer's allocation: the call's first
+        dev = prep(img)
+        assert isinstance(dev, goprep.DeviceArray) and dev.shape == want.shape
+        assert_array_identical(dev.get(), want)
+        g = goprep.info()["gpu"]
+        assert (g["gpu_failures"], g["cpu_fallbacks"]) == (1, 1) and "out of device memory" in g["last_gpu_error"]
+        assert reg.get_sample_value("goprep_cpu_fallbacks_total") == 1
+        # Nowhere on the device even for the output alone: DeviceError, still counted once.
+        gt.inject_gpu_fault("oom", 2)
+        with pytest.raises(goprep.DeviceError, match="even after the CPU computed it"):
+            prep(img)
+        assert reg.get_sample_value("goprep_cpu_fallbacks_total") == 2
+    finally:
+        metrics.unregister(reg)
+        goprep.set_profiling(False)
+
+
 def test_lost_device(sim_gpu):
     img = rand_u8((2, 64, 64, 3), seed=12)
     want = goprep.pipeline(device="cpu")(_imagenet)(img)
@@ -444,3 +472,34 @@ def test_device_input_fallback(sim_gpu):
     assert_array_identical(goprep.pipeline(device="cuda")(_imagenet)(dev), want)
     assert_array_identical(goprep.pipeline(device="cuda", output="device")(_imagenet)(dev).get(), want)
     assert goprep.info()["gpu"]["cpu_fallbacks"] == 2
+
+
+def test_profiler_splits_gpu_time_into_copy_and_kernel(sim_gpu):
+    # The engine times each copy and kernel of a profiled GPU call (on the simulated GPU: the real
+    # time of each memcpy and CPU-compiled kernel, which run one after another), and stats() reports
+    # them beside gpu_s; the additive split of total_s is unchanged.
+    prep = goprep.pipeline(device="cuda")(_imagenet)
+    imgs = rand_u8((4, 240, 320, 3), seed=70)
+    want = goprep.pipeline(device="cpu")(_imagenet)(imgs)
+    goprep.set_profiling(True)
+    goprep.stats(reset=True)
+    try:
+        for _ in range(2):
+            assert_array_identical(prep(imgs), want)
+        r = goprep.stats()[prep.__qualname__]
+        assert r["devices"].get("cuda") == 2
+        assert r["gpu_copy_s"] > 0 and r["gpu_kernel_s"] > 0
+        # Synchronous simulated streams: no overlap, so both lie within the engine time.
+        assert r["gpu_copy_s"] + r["gpu_kernel_s"] <= r["gpu_s"] == pytest.approx(r["engine_s"])
+        assert r["engine_s"] + r["gil_wait_s"] + r["python_s"] == pytest.approx(r["total_s"], rel=1e-9)
+        # A call the CPU redid after a GPU failure, and a device-output call (not waited for, so not
+        # timed), add no device time.
+        gt.inject_gpu_fault("launch", 1)
+        assert_array_identical(prep(imgs), want)
+        goprep.pipeline(device="cuda", output="device")(_imagenet)(imgs).free()
+        r2 = goprep.stats()[prep.__qualname__]
+        assert r2["devices"]["cpu"] == 1 and r2["calls"] == 4
+        assert (r2["gpu_copy_s"], r2["gpu_kernel_s"]) == (r["gpu_copy_s"], r["gpu_kernel_s"])
+    finally:
+        goprep.set_profiling(False)
+        goprep.stats(reset=True)

@@ -1,6 +1,7 @@
 """PIL images and CPU torch tensors as inputs, tensors as outputs and out=; errors naming the argument;
 torch and PIL stay unimported for NumPy users."""
 
+import gc
 import subprocess
 import sys
 
@@ -117,6 +118,49 @@ def test_pil_images(mode):
     f = goprep.pipeline(lambda x: goprep.normalize(goprep.resize(x, (20, 30)), mean=0.5, std=0.5))
     assert_array_identical(f(pil), f(arr))
     assert_array_identical(f([pil, pil]), f([arr, arr]))
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "L"])
+def test_pil_images_read_in_place(mode):
+    """Pillow >= 11.2 exports its own pixel memory (Arrow): RGBA and L images are read without the
+    np.asarray copy, and the view keeps the image's memory alive. (RGB is stored RGBX: copied, so the
+    fast kernels see packed pixels; see test_pil_images.)"""
+    from goprep import _inputs
+
+    img = PHOTOS["chelsea_rgba"] if mode == "RGBA" else PHOTOS["camera"][..., 0]
+    pil = Image.fromarray(np.ascontiguousarray(img), mode).copy()  # Pillow's own memory, writable in place
+    if not hasattr(pil, "__arrow_c_array__"):
+        pytest.skip("this Pillow has no Arrow export: PIL images are copied (np.asarray)")
+    view = _inputs.pil_as_hwc(pil)
+    owner = view
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    assert isinstance(owner, _inputs._ArrowView)
+    assert_array_identical(view, img if img.ndim == 3 else img[..., None])
+    pil.putpixel((3, 2), 7 if mode == "L" else (7,) * 4)  # the same memory: the view sees it
+    assert (view[2, 3] == 7).all()
+    expect = goprep.resize(np.ascontiguousarray(view), (50, 60))
+    del pil
+    gc.collect()
+    assert_array_identical(goprep.resize(view, (50, 60)), expect)  # still valid after the image is gone
+    assert _inputs._pil_arrow_view(Image.fromarray(np.ascontiguousarray(PHOTOS["chelsea"]))) is None  # RGB
+
+
+def test_pil_image_in_several_blocks_is_copied():
+    """An image Pillow stores in more than one memory block has no Arrow export: it is copied, with the
+    same results."""
+    from PIL import Image as PILImage
+
+    from goprep import _inputs
+
+    old = PILImage.core.get_block_size()
+    PILImage.core.set_block_size(4096)
+    try:
+        pil = Image.fromarray(np.ascontiguousarray(PHOTOS["chelsea_rgba"]), "RGBA").copy()  # allocated in blocks
+    finally:
+        PILImage.core.set_block_size(old)
+    assert _inputs._pil_arrow_view(pil) is None
+    assert_array_identical(goprep.resize(pil, (50, 60)), goprep.resize(PHOTOS["chelsea_rgba"], (50, 60)))
 
 
 @pytest.mark.parametrize("mode", ["I;16", "I", "F", "P", "1", "CMYK", "LA"])

@@ -200,3 +200,40 @@ def test_ended_threads_are_folded_not_lost(profiling):
     assert len(_profile._states) <= 2  # the ended threads' states were dropped (main + maybe one)
     assert goprep.stats(reset=True)[prof_pipe.__qualname__]["calls"] == 15
     assert goprep.stats() == {}
+
+
+def test_rows_wrap_and_layout(profiling):
+    # More calls than a thread's record buffer holds: the full buffer is aggregated and reused, and
+    # every call is still counted once, with its engine fields (written in place by the engine).
+    from goprep import _profile
+
+    cols, devs = _profile.layout()
+    assert {"start", "finish", "device"} <= set(cols) and devs[0] == "cpu"
+    assert max(cols.values()) < _profile.WIDTH
+    img = _img(8, 8)
+    n = _profile.ROWS + 123
+    for _ in range(n):
+        prof_pipe(img)
+    for _ in range(5):
+        goprep.flip(img)
+    st = goprep.stats()
+    p = st[prof_pipe.__qualname__]
+    assert p["calls"] == n and st["flip"]["calls"] == 5
+    assert p["devices"] == {"cpu": n} and p["engine_s"] > 0
+    assert p["engine_s"] + p["gil_wait_s"] + p["python_s"] == pytest.approx(p["total_s"], rel=1e-9)
+    assert sum(_profile.lifetime()[prof_pipe.__qualname__].buckets) >= n
+
+
+def test_tracing_hook_sees_each_call(profiling):
+    from goprep import _profile
+
+    seen = []
+    _profile.hook = lambda *a: seen.append(a)
+    try:
+        prof_pipe(_img())
+        goprep.flip(_img())
+    finally:
+        _profile.hook = None
+    assert [s[0] for s in seen] == [prof_pipe.__qualname__, "flip"]
+    for name, t0, total, eng, gil, ran in seen:
+        assert total > 0 and 0 < eng <= total and 0 <= gil <= total - eng and ran == "cpu"

@@ -66,22 +66,23 @@ var arrays handles[*engine.DeviceArray]
 // there; with out == 0 they go into one new device array, whose handle is returned. stream is the
 // caller's CUDA stream handle (-1: none), wait a stream the device sources were produced on (-1: none).
 func Execute(desc, count, out int64, device string, devSrc bool, stream, wait int64) (h int64, err error) {
-	h, _, err = execute(desc, count, out, device, devSrc, stream, wait)
+	h, _, _, err = execute(desc, count, out, device, devSrc, stream, wait, false)
 	return h, err
 }
 
-// execute is Execute that also reports which backend ran ("cpu" or "cuda"), for ExecuteTimed.
-func execute(desc, count, out int64, device string, devSrc bool, stream, wait int64) (h int64, ran string, err error) {
+// execute is Execute that also reports which backend ran ("cpu" or "cuda") and, when timed, the
+// device time of its copies and kernels, for ExecuteTimed.
+func execute(desc, count, out int64, device string, devSrc bool, stream, wait int64, timed bool) (h int64, ran string, gt engine.GPUTimes, err error) {
 	defer engine.Recover(&err)
 	pl, err := placement(device)
 	if err != nil {
-		return 0, "", err
+		return 0, "", gt, err
 	}
 	jobs, err := decodeJobs(desc, count, out, devSrc)
 	if err != nil {
-		return 0, "", err
+		return 0, "", gt, err
 	}
-	c := engine.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc}
+	c := engine.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc, Timed: timed}
 	if stream >= 0 {
 		c.Stream, c.HasStream = uint64(stream), true
 	}
@@ -89,13 +90,13 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait in
 		c.WaitOn = []uint64{uint64(wait)}
 	}
 	if c.ToDevice && pl.Device == "cpu" {
-		return 0, "", &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
+		return 0, "", gt, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
 	}
 	r, err := engine.Run(c)
 	if err != nil || r.Array == nil {
-		return 0, r.Ran, err
+		return 0, r.Ran, r.GPU, err
 	}
-	return arrays.add(r.Array), r.Ran, nil
+	return arrays.add(r.Array), r.Ran, r.GPU, nil
 }
 
 // Upload copies nbytes of the NumPy array object src (C-contiguous) into a new device array on

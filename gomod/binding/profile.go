@@ -1,14 +1,44 @@
 package binding
 
 import (
-	"strconv"
-	_ "unsafe" // go:linkname
+	"strings"
+	"unsafe" // also for go:linkname
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // The profiler's entry points (goprep.set_profiling). Each wraps an existing entry point unchanged and
-// also returns the moment the engine finished, on CLOCK_MONOTONIC: the clock Python's
-// time.perf_counter_ns reads on Linux. Python notes when it holds the GIL again, so the difference is
-// the measured GIL wait of that call. The unprofiled entry points do not read the clock at all.
+// also writes the moment the engine finished, on CLOCK_MONOTONIC (the clock Python's
+// time.perf_counter_ns reads on Linux), into the caller's profile record. Python notes when it holds
+// the GIL again, so the difference is the measured GIL wait of that call. The unprofiled entry points
+// do not read the clock at all.
+//
+// A record is a row of int64s in a per-thread buffer Python preallocates (python/goprep/_profile.py);
+// the engine writes its fields in place instead of returning them through gopy, so a profiled call
+// builds no Python objects for them (the "<backend> <ns>" string this returned before had to be
+// built, returned and parsed per call). The row's layout is ProfileLayout: Python reads the field offsets from it, so the two
+// sides share one definition, and fields can be added here without touching the call path.
+
+// Offsets (in int64s) of the fields the engine writes, from the address Python passes as rec.
+const (
+	recStart     = iota // CLOCK_MONOTONIC ns when the engine was entered
+	recFinish           // CLOCK_MONOTONIC ns when the engine finished
+	recDevice           // index into profileDevices of the backend that ran
+	recGPUCopy          // device ns of the call's copies when the GPU ran (engine.GPUTimes), else 0
+	recGPUKernel        // device ns of the call's kernels when the GPU ran, else 0
+	// More fields go here, named in ProfileLayout: Python sums every field named "<x>_ns" per
+	// pipeline and reports it as "<x>_s" in goprep.stats().
+	recFields // how many fields the engine owns
+)
+
+// profileDevices names the backends a record's device field indexes (engine.Result.Ran values).
+var profileDevices = []string{"cpu", "cuda"}
+
+// ProfileLayout describes the engine's part of a profile record: "field,field,...;device,device,...",
+// fields in offset order.
+func ProfileLayout() string {
+	return "start,finish,device,gpu_copy_ns,gpu_kernel_ns;" + strings.Join(profileDevices, ",")
+}
 
 // nanotime is the Go runtime's CLOCK_MONOTONIC reading (vDSO clock_gettime on Linux, ~20 ns). The
 // runtime keeps it linkname-able on purpose ("Do not remove or change the type signature",
@@ -22,14 +52,47 @@ func nanotime() int64
 // MonotonicNs is the engine's clock, for the cross-check against time.perf_counter_ns.
 func MonotonicNs() int64 { return nanotime() }
 
-// RunTimed is Run returning the engine's finish time in ns.
-func RunTimed(h, src, out int64) (int64, error) {
-	_, err := Run(h, src, out)
-	return nanotime(), err
+// record is the engine's part of the profile record at address rec (0: none), which the caller keeps
+// alive for the call (a row of the calling thread's buffer, outside Go's heap).
+func record(rec int64) *[recFields]int64 {
+	if rec == 0 {
+		return nil
+	}
+	// Reinterpret the integer's bits as a pointer, as readArrayData does: the buffer is C memory.
+	return *(**[recFields]int64)(unsafe.Pointer(&rec))
 }
 
-// ExecuteTimed is Execute into a host output (out != 0), returning "<backend that ran> <finish ns>".
-func ExecuteTimed(desc, count, out int64, device string, devSrc bool, stream, wait int64) (string, error) {
-	_, ran, err := execute(desc, count, out, device, devSrc, stream, wait)
-	return ran + " " + strconv.FormatInt(nanotime(), 10), err
+// finish fills a record when the engine finished (start: when it was entered); the finish time is
+// read before anything else.
+func finish(r *[recFields]int64, start int64, ran string, gt engine.GPUTimes) {
+	t := nanotime()
+	if r == nil {
+		return
+	}
+	dev := int64(0)
+	for i, d := range profileDevices {
+		if d == ran {
+			dev = int64(i)
+		}
+	}
+	r[recStart], r[recFinish], r[recDevice] = start, t, dev
+	r[recGPUCopy], r[recGPUKernel] = gt.CopyNs, gt.KernelNs
+}
+
+// RunTimed is Run that also fills the profile record at rec.
+func RunTimed(h, src, out, rec int64) (int64, error) {
+	start := nanotime()
+	_, err := Run(h, src, out)
+	finish(record(rec), start, "cpu", engine.GPUTimes{})
+	return 0, err
+}
+
+// ExecuteTimed is Execute into a host output (out != 0) that also fills the profile record at rec
+// with the entry and finish times, the backend that ran and, when the GPU ran, the device time of its
+// copies and kernels (engine.GPUTimes), so the profiler can split gpu_s.
+func ExecuteTimed(desc, count, out int64, device string, devSrc bool, stream, wait, rec int64) (int64, error) {
+	start := nanotime()
+	_, ran, gt, err := execute(desc, count, out, device, devSrc, stream, wait, true)
+	finish(record(rec), start, ran, gt)
+	return 0, err
 }

@@ -1,10 +1,11 @@
 package binding
 
 import (
-	"strconv"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The finish timestamps must be on a clock that advances with real time (CLOCK_MONOTONIC; Python's
@@ -18,21 +19,41 @@ func TestMonotonicNsAdvancesWithTime(t *testing.T) {
 	}
 }
 
-func TestTimedEntryPointsReportFinish(t *testing.T) {
+func TestTimedEntryPointsFillTheRecord(t *testing.T) {
+	// On the heap, which Go never moves (a stack array can move when the stack grows, and its address
+	// passed as an integer would then point at the old copy); Python's buffers are C memory.
+	rec := new([recFields + 1]int64)
+	defer runtime.KeepAlive(rec)
+	rec[recFields] = -7 // a guard: the engine writes only its own fields
+	addr := int64(uintptr(unsafePointer(&rec[0])))
 	before := MonotonicNs()
-	if _, err := RunTimed(987654, 0, 0); err == nil {
+	if _, err := RunTimed(987654, 0, 0, addr); err == nil {
 		t.Fatal("unknown plan handle must fail")
 	}
-	ran, err := ExecuteTimed(0, 1, 1, "cpu", false, -1, -1)
-	if err == nil {
+	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 {
+		t.Fatalf("RunTimed record %v: finish not within [%d, now] or device not cpu", rec, before)
+	}
+	rec[recDevice] = 5
+	before = MonotonicNs()
+	if _, err := ExecuteTimed(0, 1, 1, "cpu", false, -1, -1, addr); err == nil {
 		t.Fatal("a missing job table must fail")
 	}
-	_, tail, ok := strings.Cut(ran, " ") // "<backend> <ns>", backend empty on error
-	if !ok {
-		t.Fatalf("ExecuteTimed = %q, want \"<backend> <ns>\"", ran)
+	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 ||
+		rec[recFields] != -7 {
+		t.Fatalf("ExecuteTimed record %v", rec)
 	}
-	ns, err := strconv.ParseInt(tail, 10, 64)
-	if err != nil || ns < before || ns > MonotonicNs() {
-		t.Fatalf("finish %d not within [%d, now]", ns, before)
+	if _, err := RunTimed(987654, 0, 0, 0); err == nil { // no record: nothing written, still an error
+		t.Fatal("unknown plan handle must fail")
 	}
 }
+
+func TestProfileLayoutMatchesOffsets(t *testing.T) {
+	fields, devs, ok := strings.Cut(ProfileLayout(), ";")
+	if !ok || len(strings.Split(fields, ",")) != recFields || strings.Split(fields, ",")[recFinish] != "finish" ||
+		strings.Split(fields, ",")[recStart] != "start" ||
+		strings.Split(fields, ",")[recDevice] != "device" || strings.Split(devs, ",")[0] != "cpu" {
+		t.Fatalf("ProfileLayout %q does not match the record offsets", ProfileLayout())
+	}
+}
+
+func unsafePointer(p *int64) unsafe.Pointer { return unsafe.Pointer(p) }

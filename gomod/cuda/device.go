@@ -329,6 +329,31 @@ func (d *device) Current() bool {
 	return C.cuCtxGetDevice(&dev) == C.CUDA_SUCCESS && int(dev) == d.ordinal
 }
 
+// Mark records a timing event on s (the profiler's copy/kernel split; only timed calls use it).
+func (d *device) Mark(s engine.Stream) (any, error) {
+	var ev C.CUevent
+	if r := C.cuEventCreate(&ev, C.CU_EVENT_DEFAULT); r != C.CUDA_SUCCESS {
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventCreate failed with CUresult %d", int(r))
+	}
+	if r := C.cuEventRecord(ev, cstream(s)); r != C.CUDA_SUCCESS {
+		C.cuEventDestroy(ev)
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventRecord failed with CUresult %d", int(r))
+	}
+	return ev, nil
+}
+
+// Elapsed is the device time between two completed marks (cuEventElapsedTime, ~0.5 us resolution).
+func (d *device) Elapsed(a, b any) (int64, error) {
+	var ms C.float
+	if r := C.cuEventElapsedTime(&ms, a.(C.CUevent), b.(C.CUevent)); r != C.CUDA_SUCCESS {
+		return 0, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventElapsedTime failed with CUresult %d", int(r))
+	}
+	return int64(float64(ms) * 1e6), nil
+}
+
+// DropMark destroys a mark's event (the driver releases it once it completed).
+func (d *device) DropMark(m any) { C.cuEventDestroy(m.(C.CUevent)) }
+
 func (d *device) DestroyStream(s engine.Stream) {
 	st := s.(cu.Stream)
 	_ = d.bound(st.Destroy)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 )
@@ -102,3 +103,21 @@ func benchAATorch(b *testing.B, kind string) {
 
 func BenchmarkAntialiasTorch1080(b *testing.B)      { benchAATorch(b, "bilinear") }
 func BenchmarkAntialiasCubicTorch1080(b *testing.B) { benchAATorch(b, "bicubic") }
+
+// The ImageNet eval transform on a planar (C, H, W) tensor, as from_torchvision runs it: the shorter
+// side resized to 256 (antialias), center crop 224, normalize; 1 thread.
+func evalPlanarSpec(h, w int) *Spec {
+	s := imagenetSpec(0, h, w)
+	s.Resize.Antialias = true
+	s.In.Strides = [4]int64{0, int64(w), 1, int64(h * w)}
+	rh, rw := 256, 256*w/h
+	if w < h {
+		rh, rw = 256*h/w, 256
+	}
+	s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W = rh, rw, rh, rw
+	s.Post = View{int(math.Round(float64(rh-224) / 2)), int(math.Round(float64(rw-224) / 2)), 1, 1, 224, 224}
+	return s
+}
+
+func BenchmarkEvalPlanar512(b *testing.B)  { benchPlan(b, evalPlanarSpec(512, 512), 1) }
+func BenchmarkEvalPlanar1080(b *testing.B) { benchPlan(b, evalPlanarSpec(1080, 1920), 1) }

@@ -69,6 +69,12 @@ type GPUDevice interface {
 	// Current reports whether this device's context is current on the calling OS thread (torch's
 	// current device is the CUDA current context).
 	Current() bool
+	// Mark records a timestamp on s, taken when the work queued there so far has finished (a CUDA
+	// event with timing); Elapsed is the ns between two marks once both completed (after Sync);
+	// DropMark releases a mark. The pipeline uses them only when a call is timed (the profiler).
+	Mark(s Stream) (any, error)
+	Elapsed(a, b any) (int64, error)
+	DropMark(m any)
 }
 
 // DeviceLoss records why a device was lost (its first sticky error). GPUDevice implementations embed
@@ -121,7 +127,7 @@ func RegisterGPU(devs []GPUDevice, reason string) {
 	gpu.devices = nil
 	for _, d := range devs {
 		gpu.devices = append(gpu.devices, &gpuDev{
-			dev: d, mem: newDevPool(d, gpuPoolBytes), host: newHostPool(d, 6*gpuSessions),
+			dev: d, mem: newDevPool(d, gpuPoolBytes), host: newHostPool(d, 3*gpuLanes*gpuSessions),
 			streams: make(chan Stream, 64), sessions: make(chan struct{}, gpuSessions),
 		})
 	}

@@ -1,7 +1,8 @@
 package engine
 
 // The copy/kernel pipeline: one GPU call as chunks (stage -> copy in -> fused kernel -> copy out) on
-// two lanes, so that staging, transfers and kernels of consecutive chunks overlap.
+// gpuLanes lanes, so that staging, transfers and kernels of consecutive chunks overlap, and each
+// image's copy in starts as soon as it is staged (gpu_stage.go).
 
 import (
 	"sync"
@@ -12,10 +13,11 @@ import (
 // gpuCall is one call as the pipeline runs it.
 type gpuCall struct {
 	jobs   []Job
-	devSrc bool     // every Job.Src is a device address (Call.DeviceSources)
-	outDev uint64   // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
-	stream Stream   // the caller's stream (stream=), or nil for goprep's own pooled streams
-	waitOn []Stream // streams the sources were produced on: the lanes wait for them (events)
+	devSrc bool      // every Job.Src is a device address (Call.DeviceSources)
+	outDev uint64    // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
+	stream Stream    // the caller's stream (stream=), or nil for goprep's own pooled streams
+	waitOn []Stream  // streams the sources were produced on: the lanes wait for them (events)
+	times  *GPUTimes // device times of the copies and kernels (profiler), or nil: not timed
 }
 
 // noSync: device sources into device outputs on the caller's stream need no host synchronisation at
@@ -71,11 +73,14 @@ type lane struct {
 	devArena        devBuf
 	units           []unit
 	busy            bool
+	times           *GPUTimes // the call's device times when it is timed, else nil
+	spans           []span    // timed operations queued since the lane's last synchronisation
 }
 
-// pipeline runs units in chunks on two lanes: while the GPU copies and computes chunk k on one lane,
-// the CPU stages chunk k+1 into the other lane's pinned buffer, and copies chunk k-1's output out.
-// Device sources are read in place: nothing staged, nothing copied in.
+// pipeline runs units in chunks on gpuLanes lanes: while the GPU copies and computes chunk k on one
+// lane, the CPU stages chunk k+1 into the next lane's pinned buffer (queuing each image's copy as it
+// goes), and copies chunk k+1-gpuLanes's output out. Device sources are read in place: nothing
+// staged, nothing copied in.
 func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 	jobs, outDev := c.jobs, c.outDev
 	var units []unit
@@ -108,14 +113,16 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 	}
 	chunkIn, chunkOut := max(gpuChunkBytes, maxIn), max(gpuChunkBytes, maxOut)
 	noSync := c.noSync()
-	var lanes [2]lane
+	lanes := make([]lane, gpuLanes)
 	defer func() {
 		for i := range lanes {
 			l := &lanes[i]
 			if l.s != nil && !noSync {
-				if e := d.dev.Sync(l.s); e != nil && err == nil {
+				e := d.dev.Sync(l.s)
+				if e != nil && err == nil {
 					err = e
 				}
+				l.settle(d, e == nil)
 			}
 			if l.s != nil && c.stream == nil {
 				d.putStream(l.s)
@@ -130,8 +137,11 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 	}()
 	for i := range lanes {
 		l := &lanes[i]
+		if !noSync {
+			l.times = c.times // a timed call waits for its lanes anyway (host outputs)
+		}
 		if c.stream != nil {
-			l.s = c.stream // both lanes on the caller's stream: its order is the call's order
+			l.s = c.stream // every lane on the caller's stream: its order is the call's order
 		} else if l.s, err = d.stream(); err != nil {
 			return err
 		}
@@ -175,7 +185,7 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 			in, out = in+u.srcBytes, out+u.outBytes
 			end++
 		}
-		l := &lanes[k%2]
+		l := &lanes[k%len(lanes)]
 		if err := d.finish(l, noSync); err != nil {
 			return err
 		}
@@ -186,7 +196,7 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 		start = end
 	}
 	for i := range lanes {
-		if err := d.finish(&lanes[(k+i)%2], noSync); err != nil {
+		if err := d.finish(&lanes[(k+i)%len(lanes)], noSync); err != nil {
 			return err
 		}
 	}
@@ -207,6 +217,7 @@ func (d *gpuDev) finish(l *lane, noSync bool) error {
 	if err := d.dev.Sync(l.s); err != nil {
 		return err
 	}
+	l.settle(d, true)
 	var cp []copyPair
 	at := 0
 	for _, u := range l.units {
@@ -261,23 +272,27 @@ func parallelCopy(pairs []copyPair) {
 	wg.Wait()
 }
 
-// launch stages one chunk and queues its copy in, kernel and copy out on the lane's stream.
+// launch stages one chunk and queues its copies in, kernel and copy out on the lane's stream: the
+// tables first (they do not depend on the pixels), then each image's copy as soon as it is staged
+// (stageAndSend), then the kernel behind them.
 func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 	images := make([]BatchImage, len(l.units))
-	var cp []copyPair
+	var staged []stagedImage
 	in, out := 0, 0
 	for i, u := range l.units {
 		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: u.srcDev, OutDev: u.outDev}
 		if u.src != nil {
 			dst := l.hostIn[in : in+u.srcBytes]
+			im := stagedImage{lo: in, hi: in + u.srcBytes}
 			if u.stage != nil {
 				es := jobs[u.job].Plan.InDType().Size()
 				for _, pc := range u.stage.pieces() {
-					cp = append(cp, copyPair{dst[pc[0]*es : (pc[0]+pc[2])*es], unsafe.Slice((*byte)(unsafe.Add(u.src, pc[1]*es)), pc[2]*es)})
+					im.pairs = append(im.pairs, copyPair{dst[pc[0]*es : (pc[0]+pc[2])*es], unsafe.Slice((*byte)(unsafe.Add(u.src, pc[1]*es)), pc[2]*es)})
 				}
 			} else {
-				cp = append(cp, copyPair{dst, unsafe.Slice((*byte)(u.src), u.srcBytes)})
+				im.pairs = append(im.pairs, copyPair{dst, unsafe.Slice((*byte)(u.src), u.srcBytes)})
 			}
+			staged = append(staged, im)
 			images[i].SrcDev, images[i].Staged = l.devIn.ptr+uint64(in), u.stage != nil
 		}
 		if !toDevice {
@@ -286,7 +301,6 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 		in += u.srcBytes
 		out += u.outBytes
 	}
-	parallelCopy(cp)
 	b, err := NewDeviceBatch(images)
 	if err != nil {
 		return err
@@ -298,7 +312,8 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 	if noSync {
 		// Stream-ordered tables: allocated, filled, read and freed in the caller's stream order, so
 		// no host wait is ever needed. The copy reads pageable memory, which CUDA stages before
-		// cuMemcpyHtoDAsync returns, so the Go buffer may go at once.
+		// cuMemcpyHtoDAsync returns, so the Go buffer may go at once. (No host sources here: device
+		// sources are read in place.)
 		p, err := d.dev.MemAllocAsync(b.ArenaBytes(), l.s)
 		if err != nil {
 			return err
@@ -329,19 +344,77 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 		}
 	}
 	copy(l.hostArena, arena)
-	if in > 0 {
-		if err := d.dev.CopyHtoD(l.devIn.ptr, unsafe.Pointer(unsafe.SliceData(l.hostIn)), in, l.s); err != nil {
-			return err
-		}
-	}
-	if err := d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena)), len(arena), l.s); err != nil {
+	if err := l.timed(d, false, func() error {
+		return d.dev.CopyHtoD(l.devArena.ptr, unsafe.Pointer(unsafe.SliceData(l.hostArena)), len(arena), l.s)
+	}); err != nil {
 		return err
 	}
-	if err := d.dev.Launch(b.Launch(l.devArena.ptr), l.s); err != nil {
+	if err := d.stageAndSend(l, staged); err != nil {
+		return err
+	}
+	if err := l.timed(d, true, func() error { return d.dev.Launch(b.Launch(l.devArena.ptr), l.s) }); err != nil {
 		return err
 	}
 	if !toDevice {
-		return d.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(l.hostOut)), l.devOut.ptr, out, l.s)
+		return l.timed(d, false, func() error {
+			return d.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(l.hostOut)), l.devOut.ptr, out, l.s)
+		})
 	}
 	return nil
+}
+
+// GPUTimes is the device time of a call's work as the profiler reports it (gpu_copy_s,
+// gpu_kernel_s): the summed durations of its copies (both directions, tables included) and of its
+// kernels, each timed in stream order (CUDA events; on the simulated GPU, whose streams are
+// synchronous, the wall time of each operation). Copies and kernels of different lanes overlap, so
+// the two may add up to more than the call's wall time.
+type GPUTimes struct {
+	CopyNs, KernelNs int64
+}
+
+// span is one timed operation of a lane, resolved once its stream was synchronised.
+type span struct {
+	kernel bool
+	a, b   any
+}
+
+// timed runs op, and when the call is timed (the profiler is on), marks the lane's stream around it.
+func (l *lane) timed(d *gpuDev, kernel bool, op func() error) error {
+	if l.times == nil {
+		return op()
+	}
+	a, err := d.dev.Mark(l.s)
+	if err != nil {
+		return err
+	}
+	if err := op(); err != nil {
+		d.dev.DropMark(a)
+		return err
+	}
+	b, err := d.dev.Mark(l.s)
+	if err != nil {
+		d.dev.DropMark(a)
+		return err
+	}
+	l.spans = append(l.spans, span{kernel, a, b})
+	return nil
+}
+
+// settle adds the lane's timed operations to the call's times (done: its stream was synchronised,
+// so every mark completed) and drops the marks.
+func (l *lane) settle(d *gpuDev, done bool) {
+	for _, sp := range l.spans {
+		if done {
+			if ns, err := d.dev.Elapsed(sp.a, sp.b); err == nil {
+				if sp.kernel {
+					l.times.KernelNs += ns
+				} else {
+					l.times.CopyNs += ns
+				}
+			}
+		}
+		d.dev.DropMark(sp.a)
+		d.dev.DropMark(sp.b)
+	}
+	l.spans = l.spans[:0]
 }

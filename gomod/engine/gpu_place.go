@@ -22,9 +22,16 @@ var (
 	gpuChunkBytes = envInt("GOPREP_GPU_CHUNK_BYTES", 32<<20)
 	// Device memory kept in the pool for reuse; anything beyond is freed when released.
 	gpuPoolBytes = envInt("GOPREP_GPU_POOL_BYTES", 1<<30)
-	// Pipelined calls in flight per device; further calls wait. Each holds six pinned staging buffers
-	// (two lanes of input, output and tables), so this bounds pinned host memory too.
+	// Pipelined calls in flight per device; further calls wait. Each holds three pinned staging
+	// buffers per lane (input, output and tables), so this bounds pinned host memory too.
 	gpuSessions = envInt("GOPREP_GPU_SESSIONS", 4)
+	// Pipeline lanes (chunks in flight) per call. Two keep PCIe busy whenever a chunk's kernel,
+	// copy out and host-side output copy take less than its copy in, which holds for preprocessing
+	// that shrinks images (1080p -> 224 f32: 2.6 MB staged in, 0.6 MB out per image): while the host
+	// waits for chunk k-2 and copies its output, chunk k-1's copies are still queued, and chunk k's
+	// first copy is queued one image's staging (~0.1 ms) after that. Calls whose outputs are larger
+	// than their inputs can use more (GOPREP_GPU_LANES); each lane holds three pinned buffers.
+	gpuLanes = min(max(envInt("GOPREP_GPU_LANES", 2), 2), 8)
 	// Images per launch: bounds the descriptor table (GPUImageBytes each) of a chunk.
 	maxChunkImages = 4096
 	// Consecutive GPU failures that open the breaker, and how long it stays open.
@@ -138,12 +145,16 @@ type Call struct {
 	// WaitOn are streams the device sources were produced on (CUDA array interface v3 "stream"):
 	// the call's work waits for them on the device.
 	WaitOn []uint64
+	// Timed asks for the device time of the call's copies and kernels (Result.GPU; the profiler).
+	// It applies to calls that synchronise anyway (host outputs); others report zeros.
+	Timed bool
 }
 
 // Result says which backend ran a call, and holds its device output.
 type Result struct {
 	Ran   string // "cpu" or "cuda"
 	Array *DeviceArray
+	GPU   GPUTimes // with Call.Timed, when the GPU ran the call
 }
 
 // Run executes a call. On a GPU error the call is redone on the CPU (device sources are copied to
@@ -165,6 +176,9 @@ func Run(c Call) (Result, error) {
 		return Result{}, err
 	}
 	gc := &gpuCall{jobs: c.Jobs, devSrc: onDev}
+	if c.Timed {
+		gc.times = &GPUTimes{}
+	}
 	if c.HasStream {
 		gc.stream = d.dev.ForeignStream(c.Stream)
 	}
@@ -179,13 +193,17 @@ func Run(c Call) (Result, error) {
 	usable := !breakerOpen() && d.dev.Lost() == "" // a lost device is a breaker that never closes
 	if !c.ToDevice {
 		if !capable || (c.Placement.Device == "auto" && !onDev && !wantGPU(d, c.Jobs)) {
-			return fallback(d, c, nil)
+			return fallback(d, c, nil, index)
 		}
 		if usable && d.run(gc) == nil {
-			return Result{Ran: "cuda"}, nil
+			r := Result{Ran: "cuda"}
+			if gc.times != nil {
+				r.GPU = *gc.times
+			}
+			return r, nil
 		}
 		gpu.fallbacks.Add(1)
-		return fallback(d, c, nil)
+		return fallback(d, c, nil, index)
 	}
 	total := 0
 	for _, j := range c.Jobs {
@@ -193,18 +211,19 @@ func Run(c Call) (Result, error) {
 	}
 	arr, err := d.newArray(total, gc.stream, index)
 	if err != nil {
-		// Out of device memory for the output itself: count it as a GPU failure and fall back;
-		// there is nowhere on the device to put a result, so say so.
+		// Out of device memory for the output itself: a GPU failure like any other, so it is counted
+		// and falls back. The CPU engine needs no device memory at all (the GPU path would need two
+		// lanes of working buffers on top of the output), goprep's idle pooled buffers go back to
+		// the driver, and only the output is allocated again, after the CPU computed the result.
 		recordFailure(err)
 		gpu.fallbacks.Add(1)
-		return Result{}, errf(CodeDeviceUnavailable, "device", "no device memory for the %d-byte output: %v", total, err)
+		d.mem.trim(0)
+		return fallback(d, c, nil, index)
 	}
-	if gc.stream != nil {
-		arr.ready, arr.ReadyHandle = gc.stream, c.Stream
-	}
+	d.readyOn(arr, gc.stream, c.Stream)
 	gc.outDev = arr.Ptr
 	if !capable {
-		r, err := fallback(d, c, arr)
+		r, err := fallback(d, c, arr, index)
 		if err != nil {
 			arr.Free()
 		}
@@ -215,23 +234,31 @@ func Run(c Call) (Result, error) {
 		// result can beat moving the source over PCIe (1080p -> 224 float32: 2.6 MB of staged rows
 		// against 0.6 MB of output per image).
 		if up, down, cpuBytes := callBytes(c.Jobs); !d.gpuFasterToDevice(cpuBytes, up, down) {
-			return fallback(d, c, arr)
+			return fallback(d, c, arr, index)
 		}
 	}
 	if usable && d.run(gc) == nil {
 		return Result{Ran: "cuda", Array: arr}, nil
 	}
 	gpu.fallbacks.Add(1)
-	r, err := fallback(d, c, arr)
+	r, err := fallback(d, c, arr, index)
 	if err != nil {
 		arr.Free()
 	}
 	return r, err
 }
 
+// readyOn marks a device output produced on the caller's stream s (handle h) as ready there only.
+func (d *gpuDev) readyOn(arr *DeviceArray, s Stream, h uint64) {
+	if s != nil {
+		arr.ready, arr.ReadyHandle = s, h
+	}
+}
+
 // fallback runs a call on the CPU: device sources are first copied to the host (only each image's
-// array's extent), and a device output is uploaded afterwards.
-func fallback(d *gpuDev, c Call, arr *DeviceArray) (Result, error) {
+// array's extent), and a device output is uploaded afterwards, into arr, or (c.ToDevice with arr
+// nil: the output could not be allocated before) into an array allocated once the result exists.
+func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
 	jobs := append([]Job(nil), c.Jobs...)
 	var keep [][]byte
 	for i, j := range jobs {
@@ -248,10 +275,14 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray) (Result, error) {
 		keep = append(keep, host)
 		jobs[i].Src = unsafe.Add(unsafe.Pointer(unsafe.SliceData(host)), -first)
 	}
-	if arr == nil {
+	if !c.ToDevice {
 		return Result{Ran: "cpu"}, CPU{}.Run(jobs)
 	}
-	host := make([]byte, max(arr.Bytes, 1))
+	total := 0
+	for _, j := range jobs {
+		total += j.Plan.OutBytes()
+	}
+	host := make([]byte, max(total, 1))
 	at := 0
 	for i := range jobs {
 		jobs[i].Out = unsafe.Pointer(&host[at])
@@ -260,7 +291,25 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray) (Result, error) {
 	if err := (CPU{}).Run(jobs); err != nil {
 		return Result{}, err
 	}
+	late := arr == nil
+	if late {
+		var s Stream
+		if c.HasStream {
+			s = d.dev.ForeignStream(c.Stream)
+		}
+		a, err := d.newArray(total, s, index)
+		if err != nil {
+			// Even the output alone does not fit (other processes hold the memory): there is
+			// nowhere on the device to put the result, so say so.
+			return Result{}, errf(CodeDeviceUnavailable, "device", "no device memory for the %d-byte output, even after the CPU computed it: %v", total, err)
+		}
+		d.readyOn(a, s, c.Stream)
+		arr = a
+	}
 	if err := d.upload(arr.Ptr, host[:arr.Bytes], arr.ready); err != nil {
+		if late { // callers free only the arrays they passed in
+			arr.Free()
+		}
 		return Result{}, errf(CodeDeviceUnavailable, "device", "GPU failed and the CPU result could not be copied to it: %v", err)
 	}
 	_ = keep

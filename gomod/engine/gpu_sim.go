@@ -3,6 +3,7 @@ package engine
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -127,6 +128,12 @@ func (s *simDevice) StreamWait(waiter, on Stream) error {
 	return nil
 }
 func (s *simDevice) Current() bool { return true }
+
+// Mark is the time now: the simulated streams are synchronous, so every operation queued before has
+// finished, and the marks around one time exactly its real (CPU) execution.
+func (s *simDevice) Mark(Stream) (any, error)        { return time.Now().UnixNano(), nil }
+func (s *simDevice) Elapsed(a, b any) (int64, error) { return b.(int64) - a.(int64), nil }
+func (s *simDevice) DropMark(any)                    {}
 
 // NominalH2D and NominalKernelNsPerByte: the simulated GPU's "transfers" are memcpy and its kernels
 // run on the CPU, so it reports a PCIe 4 x16 link's practical 25 GB/s and a kernel streaming at

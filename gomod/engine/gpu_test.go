@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -608,7 +610,7 @@ func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
 }
 
 // A failing GPU with device sources falls back: sources are copied to the host, the CPU computes,
-// a device output is uploaded; an out-of-memory for the device output itself is counted and raised.
+// a device output is uploaded; an out-of-memory for the device output itself falls back too (counted).
 func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	useSim(t)
 	p, _ := NewPlan(imagenetSpec(3, 40, 50))
@@ -630,12 +632,42 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 		t.Fatalf("device output fallback: %q %v", r.Ran, err)
 	}
 	r.Array.Free()
+	// Out of device memory for the output itself: counted, the pool's idle buffers go back to the
+	// driver, the CPU computes, and the output is allocated once the result exists.
+	if _, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil {
+		t.Fatal(err)
+	}
+	if cached, _ := gpu.devices[0].mem.usage(); cached == 0 {
+		t.Fatal("a GPU call left nothing in the pool: the trim below would prove nothing")
+	}
 	before := Stats()
 	_ = InjectGPUFault("oom", 1)
+	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
+	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 0 {
+		t.Fatalf("OOM on the output did not fall back: %q %v", r.Ran, err)
+	}
+	r.Array.Free()
+	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 || !strings.Contains(s.LastError, "out of device memory") {
+		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
+	}
+	if cached, _ := gpu.devices[0].mem.usage(); cached != 0 {
+		t.Fatalf("OOM fallback kept %d idle pool bytes", cached)
+	}
+	// The same from device sources on the caller's stream: the late output is ready on that stream.
+	_ = InjectGPUFault("oom", 1)
+	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true, Stream: 7, HasStream: true})
+	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 7 {
+		t.Fatalf("OOM on the output with stream=: %q %v", r.Ran, err)
+	}
+	r.Array.Free()
+	// When even the output alone cannot be allocated after the CPU computed it, there is nowhere
+	// to put the result: DeviceUnavailable, counted once.
+	before = Stats()
+	_ = InjectGPUFault("oom", 2)
 	_, err = Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeDeviceUnavailable || !strings.Contains(err.Error(), "out of device memory") {
-		t.Fatalf("OOM on the output: %v", err)
+	if !errors.As(err, &e) || e.Code != CodeDeviceUnavailable || !strings.Contains(err.Error(), "even after the CPU computed it") {
+		t.Fatalf("OOM twice on the output: %v", err)
 	}
 	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 {
 		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
@@ -732,6 +764,133 @@ func TestKernelMeasurement(t *testing.T) {
 	}
 	if s := Stats(); s.Failures != 0 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// Each host image's copy to the device is queued as soon as it is staged, not after its whole
+// chunk: the trace of a 1080p batch (one thread, so the order is deterministic) alternates staging
+// and copy starts, and with several threads no copy ever precedes the staging of its bytes. Tiny
+// images are sent together (at least minSend bytes a copy), and results stay the CPU engine's.
+func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
+	useSim(t)
+	gpuChunkBytes = 16 << 20 // six 1080p images (2.6 MB of staged rows each) per chunk
+	threads := NumThreads()
+	t.Cleanup(func() { _ = SetNumThreads(threads); stageTrace = nil })
+	var mu sync.Mutex
+	var trace []string
+	stageTrace = func(ev string, a, b int) {
+		mu.Lock()
+		defer mu.Unlock()
+		trace = append(trace, fmt.Sprintf("%s %d %d", ev, a, b))
+	}
+	run := func(p *Plan) {
+		t.Helper()
+		trace = nil
+		_, src := gpuSource(p)
+		want := runGuarded(t, p, src, 2)
+		got := make([]byte, p.OutBytes())
+		if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+			t.Fatalf("%s %v", ran, err)
+		}
+		if string(got) != string(want) {
+			t.Fatal("GPU differs from the CPU engine")
+		}
+	}
+	p, err := NewPlan(imagenetSpec(8, 1080, 1920))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := p.stage.elems // bytes (u8) staged per image
+	_ = SetNumThreads(1)
+	run(p)
+	var want []string
+	for _, chunk := range []int{6, 2} {
+		want = append(want, fmt.Sprintf("chunk %d 0", chunk))
+		for i := 0; i < chunk; i++ {
+			want = append(want, fmt.Sprintf("staged %d %d", i, i), fmt.Sprintf("h2d %d %d", i*per, (i+1)*per))
+		}
+	}
+	if !slices.Equal(trace, want) {
+		t.Fatalf("one thread: trace\n%v\nwant\n%v", trace, want)
+	}
+	_ = SetNumThreads(4)
+	for _, c := range []struct {
+		p     *Plan
+		large bool // images of at least minSend staged bytes
+	}{{p, true}, {must(NewPlan(imagenetSpec(64, 96, 128))), false}} {
+		run(c.p)
+		var staged []bool // this chunk's images staged so far
+		total, sends, next := 0, 0, 0
+		sz := c.p.stagedElems()
+		for _, ev := range trace {
+			var kind string
+			var a, b int
+			_, _ = fmt.Sscanf(ev, "%s %d %d", &kind, &a, &b)
+			switch kind {
+			case "chunk":
+				staged, next = make([]bool, a), 0
+			case "staged":
+				staged[a] = true
+				total++
+			case "h2d":
+				sends++
+				if a != next {
+					t.Fatalf("copies out of buffer order: %v", trace)
+				}
+				next = b
+				for i := a / sz; i < b/sz; i++ {
+					if !staged[i] {
+						t.Fatalf("copy [%d, %d) queued before image %d was staged: %v", a, b, i, trace)
+					}
+				}
+			}
+		}
+		if total != c.p.N {
+			t.Fatalf("%d of %d images staged", total, c.p.N)
+		}
+		// Large images staged out of order go in one copy once the gap before them is staged, so
+		// with several threads only "at least one copy per chunk" is certain.
+		if c.large && sends < 2 {
+			t.Fatalf("%d copies for %d large images in two chunks: %v", sends, c.p.N, trace)
+		}
+		if !c.large && (sends < 1 || sends >= c.p.N) {
+			t.Fatalf("%d copies for %d tiny images: they are not sent together", sends, c.p.N)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A timed call reports the device time of its copies and kernels: on the simulated GPU the real
+// time of each memcpy and CPU-compiled kernel, so both are positive and within the call's time.
+func TestTimedCallReportsCopyAndKernelTime(t *testing.T) {
+	useSim(t)
+	p := must(NewPlan(imagenetSpec(4, 480, 640)))
+	_, src := gpuSource(p)
+	got := make([]byte, p.OutBytes())
+	start := time.Now()
+	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
+	wall := time.Since(start).Nanoseconds()
+	if err != nil || r.Ran != "cuda" {
+		t.Fatalf("%s %v", r.Ran, err)
+	}
+	if r.GPU.CopyNs <= 0 || r.GPU.KernelNs <= 0 || r.GPU.CopyNs+r.GPU.KernelNs > wall {
+		t.Fatalf("times %+v for a %d ns call", r.GPU, wall)
+	}
+	t.Logf("sim: copies %.2f ms, kernels %.2f ms of a %.2f ms call", float64(r.GPU.CopyNs)/1e6, float64(r.GPU.KernelNs)/1e6, float64(wall)/1e6)
+	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}})
+	if err != nil || r.GPU != (GPUTimes{}) {
+		t.Fatalf("an untimed call reported %+v (%v)", r.GPU, err)
+	}
+	_ = InjectGPUFault("launch", 1)
+	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
+	if err != nil || r.Ran != "cpu" || r.GPU != (GPUTimes{}) {
+		t.Fatalf("a fallback reported GPU time %+v (%s %v)", r.GPU, r.Ran, err)
 	}
 }
 

@@ -49,3 +49,9 @@ func takeFault(kind string) bool {
 	}
 	return f.Count.Add(-1) >= 0
 }
+
+// stageTrace, when set (tests), sees the host-input pipeline's order of events: ("chunk", images, 0)
+// as a chunk's staging begins, ("staged", i, i) when
+// image i of a chunk is in pinned memory, ("h2d", lo, hi) when the copy of the pinned bytes [lo, hi)
+// is queued. It may be called from several goroutines at once.
+var stageTrace func(ev string, a, b int)

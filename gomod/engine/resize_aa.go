@@ -91,6 +91,7 @@ type aaPlan struct {
 	// pixels are consecutive bytes, channels strideC apart; aaHPlanar runs its horizontal pass.
 	planar  bool
 	strideC int
+	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
 }
 
 func newAAPlan(p *Plan) *aaPlan {
@@ -152,6 +153,9 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.winEnd = max(a.winEnd, int(a.cols[j].off)+12*(n-1)+16)
 	}
 	copy(a.cmap[:], p.cmap)
+	if a.planar {
+		a.pl = newAAPlanarTab(a, p)
+	}
 	return a
 }
 
@@ -172,9 +176,12 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	var hd [4][]uint8
 	var ho [4]int
 	flush := func() {
-		if a.planar {
-			for _, t := range missing[:nm] {
-				aaHPlanar(hs[t], b.srcU8, base+rows.Off[r*k+t], a, p)
+		if a.planar { // planar rows go in pairs (aaHPlanarRows); no lookahead
+			for q := 0; q+1 < nm; q += 2 {
+				aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
+			}
+			if nm%2 == 1 {
+				aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
 			}
 			nm = 0
 			return
@@ -287,7 +294,8 @@ func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	d = d[:3*n]
 	wi := p.cols.Taps.WI
-	const half = int32(1 << (pilPrecisionBits - 1))
+	shift := a.pl.shift // the table's precision (aaPlanarTab), as the SIMD kernel reads it
+	half := int32(1) << (shift - 1)
 	for ch := 0; ch < 3; ch++ {
 		row := rb + a.minOff + ch*a.strideC
 		dc := d[ch*n : ch*n+n]
@@ -299,7 +307,7 @@ func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 			for t, v := range px {
 				s += int32(v) * ws[t]
 			}
-			dc[j] = clampU8(s >> pilPrecisionBits)
+			dc[j] = clampU8(s >> shift)
 		}
 	}
 }

@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         overhead_fns: dict[str, Any] | Exception = impls.overhead_fns()
     except Exception as exc:  # noqa: BLE001
         overhead_fns = exc
-    n_overhead = 4 if not isinstance(overhead_fns, Exception) else 0
+    n_overhead = 7 if not isinstance(overhead_fns, Exception) else 0
     total = (
         len(sizes) * len(batches) * len(rows) * (1 + repeats)
         + (len(gp_rows) * (1 + repeats) if probe_needed else 0)

@@ -23,6 +23,7 @@ _mod: Any = None
 _loaded_pid: int = 0
 _raw_run: Any = None
 _raw_run_timed: Any = None
+_raw_execute_timed: Any = None
 _forked_child = False  # set in a child forked after the Go runtime started (cheaper than getpid per call)
 _limits: Dict[str, int] = {}
 
@@ -94,11 +95,12 @@ def _load() -> None:
                "big_plan_bytes": int(binding.BigPlanBytes())}
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
-    global _raw_run, _raw_run_timed
+    global _raw_run, _raw_run_timed, _raw_execute_timed
     from ._ext import _native as raw  # type: ignore[attr-defined]
 
     _raw_run = raw.binding_Run
     _raw_run_timed = raw.binding_RunTimed
+    _raw_execute_timed = raw.binding_ExecuteTimed
     _mod = binding
 
 

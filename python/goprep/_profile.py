@@ -4,22 +4,39 @@ A call's total time (from entering the pipeline or eager op until its result is 
 
 - ``engine_s``: from calling into the engine until the engine finished its work;
 - ``gil_wait_s``: from the engine finishing until the calling thread held the GIL again. Measured: the
-  engine reads CLOCK_MONOTONIC as it finishes and returns the reading (gomod/binding/profile.go), and
-  ``time.perf_counter_ns``, the same clock on Linux, is read as soon as Python resumes;
+  engine reads CLOCK_MONOTONIC as it finishes and writes the reading into the call's record
+  (gomod/binding/profile.go), and ``time.perf_counter_ns``, the same clock on Linux, is read as soon
+  as Python resumes;
 - ``python_s``: the rest (argument checks, cache lookup, allocating the output, building the result).
 
-``gpu_s`` is the part of ``engine_s`` spent in calls the GPU ran. When profiling is off, a call pays
-one module-attribute check; when on, four clock reads and a dozen counter updates (1.5-2 us a call
-measured on a loaded 2-core machine; ``python -m goprep serve-bench`` measures and reports it).
+``gpu_s`` is the part of ``engine_s`` spent in calls the GPU ran. ``gpu_copy_s`` and ``gpu_kernel_s`` are the
+device time of those calls' copies (both directions) and kernels, measured by the engine in stream order
+(CUDA events; the simulated GPU times its operations) and written into the record's ``gpu_copy_ns`` and
+``gpu_kernel_ns`` fields: they overlap ``engine_s`` (and each other, as the pipeline's lanes overlap), so
+they are not further parts of ``total_s``; ``gpu_s`` minus both is host work of GPU calls (staging,
+waiting) when positive, overlap when negative. Device-output calls report zeros.
+
+How it stays cheap. Off, a call pays one module-attribute check. On, a call only writes its raw
+timestamps into a row of a buffer its thread preallocated: three ``perf_counter_ns`` readings (call
+start, GIL re-acquired, call end) and the row's name id from Python; the engine's entry and finish
+times and backend written in place by the engine (no values returned through gopy, whose string
+return and its parsing the earlier design paid for). Measured on a 4x4 flip on the loaded 2-core
+machine, fastest of 40 interleaved rounds: +0.8 us a pipeline call, +0.9 us an eager op (median of
+the per-round differences: +1.4 to +1.6 us; it was +2.1 and +1.3 with the old design, same harness). Nothing is summed per call: rows are aggregated with NumPy, a block at a time,
+when a thread's buffer fills and when ``stats()`` (or a metrics scrape) asks. ``python -m goprep
+serve-bench`` and the bench measure the per-call cost with the profiler off and on, side by side.
 """
 
 from __future__ import annotations
 
+import array
 import os
 import threading
 import time
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
 
 from ._errors import from_native
 
@@ -29,15 +46,26 @@ _clock = time.perf_counter_ns
 _lock = threading.Lock()
 
 # Histogram buckets (goprep.metrics): powers of two of nanoseconds, 32.8 us to 4.3 s, so a call's
-# bucket is (total - 1).bit_length() through a table (bisect on the bounds cost 4x more per call).
+# bucket is (total - 1).bit_length() through a table.
 _LOG2_LO, _LOG2_HI = 15, 32
 BUCKETS_S: Tuple[float, ...] = tuple((1 << k) / 1e9 for k in range(_LOG2_LO, _LOG2_HI + 1))
-_BUCKET_OF = [max(0, min(k - _LOG2_LO, len(BUCKETS_S))) for k in range(65)]  # bit length -> bucket
+_BUCKET_OF = np.array([max(0, min(k - _LOG2_LO, len(BUCKETS_S))) for k in range(66)])  # bit length -> bucket
 _SAMPLES = 1 << 13  # latency samples each thread keeps per name for the percentiles (its most recent)
+
+# A record (one call) is a row of int64s: Python's fields, then the engine's, whose layout the engine
+# defines (binding ProfileLayout, read when rows are aggregated).
+NAME, T0, T1, RESUMED = range(4)  # name id; call start, end; GIL re-acquired after the engine call
+ENG = 4  # the engine's fields (its entry and finish times, the backend, ...) start here
+WIDTH = 10  # int64s per row: room for the engine's fields to grow (ProfileLayout must fit)
+ROWS = 4096  # rows per thread buffer (320 KiB); aggregated when full
+_END = ROWS * WIDTH
 
 
 class _Entry:
-    __slots__ = ("calls", "total", "engine", "gil", "gpu", "cpu_calls", "by_device", "buckets", "samples", "errors")
+    """Aggregated counters of one name (ns)."""
+
+    __slots__ = ("calls", "total", "engine", "gil", "gpu", "cpu_calls", "by_device", "buckets", "samples", "errors",
+                 "extra")
 
     def __init__(self) -> None:
         self.calls = 0
@@ -49,13 +77,14 @@ class _Entry:
         self.cpu_calls = 0
         self.by_device: Dict[str, int] = {}  # backends other than the CPU
         self.buckets = [0] * (len(BUCKETS_S) + 1)
-        self.samples: List[int] = []
+        self.samples = np.zeros(0, np.int64)  # the most recent totals (at most _SAMPLES)
+        self.extra: Dict[str, int] = {}  # sums of the engine's other "<x>_ns" fields
 
     def devices(self) -> Dict[str, int]:
         """Calls per backend that ran them."""
         return {"cpu": self.cpu_calls, **self.by_device}
 
-    def add(self, other: "_Entry") -> None:
+    def add(self, other: "_Entry", samples: bool = False) -> None:
         self.calls += other.calls
         self.total += other.total
         self.engine += other.engine
@@ -65,28 +94,136 @@ class _Entry:
         self.cpu_calls += other.cpu_calls
         for k, v in other.by_device.items():
             self.by_device[k] = self.by_device.get(k, 0) + v
+        for k, v in other.extra.items():
+            self.extra[k] = self.extra.get(k, 0) + v
         self.buckets = [a + b for a, b in zip(self.buckets, other.buckets)]
+        if samples:
+            self.samples = np.concatenate((self.samples, other.samples))[-_SAMPLES:]
 
 
-# Each thread records into its own entries, so a measured call takes no lock (a lock cost more than
-# the rest of the bookkeeping together on a busy 2-core machine). stats() merges the threads.
+_names: List[str] = []  # name id -> name
+_ids: Dict[str, int] = {}  # name -> id (grows under _lock)
+
+
+def _new_id(name: str) -> int:
+    with _lock:
+        i = _ids.get(name)
+        if i is None:
+            i = _ids[name] = len(_names)
+            _names.append(name)
+    return i
+
+
+_layout: Optional[Tuple[Dict[str, int], List[str]]] = None
+
+
+def _native_loaded() -> bool:
+    from . import _native
+
+    return _native.loaded()
+
+
+def layout() -> Tuple[Dict[str, int], List[str]]:
+    """The engine's record fields (name -> column) and backend names (binding ProfileLayout)."""
+    global _layout
+    if _layout is None:
+        from . import _native
+
+        fields, _, devs = str(_native.get().ProfileLayout()).partition(";")
+        cols = {f: ENG + k for k, f in enumerate(fields.split(","))}
+        if ENG + len(cols) > WIDTH or not {"start", "finish", "device"} <= set(cols):
+            raise RuntimeError(f"the engine's profile record {fields!r} does not fit a {WIDTH}-column row")
+        _layout = (cols, devs.split(","))
+    return _layout
+
+
+# Each thread records into its own buffer, so a measured call takes no lock (a lock cost more than
+# the rest of the bookkeeping together on a busy 2-core machine). Rows [0, i) are complete; rows
+# [done, i) are not aggregated yet. Only the owner writes rows and i; aggregation (by the owner when
+# the buffer is full, by stats() from any thread) holds the state's lock.
 class _State:
-    __slots__ = ("entries", "engine", "gil", "ran", "thread")
+    __slots__ = ("thread", "buf", "rows", "eaddr", "i", "done", "lock", "agg")
 
     def __init__(self) -> None:
         self.thread = weakref.ref(threading.current_thread())
-        self.entries: Dict[str, _Entry] = {}
-        self.engine = 0
-        self.gil = 0
-        self.ran = "cpu"
+        self.buf = array.array("q", bytes(8 * _END))  # never resized: the engine writes into it
+        self.rows = np.frombuffer(self.buf, np.int64).reshape(ROWS, WIDTH)
+        self.eaddr = self.buf.buffer_info()[0] + 8 * ENG  # the engine's fields of row 0
+        self.i = 0
+        self.done = 0
+        self.lock = threading.Lock()
+        self.agg: Dict[str, _Entry] = {}
+
+    def aggregate(self) -> None:
+        """Fold rows [done, i) into agg (the caller holds self.lock)."""
+        lo, hi = self.done // WIDTH, self.i // WIDTH
+        if hi > lo:
+            _fold(self.agg, self.rows[lo:hi])
+        self.done = hi * WIDTH
+
+    def flush(self) -> None:
+        """The owner's buffer is full: aggregate it and start again at row 0."""
+        with self.lock:
+            self.aggregate()
+            self.i = self.done = 0
+
+
+def _fold(agg: Dict[str, _Entry], r: np.ndarray) -> None:
+    """Aggregate complete rows into per-name entries, vectorised: a block of 2048 rows costs about as
+    much as 20 profiled calls, so a call's share is a few per cent of its bookkeeping."""
+    c = r.T  # column views
+    t0, resumed = c[T0], c[RESUMED]
+    total = c[T1] - t0
+    # A row whose engine fields predate the call is left over from an earlier call in that row: this
+    # call made no timed engine call (it counts as CPU with no engine time).
+    cols, devs = layout() if _native_loaded() else ({}, ["cpu"])
+    if cols:
+        te = c[cols["start"]]
+        ok = (te >= t0) & (resumed >= te)
+    if cols and ok.any():
+        # Clamp: both readings are CLOCK_MONOTONIC, but one taken on another core may differ by a
+        # few ns, and a negative part would break "the parts add up".
+        fin = np.minimum(np.maximum(c[cols["finish"]], te), resumed)
+        eng, gil, dev = fin - te, resumed - fin, c[cols["device"]]
+        extra = {f[:-3]: c[k] for f, k in cols.items() if f.endswith("_ns")}
+        if not ok.all():
+            eng, gil, dev = eng * ok, gil * ok, dev * ok
+            extra = {f: v * ok for f, v in extra.items()}
+    else:
+        eng = gil = dev = np.zeros(len(r), np.int64)
+        extra = {}
+    buckets = _BUCKET_OF[np.frexp((total - 1).astype(np.float64))[1]]
+    nid = c[NAME]
+    ids = [int(nid[0])] if nid.min() == nid.max() else np.unique(nid).tolist()
+    for u in ids:
+        m = None if len(ids) == 1 else nid == u
+        name = _names[u]
+        e = agg.get(name)
+        if e is None:
+            e = agg[name] = _Entry()
+        pick = (lambda v: v) if m is None else (lambda v: v[m])  # noqa: E731
+        tm, em, dm = pick(total), pick(eng), pick(dev)
+        e.calls += len(tm)
+        e.total += int(tm.sum())
+        e.engine += int(em.sum())
+        e.gil += int(pick(gil).sum())
+        counts = np.bincount(dm, minlength=len(devs)).tolist()
+        e.cpu_calls += counts[0]
+        if len(counts) > 1 and any(counts[1:]):
+            e.gpu += int(em[dm != 0].sum())
+            for k, n in enumerate(counts[1:], 1):
+                if n:
+                    d = devs[k] if k < len(devs) else f"backend{k}"
+                    e.by_device[d] = e.by_device.get(d, 0) + n
+        for f, v in extra.items():
+            e.extra[f] = e.extra.get(f, 0) + int(pick(v).sum())
+        e.buckets = [a + b for a, b in zip(e.buckets, np.bincount(pick(buckets), minlength=len(e.buckets)).tolist())]
+        e.samples = np.concatenate((e.samples, tm))[-_SAMPLES:]
 
 
 _states: List[_State] = []  # every thread's state (appended under _lock)
 _tls = threading.local()
-_lifetime: Dict[str, _Entry] = {}  # windows reset before the last reset: counters never go down
-# The windows retired by the last reset; folded into _lifetime at the next one, when any call that was
-# still recording into them has long finished.
-_retired: List[Dict[str, _Entry]] = []
+_lifetime: Dict[str, _Entry] = {}  # windows before the last reset: counters never go down
 _dead: Dict[str, _Entry] = {}  # this window's entries of threads that have ended (their states dropped)
 
 
@@ -99,17 +236,15 @@ def _reap() -> None:
         if t is not None and t.is_alive():
             live.append(st)
             continue
-        for k, e in st.entries.items():
-            d = _dead.get(k)
-            if d is None:
-                d = _dead[k] = _Entry()
-            d.add(e)
-            d.samples.extend(e.samples)
-            del d.samples[:-_SAMPLES]
+        with st.lock:
+            st.aggregate()
+            for k, e in st.agg.items():
+                _dead.setdefault(k, _Entry()).add(e, samples=True)
     _states[:] = live
 
 
-def _state() -> _State:
+def state() -> _State:
+    """The calling thread's recording state."""
     try:
         return _tls.s  # type: ignore[no-any-return]
     except AttributeError:
@@ -121,7 +256,7 @@ def _state() -> _State:
 
 def set_profiling(on: bool = True) -> None:
     """Turn the profiler on or off (also ``GOPREP_PROFILE=1`` at start-up). Off, a call pays one flag
-    check; on, four clock reads and a dozen counter updates."""
+    check; on, it writes its timestamps into its thread's record buffer."""
     global ON
     ON = bool(on)
 
@@ -136,102 +271,89 @@ def profiling() -> bool:
 hook: Optional[Callable[[str, int, int, int, int, str], None]] = None
 
 
-def measure(name: str, fn: Callable[[Any, Any, Any, Any], Any], a: Any, b: Any, c: Any, d: Any) -> Any:
-    """Run one call ``fn(a, b, c, d)`` of ``name`` and record its split. Written for speed (fixed arity,
-    few attribute writes): this is the whole per-call cost of the profiler, with engine()."""
-    try:
-        st = _tls.s
-    except AttributeError:
-        st = _state()
-    st.engine = -1  # engine() sets the split; -1 says it was not called
-    t0 = _clock()
-    try:
-        res = fn(a, b, c, d)
-    except BaseException:
-        e = st.entries.get(name)
-        if e is None:
-            e = st.entries[name] = _Entry()
-        e.errors += 1
-        raise
-    total = _clock() - t0
-    e = st.entries.get(name)
-    if e is None:
-        e = st.entries[name] = _Entry()
-    eng = st.engine
-    if eng < 0:
-        eng = gil = 0
-        ran = "cpu"
-    else:
-        gil, ran = st.gil, st.ran
-    e.calls += 1
-    e.total += total
-    e.engine += eng
-    e.gil += gil
-    if ran == "cpu":
-        e.cpu_calls += 1
-    else:
-        e.gpu += eng
-        e.by_device[ran] = e.by_device.get(ran, 0) + 1
-    e.buckets[_BUCKET_OF[(total - 1).bit_length()]] += 1
-    smp = e.samples
-    smp.append(total)
-    if len(smp) >= 2 * _SAMPLES:
-        del smp[:_SAMPLES]
+def name_id(name: str) -> int:
+    """The row id of ``name`` (Pipeline caches its own)."""
+    i = _ids.get(name)
+    return _new_id(name) if i is None else i
+
+
+def commit(st: _State, i: int) -> None:
+    """After a row was committed: call the hook, aggregate a full buffer. The callers
+    (Pipeline.__call__, _ops.run_eager) time a call and commit its row inline: ``r[i + NAME],
+    r[i + T0], r[i + T1] = ...; i += WIDTH; st.i = i``, since every helper call measured 0.1-0.2 us."""
     if hook is not None:
-        hook(name, t0, total, eng, gil, ran)
-    return res
+        _call_hook(st, i - WIDTH)
+    if i == _END:
+        st.flush()
 
 
-def engine(fn: Callable[..., Any], *args: Any) -> None:
-    """Call a timed engine entry point (gomod/binding/profile.go) and note this call's engine time and
-    GIL wait. The entry point returns the finish time in ns, or "<backend> <ns>"."""
-    t0 = _clock()
+def failed(st: _State, name: str) -> None:
+    """Count a call that raised (not timed)."""
+    with st.lock:
+        e = st.agg.get(name)
+        if e is None:
+            e = st.agg[name] = _Entry()
+        e.errors += 1
+
+
+def engine(st: _State, fn: Callable[..., Any], *args: Any) -> None:
+    """Call a timed engine entry point (gomod/binding/profile.go) with the address of this call's
+    record, which the engine fills with its entry and finish times and the backend; note when Python
+    resumes. (run_plan inlines this for the CPU entry point.)"""
+    i = st.i
     try:
-        r = fn(*args)
+        fn(*args, st.eaddr + 8 * i)
     except RuntimeError as e:
         raise from_native(e) from None
-    resumed = _clock()
-    try:
-        st = _tls.s
-    except AttributeError:
-        st = _state()
-    if type(r) is str:
-        ran, _, fin_s = r.partition(" ")
-        r = int(fin_s)
-    else:
-        ran = "cpu"
-    # Clamp: both readings are CLOCK_MONOTONIC, but one taken on another core may differ by a few ns,
-    # and a negative part would break "the parts add up".
-    fin = t0 if r < t0 else resumed if r > resumed else r
-    st.engine = fin - t0
-    st.gil = resumed - fin
-    st.ran = ran
+    st.buf[i + RESUMED] = _clock()
 
 
-def engine_untimed(fn: Callable[..., Any], *args: Any) -> Any:
+def engine_untimed(st: _State, fn: Callable[..., Any], *args: Any) -> Any:
     """An engine call with no finish timestamp (device outputs): all of it counts as engine time, and
     the call counts as "cuda" (its result is on the GPU even when the CPU computed it after a GPU
     failure; goprep_cpu_fallbacks_total counts those)."""
     t0 = _clock()
     try:
-        r = fn(*args)
+        res = fn(*args)
     except RuntimeError as e:
         raise from_native(e) from None
-    st = _state()
-    st.engine = _clock() - t0
-    st.gil = 0
-    st.ran = "cuda"
-    return r
+    i = st.i
+    r = st.buf
+    r[i + RESUMED] = t = _clock()
+    cols, devs = layout()
+    for f, c in cols.items():
+        r[i + c] = 0
+    r[i + cols["start"]] = t0
+    r[i + cols["finish"]] = t
+    r[i + cols["device"]] = devs.index("cuda")
+    return res
 
 
-def _percentile(sorted_ns: List[int], q: float) -> float:
-    if not sorted_ns:
+def _call_hook(st: _State, i: int) -> None:
+    row = st.rows[i // WIDTH].tolist()
+    total = row[T1] - row[T0]
+    eng = gil = 0
+    ran = "cpu"
+    cols, devs = layout() if _native_loaded() else ({"start": T0}, [])
+    te = row[cols["start"]]
+    if row[T0] <= te <= row[RESUMED] and devs:
+        fin = min(max(row[cols["finish"]], te), row[RESUMED])
+        eng, gil = fin - te, row[RESUMED] - fin
+        k = row[cols["device"]]
+        ran = devs[k] if 0 <= k < len(devs) else f"backend{k}"
+    h = hook
+    if h is not None:
+        h(_names[row[NAME]], row[T0], total, eng, gil, ran)
+
+
+def _percentile(sorted_ns: np.ndarray, q: float) -> float:
+    if not len(sorted_ns):
         return 0.0
     k = min(len(sorted_ns) - 1, max(0, int(round(q * (len(sorted_ns) - 1)))))
-    return sorted_ns[k] / 1e3
+    return int(sorted_ns[k]) / 1e3
 
 
-def _report(e: _Entry, samples: Optional[List[int]]) -> Dict[str, Any]:
+def _report(e: _Entry, samples: Optional[np.ndarray]) -> Dict[str, Any]:
     r: Dict[str, Any] = {
         "calls": e.calls,
         "total_s": e.total / 1e9,
@@ -242,16 +364,18 @@ def _report(e: _Entry, samples: Optional[List[int]]) -> Dict[str, Any]:
         "devices": e.devices(),
         "errors": e.errors,
     }
+    for k, v in sorted(e.extra.items()):  # the engine's further fields (e.g. a GPU split)
+        r[f"{k}_s"] = v / 1e9
     if samples is not None:
-        s = sorted(samples[-_SAMPLES:])
+        s = np.sort(samples)
         r["p50_us"] = _percentile(s, 0.50)
         r["p99_us"] = _percentile(s, 0.99)
         r["p999_us"] = _percentile(s, 0.999)
     return r
 
 
-def _merged(dicts: List[Dict[str, _Entry]], samples: bool) -> Dict[str, Tuple[_Entry, List[int]]]:
-    out: Dict[str, Tuple[_Entry, List[int]]] = {}
+def _merged(dicts: List[Dict[str, _Entry]], samples: bool) -> Dict[str, Tuple[_Entry, List[np.ndarray]]]:
+    out: Dict[str, Tuple[_Entry, List[np.ndarray]]] = {}
     for d in dicts:
         for k, e in list(d.items()):
             m = out.get(k)
@@ -259,36 +383,48 @@ def _merged(dicts: List[Dict[str, _Entry]], samples: bool) -> Dict[str, Tuple[_E
                 m = out[k] = (_Entry(), [])
             m[0].add(e)
             if samples:
-                m[1].extend(e.samples)
+                m[1].append(e.samples)
     return out
+
+
+def _window() -> List[Dict[str, _Entry]]:
+    """This window's entries, every thread's rows aggregated (under _lock)."""
+    _reap()
+    for st in _states:
+        with st.lock:
+            st.aggregate()
+    return [_dead] + [st.agg for st in _states]
 
 
 def stats(reset: bool = False) -> Dict[str, Dict[str, Any]]:
     """Per pipeline (the decorated function's qualified name) and eager op (its name), since the last
     reset: ``calls``, ``total_s`` = ``engine_s`` + ``gil_wait_s`` + ``python_s``, ``gpu_s`` (engine time
-    of calls the GPU ran), ``devices`` (calls per backend that ran), ``errors`` (calls that raised, not
+    of calls the GPU ran) with ``gpu_copy_s`` and ``gpu_kernel_s`` (their copies' and kernels' device time,
+    overlapping ``engine_s``), ``devices`` (calls per backend that ran), ``errors`` (calls that raised, not
     counted in the times), and ``p50_us``/``p99_us``/``p999_us`` of the total (over each thread's most
     recent 8192 calls)."""
     global _dead
     with _lock:
-        _reap()
-        window = [_dead] + [st.entries for st in _states]
+        window = _window()
         if reset:
-            for old in _retired:
-                for k, v in _merged([old], False).items():
-                    _lifetime.setdefault(k, _Entry()).add(v[0])
-            _retired[:] = window
-            _dead = {}
+            # Exact: a thread's rows and entries change only under its lock, and a call still in
+            # flight has not committed its row, so it lands in the next window.
             for st in _states:
-                st.entries = {}
-    return {k: _report(e, smp) for k, (e, smp) in _merged(window, True).items()}
+                with st.lock:
+                    st.aggregate()
+                    d, st.agg = st.agg, {}
+                for k, e in d.items():
+                    _lifetime.setdefault(k, _Entry()).add(e)
+            for k, e in _dead.items():
+                _lifetime.setdefault(k, _Entry()).add(e)
+            _dead = {}
+    return {k: _report(e, np.concatenate(smp)) for k, (e, smp) in _merged(window, True).items()}
 
 
 def lifetime() -> Dict[str, _Entry]:
     """Counters since the process started, never reset (goprep.metrics)."""
     with _lock:
-        _reap()
-        dicts = [_lifetime, _dead] + list(_retired) + [st.entries for st in _states]
+        dicts = [_lifetime] + _window()
     return {k: v[0] for k, v in _merged(dicts, False).items()}
 
 

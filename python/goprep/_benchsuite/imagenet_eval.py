@@ -21,7 +21,9 @@ from .scenarios import Settings
 from .targets import Target, _judge
 from .timing import Entry, Stats, calibrate, interleave
 
-SIZE = "512"  # the suite's photographs at 512x512 (the ImageNet eval resize is a 2x downscale)
+# the suite's photographs at 512x512 (the ImageNet eval resize is a 2x downscale) and 1920x1080 (a
+# photo straight from a camera: 4.2x); row keys are "<size> <implementation>"
+SIZES = ("512", "1080p")
 
 
 @dataclass
@@ -44,7 +46,7 @@ class EvalResult:
         }
 
 
-def _fns() -> dict[str, tuple[Callable[[Any], Any], list[Any]]]:
+def _fns(size: str) -> dict[str, tuple[Callable[[Any], Any], list[Any]]]:
     import numpy as np
     import torch
     import torchvision.transforms as T
@@ -54,7 +56,7 @@ def _fns() -> dict[str, tuple[Callable[[Any], Any], list[Any]]]:
     import goprep.transforms as gt
 
     warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-    photos = images.photos(images.SIZES[SIZE])
+    photos = images.photos(images.SIZES[size])
     pils = [Image.fromarray(np.ascontiguousarray(p)) for p in photos]
     tensors = [torch.from_numpy(p.copy()).permute(2, 0, 1).contiguous() for p in photos]
     v1 = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(), T.Normalize(MEAN, STD)])
@@ -69,10 +71,10 @@ def _fns() -> dict[str, tuple[Callable[[Any], Any], list[Any]]]:
         return run
 
     return {
-        "torchvision-v1-pil": (inference(v1), pils),
-        "goprep-v1-pil": (g1, pils),
-        "torchvision-v2-tensor": (inference(tv2), tensors),
-        "goprep-v2-tensor": (g2, tensors),
+        f"{size} torchvision-v1-pil": (inference(v1), pils),
+        f"{size} goprep-v1-pil": (g1, pils),
+        f"{size} torchvision-v2-tensor": (inference(tv2), tensors),
+        f"{size} goprep-v2-tensor": (g2, tensors),
     }
 
 
@@ -81,10 +83,12 @@ def run(threads: Threads, settings: Settings) -> EvalResult:
     try:
         import torch
 
-        fns = _fns()
+        fns = {k: v for size in SIZES for k, v in _fns(size).items()}
         # check before timing: the converted pipelines must compute what torchvision computes
         level = 1 / 255 / min(STD)
-        for tv, gp, tol in (("torchvision-v1-pil", "goprep-v1-pil", 1e-5), ("torchvision-v2-tensor", "goprep-v2-tensor", level)):
+        pairs = [(f"{z} torchvision-v1-pil", f"{z} goprep-v1-pil", 1e-5) for z in SIZES]
+        pairs += [(f"{z} torchvision-v2-tensor", f"{z} goprep-v2-tensor", level) for z in SIZES]
+        for tv, gp, tol in pairs:
             f_tv, xs = fns[tv]
             f_gp, _ = fns[gp]
             worst = max(float((f_gp(x) - f_tv(x)).abs().max()) for x in xs)
@@ -108,11 +112,11 @@ def run(threads: Threads, settings: Settings) -> EvalResult:
 
 
 def lines(res: EvalResult) -> list[str]:
-    out = [f"ImageNet eval transform (Resize(256), CenterCrop(224), ToTensor/ToDtype, Normalize), {SIZE}x{SIZE}, 1 thread"]
+    out = [f"ImageNet eval transform (Resize(256), CenterCrop(224), ToTensor/ToDtype, Normalize), {' and '.join(SIZES)}, 1 thread"]
     if res.error:
         out.append(f"  error: {res.error}")
     for key, st in res.per_image.items():
-        out.append(f"  {key:24} {st.median * 1e6:9.1f} us/image  (best {st.min * 1e6:.1f})")
+        out.append(f"  {key:30} {st.median * 1e6:9.1f} us/image  (best {st.min * 1e6:.1f})")
     for gp, diff in res.checks.items():
         out.append(f"  check {gp}: max |diff| vs torchvision {diff:.3g}")
     return out
@@ -120,11 +124,14 @@ def lines(res: EvalResult) -> list[str]:
 
 def targets(res: EvalResult) -> list[Target]:
     why = res.error or "not measured"
-    return [
-        _judge("imagenet_eval_vs_torchvision_v1_pil", "from_torchvision(ImageNet eval) vs torchvision v1 on PIL images, 1 thread",
-               res.ratio("torchvision-v1-pil", "goprep-v1-pil"), ">=", 2.0, "x", why,
-               res.ratio("torchvision-v1-pil", "goprep-v1-pil", best=True)),
-        _judge("imagenet_eval_vs_torchvision_v2_tensor", "from_torchvision(ImageNet eval) vs torchvision v2 on uint8 tensors, 1 thread",
-               res.ratio("torchvision-v2-tensor", "goprep-v2-tensor"), ">=", 1.5, "x", why,
-               res.ratio("torchvision-v2-tensor", "goprep-v2-tensor", best=True)),
-    ]
+    out = []
+    for z in SIZES:
+        out.append(_judge(
+            f"imagenet_eval_vs_torchvision_v1_pil_{z}", f"from_torchvision(ImageNet eval) vs torchvision v1 on {z} PIL images, 1 thread",
+            res.ratio(f"{z} torchvision-v1-pil", f"{z} goprep-v1-pil"), ">=", 2.0, "x", why,
+            res.ratio(f"{z} torchvision-v1-pil", f"{z} goprep-v1-pil", best=True)))
+        out.append(_judge(
+            f"imagenet_eval_vs_torchvision_v2_tensor_{z}", f"from_torchvision(ImageNet eval) vs torchvision v2 on {z} uint8 tensors, 1 thread",
+            res.ratio(f"{z} torchvision-v2-tensor", f"{z} goprep-v2-tensor"), ">=", 1.5, "x", why,
+            res.ratio(f"{z} torchvision-v2-tensor", f"{z} goprep-v2-tensor", best=True)))
+    return out

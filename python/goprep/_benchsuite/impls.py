@@ -130,9 +130,15 @@ class Threads:
 
         torch.set_num_threads(n)
 
+    def profiler(self, on: int) -> None:
+        import goprep
+
+        goprep.set_profiling(bool(on))
+
     def apply(self, state: Mapping[str, int]) -> None:
-        """Set the thread counts named in ``state`` ({"goprep": n, "cv2": n, "torch": n})."""
-        setters = {"goprep": self.goprep, "cv2": self.cv2, "torch": self.torch}
+        """Set the thread counts named in ``state`` ({"goprep": n, "cv2": n, "torch": n}) and goprep's
+        profiler ({"profiler": 0 or 1}, the overhead rows)."""
+        setters = {"goprep": self.goprep, "cv2": self.cv2, "torch": self.torch, "profiler": self.profiler}
         for library, n in state.items():
             setters[library](n)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from .impls import Impl
 from .machine import load_warning
-from .scenarios import ConfigResult, OverheadResult, Row, ServingResult
+from .scenarios import PROFILED, ConfigResult, OverheadResult, Row, ServingResult
 from .targets import Target
 
 
@@ -145,6 +145,11 @@ def overhead_lines(overhead: OverheadResult) -> list[str]:
     body = [[name, f"{st.median:.2f}", f"{st.min:.2f}..{st.max:.2f}"] for name, st in overhead.per_call_us.items()]
     lines += _table(["call", "us/call", "min..max"], body, [False, True, True])
     lines += [f"  {name}: {err}" for name, err in overhead.errors.items()]
+    for name, on in overhead.per_call_us.items():  # the profiler's cost: on and off side by side
+        off = overhead.per_call_us.get(name[: -len(PROFILED)]) if name.endswith(PROFILED) else None
+        if off is not None:
+            lines.append(f"  profiler cost, {name[: -len(PROFILED)]}: off {off.median:.2f} us, on {on.median:.2f} us"
+                         f" = {on.median - off.median:+.2f} us per call (medians; issue 11 target: < 1 us)")
     return lines + _load_lines(overhead.load)
 
 

@@ -391,6 +391,9 @@ class OverheadResult:
     load: dict[str, float | None] = field(default_factory=dict)
 
 
+PROFILED = ", profiler on"  # suffix of the overhead rows measured with goprep's profiler on
+
+
 def run_overhead(
     fns: dict[str, Callable[[np.ndarray], Any]] | Exception,
     threads: Threads,
@@ -410,9 +413,14 @@ def run_overhead(
     variants: list[tuple[str, Callable[[np.ndarray], Any], dict[str, int]]] = []
     for name, fn in fns.items():
         if name.startswith("goprep"):
-            variants.append((f"{name}, {threads.all} threads", fn, {"goprep": threads.all}))
+            variants.append((f"{name}, {threads.all} threads", fn, {"goprep": threads.all, "profiler": 0}))
             if name.startswith("goprep.pipeline"):
-                variants.append((f"{name}, 1 thread", fn, {"goprep": 1}))
+                variants.append((f"{name}, 1 thread", fn, {"goprep": 1, "profiler": 0}))
+            # The same call with goprep's profiler on, interleaved with the off rows: the profiler's
+            # per-call cost is the difference (report.overhead_lines prints it).
+            variants.append((f"{name}, 1 thread{PROFILED}", fn, {"goprep": 1, "profiler": 1}))
+            if not name.startswith("goprep.pipeline"):
+                variants.append((f"{name}, 1 thread", fn, {"goprep": 1, "profiler": 0}))
         else:
             variants.append((name, fn, {}))
 
@@ -431,6 +439,9 @@ def run_overhead(
             errors[name] = _short_error(exc)
             progress.update(settings.repeats)
     monitor = LoadMonitor()
-    interleave(entries, settings.repeats, threads.apply, lambda: progress.update(1))
+    try:
+        interleave(entries, settings.repeats, threads.apply, lambda: progress.update(1))
+    finally:
+        threads.apply({"profiler": 0})
     load = monitor.stop()
     return OverheadResult({e.key: Stats.of([s * 1e6 for s in e.samples]) for e in entries}, errors, note, load)

@@ -72,12 +72,13 @@ def _read_ready(proc: "subprocess.Popen[str]", timeout: float) -> str:
 
 def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
              model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
-             none: bool = False) -> List[Dict[str, Any]]:
+             none: bool = False, client: str = "aio") -> List[Dict[str, Any]]:
     """Run the load generator in its own process; one result dict per concurrency level."""
     cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", target, "--payload", payload,
            "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
            "--server-pid", str(server_pid), "--height", str(frame[0]), "--width", str(frame[1])]
     cmd += (["--model"] if model else []) + (["--none"] if none else [])
+    cmd += ["--client", client]
     limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     if out.returncode != 0:
@@ -96,8 +97,9 @@ def fetch_stats(target: str, reset: bool = False) -> Dict[str, Any]:
 
 
 def profiler_overhead_us(calls: int = 20000, rounds: int = 15) -> Dict[str, float]:
-    """Per-call cost of the profiler on a tiny pipeline: the fastest of ``rounds`` interleaved rounds
-    with it off and on (thread CPU time, so other processes on the machine disturb it less)."""
+    """Per-call cost of the profiler on a tiny pipeline and a tiny eager op: the fastest of ``rounds``
+    interleaved rounds with it off and on (thread CPU time, so other processes on the machine disturb
+    it less)."""
     import numpy as np
 
     import goprep
@@ -108,19 +110,26 @@ def profiler_overhead_us(calls: int = 20000, rounds: int = 15) -> Dict[str, floa
 
     src = np.zeros((4, 4, 3), np.uint8)
     was = goprep.profiling()
-    best = {False: float("inf"), True: float("inf")}
+    fns = {"call_us": tiny, "eager_call_us": goprep.flip}
+    best = {(k, on): float("inf") for k in fns for on in (False, True)}
     try:
         for _ in range(rounds):
             for on in (False, True):
                 goprep.set_profiling(on)
-                t = time.thread_time_ns()
-                for _ in range(calls // rounds):
-                    tiny(src)
-                best[on] = min(best[on], (time.thread_time_ns() - t) / (calls // rounds) / 1e3)
+                for k, fn in fns.items():
+                    t = time.thread_time_ns()
+                    for _ in range(calls // rounds):
+                        fn(src)
+                    best[k, on] = min(best[k, on], (time.thread_time_ns() - t) / (calls // rounds) / 1e3)
     finally:
         goprep.set_profiling(was)
         goprep.stats(reset=True)
-    return {"call_us_profiling_off": best[False], "call_us_profiling_on": best[True], "overhead_us": best[True] - best[False]}
+    out = {}
+    for k in fns:
+        out[f"{k}_profiling_off"], out[f"{k}_profiling_on"] = best[k, False], best[k, True]
+    out["overhead_us"] = best["call_us", True] - best["call_us", False]
+    out["eager_overhead_us"] = best["eager_call_us", True] - best["eager_call_us", False]
+    return out
 
 
 def machine() -> Dict[str, Any]:
@@ -204,7 +213,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--frame", default="480x640", help="raw frame size HxW (default 480x640)")
     ap.add_argument("--payloads", default="raw,jpeg")
     ap.add_argument("--workers", type=int, default=8, help="server worker threads (default 8)")
+    ap.add_argument("--num-threads", type=int, default=None,
+                    help="every server: goprep.set_num_threads / cv2.setNumThreads (default: the libraries' own)")
     ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
+    ap.add_argument("--client", choices=["aio", "threads"], default="aio",
+                    help="load generator: grpc.aio coroutines (default) or one blocking thread per request in flight")
     a = ap.parse_args(argv)
     conc = [int(x) for x in (a.concurrency or ("1,16" if a.quick else "1,4,16,32")).split(",")]
     duration = a.duration if a.duration is not None else (3.0 if a.quick else 8.0)
@@ -224,7 +237,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     mach = machine()
     mach["profiler"] = profiler_overhead_us()
     mach["settings"] = {"concurrency": conc, "duration_s": duration, "warmup_s": warmup, "workers": a.workers,
-                        "model": a.model, "frame": [fh, fw, 3], "client": "python grpcio, one thread per request in flight"}
+                        "num_threads": a.num_threads,
+                        "model": a.model, "frame": [fh, fw, 3], "client": f"python grpcio ({a.client}), N requests in flight"}
     print(f"serve-bench: {', '.join(variants)} x {', '.join(payloads)} x concurrency {conc}, {duration:g} s each "
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
     results: List[Dict[str, Any]] = []
@@ -232,10 +246,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     for v in variants:
         model = a.model and v != "none"
         extra = ("--workers", str(a.workers)) + (("--model",) if model else ()) + (("--profile",) if v == "goprep" else ())
+        if a.num_threads is not None:
+            extra += ("--num-threads", str(a.num_threads))
         with server_process(v, extra) as srv:
             for payload in payloads:
                 for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], model, frame=(fh, fw),
-                                  none=v == "none"):
+                                  none=v == "none", client=a.client):
                     row = {"preprocess": v, **{k: r[k] for k in RESULT_KEYS if k in r}}
                     results.append(row)
                     print(f"  {v:7s} {payload:4s} c={r['concurrency']:<3d} {r['qps']:8.1f} qps  p50 {r['p50_ms']:7.2f} ms"
@@ -258,7 +274,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     for what, met, got in targets(results, top):
         print(f"target {what}: {got} ({'met' if met else 'NOT met'})")
     prof = mach["profiler"]
-    print(f"profiler: {prof['overhead_us']:.2f} us per call when on (tiny pipeline, {prof['call_us_profiling_off']:.2f} us off)")
+    print(f"profiler, per call (tiny 4x4 flip, fastest round): pipeline {prof['call_us_profiling_off']:.2f} us off, "
+          f"{prof['call_us_profiling_on']:.2f} us on (+{prof['overhead_us']:.2f}); eager op "
+          f"{prof['eager_call_us_profiling_off']:.2f} us off, {prof['eager_call_us_profiling_on']:.2f} us on "
+          f"(+{prof['eager_overhead_us']:.2f}); target < 1 us")
     errors = sum(r["errors"] for r in results)
     print(f"replies checked: {sum(1 for _ in results)} runs, {errors} errors; {time.monotonic() - started:.0f} s")
     if a.json:

@@ -66,11 +66,30 @@ def imagenet_preprocess(img: np.ndarray) -> np.ndarray:
     return goprep.normalize(x, mean=MEAN, std=STD, dtype="float32", layout="CHW")  # type: ignore[no-any-return]
 
 
-def make_goprep(device: str = "cpu") -> Preprocess:
-    """One fused goprep pipeline: resize, flip and normalise in a single pass in Go, GIL released."""
+def make_goprep(device: str = "cpu", reuse_output: bool = True) -> Preprocess:
+    """One fused goprep pipeline: resize, flip and normalise in a single pass in Go, GIL released.
+
+    With ``reuse_output`` each worker thread writes its tensors into one buffer of its own (``out=``,
+    the documented way to serve with goprep, docs/SERVING.md): the tensor is consumed (checksummed
+    or run through the model) before that thread takes its next request, so nothing is allocated per
+    request. The caller must not keep a tensor past its next call on the same thread."""
+    import threading
+
     import goprep
 
-    return goprep.pipeline(imagenet_preprocess, device=device)  # type: ignore[no-any-return]
+    pipe = goprep.pipeline(imagenet_preprocess, device=device)
+    if not reuse_output:
+        return pipe  # type: ignore[no-any-return]
+    local = threading.local()
+
+    def run(img: np.ndarray) -> np.ndarray:
+        try:
+            out = local.out
+        except AttributeError:
+            out = local.out = np.empty((3, SIZE, SIZE), np.float32)
+        return pipe(img, out=out)  # type: ignore[no-any-return]
+
+    return run
 
 
 IMPLEMENTATIONS: Dict[str, str] = {

@@ -68,9 +68,12 @@ def decode_request(req: bytes) -> Tuple[int, Tuple[int, int, int], memoryview]:
 
 
 def checksum(t: np.ndarray) -> bytes:
-    """What the server returns without a model: the tensor's float64 sum and a fixed subsample."""
+    """What the server returns without a model: the tensor's sum and a fixed subsample. The sum is
+    NumPy's float32 pairwise sum (error ~1e-4 on a 224x224x3 tensor, far inside the check's bound of
+    TOLERANCE per element); summing in float64 cost twice as much (97 vs 49 us per request measured),
+    the same for every variant."""
     sub = np.ascontiguousarray(t[:, ::SUB, ::SUB], dtype=np.float32)
-    return _REP.pack(_MAGIC, CHECKSUM, sub.size) + struct.pack("<d", float(t.sum(dtype=np.float64))) + sub.tobytes()
+    return _REP.pack(_MAGIC, CHECKSUM, sub.size) + struct.pack("<d", float(t.sum())) + sub.tobytes()
 
 
 def topk_reply(scores: np.ndarray, k: int) -> bytes:
@@ -102,19 +105,31 @@ def decode_reply(rep: bytes) -> Dict[str, Any]:
     raise ValueError(f"unknown reply kind {kind}")
 
 
-def check_checksum(reply: Dict[str, Any], ref: np.ndarray) -> str:
-    """'' when a checksum reply matches the reference tensor within TOLERANCE, else what differs."""
-    want = np.ascontiguousarray(ref[:, ::SUB, ::SUB]).reshape(-1)
+class Expected:
+    """What a checksum reply must match for one reference tensor, computed once (the load generator
+    checks every reply on the same cores the server runs on)."""
+
+    __slots__ = ("sub", "sum", "bound")
+
+    def __init__(self, ref: np.ndarray) -> None:
+        self.sub = np.ascontiguousarray(ref[:, ::SUB, ::SUB], dtype=np.float32).reshape(-1)
+        self.sum = float(ref.sum(dtype=np.float64))
+        self.bound = TOLERANCE * ref.size
+
+
+def check_checksum(reply: Dict[str, Any], ref: "np.ndarray | Expected") -> str:
+    """'' when a checksum reply matches the reference tensor (or its Expected) within TOLERANCE, else
+    what differs."""
+    want = ref if isinstance(ref, Expected) else Expected(ref)
     got = reply["sub"]
-    if got.shape != want.shape:
-        return f"checksum has {got.size} values, want {want.size}"
-    err = float(np.max(np.abs(got - want)))
+    if got.shape != want.sub.shape:
+        return f"checksum has {got.size} values, want {want.sub.size}"
+    err = float(np.max(np.abs(got - want.sub)))
     if not err <= TOLERANCE:
         return f"subsample differs by {err:.4g} > {TOLERANCE:.4g}"
-    bound = TOLERANCE * ref.size
-    d = abs(reply["sum"] - float(ref.sum(dtype=np.float64)))
-    if not d <= bound:
-        return f"tensor sum differs by {d:.4g} > {bound:.4g}"
+    d = abs(reply["sum"] - want.sum)
+    if not d <= want.bound:
+        return f"tensor sum differs by {d:.4g} > {want.bound:.4g}"
     return ""
 
 

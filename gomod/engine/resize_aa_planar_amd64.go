@@ -1,0 +1,110 @@
+//go:build goexperiment.simd && amd64
+
+package engine
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// aaPlanarJoin brings both lanes' first dwords to dwords 0 and 1.
+var aaPlanarJoin = [8]uint32{0, 4, 0, 0, 0, 0, 0, 0}
+
+// aaHPlanarRows is the planar horizontal pass of one or two source rows (h1 nil: one) into planar
+// rows, on AVX2 (see resize_aa_planar.go): the six channel rows of two source rows, each in its own
+// register, 8 taps per step zero-extended to int32 (VPMOVZXBD) and multiplied by the table's own
+// 32-bit weights (VPMULLD), so the sums are Pillow's at any table precision; five VPHADDD and one
+// lane fold reduce the six rows. Exactly the integers of aaHPlanar, which takes CPUs without AVX2
+// and rows whose 16-byte loads could run past the end of the array.
+// A 16-bit multiply-add version (two rows per register, one byte shuffle per 8 taps, 22-bit weights
+// split in hi/lo halves) drew the same share of perf samples in the same process (32.7% vs 33.8%,
+// 512² and 1080p eval transform) with more code and tables, so it was dropped.
+func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+	t := a.pl
+	n := len(a.cols)
+	one := h1 == nil
+	if one {
+		rb1 = rb0 // the second row's registers recompute the first's; their results are dropped
+	}
+	var r [6]int
+	ok := hasAVX2
+	for i := range r {
+		rb := rb0
+		if i >= 3 {
+			rb = rb1
+		}
+		r[i] = rb + a.minOff + (i%3)*a.strideC
+		if r[i] < 0 || r[i]+t.winEnd > len(src) {
+			ok = false
+		}
+	}
+	if !ok {
+		aaHPlanar(h0, src, rb0, a, p)
+		if !one {
+			aaHPlanar(h1, src, rb1, a, p)
+		}
+		return
+	}
+	h0 = h0[:3*n]
+	if one {
+		h1 = h0 // never written: see the stores below
+	}
+	h1 = h1[:3*n]
+	base := unsafe.Pointer(unsafe.SliceData(src))
+	p0, p1, p2 := unsafe.Add(base, r[0]), unsafe.Add(base, r[1]), unsafe.Add(base, r[2])
+	p3, p4, p5 := unsafe.Add(base, r[3]), unsafe.Add(base, r[4]), unsafe.Add(base, r[5])
+	half := archsimd.BroadcastInt32x8(1 << (t.shift - 1))
+	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
+	// the shift as a vector (VPSRAVD): the count-register form ShiftAllRight(t.shift) reloaded its count
+	// with a legacy-SSE MOVSD every column, a stall that made this kernel 2.5x slower than aaHPlanar
+	shift := archsimd.BroadcastInt32x8(int32(t.shift))
+	pack, join := archsimd.LoadInt8x32(&aaPlanarPack32), archsimd.LoadUint32x8(&aaPlanarJoin)
+	// byte stores through pointers: h0 and h1 hold 3n bytes (sliced above) and j < n
+	d0, d1 := unsafe.Pointer(unsafe.SliceData(h0)), unsafe.Pointer(unsafe.SliceData(h1))
+	px := func(pa unsafe.Pointer, off uintptr) archsimd.Int32x8 {
+		return archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(pa, off))).ExtendLo8ToUint32().AsInt32x8()
+	}
+	for j := range a.cols {
+		off := uintptr(a.cols[j].off)
+		cks := t.chunks[t.first[j]:t.first[j+1]]
+		var s0, s1, s2, s3, s4, s5 archsimd.Int32x8
+		for q := range cks {
+			w := archsimd.LoadInt32x8(&cks[q].w)
+			s0, s1, s2 = s0.Add(px(p0, off).Mul(w)), s1.Add(px(p1, off).Mul(w)), s2.Add(px(p2, off).Mul(w))
+			s3, s4, s5 = s3.Add(px(p3, off).Mul(w)), s4.Add(px(p4, off).Mul(w)), s5.Add(px(p5, off).Mul(w))
+			off += 8
+		}
+		// [r0c0 r0c1 r0c2 r1c0 | same] halves, then [r1c1 r1c2 r1c1 r1c2 | same] halves
+		g := s0.AddPairsGrouped(s1).AddPairsGrouped(s2.AddPairsGrouped(s3))
+		h := s4.AddPairsGrouped(s5)
+		h = h.AddPairsGrouped(h)
+		v := archsimd.Int32x8{}.SetLo(g.GetLo().Add(g.GetHi())).SetHi(h.GetLo().Add(h.GetHi()))
+		v = v.Add(half).ShiftRight(shift).Max(zero).Min(top)
+		// packed to one uint64 in registers: storing the vector and loading its lanes back stalled on
+		// the store (~25% of this kernel's perf samples, 512² eval transform)
+		u := v.AsUint8x32().PermuteOrZeroGrouped(pack).AsInt32x8().Permute(join).GetLo().AsUint64x2().GetElem(0)
+		*(*uint8)(unsafe.Add(d0, j)) = uint8(u)
+		*(*uint8)(unsafe.Add(d0, n+j)) = uint8(u >> 8)
+		*(*uint8)(unsafe.Add(d0, 2*n+j)) = uint8(u >> 16)
+		if !one {
+			*(*uint8)(unsafe.Add(d1, j)) = uint8(u >> 24)
+			*(*uint8)(unsafe.Add(d1, n+j)) = uint8(u >> 32)
+			*(*uint8)(unsafe.Add(d1, 2*n+j)) = uint8(u >> 40)
+		}
+	}
+}
+
+// aaPlanarPack32 moves the low byte of the low lane's four dwords to bytes 0-3 and of the high lane's
+// first two to its bytes 0-1: with aaPlanarJoin, the six results in one uint64 in row order.
+var aaPlanarPack32 = func() (s [32]int8) {
+	for i := range s {
+		s[i] = -128
+	}
+	for d := 0; d < 4; d++ {
+		s[d] = int8(4 * d)
+	}
+	for d := 0; d < 2; d++ {
+		s[16+d] = int8(4 * d)
+	}
+	return s
+}()

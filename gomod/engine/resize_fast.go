@@ -25,6 +25,11 @@ type fastPlan struct {
 	cmap   [3]int
 	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
 	winEnd int         // end of the furthest byte any group reads, relative like pairTap.off
+	// quadW and octEnd serve the AVX2 horizontal kernel (hresizeAVX2): per 4-column block the 16
+	// int16 weights in its VPMADDWD order (wLo, wHi of columns 0, 1, 0, 1, then 2, 3, 2, 3), and per
+	// 8-column block the relative end of its furthest 8-byte load.
+	quadW  []int16
+	octEnd []int32
 	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
 	// more, so caching horizontal rows buys nothing and fusedRow computes each output row in registers.
 	fused bool
@@ -81,6 +86,20 @@ func (f *fastPlan) buildGroups() {
 	}
 }
 
+// buildQuads fills quadW and octEnd for the columns in whole 8-column blocks.
+func (f *fastPlan) buildQuads() {
+	n := len(f.taps) / 8 * 8
+	f.quadW = make([]int16, 4*n)
+	f.octEnd = make([]int32, n/8)
+	for j := 0; j < n; j++ {
+		t := f.taps[j]
+		q := f.quadW[16*(j/4):]
+		at := 2*(j&1) + 8*(j&2>>1) // column k of the block: int32 lanes k&1 (+2) of 128-bit lane k>>1
+		q[at], q[at+1], q[at+4], q[at+5] = int16(t.wLo), int16(t.wHi), int16(t.wLo), int16(t.wHi)
+		f.octEnd[j/8] = max(f.octEnd[j/8], t.off+8)
+	}
+}
+
 // window returns the 128 bytes group g permutes: the source row itself, or for a compact group the
 // 8-byte reads at its column offsets gathered into buf. row must hold g.end bytes.
 func (g *pairGroup) window(row []uint8, buf *[windowBytes]uint8) *[windowBytes]uint8 {
@@ -125,6 +144,7 @@ func newFastPlan(p *Plan) *fastPlan {
 		f.taps[j].off -= int32(f.minOff)
 	}
 	f.buildGroups()
+	f.buildQuads()
 	for _, g := range f.groups {
 		f.winEnd = max(f.winEnd, int(g.end))
 	}

@@ -82,3 +82,35 @@ func TestHresizeAVX2EqualsScalar(t *testing.T) {
 		t.Fatalf("only %d random plans took the fast path (%d SIMD columns)", tested, simdCols)
 	}
 }
+
+// BenchmarkHresizeAVX2 times the horizontal pass of BenchmarkImagenet512's plan (512 source rows
+// -> 224 columns): hresizeAVX2 and hresizeScalar.
+func BenchmarkHresizeAVX2(b *testing.B) {
+	if !hasAVX2 {
+		b.Skip("CPU lacks AVX2")
+	}
+	p, err := NewPlan(imagenetSpec(0, 512, 512))
+	if err != nil || p.fast == nil {
+		b.Fatal("no fast plan", err)
+	}
+	src := make([]uint8, 512*512*3)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	d := make([]int16, 3*len(p.fast.taps))
+	for _, v := range []struct {
+		name string
+		run  func(rb int)
+	}{
+		{"avx2", func(rb int) { hresizeAVX2(d, src, rb, p.fast) }},
+		{"scalar", func(rb int) { hresizeScalar(d, src, rb, p.fast, 0, len(p.fast.taps)) }},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			for range b.N {
+				for r := 0; r < 512; r++ {
+					v.run(r * 512 * 3)
+				}
+			}
+		})
+	}
+}

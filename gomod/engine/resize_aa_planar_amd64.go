@@ -92,6 +92,7 @@ func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan
 			*(*uint8)(unsafe.Add(d1, 2*n+j)) = uint8(u >> 40)
 		}
 	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2 (resize_simd_amd64.go)
 }
 
 // aaPlanarPack32 moves the low byte of the low lane's four dwords to bytes 0-3 and of the high lane's

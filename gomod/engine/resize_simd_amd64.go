@@ -15,6 +15,16 @@ var (
 	hasVBMI = archsimd.X86.AVX512() && archsimd.X86.AVX512VBMI()
 )
 
+// Every kernel here ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
+// back to scalar code. The Go compiler emits legacy-SSE encodings for scalar floats, struct zeroing
+// and copies (MOVSS, MOVUPS X15), and does not yet insert VZEROUPPER itself; executing them while
+// the upper halves of the YMM registers are dirty cost a state transition each on this project's
+// AVX2 machine (AMD EPYC, Zen 3 family 25): vnormRow alone over one image's 672 rows took 125 us
+// without it and 38 us with it (same loop, same binary), BenchmarkImagenet512 328/317 -> 212/197
+// us/op and BenchmarkAntialiasTorch1080 2173/2312 -> 1613/1769 us/op (old and new binaries
+// alternated, two rounds). Earlier "a variable shift made this 5x slower" findings below were this
+// same stall: their count went through a legacy MOVSD.
+
 // hresizeRow is the fast horizontal pass, 16 columns at a time on AVX-512 VBMI (pairGroup.pairs),
 // narrowed to int16: the same integers as hresizeScalar, which handles the columns no group covers and
 // CPUs without VBMI.
@@ -117,6 +127,7 @@ func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
 		y.GetLo().Store((*[8]int16)(unsafe.Add(out, 2*n2)))
 		tp, qw, out = unsafe.Add(tp, 8*unsafe.Sizeof(pairTap{})), unsafe.Add(qw, 64), unsafe.Add(out, 16)
 	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 }
 
 // hShuf01 and hShuf2 are hresizeAVX2's per-lane byte shuffles of two 8-byte column loads (bytes 0-7
@@ -185,6 +196,7 @@ func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std floa
 		v := archsimd.LoadInt16x8Slice(s0[i:]).MulHigh(w0).Add(archsimd.LoadInt16x8Slice(s1[i:]).MulHigh(w1)).Add(two).ShiftAllRight(2)
 		v.ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[i:])
 	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 	if i < n {
 		vnormScalar(out[i:], s0[i:], s1[i:], b0, b1, lut)
 	}
@@ -233,6 +245,7 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])
 		pick(cm[2], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m2).Div(s2).StoreSlice(o2[j:])
 	}
+	archsimd.ClearAVXUpperBits()              // before scalar code: see hasAVX2
 	for j := 16 * len(f.groups); j < n; j++ { // the last columns, fewer than 16
 		p0, p1, p2 := pixD(src, rb0, f, j)
 		q0, q1, q2 := pixD(src, rb1, f, j)
@@ -383,6 +396,7 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 			d1[j], d1[n+j], d1[2*n+j] = uint8(out[4]), uint8(out[5]), uint8(out[6])
 		}
 	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 }
 
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
@@ -475,7 +489,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
 		}
 	}
-	if j < n { // the last n%4 columns
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	if j < n {                   // the last n%4 columns
 		for i := range h {
 			aaHScalar(h[i], src, rb[i], a, p, j, n)
 		}
@@ -565,5 +580,6 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, sp aaSplit, scale, 
 		}
 		acc.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
 	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 	aaVScalar(out, hs, po, wv, lut, x)
 }

@@ -33,6 +33,72 @@ type fastPlan struct {
 	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
 	// more, so caching horizontal rows buys nothing and fusedRow computes each output row in registers.
 	fused bool
+	// duos and duoEnd serve the AVX2 fused kernel (duoBlocks in resize_fast_amd64.go), built for fused
+	// plans whose column pairs (2j, 2j+1) each fit one 16-byte load: per pair its load offset, shuffles
+	// and weights; per 8-column block the relative end of its furthest 32-byte load. nil otherwise.
+	duos   []pairDuo
+	duoEnd []int32
+}
+
+// pairDuo is one pair of output columns (2k, 2k+1) of duoBlocks. One 16-byte load at off (relative,
+// like pairTap.off) holds both columns' pixels; a 128-bit lane holds that load from one source row,
+// the other lane the same bytes of the other row. sh01 lays out, per lane, the zero-extended (lower,
+// higher) pixel pairs as int16: channel 0 of both columns, then channel 1; sh2 those of channel 2, in
+// the lower four words for an even pair and the upper four for an odd one (so two pairs' results
+// merge with an OR). w holds the matching weights (wLo, wHi of both columns, twice, in both lanes), so
+// one VPMADDWD finishes two columns of two channels in both rows. 128 bytes: a power of two to step by.
+type pairDuo struct {
+	sh01, sh2 [32]int8
+	w         [16]int16
+	off       int32
+	_         [28]byte
+}
+
+// buildDuos fills duos and duoEnd for the columns in whole 8-column blocks, or leaves them nil when a
+// pair's pixels span more than 16 bytes (downscales beyond ~3.3x) or there is no whole block.
+func (f *fastPlan) buildDuos() {
+	nb := len(f.taps) / 8
+	if nb == 0 {
+		return
+	}
+	duos, ends := make([]pairDuo, 4*nb), make([]int32, nb)
+	for k := range duos {
+		a, b := f.taps[2*k], f.taps[2*k+1]
+		off := min(a.off, b.off)
+		ra, rb := int(a.off-off), int(b.off-off)
+		ha, hb := ra+3, rb+3
+		if a.wHi == 0 {
+			ha = ra // weight 0; keep the index inside the pixel the column really reads
+		}
+		if b.wHi == 0 {
+			hb = rb
+		}
+		if max(ha, hb)+3 > 16 {
+			return
+		}
+		d := &duos[k]
+		d.off = off
+		c2 := 0
+		if k%2 == 1 {
+			c2 = 4
+		}
+		for lane := 0; lane < 32; lane += 16 {
+			for i := 0; i < 16; i++ {
+				d.sh01[lane+i], d.sh2[lane+i] = -1, -1
+			}
+			for i, x := range [8]int{ra, ha, rb, hb, ra + 1, ha + 1, rb + 1, hb + 1} {
+				d.sh01[lane+2*i] = int8(x)
+			}
+			for i, x := range [4]int{ra + 2, ha + 2, rb + 2, hb + 2} {
+				d.sh2[lane+2*(c2+i)] = int8(x)
+			}
+		}
+		for i := 0; i < 16; i += 4 {
+			d.w[i], d.w[i+1], d.w[i+2], d.w[i+3] = int16(a.wLo), int16(a.wHi), int16(b.wLo), int16(b.wHi)
+		}
+		ends[k/4] = max(ends[k/4], off+32)
+	}
+	f.duos, f.duoEnd = duos, ends
 }
 
 // pairGroup describes 16 consecutive output columns and a 128-byte window holding their 32 source
@@ -156,6 +222,9 @@ func newFastPlan(p *Plan) *fastPlan {
 		}
 	}
 	f.fused = shared*10 < rows
+	if f.fused {
+		f.buildDuos()
+	}
 	copy(f.cmap[:], p.cmap)
 	return f
 }
@@ -214,7 +283,11 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
-	if f.fused {
+	if f.fused && f.duos != nil && duoEnabled() {
+		w.duoRow(p, b, base, o, r, b0, b1)
+		return
+	}
+	if f.fused && fusedEnabled() {
 		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 		if fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
 			return
@@ -234,6 +307,44 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 		nt := p.norm
 		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
 			&nt.lutF32[c])
+	}
+}
+
+// duoRow is fastRow on the AVX2 fused path: duoH computes the output row's vertically combined values
+// (OpenCV's, 0..255) of the three channels from its two source rows into a scratch row, normI16
+// normalises each into its plane. The scratch is row-cache slot 0, marked empty: fused plans do not
+// use the row cache.
+func (w *worker) duoRow(p *Plan, b *jobBufs, base, o, r int, b0, b1 int32) {
+	f := p.fast
+	n := len(f.taps)
+	d := w.hI16[0][:3*n]
+	w.keys[0] = -1
+	duoH(d, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
+	plane := p.OutH * p.OutW
+	nt := p.norm
+	for c := 0; c < 3; c++ {
+		sc := f.cmap[c] * n
+		normI16(b.outF32[o+c*plane:o+c*plane+n], d[sc:sc+n], nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+	}
+}
+
+// duoScalar writes duoH's values for columns [from, to): OpenCV's vertical step (vlinear) on the two
+// rows' horizontal values, per channel, d[c*n + j].
+func duoScalar(d []int16, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, from, to int) {
+	n := len(f.taps)
+	d = d[:3*n]
+	for j := from; j < to; j++ {
+		p0, p1, p2 := pixD(src, rb0, f, j)
+		q0, q1, q2 := pixD(src, rb1, f, j)
+		d[j], d[n+j], d[2*n+j] = int16(vlinear(b0, b1, p0, q0)), int16(vlinear(b0, b1, p1, q1)), int16(vlinear(b0, b1, p2, q2))
+	}
+}
+
+// normI16Scalar normalises values 0..255 through the table.
+func normI16Scalar(out []float32, v []int16, lut *[256]float32) {
+	v = v[:len(out)]
+	for i := range out {
+		out[i] = lut[uint8(v[i])]
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 	"unsafe"
@@ -146,5 +147,79 @@ func TestCompactGroupsEqualGeneral(t *testing.T) {
 		if string(a) != string(b) {
 			t.Fatalf("%v: compact groups differ from the general path (simd=%v)", size, simdEnabled)
 		}
+	}
+}
+
+// duoH must write exactly vlinear of hresizeScalar's values of its two rows, and normI16 the table's
+// values, for random fused plans: widths with tails of every length, flips, crops, BGR, row pairs
+// near the end of the array (the 32-byte loads of the last blocks must take duoScalar there).
+func TestDuoHEqualsScalar(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	tested, simdBlocks := 0, 0
+	for it := 0; it < 400; it++ {
+		h, w := 2+rng.Intn(40), 8+rng.Intn(400)
+		s := imagenetSpec(0, h, w)
+		oh, ow := 1+rng.Intn(max(1, h/2)), 1+rng.Intn(w/2+8)
+		s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W = oh, ow, oh, ow
+		s.Post = View{0, 0, 1, 1, oh, ow}
+		if rng.Intn(2) == 0 {
+			s.Post.X0, s.Post.SX = ow-1, -1
+		}
+		if rng.Intn(3) == 0 {
+			s.CMap = []int{2, 1, 0}
+		}
+		if cx := rng.Intn(w / 2); rng.Intn(3) == 0 {
+			s.Pre = View{0, cx, 1, 1, h, w - cx - rng.Intn(w/2-cx+1)}
+		}
+		start := 0
+		if rng.Intn(3) == 0 {
+			s.In.Strides[2], start = -3, (w-1)*3
+		}
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatalf("it %d: %v", it, err)
+		}
+		f := p.fast
+		if f == nil || !f.fused || f.duos == nil {
+			continue
+		}
+		n := len(f.taps)
+		src := make([]uint8, h*w*3) // the last row ends at the end of the array
+		for i := range src {
+			src[i] = uint8(rng.Intn(256))
+		}
+		a, h0, h1 := make([]int16, 3*n), make([]int16, 3*n), make([]int16, 3*n)
+		got, want := make([]float32, n), make([]float32, n)
+		for r := 0; r < len(p.rows.Off)/2; r++ {
+			b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
+			rb0, rb1 := start+p.rows.Off[2*r], start+p.rows.Off[2*r+1]
+			for i := range a {
+				a[i] = -1
+			}
+			duoH(a, src, rb0, rb1, f, b0, b1)
+			hresizeScalar(h0, src, rb0, f, 0, n)
+			hresizeScalar(h1, src, rb1, f, 0, n)
+			for i := range a {
+				if v := int16(vlinear(b0, b1, int32(h0[i]), int32(h1[i]))); a[i] != v {
+					t.Fatalf("it %d (w=%d ow=%d pre %+v post %+v) row %d: column %d channel %d: duoH %d, scalar %d",
+						it, w, ow, s.Pre, s.Post, r, i%n, i/n, a[i], v)
+				}
+			}
+			c := rng.Intn(3)
+			nt := p.norm
+			normI16(got, a[c*n:(c+1)*n], nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+			normI16Scalar(want, a[c*n:(c+1)*n], &nt.lutF32[c])
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("it %d: normI16 column %d: %v, table %v", it, i, got[i], want[i])
+				}
+			}
+		}
+		tested++
+		simdBlocks += len(f.duoEnd)
+	}
+	t.Logf("%d plans, %d duo blocks", tested, simdBlocks)
+	if tested < 100 || simdBlocks == 0 {
+		t.Fatalf("only %d random plans had duo blocks (%d blocks)", tested, simdBlocks)
 	}
 }

@@ -31,22 +31,36 @@ type fastPlan struct {
 	quadW  []int16
 	octEnd []int32
 	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
-	// more, so caching horizontal rows buys nothing and fusedRow computes each output row in registers.
+	// more, so caching horizontal rows buys nothing and fusedRow (AVX-512 VBMI) or duoRow (AVX2)
+	// computes each output row in registers.
 	fused bool
 	// duos and duoEnd serve the AVX2 fused kernel (duoBlocks in resize_fast_amd64.go), built for fused
 	// plans whose column pairs (2j, 2j+1) each fit one 16-byte load: per pair its load offset, shuffles
 	// and weights; per 8-column block the relative end of its furthest 32-byte load. nil otherwise.
 	duos   []pairDuo
 	duoEnd []int32
+	// duoNorm is, per source channel k, the normalisation of the output plane that reads it (cmap is
+	// a permutation wherever duos is set).
+	duoNorm [3]duoChan
 }
 
-// pairDuo is one pair of output columns (2k, 2k+1) of duoBlocks. One 16-byte load at off (relative,
-// like pairTap.off) holds both columns' pixels; a 128-bit lane holds that load from one source row,
-// the other lane the same bytes of the other row. sh01 lays out, per lane, the zero-extended (lower,
-// higher) pixel pairs as int16: channel 0 of both columns, then channel 1; sh2 those of channel 2, in
-// the lower four words for an even pair and the upper four for an odd one (so two pairs' results
-// merge with an OR). w holds the matching weights (wLo, wHi of both columns, twice, in both lanes), so
-// one VPMADDWD finishes two columns of two channels in both rows. 128 bytes: a power of two to step by.
+// duoChan is the normalisation of one source channel on the duo path: normTables' per-channel
+// constants of the output plane it goes to, its table and the plane.
+type duoChan struct {
+	scale, mean, std float32
+	lut              *[256]float32
+	plane            int
+}
+
+// pairDuo is one pair of output columns (2k, 2k+1), a and b, of duoBlocks. One 16-byte load at off
+// (relative, like pairTap.off) holds both columns' pixels; a 128-bit lane holds that load from one
+// source row, the other lane the same bytes of the other row. sh01 lays out, per lane, the
+// zero-extended (lower, higher) pixel pairs as int16 of channels 0 and 1 of a, then of b; sh2 those of
+// channel 2 of a and b in int32 lanes 0 and 2 (pairs 0 and 1 of a block) or 1 and 3 (pairs 2 and 3),
+// so that two pairs' results merge with an OR. w holds the matching weights (wLo, wHi of a twice, then
+// of b twice, in both lanes), so one VPMADDWD finishes two columns of two channels in both rows. The
+// int16 packing of these sums leaves each channel's values of a block where one AND or shift per
+// channel takes them out in column order (see duoBlocks). 128 bytes: a power of two to step by.
 type pairDuo struct {
 	sh01, sh2 [32]int8
 	w         [16]int16
@@ -78,23 +92,23 @@ func (f *fastPlan) buildDuos() {
 		}
 		d := &duos[k]
 		d.off = off
-		c2 := 0
-		if k%2 == 1 {
-			c2 = 4
+		c2 := 0 // int32 lane of column a's channel 2; b's is two further
+		if k%4 >= 2 {
+			c2 = 1
 		}
 		for lane := 0; lane < 32; lane += 16 {
 			for i := 0; i < 16; i++ {
 				d.sh01[lane+i], d.sh2[lane+i] = -1, -1
 			}
-			for i, x := range [8]int{ra, ha, rb, hb, ra + 1, ha + 1, rb + 1, hb + 1} {
+			for i, x := range [8]int{ra, ha, ra + 1, ha + 1, rb, hb, rb + 1, hb + 1} {
 				d.sh01[lane+2*i] = int8(x)
 			}
-			for i, x := range [4]int{ra + 2, ha + 2, rb + 2, hb + 2} {
-				d.sh2[lane+2*(c2+i)] = int8(x)
-			}
+			d.sh2[lane+4*c2], d.sh2[lane+4*c2+2] = int8(ra+2), int8(ha+2)
+			d.sh2[lane+4*c2+8], d.sh2[lane+4*c2+10] = int8(rb+2), int8(hb+2)
 		}
-		for i := 0; i < 16; i += 4 {
-			d.w[i], d.w[i+1], d.w[i+2], d.w[i+3] = int16(a.wLo), int16(a.wHi), int16(b.wLo), int16(b.wHi)
+		for i := 0; i < 16; i += 8 {
+			d.w[i], d.w[i+1], d.w[i+2], d.w[i+3] = int16(a.wLo), int16(a.wHi), int16(a.wLo), int16(a.wHi)
+			d.w[i+4], d.w[i+5], d.w[i+6], d.w[i+7] = int16(b.wLo), int16(b.wHi), int16(b.wLo), int16(b.wHi)
 		}
 		ends[k/4] = max(ends[k/4], off+32)
 	}
@@ -226,6 +240,14 @@ func newFastPlan(p *Plan) *fastPlan {
 		f.buildDuos()
 	}
 	copy(f.cmap[:], p.cmap)
+	perm := f.cmap[0] != f.cmap[1] && f.cmap[0] != f.cmap[2] && f.cmap[1] != f.cmap[2]
+	if !perm {
+		f.duos, f.duoEnd = nil, nil // duoBlocks writes each source channel to one plane
+	}
+	nt := p.norm
+	for c, k := range f.cmap {
+		f.duoNorm[k] = duoChan{nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c], c}
+	}
 	return f
 }
 
@@ -310,41 +332,29 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	}
 }
 
-// duoRow is fastRow on the AVX2 fused path: duoH computes the output row's vertically combined values
-// (OpenCV's, 0..255) of the three channels from its two source rows into a scratch row, normI16
-// normalises each into its plane. The scratch is row-cache slot 0, marked empty: fused plans do not
-// use the row cache.
+// duoRow is fastRow on the AVX2 fused path (duoH): each source channel's plane row is written whole.
 func (w *worker) duoRow(p *Plan, b *jobBufs, base, o, r int, b0, b1 int32) {
 	f := p.fast
 	n := len(f.taps)
-	d := w.hI16[0][:3*n]
-	w.keys[0] = -1
-	duoH(d, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
 	plane := p.OutH * p.OutW
-	nt := p.norm
-	for c := 0; c < 3; c++ {
-		sc := f.cmap[c] * n
-		normI16(b.outF32[o+c*plane:o+c*plane+n], d[sc:sc+n], nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+	var out [3][]float32 // per source channel
+	for k := range out {
+		at := o + f.duoNorm[k].plane*plane
+		out[k] = b.outF32[at : at+n]
 	}
+	duoH(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
 }
 
-// duoScalar writes duoH's values for columns [from, to): OpenCV's vertical step (vlinear) on the two
-// rows' horizontal values, per channel, d[c*n + j].
-func duoScalar(d []int16, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, from, to int) {
+// duoScalar computes duoH's columns [from, to): OpenCV's vertical step (vlinear) on the two rows'
+// horizontal values (pixD), through each channel's normalisation table.
+func duoScalar(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, from, to int) {
 	n := len(f.taps)
-	d = d[:3*n]
+	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
+	l0, l1, l2 := f.duoNorm[0].lut, f.duoNorm[1].lut, f.duoNorm[2].lut
 	for j := from; j < to; j++ {
 		p0, p1, p2 := pixD(src, rb0, f, j)
 		q0, q1, q2 := pixD(src, rb1, f, j)
-		d[j], d[n+j], d[2*n+j] = int16(vlinear(b0, b1, p0, q0)), int16(vlinear(b0, b1, p1, q1)), int16(vlinear(b0, b1, p2, q2))
-	}
-}
-
-// normI16Scalar normalises values 0..255 through the table.
-func normI16Scalar(out []float32, v []int16, lut *[256]float32) {
-	v = v[:len(out)]
-	for i := range out {
-		out[i] = lut[uint8(v[i])]
+		o0[j], o1[j], o2[j] = l0[uint8(vlinear(b0, b1, p0, q0))], l1[uint8(vlinear(b0, b1, p1, q1))], l2[uint8(vlinear(b0, b1, p2, q2))]
 	}
 }
 

@@ -13,22 +13,23 @@ func duoEnabled() bool { return hasAVX2 && !hasVBMI }
 // fusedEnabled reports whether fusedRow can run (it checks the rest itself).
 func fusedEnabled() bool { return hasVBMI }
 
-// duoH computes duoRow's scratch row: duoBlocks over the runs of 8-column blocks whose loads stay
-// inside the array in both rows, duoScalar for the other blocks and the last n%8 columns. Exactly
-// vlinear on hresizeScalar's values of the two rows (TestDuoHEqualsScalar).
-func duoH(d []int16, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
+// duoH computes one output row of a fused plan from its two source rows, straight into each source
+// channel's plane row out[k]: duoBlocks over the runs of 8-column blocks whose loads stay inside the
+// array in both rows, duoScalar for the other blocks and the last n%8 columns. Exactly the general
+// path's values (TestDuoHEqualsScalar, TestFusedDownscaleEqualsGeneral).
+func duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
 	n := len(f.taps)
-	d = d[:3*n]
+	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
 	r0, r1 := rb0+f.minOff, rb1+f.minOff
 	lim := min(len(src)-r0, len(src)-r1) // the nearer array end, relative to both rows
 	base := unsafe.Pointer(unsafe.SliceData(src))
 	p0, p1 := unsafe.Add(base, r0), unsafe.Add(base, r1)
-	out := unsafe.Pointer(unsafe.SliceData(d))
+	q := [3]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(o0)), unsafe.Pointer(unsafe.SliceData(o1)), unsafe.Pointer(unsafe.SliceData(o2))}
 	duos := unsafe.Pointer(unsafe.SliceData(f.duos))
 	ends := f.duoEnd
 	for b := 0; b < len(ends); {
 		if int(ends[b]) > lim {
-			duoScalar(d, src, rb0, rb1, f, b0, b1, 8*b, 8*b+8)
+			duoScalar(out, src, rb0, rb1, f, b0, b1, 8*b, 8*b+8)
 			b++
 			continue
 		}
@@ -36,24 +37,43 @@ func duoH(d []int16, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
 		for e < len(ends) && int(ends[e]) <= lim {
 			e++
 		}
-		duoBlocks(p0, p1, unsafe.Add(duos, 4*b*int(unsafe.Sizeof(pairDuo{}))), unsafe.Add(out, 16*b), e-b, uintptr(2*n), b0, b1)
+		at := [3]unsafe.Pointer{unsafe.Add(q[0], 32*b), unsafe.Add(q[1], 32*b), unsafe.Add(q[2], 32*b)}
+		duoBlocks(p0, p1, unsafe.Add(duos, 4*b*int(unsafe.Sizeof(pairDuo{}))), &at, e-b, b0, b1, &f.duoNorm)
 		b = e
 	}
 	if done := 8 * len(ends); done < n {
-		duoScalar(d, src, rb0, rb1, f, b0, b1, done, n)
+		duoScalar(out, src, rb0, rb1, f, b0, b1, done, n)
 	}
 }
 
-// duoBlocks runs nb 8-column blocks of duoH from rows p0 and p1, pairs from dp, values to out
-// (channel 0; a channel's row is n2 bytes). Per pair one 32-byte load of row 0 (its upper half
-// replaced) and a 16-byte insert of row 1 put the two rows in the two lanes; two VPSHUFB and two
-// VPMADDWD give OpenCV's horizontal sums of two columns, three channels, both rows. Shifted right by
-// 4 and packed to int16 (exact: <= 32640), each row's lane is multiplied by its vertical weight
-// (VPMULHW, as vnormRow), the lanes added, rounded (+2, >>2) and put in column order (VPERMD).
-func duoBlocks(p0, p1, dp, out unsafe.Pointer, nb int, n2 uintptr, b0, b1 int32) {
+// duoBlocks runs nb 8-column blocks of duoH from rows p0 and p1, pairs from dp, floats to the planes
+// at out[k] (source channel k). Per pair one 32-byte load of row 0 (its upper half replaced) and a
+// 16-byte insert of row 1 put the two rows in the two lanes; two VPSHUFB and two VPMADDWD give
+// OpenCV's horizontal sums of two columns, three channels, both rows (pairDuo). Shifted right by 4 and
+// packed to int16 (exact: <= 32640), each row's lane is multiplied by its vertical weight (VPMULHW, as
+// vnormRow), the rows' lanes added and rounded (+2, >>2). The packing leaves int32 lanes holding
+// (channel 0, channel 1) of columns 0..7 in order, so channel 0 is an AND away and channel 1 a shift,
+// and (channel 2 of column j, of column j+4), taken out by a per-lane shift (0 or 16) and an AND; each
+// is normalised with one IEEE instruction per step, which equals the table duoScalar reads bit for
+// bit (as in vnormRow).
+// BenchmarkImagenet512 on the AVX2-only EPYC (binaries alternated in one run, medians of 5-7 rounds,
+// shared 2-core machine, so absolute numbers drift between runs): hresizeAVX2 + vnormRow 199 us/op,
+// this kernel with a second normalisation pass over an int16 row 146, normalising in the loop (with
+// VPERMD and VPMOVSXWD to order and widen the values) 131 then 126, the AND/shift layout 106 then 101
+// (the old path 181 and 183 in those runs). The loop is bound by instruction throughput, not by the
+// divisions: replacing them by multiplies changed little (132 vs 124 us for the rows alone), and a
+// corrected reciprocal (two FMAs, exact for all 256 inputs) was no faster.
+// The pair layout needs each pair's pixels in 16 bytes (pairDuo), as 512 -> 224 has; stronger
+// downscales keep hresizeAVX2 and vnormRow.
+func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1 int32, ns *[3]duoChan) {
 	wb := archsimd.BroadcastInt16x16(int16(b0)).Select128FromPair(0, 2, archsimd.BroadcastInt16x16(int16(b1)))
-	two, two8 := archsimd.BroadcastInt16x16(2), archsimd.BroadcastInt16x8(2)
-	perm := archsimd.LoadUint32x8(&duoPerm)
+	two := archsimd.BroadcastInt16x16(2)
+	low := archsimd.BroadcastUint32x8(0xffff)
+	sh := archsimd.LoadUint32x8(&duoShift)
+	vs := archsimd.BroadcastFloat32x8(ns[0].scale)
+	m0, m1, m2 := archsimd.BroadcastFloat32x8(ns[0].mean), archsimd.BroadcastFloat32x8(ns[1].mean), archsimd.BroadcastFloat32x8(ns[2].mean)
+	d0, d1, d2 := archsimd.BroadcastFloat32x8(ns[0].std), archsimd.BroadcastFloat32x8(ns[1].std), archsimd.BroadcastFloat32x8(ns[2].std)
+	q0, q1, q2 := out[0], out[1], out[2]
 	for ; nb > 0; nb-- {
 		d := (*[4]pairDuo)(dp)
 		pair := func(k int) (a, c archsimd.Int32x8) {
@@ -70,43 +90,21 @@ func duoBlocks(p0, p1, dp, out unsafe.Pointer, nb int, n2 uintptr, b0, b1 int32)
 		a2, c2 := pair(2)
 		a3, c3 := pair(3)
 		y := a2.ShiftAllRight(4).SaturateToInt16ConcatGrouped(a3.ShiftAllRight(4)).MulHigh(wb)
-		z := c0.Or(c1).ShiftAllRight(4).SaturateToInt16ConcatGrouped(c2.Or(c3).ShiftAllRight(4)).MulHigh(wb)
-		s := x.Select128FromPair(0, 2, y).Add(x.Select128FromPair(1, 3, y)).Add(two).ShiftAllRight(2)
-		s = s.AsInt32x8().Permute(perm).AsInt16x16()
-		s.GetLo().Store((*[8]int16)(out))
-		s.GetHi().Store((*[8]int16)(unsafe.Add(out, n2)))
-		z.GetLo().Add(z.GetHi()).Add(two8).ShiftAllRight(2).Store((*[8]int16)(unsafe.Add(out, 2*n2)))
-		dp, out = unsafe.Add(dp, 4*unsafe.Sizeof(pairDuo{})), unsafe.Add(out, 16)
+		z := c0.Or(c2).ShiftAllRight(4).SaturateToInt16ConcatGrouped(c1.Or(c3).ShiftAllRight(4)).MulHigh(wb)
+		// Int32x8's shift, not Uint32x8's (the same here: the values are below 2^15): Go 1.26 compiles
+		// Uint32x8.ShiftAllRight(16) as a shift by register, its count set with a legacy-SSE MOVQ inside
+		// the loop (see hasAVX2), which made BenchmarkImagenet512 ~6x slower
+		s := x.Select128FromPair(0, 2, y).Add(x.Select128FromPair(1, 3, y)).Add(two).ShiftAllRight(2).AsUint32x8()
+		t := z.Add(z.Select128FromPair(1, 0, z)).Add(two).ShiftAllRight(2).AsUint32x8().ShiftRight(sh).And(low)
+		s.And(low).AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m0).Div(d0).Store((*[8]float32)(q0))
+		s.AsInt32x8().ShiftAllRight(16).ConvertToFloat32().Mul(vs).Sub(m1).Div(d1).Store((*[8]float32)(q1))
+		t.AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m2).Div(d2).Store((*[8]float32)(q2))
+		dp = unsafe.Add(dp, 4*unsafe.Sizeof(pairDuo{}))
+		q0, q1, q2 = unsafe.Add(q0, 32), unsafe.Add(q1, 32), unsafe.Add(q2, 32)
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 }
 
-// duoPerm: after the lanes are added, int16 pairs (dwords) hold channel 0 of columns (0,1), channel 1
-// of (0,1), channel 0 of (2,3), ...; this puts channel 0's in the lower and channel 1's in the upper half.
-var duoPerm = [8]uint32{0, 2, 4, 6, 1, 3, 5, 7}
-
-// normI16 normalises one plane row of values 0..255 (duoRow's scratch) with one IEEE instruction per
-// step, which equals the table normI16Scalar reads bit for bit (as in vnormRow).
-func normI16(out []float32, v []int16, scale, mean, std float32, lut *[256]float32) {
-	n := len(out)
-	v = v[:n]
-	if nb := n / 8; hasAVX2 && nb > 0 {
-		normBlocks(unsafe.Pointer(unsafe.SliceData(out)), unsafe.Pointer(unsafe.SliceData(v)), nb, scale, mean, std)
-	}
-	if done := n / 8 * 8; done < n || !hasAVX2 {
-		if !hasAVX2 {
-			done = 0
-		}
-		normI16Scalar(out[done:], v[done:], lut)
-	}
-}
-
-// normBlocks is normI16's loop over nb blocks of 8 values, pointers stepping (see byteBlocks).
-func normBlocks(out, in unsafe.Pointer, nb int, scale, mean, std float32) {
-	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
-	for ; nb > 0; nb-- {
-		archsimd.LoadInt16x8((*[8]int16)(in)).ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(out))
-		in, out = unsafe.Add(in, 16), unsafe.Add(out, 32)
-	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
-}
+// duoShift: channel 2's int16 values of columns 0..3 are the low halves of the lower lane's int32s,
+// those of columns 4..7 the high halves of the upper lane's (both lanes hold the same words).
+var duoShift = [8]uint32{0, 0, 0, 0, 16, 16, 16, 16}

@@ -150,9 +150,9 @@ func TestCompactGroupsEqualGeneral(t *testing.T) {
 	}
 }
 
-// duoH must write exactly vlinear of hresizeScalar's values of its two rows, and normI16 the table's
-// values, for random fused plans: widths with tails of every length, flips, crops, BGR, row pairs
-// near the end of the array (the 32-byte loads of the last blocks must take duoScalar there).
+// duoH must write exactly the table values of vlinear on hresizeScalar's values of its two rows, for
+// random fused plans: widths with tails of every length, flips, crops, BGR, row pairs near the end of
+// the array (the 32-byte loads of the last blocks must take duoScalar there).
 func TestDuoHEqualsScalar(t *testing.T) {
 	rng := rand.New(rand.NewSource(13))
 	tested, simdBlocks := 0, 0
@@ -188,30 +188,29 @@ func TestDuoHEqualsScalar(t *testing.T) {
 		for i := range src {
 			src[i] = uint8(rng.Intn(256))
 		}
-		a, h0, h1 := make([]int16, 3*n), make([]int16, 3*n), make([]int16, 3*n)
-		got, want := make([]float32, n), make([]float32, n)
+		h0, h1 := make([]int16, 3*n), make([]int16, 3*n)
+		var out [3][]float32
+		for k := range out {
+			out[k] = make([]float32, n)
+		}
 		for r := 0; r < len(p.rows.Off)/2; r++ {
 			b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
 			rb0, rb1 := start+p.rows.Off[2*r], start+p.rows.Off[2*r+1]
-			for i := range a {
-				a[i] = -1
-			}
-			duoH(a, src, rb0, rb1, f, b0, b1)
-			hresizeScalar(h0, src, rb0, f, 0, n)
-			hresizeScalar(h1, src, rb1, f, 0, n)
-			for i := range a {
-				if v := int16(vlinear(b0, b1, int32(h0[i]), int32(h1[i]))); a[i] != v {
-					t.Fatalf("it %d (w=%d ow=%d pre %+v post %+v) row %d: column %d channel %d: duoH %d, scalar %d",
-						it, w, ow, s.Pre, s.Post, r, i%n, i/n, a[i], v)
+			for k := range out {
+				for i := range out[k] {
+					out[k][i] = -1
 				}
 			}
-			c := rng.Intn(3)
-			nt := p.norm
-			normI16(got, a[c*n:(c+1)*n], nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
-			normI16Scalar(want, a[c*n:(c+1)*n], &nt.lutF32[c])
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("it %d: normI16 column %d: %v, table %v", it, i, got[i], want[i])
+			duoH(&out, src, rb0, rb1, f, b0, b1)
+			hresizeScalar(h0, src, rb0, f, 0, n)
+			hresizeScalar(h1, src, rb1, f, 0, n)
+			for i := 0; i < 3*n; i++ {
+				k, j := i/n, i%n
+				c := f.duoNorm[k].plane
+				want := p.norm.lutF32[c][uint8(vlinear(b0, b1, int32(h0[i]), int32(h1[i])))]
+				if p.cmap[c] != k || math.Float32bits(out[k][j]) != math.Float32bits(want) {
+					t.Fatalf("it %d (w=%d ow=%d pre %+v post %+v) row %d: column %d channel %d (plane %d): duoH %v, scalar %v",
+						it, w, ow, s.Pre, s.Post, r, j, k, c, out[k][j], want)
 				}
 			}
 		}
@@ -221,5 +220,33 @@ func TestDuoHEqualsScalar(t *testing.T) {
 	t.Logf("%d plans, %d duo blocks", tested, simdBlocks)
 	if tested < 100 || simdBlocks == 0 {
 		t.Fatalf("only %d random plans had duo blocks (%d blocks)", tested, simdBlocks)
+	}
+}
+
+// A channel map that repeats a source channel keeps fused plans off duoH (it writes each source
+// channel to one plane) and still equals the general path.
+func TestDuoDeclinesRepeatedChannel(t *testing.T) {
+	forceThreads(t)
+	s := imagenetSpec(0, 480, 520)
+	s.CMap = []int{1, 1, 0}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.fast == nil || !p.fast.fused || p.fast.duos != nil {
+		t.Fatalf("fast=%v: not the plan under test", p.fast != nil)
+	}
+	s.CMap = []int{1, 2, 0}
+	if q, _ := NewPlan(s); q.fast.duos == nil {
+		t.Fatal("a permuted channel map should take duoH")
+	}
+	src := make([]uint8, 480*520*3)
+	for i := range src {
+		src[i] = uint8(i * 13)
+	}
+	general := *p
+	general.fast = nil
+	if string(runGuarded(t, p, unsafe.Pointer(&src[0]), 2)) != string(runGuarded(t, &general, unsafe.Pointer(&src[0]), 1)) {
+		t.Fatal("fast path differs from the general path")
 	}
 }

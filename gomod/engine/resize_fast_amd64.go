@@ -19,6 +19,10 @@ func fusedEnabled() bool { return hasVBMI }
 // path's values (TestDuoHEqualsScalar, TestFusedDownscaleEqualsGeneral).
 func duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
 	n := len(f.taps)
+	if !hasAVX2 {
+		duoScalar(out, src, rb0, rb1, f, b0, b1, 0, n)
+		return
+	}
 	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
 	r0, r1 := rb0+f.minOff, rb1+f.minOff
 	lim := min(len(src)-r0, len(src)-r1) // the nearer array end, relative to both rows
@@ -53,7 +57,7 @@ func duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int3
 // packed to int16 (exact: <= 32640), each row's lane is multiplied by its vertical weight (VPMULHW, as
 // vnormRow), the rows' lanes added and rounded (+2, >>2). The packing leaves int32 lanes holding
 // (channel 0, channel 1) of columns 0..7 in order, so channel 0 is an AND away and channel 1 a shift,
-// and (channel 2 of column j, of column j+4), taken out by a per-lane shift (0 or 16) and an AND; each
+// and (channel 2 of column j, of column j+4), taken out by a multiply-add with (1, 0) or (0, 1); each
 // is normalised with one IEEE instruction per step, which equals the table duoScalar reads bit for
 // bit (as in vnormRow).
 // BenchmarkImagenet512 on the AVX2-only EPYC (binaries alternated in one run, medians of 5-7 rounds,
@@ -69,12 +73,15 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 	wb := archsimd.BroadcastInt16x16(int16(b0)).Select128FromPair(0, 2, archsimd.BroadcastInt16x16(int16(b1)))
 	two := archsimd.BroadcastInt16x16(2)
 	low := archsimd.BroadcastUint32x8(0xffff)
-	sh := archsimd.LoadUint32x8(&duoShift)
+	sel := archsimd.LoadInt16x16(&duoSel)
 	vs := archsimd.BroadcastFloat32x8(ns[0].scale)
 	m0, m1, m2 := archsimd.BroadcastFloat32x8(ns[0].mean), archsimd.BroadcastFloat32x8(ns[1].mean), archsimd.BroadcastFloat32x8(ns[2].mean)
 	d0, d1, d2 := archsimd.BroadcastFloat32x8(ns[0].std), archsimd.BroadcastFloat32x8(ns[1].std), archsimd.BroadcastFloat32x8(ns[2].std)
-	q0, q1, q2 := out[0], out[1], out[2]
-	for ; nb > 0; nb-- {
+	// one output pointer and the planes' distances from it, and a pointer compare ending the loop:
+	// fewer instructions per block (the loop is bound by their throughput)
+	q0 := out[0]
+	e1, e2 := uintptr(out[1])-uintptr(q0), uintptr(out[2])-uintptr(q0)
+	for end := unsafe.Add(dp, uintptr(nb)*4*unsafe.Sizeof(pairDuo{})); dp != end; {
 		d := (*[4]pairDuo)(dp)
 		pair := func(k int) (a, c archsimd.Int32x8) {
 			o := uintptr(d[k].off)
@@ -95,16 +102,16 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 		// Uint32x8.ShiftAllRight(16) as a shift by register, its count set with a legacy-SSE MOVQ inside
 		// the loop (see hasAVX2), which made BenchmarkImagenet512 ~6x slower
 		s := x.Select128FromPair(0, 2, y).Add(x.Select128FromPair(1, 3, y)).Add(two).ShiftAllRight(2).AsUint32x8()
-		t := z.Add(z.Select128FromPair(1, 0, z)).Add(two).ShiftAllRight(2).AsUint32x8().ShiftRight(sh).And(low)
+		t := z.Add(z.Select128FromPair(1, 0, z)).Add(two).ShiftAllRight(2).DotProductPairs(sel)
 		s.And(low).AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m0).Div(d0).Store((*[8]float32)(q0))
-		s.AsInt32x8().ShiftAllRight(16).ConvertToFloat32().Mul(vs).Sub(m1).Div(d1).Store((*[8]float32)(q1))
-		t.AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m2).Div(d2).Store((*[8]float32)(q2))
-		dp = unsafe.Add(dp, 4*unsafe.Sizeof(pairDuo{}))
-		q0, q1, q2 = unsafe.Add(q0, 32), unsafe.Add(q1, 32), unsafe.Add(q2, 32)
+		s.AsInt32x8().ShiftAllRight(16).ConvertToFloat32().Mul(vs).Sub(m1).Div(d1).Store((*[8]float32)(unsafe.Add(q0, e1)))
+		t.ConvertToFloat32().Mul(vs).Sub(m2).Div(d2).Store((*[8]float32)(unsafe.Add(q0, e2)))
+		dp, q0 = unsafe.Add(dp, 4*unsafe.Sizeof(pairDuo{})), unsafe.Add(q0, 32)
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 }
 
-// duoShift: channel 2's int16 values of columns 0..3 are the low halves of the lower lane's int32s,
-// those of columns 4..7 the high halves of the upper lane's (both lanes hold the same words).
-var duoShift = [8]uint32{0, 0, 0, 0, 16, 16, 16, 16}
+// duoSel: channel 2's int16 values of columns 0..3 are the low halves of the lower lane's int32s,
+// those of columns 4..7 the high halves of the upper lane's (both lanes hold the same words); one
+// VPMADDWD with these (1, 0) and (0, 1) pairs takes each out (instead of a VPSRLVD and an AND).
+var duoSel = [16]int16{1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1}

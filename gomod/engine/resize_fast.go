@@ -39,6 +39,7 @@ type fastPlan struct {
 	// and weights; per 8-column block the relative end of its furthest 32-byte load. nil otherwise.
 	duos   []pairDuo
 	duoEnd []int32
+	duoMax int32 // the largest duoEnd
 	// duoNorm is, per source channel k, the normalisation of the output plane that reads it (cmap is
 	// a permutation wherever duos is set).
 	duoNorm [3]duoChan
@@ -113,6 +114,9 @@ func (f *fastPlan) buildDuos() {
 		ends[k/4] = max(ends[k/4], off+32)
 	}
 	f.duos, f.duoEnd = duos, ends
+	for _, e := range ends {
+		f.duoMax = max(f.duoMax, e)
+	}
 }
 
 // pairGroup describes 16 consecutive output columns and a 128-byte window holding their 32 source

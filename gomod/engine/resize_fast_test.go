@@ -90,6 +90,7 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	for i := range src {
 		src[i] = uint8(rng.Intn(256))
 	}
+	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 without VBMI they take duoRow)
 	for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}} {
 		for _, flip := range []bool{false, true} {
 			s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
@@ -105,6 +106,9 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 			if p.fast == nil || !p.fast.fused {
 				t.Fatalf("%v: not on the fused path", size)
 			}
+			if p.fast.duos != nil {
+				duo++
+			}
 			general := *p
 			general.fast = nil
 			a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
@@ -113,6 +117,9 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 				t.Fatalf("%v flip=%v: fused path differs from the general path (simd=%v)", size, flip, simdEnabled)
 			}
 		}
+	}
+	if duo == 0 {
+		t.Fatal("no plan had duoBlocks' column pairs")
 	}
 }
 

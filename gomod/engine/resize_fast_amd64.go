@@ -83,7 +83,7 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 	two := archsimd.BroadcastInt16x16(2)
 	low := archsimd.BroadcastUint32x8(0xffff)
 	sel := archsimd.LoadInt16x16(&duoSel)
-	vs := archsimd.BroadcastFloat32x8(ns[0].scale)
+	vs := archsimd.BroadcastFloat32x8(ns[0].scale) // one scale for every channel (normTables)
 	m0, m1, m2 := archsimd.BroadcastFloat32x8(ns[0].mean), archsimd.BroadcastFloat32x8(ns[1].mean), archsimd.BroadcastFloat32x8(ns[2].mean)
 	d0, d1, d2 := archsimd.BroadcastFloat32x8(ns[0].std), archsimd.BroadcastFloat32x8(ns[1].std), archsimd.BroadcastFloat32x8(ns[2].std)
 	// one output pointer and the planes' distances from it, and a pointer compare ending the loop:

@@ -63,6 +63,35 @@ func splitOf(ws []int32) aaSplit {
 	return aaSplit{sh: uint8(sh), lo0: true}
 }
 
+// colShift is the split of one column's horizontal weights (the SIMD horizontal pass, aaHRows4): the
+// smallest sh at which every rounded quotient hi = (w + 2^(sh-1)) >> sh fits int16, leaving
+// lo = w - hi*2^sh in [-2^(sh-1), 2^(sh-1)). The pass sums p*hi (one VPMADDWD per tap pair) and adds
+// the low halves' sum only for a column whose result it could change (aaCol.thr); small, centred low
+// halves make that rare: sh is 4 for most columns of the 1080p -> 224 downscale (the border columns'
+// larger weights need 5), and 0.4% (bilinear) / 2% (bicubic) of the columns take the second pass on
+// the test source, where one shift for the whole table, rounded down, needed 4% / 19%.
+// PyTorch's weights are multiples of 2^(22-p), so lo is 0 for every sh <= 22-p (aaPlan.hs.lo0).
+func colShift(ws []int32) uint8 {
+	for sh := uint8(0); ; sh++ {
+		fits := true
+		for _, w := range ws {
+			if hi, _ := colHalves(w, sh); int32(hi) != (w+(1<<sh>>1))>>sh {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			return sh
+		}
+	}
+}
+
+// colHalves splits w at sh with a rounded high half: w = hi*2^sh + lo, |lo| <= 2^(sh-1).
+func colHalves(w int32, sh uint8) (hi, lo int16) {
+	h := (w + (1 << sh >> 1)) >> sh
+	return int16(h), int16(w - h<<sh)
+}
+
 // hi and lo are w's halves under the split.
 func (s aaSplit) halves(w int32) (hi, lo int16) {
 	return int16(w >> s.sh), int16(w & (1<<s.sh - 1))
@@ -75,12 +104,17 @@ type aaCol struct {
 	cnt int32 // live taps
 	w   int32 // index of the column's first tap in the plan's cols.Taps (for the pure-Go kernel)
 	ch  int32 // index of the column's first 4-tap chunk in aaPlan.chunks
+	// The column's split (colShift) and the bounds of its low halves' sum L = sum(p*lo): with
+	// 0 <= p <= 255, L lies in [lmin, lmin+width], lmin = 255*sum(lo < 0), width = 255*sum(|lo|).
+	// aaHRows4 computes A = mul*sum(p*hi) + base, base = 2^21 + lmin; Pillow's result
+	// (A + L - lmin) >> 22 equals A >> 22 whenever A mod 2^22 < thr = 2^22 - width.
+	mul, base, thr int32
 }
 
 // aaChunk holds the SIMD weights of 4 taps of one column, as the two (tap, tap+1) pairs of each
 // channel laid out for VPMADDWD: [w0 w1 w0 w1 w0 w1 0 0] (taps 0, 1) and the same for taps 2, 3,
 // repeated in both 128-bit lanes (the lanes carry two different source rows). hi and lo are the
-// split weight's halves.
+// split weight's halves (colHalves at the column's shift).
 type aaChunk struct {
 	hiA, hiB, loA, loB [16]int16
 }
@@ -128,7 +162,15 @@ func newAAPlan(p *Plan) *aaPlan {
 		if first || o0 < a.minOff {
 			a.minOff, first = o0, false
 		}
-		a.cols[j] = aaCol{off: int32(o0), cnt: int32(cnt), w: int32(j * k), ch: int32(len(a.chunks))}
+		sh := colShift(ct.WI[j*k : j*k+cnt])
+		var lmin, width int64
+		for t := 0; t < cnt; t++ {
+			_, lo := colHalves(ct.WI[j*k+t], sh)
+			width += 255 * int64(max(lo, -lo))
+			lmin += 255 * int64(min(lo, 0))
+		}
+		a.cols[j] = aaCol{off: int32(o0), cnt: int32(cnt), w: int32(j * k), ch: int32(len(a.chunks)),
+			mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin), thr: int32(max(1<<pilPrecisionBits-width, 0))}
 		for c := 0; c < cnt; c += 4 {
 			var ck aaChunk
 			for q := 0; q < 4; q++ {
@@ -136,7 +178,7 @@ func newAAPlan(p *Plan) *aaPlan {
 				if c+q < cnt {
 					w = ct.WI[j*k+c+q]
 				}
-				hi, lo := a.hs.halves(w)
+				hi, lo := colHalves(w, sh)
 				dst := [2]*[16]int16{&ck.hiA, &ck.hiB}
 				dlo := [2]*[16]int16{&ck.loA, &ck.loB}
 				for lane := 0; lane < 2; lane++ {

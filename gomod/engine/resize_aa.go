@@ -275,9 +275,11 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	wv := rows.Taps.WI[r*k : r*k+kk]
+	var vh aaVHead
+	w.aaVW, vh = aaVPairs(w.aaVW, wv) // once for the three planes
 	nt := p.norm
 	for c := 0; c < 3; c++ {
-		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, a.vs, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, w.aaVW, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
 }
 
@@ -370,4 +372,49 @@ func aaVScalar(out []float32, hs [][]uint8, po int, wv []int32, lut *[256]float3
 		}
 		out[x] = lut[clampU8(acc>>pilPrecisionBits)]
 	}
+}
+
+// aaVMaxPairs is the longest vertical window, in tap pairs, that aaVRow's VPMADDWD loop takes.
+const aaVMaxPairs = 64
+
+// aaVHead is the split of one output row's vertical weights (colShift, as for a horizontal column):
+// mul = 2^sh, lo0 when no weight has a low half, and the bounds of the low halves' sum (aaCol).
+type aaVHead struct {
+	mul, base, thr int32
+	lo0            bool
+}
+
+// aaVPairs lays out one output row's vertical weights wv for aaVRow (into buf's storage), split at
+// the row's colShift: for each tap pair (2i, 2i+1; an odd last tap pairs with weight 0), the high
+// halves (hi0, hi1) as int16 in one int32, eight times (a broadcast VPMADDWD operand), then the low
+// halves the same way. Empty when the window is longer than aaVMaxPairs pairs.
+func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
+	np := (len(wv) + 1) / 2
+	if np > aaVMaxPairs {
+		return buf[:0], aaVHead{}
+	}
+	if cap(buf) < 16*np {
+		buf = make([]int32, 16*aaVMaxPairs)
+	}
+	buf = buf[:16*np]
+	sh := colShift(wv)
+	var lmin, width int64
+	for i := 0; i < np; i++ {
+		w0, w1 := wv[2*i], int32(0)
+		if 2*i+1 < len(wv) {
+			w1 = wv[2*i+1]
+		}
+		h0, l0 := colHalves(w0, sh)
+		h1, l1 := colHalves(w1, sh)
+		for _, l := range [2]int16{l0, l1} {
+			width += 255 * int64(max(l, -l))
+			lmin += 255 * int64(min(l, 0))
+		}
+		hi, lo := int32(uint16(h0))|int32(uint16(h1))<<16, int32(uint16(l0))|int32(uint16(l1))<<16
+		for q := 0; q < 8; q++ {
+			buf[16*i+q], buf[16*i+8+q] = hi, lo
+		}
+	}
+	return buf, aaVHead{mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin),
+		thr: int32(max(1<<pilPrecisionBits-width, 0)), lo0: width == 0}
 }

@@ -27,7 +27,7 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 		}},
 		{"wide", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 37, 37, 37 }},
 		// ~100 (bilinear) and ~200 (bicubic) vertical taps: the paired VPMADDWD vertical pass and,
-		// past aaVPairBuf, the VPMULLD one
+		// past aaVMaxPairs, the VPMULLD one
 		{"tall window", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 2, 2, 2 }},
 		{"strong", func(s *Spec) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 20, 9, 20, 9, 20, 9, 8
@@ -293,4 +293,63 @@ func TestAAColShift(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The SIMD vertical pass (aaVRow with aaVPairs' weights) gives exactly aaVScalar's floats over the
+// output rows of random specs (both filters, both weight tables, windows up to past aaVMaxPairs)
+// and random rows with runs of 0 and 255. With SIMD, the same check with the low-half test switched
+// off (aaVHead.thr = 2^22) must fail on some spec.
+func TestAAVRowEqualScalarRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	caught := 0
+	for it := 0; it < 150; it++ {
+		s := randomAASpec(rng)
+		if it%10 == 0 { // tall windows: the VPMULLD loop
+			s.Resize.H, s.Canvas.H, s.Post.H = 1, 1, 1
+		}
+		p, err := NewPlan(s)
+		if err != nil || p.aa == nil {
+			t.Fatalf("spec %d: %v", it, err)
+		}
+		n := p.OutW
+		k := p.rows.Taps.K
+		hs := make([][]uint8, k)
+		for i := range hs {
+			hs[i] = make([]uint8, 3*n+16)
+			for j := range hs[i] {
+				hs[i][j] = uint8(rng.Intn(256))
+				if rng.Intn(4) == 0 {
+					hs[i][j] = uint8(255 * rng.Intn(2))
+				}
+			}
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		lut := &p.norm.lutF32[1]
+		var pw []int32
+		var broken bool
+		for r := range p.rows.Taps.Cnt {
+			kk := int(p.rows.Taps.Cnt[r])
+			wv := p.rows.Taps.WI[r*k : r*k+kk]
+			var vh aaVHead
+			pw, vh = aaVPairs(pw, wv)
+			po := rng.Intn(3) * n
+			aaVScalar(want, hs[:kk], po, wv, lut, 0)
+			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
+			for x := range got {
+				if got[x] != want[x] {
+					t.Fatalf("spec %d %+v row %d col %d: %v, want %v (simd=%v)", it, s.Resize, r, x, got[x], want[x], simdEnabled)
+				}
+			}
+			vh.thr = 1 << pilPrecisionBits
+			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
+			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
+		}
+		if broken {
+			caught++
+		}
+	}
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
+		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
+	}
+	t.Logf("%d of 150 specs caught with the low-half test off", caught)
 }

@@ -12,17 +12,19 @@ import (
 // The horizontal pass writes planar rows (one plane per channel) into the worker's row cache; the
 // vertical pass and the normalisation then run over contiguous plane rows straight into the CHW output.
 // With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once (two
-// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each 22-bit weight w is split
-// as w = hi*2^11 + lo (0 <= lo < 2^11), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's
-// 32-bit sums: sum(p*w) = 2^11*sum(p*hi) + sum(p*lo). The vertical pass uses the same split on pairs
-// of rows. Rows are computed in groups of four; a group an output row leaves short is filled with rows
-// the next output row reads (aaLookahead).
-// The split is the price of Pillow-exact results: it needs twice the multiply-adds of torchvision's
-// uint8 kernel, which rounds its weights to 16 bits (results within 1 of Pillow). A 16-bit variant here
-// would break the exact-Pillow contract that from_torchvision / from_timm keep on PIL images (1e-5
-// after normalisation, tests/test_transforms.py), and this path is the one PIL images take.
-// antialias="torch" tables (PyTorch's int16 weights) split without a low half (aaSplit): one
-// multiply-add per tap pair, the same count as torchvision's kernel and the same numbers.
+// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each column's (and each
+// output row's, for the vertical pass) weights w are split as w = hi*2^sh + lo with hi in int16 and a
+// small centred lo (colShift), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's 32-bit
+// sums: sum(p*w) = 2^sh*sum(p*hi) + sum(p*lo). The kernels sum the high halves first (one multiply-add
+// per tap pair, the count of torchvision's uint8 kernel) and add the low halves' sum only where the
+// bound 0 <= p <= 255 leaves the rounded result in doubt (aaCol.thr, aaVHead): a few percent of the
+// columns and vertical blocks. Rows are computed in groups of four; a group an output row leaves
+// short is filled with rows the next output row reads (aaLookahead).
+// Exactness is the contract: torchvision's kernel rounds its weights to 16 bits (results within 1 of
+// Pillow); from_torchvision / from_timm keep exact Pillow results on PIL images (1e-5 after
+// normalisation, tests/test_transforms.py), and this path is the one PIL images take.
+// antialias="torch" tables (PyTorch's int16 weights) have no low halves at all (aaSplit.lo0): the
+// same count of multiply-adds as torchvision's kernel and the same numbers.
 // Measured side by side (1 thread, thread CPU time, shared 2-core EPYC, load average ~3, 1080p -> 224
 // + flip + normalize, median of 12 rounds): this path 2.57 ms bilinear / 4.35 ms bicubic, torchvision v2
 // on a uint8 tensor 3.08 / 4.00 ms (1.20x / 0.92x). Against the previous kernels (two rows per step,

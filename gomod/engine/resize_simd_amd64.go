@@ -534,7 +534,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	n := len(out)
 	ok := hasAVX2
 	for _, h := range hs {
-		ok = ok && len(h) >= po+n+16 // the 16-byte loads below (the rows have 16 spare bytes: worker.prepare)
+		ok = ok && len(h) > po && cap(h) >= po+n+16 // the 16-byte loads below (16 spare bytes of capacity: worker.prepare)
 	}
 	if !ok {
 		aaVScalar(out, hs, po, wv, lut, 0)

@@ -31,23 +31,24 @@ import (
 // per-column byte stores, VPMULLD vertical), Go benchmark binaries old vs new in one run:
 // BenchmarkAntialias1080 ~1.7x, BenchmarkAntialiasCubic1080 ~1.45x faster.
 
-// aaSplit is how a table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. Pillow's 22-bit
-// weights need sh = 11 and both halves (two VPMADDWD per tap pair). PyTorch's uint8 weights
-// (torchU8Taps: int16 values at precision p stored as w_p << (22-p)) are multiples of 2^(22-p) whose
-// quotients fit int16, so sh = 22-p leaves lo = 0 everywhere (lo0) and one VPMADDWD per tap pair gives
-// the same sums: the numbers torchvision's uint8 kernel computes, with its number of multiply-adds.
-// Measured side by side (Python, 1 thread, thread CPU time, median of 12 rounds, shared 2-core EPYC,
-// load average 2-3, 1080p -> 224 + flip + normalize), two runs: antialias="torch" 2.36 / 2.38 ms
-// bilinear, 3.11 / 4.04 ms bicubic; antialias=True 2.71 / 2.80, 4.23 / 4.66; torchvision v2 on a uint8
-// tensor 3.13 / 3.18, 3.74 / 4.22 (equal outputs to the last bit for "torch").
+// aaSplit is how a whole table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. The
+// kernels split per column and per output row (colShift); what they take from aaSplit is lo0.
+// PyTorch's uint8 weights (torchU8Taps: int16 values at precision p stored as w_p << (22-p)) are
+// multiples of 2^(22-p) whose quotients fit int16, so lo = 0 everywhere (lo0) and one VPMADDWD per
+// tap pair gives the same sums: the numbers torchvision's uint8 kernel computes, with its number of
+// multiply-adds. Pillow's 22-bit weights have low halves (splitOf gives sh = 11).
+// Measured side by side before the per-column splits (Python, 1 thread, thread CPU time, median of 12
+// rounds, shared 2-core EPYC, load average 2-3, 1080p -> 224 + flip + normalize), two runs:
+// antialias="torch" 2.36 / 2.38 ms bilinear, 3.11 / 4.04 ms bicubic; antialias=True 2.71 / 2.80,
+// 4.23 / 4.66; torchvision v2 on a uint8 tensor 3.13 / 3.18, 3.74 / 4.22 (equal outputs to the last
+// bit for "torch"). With them see aaHRows4 and aaVRow.
 type aaSplit struct {
 	sh  uint8
 	lo0 bool
 }
 
 // splitOf derives a table's split: the largest sh such that every weight is a multiple of 2^sh with
-// w>>sh in int16 (lo0), else Pillow's sh = 11 (|w| < 2^22, so both halves fit int16). The SIMD split
-// kernels shift by the constant 11 (a variable count was ~5x slower): without lo0, sh is always 11.
+// w>>sh in int16 (lo0), else Pillow's sh = 11 (|w| < 2^22, so both halves fit int16).
 func splitOf(ws []int32) aaSplit {
 	var or int32
 	for _, w := range ws {

@@ -427,7 +427,11 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	for i := range h {
 		q[i] = unsafe.Pointer(unsafe.SliceData(h[i]))
 	}
-	shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
+	// The four columns' sums go through memory (res): values kept in registers across the next
+	// column's loop made the compiler reload five spilled registers in every chunk step. res and the
+	// closure are zeroed (legacy-SSE MOVUPS) before any vector register is dirty: the shuffles are
+	// loaded per column, not captured.
+	var res [8]archsimd.Int32x8
 	cols := a.cols
 	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
 	p0, p1, p2, p3 := ps[0], ps[1], ps[2], ps[3]
@@ -435,6 +439,7 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
 		var hi, lo, hi2, lo2 archsimd.Int32x8
 		mul := archsimd.BroadcastInt32x8(c.mul) // the column's 2^sh (colShift)
+		shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
 		off := uintptr(c.off)
 		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
 		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
@@ -490,9 +495,6 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 		}
 		return hi.ShiftAllRight(pilPrecisionBits), hi2.ShiftAllRight(pilPrecisionBits)
 	}
-	// The four columns' sums go through memory (res): values kept in registers across the next
-	// column's loop made the compiler reload five spilled registers in every chunk step.
-	var res [8]archsimd.Int32x8
 	j := 0
 	for ; j+4 <= n; j += 4 {
 		c := cols[j : j+4 : j+4]

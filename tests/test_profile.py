@@ -292,3 +292,25 @@ def test_hook_reaches_existing_thread_states(profiling):
     prof_pipe(img)
     assert seen == [prof_pipe.__qualname__] * 3
     assert goprep.stats()[prof_pipe.__qualname__]["calls"] == 5
+
+
+def test_device_output_calls_are_recorded(profiling):
+    # output="device" takes the untimed engine call, whose engine fields Python writes into the row.
+    import goprep.testing as gt
+
+    @goprep.pipeline(device="cuda", output="device")
+    def to_dev(img):
+        return goprep.normalize(goprep.resize(img, 32), mean=0.5, std=0.5)
+
+    gt.simulate_gpu(True)
+    try:
+        gt.reset_gpu()
+        for _ in range(3):
+            to_dev(_img(40, 40))
+        r = goprep.stats()[to_dev.__qualname__]
+        assert r["calls"] == 3 and r["devices"] == {"cpu": 0, "cuda": 3}
+        assert r["engine_s"] > 0 and r["gil_wait_s"] == 0 and r["gpu_s"] == r["engine_s"]
+        assert r["engine_s"] + r["python_s"] == pytest.approx(r["total_s"], rel=1e-9)
+    finally:
+        gt.reset_gpu()
+        gt.simulate_gpu(False)

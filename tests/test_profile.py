@@ -207,9 +207,9 @@ def test_rows_wrap_and_layout(profiling):
     # every call is still counted once, with its engine fields (written in place by the engine).
     from goprep import _profile
 
-    cols, devs = _profile.layout()
+    cols, devs, stride = _profile.layout()
     assert {"start", "finish", "device"} <= set(cols) and devs[0] == "cpu"
-    assert max(cols.values()) < _profile.WIDTH
+    assert max(cols.values()) < stride
     img = _img(8, 8)
     n = _profile.ROWS + 123
     for _ in range(n):
@@ -228,12 +228,89 @@ def test_tracing_hook_sees_each_call(profiling):
     from goprep import _profile
 
     seen = []
-    _profile.hook = lambda *a: seen.append(a)
+    _profile.set_hook(lambda *a: seen.append(a))
     try:
         prof_pipe(_img())
         goprep.flip(_img())
     finally:
-        _profile.hook = None
+        _profile.set_hook(None)
     assert [s[0] for s in seen] == [prof_pipe.__qualname__, "flip"]
     for name, t0, total, eng, gil, ran in seen:
         assert total > 0 and 0 < eng <= total and 0 <= gil <= total - eng and ran == "cpu"
+
+
+def test_fold_arithmetic_on_known_rows():
+    # The aggregation on hand-made rows: engine = finish - start, GIL wait = resumed - finish, the
+    # rest is Python; a row whose engine fields predate its call (no timed engine call) counts as CPU
+    # with no engine time; a finish reading past the resume is clamped; one id for the block or
+    # a column of ids give the same entries.
+    from goprep import _profile
+
+    cols, devs, stride = _profile.layout()
+    a, b = _profile.name_id("fold_a"), _profile.name_id("fold_b")
+    # name, t0, resumed, t1, start, finish, device
+    rows = [
+        (a, 1000, 1700, 1900, 1100, 1600, 0),  # engine 500, gil 100, python 300
+        (a, 2000, 2500, 2600, 1500, 1550, 0),  # stale engine fields (start < t0): no engine time
+        (a, 3000, 3400, 3500, 3100, 3450, 0),  # finish after resumed: clamped, gil 0, engine 300
+        (b, 4000, 4300, 4400, 4100, 4200, devs.index("cuda")),  # a GPU call: engine 100 is gpu_s
+    ]
+    erows = np.zeros((len(rows), stride), np.int64)
+    for k, r in enumerate(rows):
+        erows[k, cols["start"]], erows[k, cols["finish"]], erows[k, cols["device"]] = r[4:]
+    col = lambda j: np.array([r[j] for r in rows], np.int64)  # noqa: E731
+    agg = {}
+    _profile._fold(agg, col(0), col(1), col(2), col(3), erows)
+    ea, eb = agg["fold_a"], agg["fold_b"]
+    assert (ea.calls, ea.total, ea.engine, ea.gil, ea.gpu) == (3, 900 + 600 + 500, 500 + 300, 100, 0)
+    assert ea.devices() == {"cpu": 3} and sorted(ea.samples.tolist()) == [500, 600, 900]
+    assert (eb.calls, eb.total, eb.engine, eb.gil, eb.gpu) == (1, 400, 100, 100, 100)
+    assert eb.devices() == {"cpu": 0, "cuda": 1}
+    one = {}
+    _profile._fold(one, a, col(1)[:3], col(2)[:3], col(3)[:3], erows[:3])
+    e1 = one["fold_a"]
+    assert (e1.calls, e1.total, e1.engine, e1.gil, e1.buckets) == (ea.calls, ea.total, ea.engine, ea.gil, ea.buckets)
+
+
+def test_hook_reaches_existing_thread_states(profiling):
+    # set_hook tells every thread's state (its commit threshold), including one created before it.
+    from goprep import _profile
+
+    img = _img(16, 16)
+    prof_pipe(img)  # this thread's state exists now
+    st = _profile.state()
+    assert st.last == _profile.ROWS - 1
+    seen = []
+    _profile.set_hook(lambda *a: seen.append(a[0]))
+    try:
+        assert st.last == -1
+        for _ in range(3):
+            prof_pipe(img)
+    finally:
+        _profile.set_hook(None)
+    assert st.last == _profile.ROWS - 1
+    prof_pipe(img)
+    assert seen == [prof_pipe.__qualname__] * 3
+    assert goprep.stats()[prof_pipe.__qualname__]["calls"] == 5
+
+
+def test_device_output_calls_are_recorded(profiling):
+    # output="device" takes the untimed engine call, whose engine fields Python writes into the row.
+    import goprep.testing as gt
+
+    @goprep.pipeline(device="cuda", output="device")
+    def to_dev(img):
+        return goprep.normalize(goprep.resize(img, 32), mean=0.5, std=0.5)
+
+    gt.simulate_gpu(True)
+    try:
+        gt.reset_gpu()
+        for _ in range(3):
+            to_dev(_img(40, 40))
+        r = goprep.stats()[to_dev.__qualname__]
+        assert r["calls"] == 3 and r["devices"] == {"cpu": 0, "cuda": 3}
+        assert r["engine_s"] > 0 and r["gil_wait_s"] == 0 and r["gpu_s"] == r["engine_s"]
+        assert r["engine_s"] + r["python_s"] == pytest.approx(r["total_s"], rel=1e-9)
+    finally:
+        gt.reset_gpu()
+        gt.simulate_gpu(False)

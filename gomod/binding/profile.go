@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"strconv"
 	"strings"
 	"unsafe" // also for go:linkname
 
@@ -13,13 +14,16 @@ import (
 // the GIL again, so the difference is the measured GIL wait of that call. The unprofiled entry points
 // do not read the clock at all.
 //
-// A record is a row of int64s in a per-thread buffer Python preallocates (python/goprep/_profile.py);
-// the engine writes its fields in place instead of returning them through gopy, so a profiled call
-// builds no Python objects for them (the "<backend> <ns>" string this returned before had to be
-// built, returned and parsed per call). The row's layout is ProfileLayout: Python reads the field offsets from it, so the two
-// sides share one definition, and fields can be added here without touching the call path.
+// A record is a row of a per-thread buffer Python preallocates (python/goprep/_profile.py): the
+// caller passes the buffer's address and the row's index, and the engine writes its fields into that
+// row in place instead of returning them through gopy, so a profiled call builds no Python objects
+// for them (the "<backend> <ns>" string this returned before had to be built, returned and parsed per
+// call), and Python does no address arithmetic per call (passing the row index costs the C wrapper
+// one more integer; computing base + 8*stride*row on Python ints cost more, measured ~30 ns). The
+// row's layout is ProfileLayout: Python reads the field offsets and the row stride from it, so the
+// two sides share one definition, and fields can be added here without touching the call path.
 
-// Offsets (in int64s) of the fields the engine writes, from the address Python passes as rec.
+// Offsets (in int64s) of the fields the engine writes in its row.
 const (
 	recStart     = iota // CLOCK_MONOTONIC ns when the engine was entered
 	recFinish           // CLOCK_MONOTONIC ns when the engine finished
@@ -31,13 +35,18 @@ const (
 	recFields // how many fields the engine owns
 )
 
+// recStride is the row stride in int64s: one 64-byte cache line, with room for more fields.
+const recStride = 8
+
+var _ [recStride - recFields]struct{} // compile-time check: the fields fit a row
+
 // profileDevices names the backends a record's device field indexes (engine.Result.Ran values).
 var profileDevices = []string{"cpu", "cuda"}
 
-// ProfileLayout describes the engine's part of a profile record: "field,field,...;device,device,...",
-// fields in offset order.
+// ProfileLayout describes the engine's rows: "field,field,...;device,device,...;stride", fields in
+// offset order, stride in int64s.
 func ProfileLayout() string {
-	return "start,finish,device,gpu_copy_ns,gpu_kernel_ns;" + strings.Join(profileDevices, ",")
+	return "start,finish,device,gpu_copy_ns,gpu_kernel_ns;" + strings.Join(profileDevices, ",") + ";" + strconv.Itoa(recStride)
 }
 
 // nanotime is the Go runtime's CLOCK_MONOTONIC reading (vDSO clock_gettime on Linux, ~20 ns). The
@@ -52,12 +61,13 @@ func nanotime() int64
 // MonotonicNs is the engine's clock, for the cross-check against time.perf_counter_ns.
 func MonotonicNs() int64 { return nanotime() }
 
-// record is the engine's part of the profile record at address rec (0: none), which the caller keeps
-// alive for the call (a row of the calling thread's buffer, outside Go's heap).
-func record(rec int64) *[recFields]int64 {
-	if rec == 0 {
+// record is row `row` of the profile buffer at address buf (0, or a negative row: none), which the
+// caller keeps alive for the call (the calling thread's buffer, outside Go's heap, holding the row).
+func record(buf, row int64) *[recFields]int64 {
+	if buf == 0 || row < 0 {
 		return nil
 	}
+	rec := buf + 8*recStride*row
 	// Reinterpret the integer's bits as a pointer, as readArrayData does: the buffer is C memory.
 	return *(**[recFields]int64)(unsafe.Pointer(&rec))
 }
@@ -79,20 +89,20 @@ func finish(r *[recFields]int64, start int64, ran string, gt engine.GPUTimes) {
 	r[recGPUCopy], r[recGPUKernel] = gt.CopyNs, gt.KernelNs
 }
 
-// RunTimed is Run that also fills the profile record at rec.
-func RunTimed(h, src, out, rec int64) (int64, error) {
+// RunTimed is Run that also fills row `row` of the profile buffer at buf.
+func RunTimed(h, src, out, buf, row int64) (int64, error) {
 	start := nanotime()
 	_, err := Run(h, src, out)
-	finish(record(rec), start, "cpu", engine.GPUTimes{})
+	finish(record(buf, row), start, "cpu", engine.GPUTimes{})
 	return 0, err
 }
 
-// ExecuteTimed is Execute into a host output (out != 0) that also fills the profile record at rec
-// with the entry and finish times, the backend that ran and, when the GPU ran, the device time of its
+// ExecuteTimed is Execute into a host output (out != 0) that also fills row `row` of the profile
+// buffer at buf with the entry and finish times, the backend that ran and, when the GPU ran, the device time of its
 // copies and kernels (engine.GPUTimes), so the profiler can split gpu_s.
-func ExecuteTimed(desc, count, out int64, device string, devSrc bool, stream, wait, rec int64) (int64, error) {
+func ExecuteTimed(desc, count, out int64, device string, devSrc bool, stream, wait, buf, row int64) (int64, error) {
 	start := nanotime()
 	_, ran, gt, err := execute(desc, count, out, device, devSrc, stream, wait, true)
-	finish(record(rec), start, ran, gt)
+	finish(record(buf, row), start, ran, gt)
 	return 0, err
 }

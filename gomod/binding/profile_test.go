@@ -2,6 +2,7 @@ package binding
 
 import (
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,34 +23,57 @@ func TestMonotonicNsAdvancesWithTime(t *testing.T) {
 func TestTimedEntryPointsFillTheRecord(t *testing.T) {
 	// On the heap, which Go never moves (a stack array can move when the stack grows, and its address
 	// passed as an integer would then point at the old copy); Python's buffers are C memory.
-	rec := new([recFields + 1]int64)
-	defer runtime.KeepAlive(rec)
-	rec[recFields] = -7 // a guard: the engine writes only its own fields
-	addr := int64(uintptr(unsafePointer(&rec[0])))
+	const rows = 3
+	buf := new([rows * recStride]int64)
+	defer runtime.KeepAlive(buf)
+	for i := range buf {
+		buf[i] = -7 // guards: the engine writes only its own fields of the row it was given
+	}
+	addr := int64(uintptr(unsafePointer(&buf[0])))
+	rec := buf[recStride : 2*recStride] // row 1
+	guards := func() bool {
+		for i, v := range buf {
+			if row, f := i/recStride, i%recStride; (row != 1 || f >= recFields) && v != -7 {
+				return false
+			}
+		}
+		return true
+	}
 	before := MonotonicNs()
-	if _, err := RunTimed(987654, 0, 0, addr); err == nil {
+	if _, err := RunTimed(987654, 0, 0, addr, 1); err == nil {
 		t.Fatal("unknown plan handle must fail")
 	}
-	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 {
-		t.Fatalf("RunTimed record %v: finish not within [%d, now] or device not cpu", rec, before)
+	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 ||
+		rec[recGPUCopy] != 0 || !guards() {
+		t.Fatalf("RunTimed record %v: finish not within [%d, now], device not cpu, or another field written", buf, before)
 	}
 	rec[recDevice] = 5
 	before = MonotonicNs()
-	if _, err := ExecuteTimed(0, 1, 1, "cpu", false, -1, -1, addr); err == nil {
+	if _, err := ExecuteTimed(0, 1, 1, "cpu", false, -1, -1, addr, 1); err == nil {
 		t.Fatal("a missing job table must fail")
 	}
-	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 ||
-		rec[recFields] != -7 {
-		t.Fatalf("ExecuteTimed record %v", rec)
+	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 || !guards() {
+		t.Fatalf("ExecuteTimed record %v", buf)
 	}
-	if _, err := RunTimed(987654, 0, 0, 0); err == nil { // no record: nothing written, still an error
+	saved := *buf
+	if _, err := RunTimed(987654, 0, 0, 0, 1); err == nil { // no buffer: nothing written, still an error
 		t.Fatal("unknown plan handle must fail")
+	}
+	if _, err := RunTimed(987654, 0, 0, addr, -1); err == nil { // no row: nothing written
+		t.Fatal("unknown plan handle must fail")
+	}
+	if *buf != saved {
+		t.Fatal("a call without a record wrote into the buffer")
 	}
 }
 
 func TestProfileLayoutMatchesOffsets(t *testing.T) {
-	fields, devs, ok := strings.Cut(ProfileLayout(), ";")
-	if !ok || len(strings.Split(fields, ",")) != recFields || strings.Split(fields, ",")[recFinish] != "finish" ||
+	parts := strings.Split(ProfileLayout(), ";")
+	if len(parts) != 3 || parts[2] != strconv.Itoa(recStride) {
+		t.Fatalf("ProfileLayout %q: want fields;devices;%d", ProfileLayout(), recStride)
+	}
+	fields, devs := parts[0], parts[1]
+	if len(strings.Split(fields, ",")) != recFields || strings.Split(fields, ",")[recFinish] != "finish" ||
 		strings.Split(fields, ",")[recStart] != "start" ||
 		strings.Split(fields, ",")[recDevice] != "device" || strings.Split(devs, ",")[0] != "cpu" {
 		t.Fatalf("ProfileLayout %q does not match the record offsets", ProfileLayout())

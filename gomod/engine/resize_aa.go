@@ -12,40 +12,47 @@ import (
 // The horizontal pass writes planar rows (one plane per channel) into the worker's row cache; the
 // vertical pass and the normalisation then run over contiguous plane rows straight into the CHW output.
 // With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once (two
-// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each 22-bit weight w is split
-// as w = hi*2^11 + lo (0 <= lo < 2^11), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's
-// 32-bit sums: sum(p*w) = 2^11*sum(p*hi) + sum(p*lo). The vertical pass uses the same split on pairs
-// of rows. Rows are computed in groups of four; a group an output row leaves short is filled with rows
-// the next output row reads (aaLookahead).
-// The split is the price of Pillow-exact results: it needs twice the multiply-adds of torchvision's
-// uint8 kernel, which rounds its weights to 16 bits (results within 1 of Pillow). A 16-bit variant here
-// would break the exact-Pillow contract that from_torchvision / from_timm keep on PIL images (1e-5
-// after normalisation, tests/test_transforms.py), and this path is the one PIL images take.
-// antialias="torch" tables (PyTorch's int16 weights) split without a low half (aaSplit): one
-// multiply-add per tap pair, the same count as torchvision's kernel and the same numbers.
+// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each column's (and each
+// output row's, for the vertical pass) weights w are split as w = hi*2^sh + lo with hi in int16 and a
+// small centred lo (colShift), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's 32-bit
+// sums: sum(p*w) = 2^sh*sum(p*hi) + sum(p*lo). The kernels sum the high halves first (one multiply-add
+// per tap pair, the count of torchvision's uint8 kernel) and add the low halves' sum only where the
+// bound 0 <= p <= 255 leaves the rounded result in doubt (aaCol.thr, aaVHead): a few percent of the
+// columns and vertical blocks. Rows are computed in groups of four; a group an output row leaves
+// short is filled with rows the next output row reads (aaLookahead).
+// Exactness is the contract: torchvision's kernel rounds its weights to 16 bits (results within 1 of
+// Pillow); from_torchvision / from_timm keep exact Pillow results on PIL images (1e-5 after
+// normalisation, tests/test_transforms.py), and this path is the one PIL images take.
+// antialias="torch" tables (PyTorch's int16 weights) have no low halves at all (aaSplit.lo0): the
+// same count of multiply-adds as torchvision's kernel and the same numbers.
 // Measured side by side (1 thread, thread CPU time, shared 2-core EPYC, load average ~3, 1080p -> 224
 // + flip + normalize, median of 12 rounds): this path 2.57 ms bilinear / 4.35 ms bicubic, torchvision v2
 // on a uint8 tensor 3.08 / 4.00 ms (1.20x / 0.92x). Against the previous kernels (two rows per step,
 // per-column byte stores, VPMULLD vertical), Go benchmark binaries old vs new in one run:
 // BenchmarkAntialias1080 ~1.7x, BenchmarkAntialiasCubic1080 ~1.45x faster.
+// With the high-halves-first kernels (aaHRows4, aaVRow), benchmarks/aa_vs_torchvision.py (same
+// method, 9 rounds, load average ~5: noisy), before -> two runs after, vs torchvision v2: Pillow
+// bilinear 1.01x -> 1.19x / 1.09x, bicubic 0.89x -> 0.98x / 0.97x, "torch" 1.28x -> 1.64x / 1.29x,
+// 0.94x -> 1.33x / 1.01x; from_torchvision ImageNet eval on 512² tensors 1.55x -> 1.78x / 1.64x.
 
-// aaSplit is how a table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. Pillow's 22-bit
-// weights need sh = 11 and both halves (two VPMADDWD per tap pair). PyTorch's uint8 weights
-// (torchU8Taps: int16 values at precision p stored as w_p << (22-p)) are multiples of 2^(22-p) whose
-// quotients fit int16, so sh = 22-p leaves lo = 0 everywhere (lo0) and one VPMADDWD per tap pair gives
-// the same sums: the numbers torchvision's uint8 kernel computes, with its number of multiply-adds.
-// Measured side by side (Python, 1 thread, thread CPU time, median of 12 rounds, shared 2-core EPYC,
-// load average 2-3, 1080p -> 224 + flip + normalize), two runs: antialias="torch" 2.36 / 2.38 ms
-// bilinear, 3.11 / 4.04 ms bicubic; antialias=True 2.71 / 2.80, 4.23 / 4.66; torchvision v2 on a uint8
-// tensor 3.13 / 3.18, 3.74 / 4.22 (equal outputs to the last bit for "torch").
+// aaSplit is how a whole table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. The
+// kernels split per column and per output row (colShift); what they take from aaSplit is lo0.
+// PyTorch's uint8 weights (torchU8Taps: int16 values at precision p stored as w_p << (22-p)) are
+// multiples of 2^(22-p) whose quotients fit int16, so lo = 0 everywhere (lo0) and one VPMADDWD per
+// tap pair gives the same sums: the numbers torchvision's uint8 kernel computes, with its number of
+// multiply-adds. Pillow's 22-bit weights have low halves (splitOf gives sh = 11).
+// Measured side by side before the per-column splits (Python, 1 thread, thread CPU time, median of 12
+// rounds, shared 2-core EPYC, load average 2-3, 1080p -> 224 + flip + normalize), two runs:
+// antialias="torch" 2.36 / 2.38 ms bilinear, 3.11 / 4.04 ms bicubic; antialias=True 2.71 / 2.80,
+// 4.23 / 4.66; torchvision v2 on a uint8 tensor 3.13 / 3.18, 3.74 / 4.22 (equal outputs to the last
+// bit for "torch"). With them see aaHRows4 and aaVRow.
 type aaSplit struct {
 	sh  uint8
 	lo0 bool
 }
 
 // splitOf derives a table's split: the largest sh such that every weight is a multiple of 2^sh with
-// w>>sh in int16 (lo0), else Pillow's sh = 11 (|w| < 2^22, so both halves fit int16). The SIMD split
-// kernels shift by the constant 11 (a variable count was ~5x slower): without lo0, sh is always 11.
+// w>>sh in int16 (lo0), else Pillow's sh = 11 (|w| < 2^22, so both halves fit int16).
 func splitOf(ws []int32) aaSplit {
 	var or int32
 	for _, w := range ws {
@@ -63,6 +70,35 @@ func splitOf(ws []int32) aaSplit {
 	return aaSplit{sh: uint8(sh), lo0: true}
 }
 
+// colShift is the split of one column's horizontal weights (the SIMD horizontal pass, aaHRows4): the
+// smallest sh at which every rounded quotient hi = (w + 2^(sh-1)) >> sh fits int16, leaving
+// lo = w - hi*2^sh in [-2^(sh-1), 2^(sh-1)). The pass sums p*hi (one VPMADDWD per tap pair) and adds
+// the low halves' sum only for a column whose result it could change (aaCol.thr); small, centred low
+// halves make that rare: sh is 4 for most columns of the 1080p -> 224 downscale (the border columns'
+// larger weights need 5), and 0.4% (bilinear) / 2% (bicubic) of the columns take the second pass on
+// the test source, where one shift for the whole table, rounded down, needed 4% / 19%.
+// PyTorch's weights are multiples of 2^(22-p), so lo is 0 for every sh <= 22-p (aaPlan.hs.lo0).
+func colShift(ws []int32) uint8 {
+	for sh := uint8(0); ; sh++ {
+		fits := true
+		for _, w := range ws {
+			if hi, _ := colHalves(w, sh); int32(hi) != (w+(1<<sh>>1))>>sh {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			return sh
+		}
+	}
+}
+
+// colHalves splits w at sh with a rounded high half: w = hi*2^sh + lo, |lo| <= 2^(sh-1).
+func colHalves(w int32, sh uint8) (hi, lo int16) {
+	h := (w + (1 << sh >> 1)) >> sh
+	return int16(h), int16(w - h<<sh)
+}
+
 // hi and lo are w's halves under the split.
 func (s aaSplit) halves(w int32) (hi, lo int16) {
 	return int16(w >> s.sh), int16(w & (1<<s.sh - 1))
@@ -75,12 +111,17 @@ type aaCol struct {
 	cnt int32 // live taps
 	w   int32 // index of the column's first tap in the plan's cols.Taps (for the pure-Go kernel)
 	ch  int32 // index of the column's first 4-tap chunk in aaPlan.chunks
+	// The column's split (colShift) and the bounds of its low halves' sum L = sum(p*lo): with
+	// 0 <= p <= 255, L lies in [lmin, lmin+width], lmin = 255*sum(lo < 0), width = 255*sum(|lo|).
+	// aaHRows4 computes A = mul*sum(p*hi) + base, base = 2^21 + lmin; Pillow's result
+	// (A + L - lmin) >> 22 equals A >> 22 whenever A mod 2^22 < thr = 2^22 - width.
+	mul, base, thr int32
 }
 
 // aaChunk holds the SIMD weights of 4 taps of one column, as the two (tap, tap+1) pairs of each
 // channel laid out for VPMADDWD: [w0 w1 w0 w1 w0 w1 0 0] (taps 0, 1) and the same for taps 2, 3,
 // repeated in both 128-bit lanes (the lanes carry two different source rows). hi and lo are the
-// split weight's halves.
+// split weight's halves (colHalves at the column's shift).
 type aaChunk struct {
 	hiA, hiB, loA, loB [16]int16
 }
@@ -128,7 +169,15 @@ func newAAPlan(p *Plan) *aaPlan {
 		if first || o0 < a.minOff {
 			a.minOff, first = o0, false
 		}
-		a.cols[j] = aaCol{off: int32(o0), cnt: int32(cnt), w: int32(j * k), ch: int32(len(a.chunks))}
+		sh := colShift(ct.WI[j*k : j*k+cnt])
+		var lmin, width int64
+		for t := 0; t < cnt; t++ {
+			_, lo := colHalves(ct.WI[j*k+t], sh)
+			width += 255 * int64(max(lo, -lo))
+			lmin += 255 * int64(min(lo, 0))
+		}
+		a.cols[j] = aaCol{off: int32(o0), cnt: int32(cnt), w: int32(j * k), ch: int32(len(a.chunks)),
+			mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin), thr: int32(max(1<<pilPrecisionBits-width, 0))}
 		for c := 0; c < cnt; c += 4 {
 			var ck aaChunk
 			for q := 0; q < 4; q++ {
@@ -136,7 +185,7 @@ func newAAPlan(p *Plan) *aaPlan {
 				if c+q < cnt {
 					w = ct.WI[j*k+c+q]
 				}
-				hi, lo := a.hs.halves(w)
+				hi, lo := colHalves(w, sh)
 				dst := [2]*[16]int16{&ck.hiA, &ck.hiB}
 				dlo := [2]*[16]int16{&ck.loA, &ck.loB}
 				for lane := 0; lane < 2; lane++ {
@@ -233,9 +282,11 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	wv := rows.Taps.WI[r*k : r*k+kk]
+	var vh aaVHead
+	w.aaVW, vh = aaVPairs(w.aaVW, wv) // once for the three planes
 	nt := p.norm
 	for c := 0; c < 3; c++ {
-		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, a.vs, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, w.aaVW, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
 }
 
@@ -328,4 +379,49 @@ func aaVScalar(out []float32, hs [][]uint8, po int, wv []int32, lut *[256]float3
 		}
 		out[x] = lut[clampU8(acc>>pilPrecisionBits)]
 	}
+}
+
+// aaVMaxPairs is the longest vertical window, in tap pairs, that aaVRow's VPMADDWD loop takes.
+const aaVMaxPairs = 64
+
+// aaVHead is the split of one output row's vertical weights (colShift, as for a horizontal column):
+// mul = 2^sh, lo0 when no weight has a low half, and the bounds of the low halves' sum (aaCol).
+type aaVHead struct {
+	mul, base, thr int32
+	lo0            bool
+}
+
+// aaVPairs lays out one output row's vertical weights wv for aaVRow (into buf's storage), split at
+// the row's colShift: for each tap pair (2i, 2i+1; an odd last tap pairs with weight 0), the high
+// halves (hi0, hi1) as int16 in one int32, eight times (a broadcast VPMADDWD operand), then the low
+// halves the same way. Empty when the window is longer than aaVMaxPairs pairs.
+func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
+	np := (len(wv) + 1) / 2
+	if np > aaVMaxPairs {
+		return buf[:0], aaVHead{}
+	}
+	if cap(buf) < 16*np {
+		buf = make([]int32, 16*aaVMaxPairs)
+	}
+	buf = buf[:16*np]
+	sh := colShift(wv)
+	var lmin, width int64
+	for i := 0; i < np; i++ {
+		w0, w1 := wv[2*i], int32(0)
+		if 2*i+1 < len(wv) {
+			w1 = wv[2*i+1]
+		}
+		h0, l0 := colHalves(w0, sh)
+		h1, l1 := colHalves(w1, sh)
+		for _, l := range [2]int16{l0, l1} {
+			width += 255 * int64(max(l, -l))
+			lmin += 255 * int64(min(l, 0))
+		}
+		hi, lo := int32(uint16(h0))|int32(uint16(h1))<<16, int32(uint16(l0))|int32(uint16(l1))<<16
+		for q := 0; q < 8; q++ {
+			buf[16*i+q], buf[16*i+8+q] = hi, lo
+		}
+	}
+	return buf, aaVHead{mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin),
+		thr: int32(max(1<<pilPrecisionBits-width, 0)), lo0: width == 0}
 }

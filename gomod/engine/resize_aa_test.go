@@ -27,7 +27,7 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 		}},
 		{"wide", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 37, 37, 37 }},
 		// ~100 (bilinear) and ~200 (bicubic) vertical taps: the paired VPMADDWD vertical pass and,
-		// past aaVPairBuf, the VPMULLD one
+		// past aaVMaxPairs, the VPMULLD one
 		{"tall window", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 2, 2, 2 }},
 		{"strong", func(s *Spec) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 20, 9, 20, 9, 20, 9, 8
@@ -156,4 +156,200 @@ func TestAASplitOf(t *testing.T) {
 	if sp := splitOf([]int32{(1<<16 + 1) << 4}); sp.lo0 {
 		t.Fatalf("quotient past int16 claimed lo0: %+v", sp)
 	}
+}
+
+// randomAASpec is a random interleaved-RGB antialias spec for the fast path's row kernels: sizes,
+// down- and upscales, both filters, Pillow's and PyTorch's weight tables.
+func randomAASpec(rng *rand.Rand) *Spec {
+	h, w := 4+rng.Intn(200), 4+rng.Intn(600)
+	s := imagenetSpec(0, h, w)
+	s.Resize.Kind = []string{"bilinear", "bicubic"}[rng.Intn(2)]
+	s.Resize.Antialias, s.Resize.TorchU8 = true, rng.Intn(3) == 0
+	oh, ow := 1+rng.Intn(h), 1+rng.Intn(w)
+	if rng.Intn(4) == 0 {
+		oh, ow = 1+rng.Intn(2*h), 1+rng.Intn(2*w)
+	}
+	s.Resize.H, s.Resize.W, s.Canvas = oh, ow, CanvasSpec{H: oh, W: ow}
+	s.Post = View{0, ow - 1, 1, -1, oh, ow}
+	return s
+}
+
+// The SIMD horizontal passes (aaHRows4 on four rows, aaHRows on two and one) give exactly aaHScalar's
+// bytes over random specs and sources, the sources including runs of 0 and 255 (the clamps, and
+// sums at the rounding boundaries the high-halves-first test in aaHRows4 must catch). With SIMD, the
+// same check with that test switched off (aaCol.thr = 2^22) must fail on some spec: the test sees
+// a kernel that drops the low halves.
+func TestAAHRowsEqualScalarRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	tried, caught := 0, 0
+	for it := 0; it < 300; it++ {
+		s := randomAASpec(rng)
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatalf("spec %d: %v", it, err)
+		}
+		if p.aa == nil || p.aa.planar {
+			continue
+		}
+		tried++
+		rs := s.In.W * 3
+		src := make([]uint8, s.In.H*rs) // exactly the image: the last rows take the scalar kernel
+		for i := range src {
+			src[i] = uint8(rng.Intn(256))
+		}
+		for i := 0; i < len(src); i += 1 + rng.Intn(64) { // runs of extremes
+			v := uint8(255 * rng.Intn(2))
+			for k := i; k < min(i+rng.Intn(48), len(src)); k++ {
+				src[k] = v
+			}
+		}
+		n := p.OutW
+		check := func(a *aaPlan) bool {
+			var got, want [4][]uint8
+			for i := range got {
+				got[i], want[i] = make([]uint8, 3*n+16), make([]uint8, 3*n+16)
+			}
+			for y := 0; y < s.In.H; y++ {
+				var rb [4]int
+				for i := range rb {
+					rb[i] = rng.Intn(s.In.H) * rs
+					if i == 0 {
+						rb[i] = y * rs
+					}
+					aaHScalar(want[i], src, rb[i], a, p, 0, n)
+				}
+				aaHRows4(&got, &rb, src, a, p)
+				for i := range got {
+					if string(got[i][:3*n]) != string(want[i][:3*n]) {
+						return false
+					}
+				}
+				aaHRows(got[0], got[1], src, rb[0], rb[1], a, p)
+				aaHRows(got[2], nil, src, rb[2], 0, a, p)
+				if string(got[0][:3*n]) != string(want[0][:3*n]) || string(got[1][:3*n]) != string(want[1][:3*n]) ||
+					string(got[2][:3*n]) != string(want[2][:3*n]) {
+					return false
+				}
+			}
+			return true
+		}
+		if !check(p.aa) {
+			t.Fatalf("spec %d %+v: SIMD horizontal pass differs from aaHScalar (simd=%v, split %+v)", it, s.Resize, simdEnabled, p.aa.hs)
+		}
+		if simdEnabled && !p.aa.hs.lo0 {
+			broken := *p.aa
+			broken.cols = append([]aaCol(nil), p.aa.cols...)
+			for j := range broken.cols {
+				broken.cols[j].thr = 1 << pilPrecisionBits
+			}
+			if !check(&broken) {
+				caught++
+			}
+		}
+	}
+	if tried < 200 {
+		t.Fatalf("only %d of 300 random specs took the fast path", tried)
+	}
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
+		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
+	}
+	t.Logf("%d specs, %d caught with the low-half test off", tried, caught)
+}
+
+// colShift: every column of Pillow's and PyTorch's tables splits at the smallest sh whose rounded
+// high halves fit int16, w = hi*2^sh + lo with |lo| <= 2^(sh-1); PyTorch's without low halves.
+func TestAAColShift(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{1920, 224}, {1080, 224}, {512, 256}, {100, 300}, {7, 300}} {
+		for _, f := range []struct {
+			fn      func(float64) float64
+			support float64
+		}{{triangleFilter, 1}, {pillowCubic, 2}} {
+			for _, torch := range []bool{false, true} {
+				tp := pillowTaps(c.in, c.out, f.fn, f.support)
+				if torch {
+					tp = torchU8Taps(c.in, c.out, f.fn, f.support)
+				}
+				for j := 0; j < c.out; j++ {
+					ws := tp.WI[j*tp.K : j*tp.K+int(tp.Cnt[j])]
+					sh := colShift(ws)
+					fitsAt := func(sh uint8) bool {
+						for _, w := range ws {
+							if v := (w + (1 << sh >> 1)) >> sh; v != int32(int16(v)) {
+								return false
+							}
+						}
+						return true
+					}
+					if !fitsAt(sh) || (sh > 0 && fitsAt(sh-1)) {
+						t.Fatalf("%d->%d col %d: sh %d is not the smallest that fits", c.in, c.out, j, sh)
+					}
+					for _, w := range ws {
+						hi, lo := colHalves(w, sh)
+						if 2*int32(max(lo, -lo)) > 1<<sh || int32(hi)<<sh+int32(lo) != w || (torch && lo != 0) {
+							t.Fatalf("%d->%d col %d (torch %v): %d splits as %d, %d at %d", c.in, c.out, j, torch, w, hi, lo, sh)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The SIMD vertical pass (aaVRow with aaVPairs' weights) gives exactly aaVScalar's floats over the
+// output rows of random specs (both filters, both weight tables, windows up to past aaVMaxPairs)
+// and random rows with runs of 0 and 255. With SIMD, the same check with the low-half test switched
+// off (aaVHead.thr = 2^22) must fail on some spec.
+func TestAAVRowEqualScalarRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	caught := 0
+	for it := 0; it < 150; it++ {
+		s := randomAASpec(rng)
+		if it%10 == 0 { // tall windows: the VPMULLD loop
+			s.Resize.H, s.Canvas.H, s.Post.H = 1, 1, 1
+		}
+		p, err := NewPlan(s)
+		if err != nil || p.aa == nil {
+			t.Fatalf("spec %d: %v", it, err)
+		}
+		n := p.OutW
+		k := p.rows.Taps.K
+		hs := make([][]uint8, k)
+		for i := range hs {
+			hs[i] = make([]uint8, 3*n+16)
+			for j := range hs[i] {
+				hs[i][j] = uint8(rng.Intn(256))
+				if rng.Intn(4) == 0 {
+					hs[i][j] = uint8(255 * rng.Intn(2))
+				}
+			}
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		lut := &p.norm.lutF32[1]
+		var pw []int32
+		var broken bool
+		for r := range p.rows.Taps.Cnt {
+			kk := int(p.rows.Taps.Cnt[r])
+			wv := p.rows.Taps.WI[r*k : r*k+kk]
+			var vh aaVHead
+			pw, vh = aaVPairs(pw, wv)
+			po := rng.Intn(3) * n
+			aaVScalar(want, hs[:kk], po, wv, lut, 0)
+			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
+			for x := range got {
+				if got[x] != want[x] {
+					t.Fatalf("spec %d %+v row %d col %d: %v, want %v (simd=%v)", it, s.Resize, r, x, got[x], want[x], simdEnabled)
+				}
+			}
+			vh.thr = 1 << pilPrecisionBits
+			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
+			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
+		}
+		if broken {
+			caught++
+		}
+	}
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
+		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
+	}
+	t.Logf("%d of 150 specs caught with the low-half test off", caught)
 }

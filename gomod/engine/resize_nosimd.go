@@ -36,6 +36,6 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 }
 
 // aaVRow is the fast antialias vertical pass plus normalisation of one output plane row.
-func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, sp aaSplit, scale, mean, std float32, lut *[256]float32) {
+func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
 	aaVScalar(out, hs, po, wv, lut, 0)
 }

@@ -355,11 +355,10 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	top := archsimd.BroadcastUint16x16(255)
 	cols := a.cols
 	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
-	// lo0's scale 2^sh as a multiply: a shift by a variable count made the split loops (shift 11,
-	// constant) ~5x slower (BenchmarkAntialias1080 2.6 -> 16 ms)
-	mul, lo0 := archsimd.BroadcastInt32x8(1<<a.hs.sh), a.hs.lo0
+	lo0 := a.hs.lo0
 	col := func(c *aaCol) archsimd.Int32x8 {
 		var hi, lo archsimd.Int32x8
+		mul := archsimd.BroadcastInt32x8(c.mul) // the column's 2^sh (colShift)
 		off := uintptr(c.off)
 		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
 		if lo0 { // torch weights: lo is zero, one multiply-add per tap pair (aaSplit)
@@ -384,7 +383,7 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 			off += 12
 			ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
 		}
-		return hi.ShiftAllLeft(11).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits)
+		return hi.Mul(mul).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits)
 	}
 	j := 0
 	for ; j+4 <= n; j += 4 {
@@ -416,6 +415,13 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
 // pairs in two registers share each chunk's four weight loads and the loop, ~25% fewer instructions
 // per row than two aaHRows calls. Exactly the integers of aaHScalar.
+// Pillow's 22-bit weights: the column loop sums the high halves only (one VPMADDWD per tap pair, as
+// for PyTorch's weights), and a second loop adds the low halves' sum only for a column whose result it
+// could change (aaCol.thr, colShift): on the 1080p -> 224 test source 4% (bilinear) / 9% (bicubic) of
+// the columns. Old (both halves in one loop) vs this, horizontal pass of one image, the two kernels
+// alternated image by image in one process (150 rounds, shared 2-core machine, minimum / p10 us):
+// bilinear 1116/1196 -> 1009/1073 and 1161/1312 -> 1112/1194, bicubic 1878/2087 -> 1787/1992 (a
+// version that never adds the low halves, wrong but the floor of this scheme: 944-1016 / 1580-1627).
 func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	ok := hasAVX2
@@ -435,15 +441,19 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	for i := range h {
 		q[i] = unsafe.Pointer(unsafe.SliceData(h[i]))
 	}
-	shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
+	// The four columns' sums go through memory (res): values kept in registers across the next
+	// column's loop made the compiler reload five spilled registers in every chunk step. res and the
+	// closure are zeroed (legacy-SSE MOVUPS) before any vector register is dirty: the shuffles are
+	// loaded per column, not captured.
+	var res [8]archsimd.Int32x8
 	cols := a.cols
 	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
 	p0, p1, p2, p3 := ps[0], ps[1], ps[2], ps[3]
-	// lo0's scale 2^sh as a multiply: a shift by a variable count made the split loops (shift 11,
-	// constant) ~5x slower (BenchmarkAntialias1080 2.6 -> 16 ms)
-	mul, lo0 := archsimd.BroadcastInt32x8(1<<a.hs.sh), a.hs.lo0
+	lo0 := a.hs.lo0
 	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
 		var hi, lo, hi2, lo2 archsimd.Int32x8
+		mul := archsimd.BroadcastInt32x8(c.mul) // the column's 2^sh (colShift)
+		shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
 		off := uintptr(c.off)
 		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
 		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
@@ -462,6 +472,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			return hi.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits),
 				hi2.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits)
 		}
+		// split weights (Pillow): the high halves first, as above; the low halves' sum only where it
+		// could change a result (aaCol.thr), in a second pass over the column
 		for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
 			// a 32-byte load fills the low lane (its high half is replaced): one instruction
 			// fewer than inserting into a zero register
@@ -472,18 +484,31 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			wa, wb := archsimd.LoadInt16x16(&ck.hiA), archsimd.LoadInt16x16(&ck.hiB)
 			hi = hi.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
 			hi2 = hi2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
-			wa, wb = archsimd.LoadInt16x16(&ck.loA), archsimd.LoadInt16x16(&ck.loB)
-			lo = lo.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
-			lo2 = lo2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
 			off += 12
 			ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
 		}
-		return hi.ShiftAllLeft(11).Add(lo).Add(half).ShiftAllRight(pilPrecisionBits),
-			hi2.ShiftAllLeft(11).Add(lo2).Add(half).ShiftAllRight(pilPrecisionBits)
+		base := archsimd.BroadcastInt32x8(c.base)
+		hi, hi2 = hi.Mul(mul).Add(base), hi2.Mul(mul).Add(base)
+		frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(c.thr-1)
+		if hi.And(frac).Greater(thr).Or(hi2.And(frac).Greater(thr)).ToBits() != 0 {
+			off = uintptr(c.off)
+			ck = (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
+			for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
+				v := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p0, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
+				u := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p2, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
+				pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
+				qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
+				wa, wb := archsimd.LoadInt16x16(&ck.loA), archsimd.LoadInt16x16(&ck.loB)
+				lo = lo.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
+				lo2 = lo2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
+				off += 12
+				ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
+			}
+			fix := half.Sub(base) // A + L - lmin: the exact sum plus 2^21
+			hi, hi2 = hi.Add(lo).Add(fix), hi2.Add(lo2).Add(fix)
+		}
+		return hi.ShiftAllRight(pilPrecisionBits), hi2.ShiftAllRight(pilPrecisionBits)
 	}
-	// The four columns' sums go through memory (res): values kept in registers across the next
-	// column's loop made the compiler reload five spilled registers in every chunk step.
-	var res [8]archsimd.Int32x8
 	j := 0
 	for ; j+4 <= n; j += 4 {
 		c := cols[j : j+4 : j+4]
@@ -511,76 +536,77 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	}
 }
 
-// aaVPairBuf holds one output row's vertical weight pairs (aaVRow); longer windows take the VPMULLD loop.
-type aaVPairBuf [64]int32
-
 // aaVRow is the fast antialias vertical pass plus normalisation of one output plane row, on AVX2:
-// 16 columns and 2 taps at a time (split weights, VPMADDWD; 8 columns with VPMULLD where the window is
-// too long for aaVPairBuf or the row narrower than 16), Pillow's 32-bit sums, the shift and clip, then
-// the normalisation with one IEEE instruction per step, which equals the table aaVScalar reads bit for bit (as in vnormRow).
-func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, sp aaSplit, scale, mean, std float32, lut *[256]float32) {
-	if !hasAVX2 {
+// 16 columns and 2 taps at a time (split weights, VPMADDWD, the weight pairs pw from aaVPairs; 8
+// columns with VPMULLD where the window is longer than aaVMaxPairs pairs or the row narrower than 16),
+// Pillow's 32-bit sums, the shift and clip, then the normalisation with one IEEE instruction per
+// step, which equals the table aaVScalar reads bit for bit (as in vnormRow).
+// Old (weights broadcast in the loop, rows sliced from hs, both halves of Pillow's split at 11) vs
+// this, the vertical pass of one 1080p -> 224 image, the kernels alternated in one process (150
+// rounds, minimum us): Pillow bilinear 375 -> 307, bicubic 741 -> 477, torch 212 -> 165, 379 -> 268
+// with pw and the row pointers alone; the high-halves-first test then took Pillow's from 205 to 195
+// (bilinear; bicubic 354 -> 358, even) and torch's from 206 to 188 (one loop for both tables).
+func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
+	n := len(out)
+	ok := hasAVX2
+	for _, h := range hs {
+		ok = ok && len(h) > po && cap(h) >= po+n+16 // the 16-byte loads below (16 spare bytes of capacity: worker.prepare)
+	}
+	if !ok {
 		aaVScalar(out, hs, po, wv, lut, 0)
 		return
 	}
-	n := len(out)
+	np := (len(hs) + 1) / 2
+	paired := np <= aaVMaxPairs && n >= 16 && len(pw) >= 16*np
+	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
+	var rows [2 * aaVMaxPairs]unsafe.Pointer
+	if paired {
+		aaVPairRows(&rows, hs, po)
+	}
 	half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
 	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
 	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
 	x := 0
-	if np := (len(hs) + 1) / 2; np <= len(aaVPairBuf{}) && n >= 16 {
+	if paired {
 		// Taps in pairs, 16 columns per step: each pair's two rows widened to int16 and interleaved
 		// (VPMOVZXBW, VPUNPCKL/HWD), then VPMADDWD on the split weights (hi*2^11 + lo, as in the
-		// horizontal pass): 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD.
-		var hi, lo aaVPairBuf
-		for i := 0; i < np; i++ {
-			w0, w1 := wv[2*i], int32(0)
-			if 2*i+1 < len(hs) {
-				w1 = wv[2*i+1]
-			}
-			h0, l0 := sp.halves(w0)
-			h1, l1 := sp.halves(w1)
-			hi[i] = int32(uint16(h0)) | int32(uint16(h1))<<16
-			lo[i] = int32(uint16(l0)) | int32(uint16(l1))<<16
-		}
-		mul := archsimd.BroadcastInt32x8(1 << sp.sh) // not a variable shift: see aaHRows
-		odd := len(hs)%2 == 1
-		for ; sp.lo0 && x+16 <= n; x += 16 { // torch weights: lo is zero, one multiply-add per pair
-			var aH, bH archsimd.Int32x8
-			for i := 0; i < np; i++ {
-				r0 := hs[2*i]
-				r1 := r0
-				if !odd || 2*i+1 < len(hs) {
-					r1 = hs[2*i+1]
-				}
-				u := archsimd.LoadUint8x16((*[16]uint8)(r0[po+x : po+x+16])).ExtendToUint16()
-				v := archsimd.LoadUint8x16((*[16]uint8)(r1[po+x : po+x+16])).ExtendToUint16()
-				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-				wh := archsimd.BroadcastInt32x8(hi[i]).AsInt16x16()
-				aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
-			}
-			a := aH.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
-			b := bH.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
-			a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
-			a.Select128FromPair(1, 3, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x+8:])
-		}
+		// horizontal pass): 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD. The
+		// weights come broadcast from pw (two plain loads per pair) and the rows through pointers
+		// (aaVPairRows): broadcasting them here and slicing hs took ~40% more instructions per pair.
+		mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
+		frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
+		fix := half.Sub(base)
+		w0 := unsafe.Pointer(unsafe.SliceData(pw))
+		rp := unsafe.Pointer(&rows[0])
 		for ; x+16 <= n; x += 16 {
-			var aH, aL, bH, bL archsimd.Int32x8 // columns [0..3, 8..11] (a) and [4..7, 12..15] (b)
-			for i := 0; i < np; i++ {
-				r0 := hs[2*i]
-				r1 := r0 // an odd last tap pairs with itself at weight 0
-				if !odd || 2*i+1 < len(hs) {
-					r1 = hs[2*i+1]
-				}
-				u := archsimd.LoadUint8x16((*[16]uint8)(r0[po+x : po+x+16])).ExtendToUint16()
-				v := archsimd.LoadUint8x16((*[16]uint8)(r1[po+x : po+x+16])).ExtendToUint16()
+			// the high halves; the low halves' sum only where it could change a result (as in
+			// aaHRows4: A = mul*sum(p*hi) + base, exact when A mod 2^22 < thr in every lane)
+			var aH, bH archsimd.Int32x8 // columns [0..3, 8..11] (a) and [4..7, 12..15] (b)
+			r, w := rp, w0
+			for i := np; i > 0; i-- {
+				u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
+				v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
 				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-				wh, wl := archsimd.BroadcastInt32x8(hi[i]).AsInt16x16(), archsimd.BroadcastInt32x8(lo[i]).AsInt16x16()
+				wh := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
 				aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
-				aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
+				r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
 			}
-			a := aH.ShiftAllLeft(11).Add(aL).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
-			b := bH.ShiftAllLeft(11).Add(bL).Add(half).ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+			a, b := aH.Mul(mul).Add(base), bH.Mul(mul).Add(base)
+			if !vh.lo0 && a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0 {
+				var aL, bL archsimd.Int32x8
+				r, w := rp, w0
+				for i := np; i > 0; i-- {
+					u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
+					v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
+					pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
+					wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 32))).AsInt16x16()
+					aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
+					r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
+				}
+				a, b = a.Add(aL).Add(fix), b.Add(bL).Add(fix)
+			}
+			a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+			b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
 			a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
 			a.Select128FromPair(1, 3, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x+8:])
 		}
@@ -596,4 +622,16 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, sp aaSplit, scale, 
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 	aaVScalar(out, hs, po, wv, lut, x)
+}
+
+// aaVPairRows stores the rows of aaVRow's tap pairs, offset by po: pair i reads rows[2i] and
+// rows[2i+1]; an odd last tap pairs with itself (its partner's weight is 0). Pure scalar code: it runs
+// before aaVRow dirties a vector register.
+func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
+	for t, h := range hs {
+		rows[t] = unsafe.Pointer(&h[po])
+	}
+	if len(hs)%2 == 1 {
+		rows[len(hs)] = rows[len(hs)-1]
+	}
 }

@@ -111,7 +111,7 @@ def raw_run() -> Callable[..., Any]:
 
 
 def raw_timed() -> Callable[..., Any]:
-    """The C entry point of RunTimed (the profiler's Run, which also returns the finish time)."""
+    """The C entry point of RunTimed (the profiler's Run, which also fills the call's engine row)."""
     get()
     return _raw_run_timed
 

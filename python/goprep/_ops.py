@@ -108,7 +108,7 @@ def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequ
 
 _perf_ns = time.perf_counter_ns  # the profiler's clock
 _EAGER_CACHE_SIZE = 512
-_eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any]] = {}
+_eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any, bool, int]] = {}
 
 
 def run_eager(
@@ -144,12 +144,12 @@ def run_eager(
             key, hit = None, None
         if hit is None:
             r, extra = build(trace_array(src))
-            hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra, r.chw)
+            hit = (plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra, r.chw, _profile.name_id(op[0]))
             if key is not None and not hit[0].big:
                 if len(_eager) >= _EAGER_CACHE_SIZE:
                     _eager.clear()
                 _eager[key] = hit
-        ref, shape, dtype, f32, extra, chw = hit
+        ref, shape, dtype, f32, extra, chw, pid = hit  # pid: the op's profiler id, memoised with the plan
         if out is not None and type(out) is not np.ndarray and is_tensor(out):
             run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw), timed=st)
             return out, extra
@@ -163,17 +163,12 @@ def run_eager(
     finally:
         if st is not None:  # commit the call's row (as Pipeline.__call__ does)
             i = st.i
-            r = st.buf
-            try:
-                r[i] = _profile._ids[op[0]]
-            except KeyError:
-                r[i] = _profile.name_id(op[0])
-            r[i + 1] = t0
-            r[i + 2] = _perf_ns()
-            i += _profile.WIDTH
-            st.i = i
-            if i == _profile._END or _profile.hook is not None:
-                _profile.commit(st, i)
+            st.name[i] = pid
+            st.t0[i] = t0
+            st.t1[i] = _perf_ns()
+            st.i = i + 1
+            if i >= st.last:  # the buffer is full, or a hook is set
+                _profile.commit(st)
 
 
 def run_plan(
@@ -202,10 +197,10 @@ def run_plan(
                 run_timed = _native.raw_timed()  # loads the extension, or raises ForkError
             i = timed.i  # _profile.engine, inlined (a helper call measured ~0.2 us)
             try:
-                run_timed(ref.handle, id(src), id(res), timed.eaddr + 8 * i)
+                run_timed(ref.handle, id(src), id(res), timed.eaddr, i)
             except RuntimeError as e:
                 raise from_native(e) from None
-            timed.buf[i + _profile.RESUMED] = _perf_ns()
+            timed.res[i] = _perf_ns()
             return ret
         if src.nbytes + res.nbytes >= _native.INTERRUPTIBLE_MIN_BYTES:
             _native.run_interruptible(_native.get().RunCancel, (ref.handle, id(src), id(res)), (ref, src, res))

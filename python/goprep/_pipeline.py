@@ -19,7 +19,7 @@ from ._validate import base_array
 _OUTPUTS = (None, "numpy", "torch", "device")
 _CACHE_SIZE = 256  # traced signatures per pipeline: many shapes must not grow memory without limit
 _perf_ns = time.perf_counter_ns  # the profiler's clock and record layout
-_tls, _WIDTH, _END = _profile._tls, _profile.WIDTH, _profile._END
+_tls = _profile._tls
 _SLOT = object()  # marks where the image goes in a traced function's result
 
 
@@ -185,14 +185,12 @@ class Pipeline:
         finally:
             if st is not None:  # commit the call's row (as _ops.run_eager does)
                 i = st.i
-                r = st.buf
-                r[i] = self._pid
-                r[i + 1] = t0
-                r[i + 2] = _perf_ns()
-                i += _WIDTH
-                st.i = i
-                if i == _END or _profile.hook is not None:
-                    _profile.commit(st, i)
+                st.name[i] = self._pid
+                st.t0[i] = t0
+                st.t1[i] = _perf_ns()
+                st.i = i + 1
+                if i >= st.last:  # the buffer is full, or a hook is set
+                    _profile.commit(st)
 
     def _run_list(
         self,

@@ -16,15 +16,18 @@ device time of those calls' copies (both directions) and kernels, measured by th
 they are not further parts of ``total_s``; ``gpu_s`` minus both is host work of GPU calls (staging,
 waiting) when positive, overlap when negative. Device-output calls report zeros.
 
-How it stays cheap. Off, a call pays one module-attribute check. On, a call only writes its raw
-timestamps into a row of a buffer its thread preallocated: three ``perf_counter_ns`` readings (call
-start, GIL re-acquired, call end) and the row's name id from Python; the engine's entry and finish
-times and backend written in place by the engine (no values returned through gopy, whose string
-return and its parsing the earlier design paid for). Measured on a 4x4 flip on the loaded 2-core
-machine, fastest of 40 interleaved rounds: +0.8 us a pipeline call, +0.9 us an eager op (median of
-the per-round differences: +1.4 to +1.6 us; it was +2.1 and +1.3 with the old design, same harness). Nothing is summed per call: rows are aggregated with NumPy, a block at a time,
-when a thread's buffer fills and when ``stats()`` (or a metrics scrape) asks. ``python -m goprep
-serve-bench`` and the bench measure the per-call cost with the profiler off and on, side by side.
+How it stays cheap. Off, a call pays one module-attribute check. On, a call writes its raw fields
+into a row of its thread's preallocated buffers: three ``perf_counter_ns`` readings (call start, GIL
+re-acquired, call end) and the name id go into four Python lists (a list store is CPython's
+specialised STORE_SUBSCR_LIST_INT, ~10 ns; the int64 array.array the earlier design stored into
+converts each value through PyArg_Parse, ~50-110 ns), the engine's entry and finish times and backend
+into an int64 row the engine writes in place (the buffer's address and the row index are the timed
+entry point's last two arguments; nothing comes back through gopy). One comparison per call decides
+whether the row needs more (a full buffer, or a tracing hook: ``set_hook`` moves every thread's
+threshold). Nothing is summed per call: rows are aggregated with NumPy, a block at a time, when a
+thread's buffer fills and when ``stats()`` (or a metrics scrape) asks; percentiles are computed in
+``stats()``. benchmarks/profiler_cost.py measures the per-call cost (off and on interleaved, thread CPU
+time) and its parts; the bench and ``serve-bench`` print the off and on figures side by side.
 """
 
 from __future__ import annotations
@@ -52,15 +55,13 @@ BUCKETS_S: Tuple[float, ...] = tuple((1 << k) / 1e9 for k in range(_LOG2_LO, _LO
 _BUCKET_OF = np.array([max(0, min(k - _LOG2_LO, len(BUCKETS_S))) for k in range(66)])  # bit length -> bucket
 _SAMPLES = 1 << 13  # latency samples each thread keeps per name for the percentiles (its most recent)
 
-# A record (one call) is a row of int64s: Python's fields, then the engine's, whose layout the engine
-# defines (binding ProfileLayout, read when rows are aggregated).
-NAME, T0, T1, RESUMED = range(4)  # name id; call start, end; GIL re-acquired after the engine call
-ENG = 4  # the engine's fields (its entry and finish times, the backend, ...) start here
-WIDTH = 10  # int64s per row: room for the engine's fields to grow (ProfileLayout must fit)
-ROWS = 4096  # rows per thread buffer (320 KiB); aggregated when full
-_END = ROWS * WIDTH
-
-
+# A record (one call) is a row in its thread's buffers: Python's four fields in four preallocated
+# lists (name id, call start, GIL re-acquired after the engine call, call end), the engine's in a row
+# of an int64 buffer whose layout and stride the engine defines (binding ProfileLayout). Lists, not
+# the int64 buffer, for Python's fields: a list store is CPython's specialised STORE_SUBSCR_LIST_INT
+# (~7 ns here) where an array.array store converts through PyArg_Parse (~48 ns), and a block of rows
+# converts to NumPy in ~20 ns a value when it is aggregated (bench of the per-call cost below).
+ROWS = 4096  # rows per thread buffer; aggregated when full
 class _Entry:
     """Aggregated counters of one name (ns)."""
 
@@ -114,52 +115,62 @@ def _new_id(name: str) -> int:
     return i
 
 
-_layout: Optional[Tuple[Dict[str, int], List[str]]] = None
+_layout: Optional[Tuple[Dict[str, int], List[str], int]] = None
 
 
-def _native_loaded() -> bool:
-    from . import _native
-
-    return _native.loaded()
-
-
-def layout() -> Tuple[Dict[str, int], List[str]]:
-    """The engine's record fields (name -> column) and backend names (binding ProfileLayout)."""
+def layout() -> Tuple[Dict[str, int], List[str], int]:
+    """The engine's record fields (name -> column in its row), backend names and row stride in int64s
+    (binding ProfileLayout; loads the extension)."""
     global _layout
     if _layout is None:
         from . import _native
 
-        fields, _, devs = str(_native.get().ProfileLayout()).partition(";")
-        cols = {f: ENG + k for k, f in enumerate(fields.split(","))}
-        if ENG + len(cols) > WIDTH or not {"start", "finish", "device"} <= set(cols):
-            raise RuntimeError(f"the engine's profile record {fields!r} does not fit a {WIDTH}-column row")
-        _layout = (cols, devs.split(","))
+        fields, devs, stride = str(_native.get().ProfileLayout()).split(";")
+        cols = {f: k for k, f in enumerate(fields.split(","))}
+        if not {"start", "finish", "device"} <= set(cols) or len(cols) > int(stride):
+            raise RuntimeError(f"the engine's profile record {fields!r} does not fit its {stride}-int64 row")
+        _layout = (cols, devs.split(","), int(stride))
     return _layout
 
 
-# Each thread records into its own buffer, so a measured call takes no lock (a lock cost more than
+# Each thread records into its own buffers, so a measured call takes no lock (a lock cost more than
 # the rest of the bookkeeping together on a busy 2-core machine). Rows [0, i) are complete; rows
 # [done, i) are not aggregated yet. Only the owner writes rows and i; aggregation (by the owner when
 # the buffer is full, by stats() from any thread) holds the state's lock.
 class _State:
-    __slots__ = ("thread", "buf", "rows", "eaddr", "i", "done", "lock", "agg")
+    __slots__ = ("thread", "ebuf", "erows", "eaddr", "name", "t0", "res", "t1", "i", "done", "last", "lock", "agg")
 
     def __init__(self) -> None:
+        stride = layout()[2]
         self.thread = weakref.ref(threading.current_thread())
-        self.buf = array.array("q", bytes(8 * _END))  # never resized: the engine writes into it
-        self.rows = np.frombuffer(self.buf, np.int64).reshape(ROWS, WIDTH)
-        self.eaddr = self.buf.buffer_info()[0] + 8 * ENG  # the engine's fields of row 0
+        self.ebuf = array.array("q", bytes(8 * stride * ROWS))  # never resized: the engine writes into it
+        self.erows = np.frombuffer(self.ebuf, np.int64).reshape(ROWS, stride)
+        self.eaddr = self.ebuf.buffer_info()[0]  # passed with the row index to the timed entry points
+        self.name = [0] * ROWS  # Python's fields, one list each (column)
+        self.t0 = [0] * ROWS
+        self.res = [0] * ROWS
+        self.t1 = [0] * ROWS
         self.i = 0
         self.done = 0
+        # The callers call commit() after committing row i when i >= last: at the buffer's last row,
+        # or after every row while a hook is set (one comparison instead of two per call).
+        self.last = ROWS - 1 if hook is None else -1
         self.lock = threading.Lock()
         self.agg: Dict[str, _Entry] = {}
 
     def aggregate(self) -> None:
         """Fold rows [done, i) into agg (the caller holds self.lock)."""
-        lo, hi = self.done // WIDTH, self.i // WIDTH
+        lo, hi = self.done, self.i
         if hi > lo:
-            _fold(self.agg, self.rows[lo:hi])
-        self.done = hi * WIDTH
+            def col(c: List[int]) -> np.ndarray:
+                return np.fromiter(c[lo:hi], np.int64, hi - lo)  # the fastest list -> array (~20 ns a value)
+
+            names = self.name[lo:hi]
+            # One name in the block (the usual case): list.count compares the cached small ints by
+            # identity, ~4x cheaper than converting the column.
+            nid: Any = names[0] if names.count(names[0]) == len(names) else col(self.name)
+            _fold(self.agg, nid, col(self.t0), col(self.res), col(self.t1), self.erows[lo:hi])
+        self.done = hi
 
     def flush(self) -> None:
         """The owner's buffer is full: aggregate it and start again at row 0."""
@@ -168,19 +179,18 @@ class _State:
             self.i = self.done = 0
 
 
-def _fold(agg: Dict[str, _Entry], r: np.ndarray) -> None:
-    """Aggregate complete rows into per-name entries, vectorised: a block of 2048 rows costs about as
-    much as 20 profiled calls, so a call's share is a few per cent of its bookkeeping."""
-    c = r.T  # column views
-    t0, resumed = c[T0], c[RESUMED]
-    total = c[T1] - t0
+def _fold(agg: Dict[str, _Entry], nid: Any, t0: np.ndarray, resumed: np.ndarray, t1: np.ndarray,
+          erows: np.ndarray) -> None:
+    """Aggregate complete rows (their name ids, or one id for all) into per-name entries, vectorised:
+    a block of 4096 rows costs about 0.5 ms, 0.12 us a call (0.08 of it converting the lists)."""
+    c = erows.T  # the engine's column views
+    total = t1 - t0
     # A row whose engine fields predate the call is left over from an earlier call in that row: this
     # call made no timed engine call (it counts as CPU with no engine time).
-    cols, devs = layout() if _native_loaded() else ({}, ["cpu"])
-    if cols:
-        te = c[cols["start"]]
-        ok = (te >= t0) & (resumed >= te)
-    if cols and ok.any():
+    cols, devs, _ = layout()
+    te = c[cols["start"]]
+    ok = (te >= t0) & (resumed >= te)
+    if ok.any():
         # Clamp: both readings are CLOCK_MONOTONIC, but one taken on another core may differ by a
         # few ns, and a negative part would break "the parts add up".
         fin = np.minimum(np.maximum(c[cols["finish"]], te), resumed)
@@ -190,11 +200,13 @@ def _fold(agg: Dict[str, _Entry], r: np.ndarray) -> None:
             eng, gil, dev = eng * ok, gil * ok, dev * ok
             extra = {f: v * ok for f, v in extra.items()}
     else:
-        eng = gil = dev = np.zeros(len(r), np.int64)
+        eng = gil = dev = np.zeros(len(t0), np.int64)
         extra = {}
     buckets = _BUCKET_OF[np.frexp((total - 1).astype(np.float64))[1]]
-    nid = c[NAME]
-    ids = [int(nid[0])] if nid.min() == nid.max() else np.unique(nid).tolist()
+    if isinstance(nid, int):
+        ids = [nid]
+    else:
+        ids = [int(nid[0])] if nid.min() == nid.max() else np.unique(nid).tolist()
     for u in ids:
         m = None if len(ids) == 1 else nid == u
         name = _names[u]
@@ -244,19 +256,20 @@ def _reap() -> None:
 
 
 def state() -> _State:
-    """The calling thread's recording state."""
+    """The calling thread's recording state (created on its first profiled call; loads the extension)."""
     try:
         return _tls.s  # type: ignore[no-any-return]
     except AttributeError:
         st = _tls.s = _State()
         with _lock:
+            st.last = _last()
             _states.append(st)
         return st
 
 
 def set_profiling(on: bool = True) -> None:
     """Turn the profiler on or off (also ``GOPREP_PROFILE=1`` at start-up). Off, a call pays one flag
-    check; on, it writes its timestamps into its thread's record buffer."""
+    check; on, it writes its timestamps into its thread's record buffers."""
     global ON
     ON = bool(on)
 
@@ -266,24 +279,39 @@ def profiling() -> bool:
     return ON
 
 
-# An optional per-call hook (goprep.metrics.enable_tracing), called after each measured call as
-# hook(name, start_ns, total_ns, engine_ns, gil_ns, ran).
+# An optional per-call hook (goprep.metrics.enable_tracing; set it with set_hook), called after each
+# measured call as hook(name, start_ns, total_ns, engine_ns, gil_ns, ran).
 hook: Optional[Callable[[str, int, int, int, int, str], None]] = None
 
 
+def _last() -> int:
+    return ROWS - 1 if hook is None else -1
+
+
+def set_hook(fn: Optional[Callable[[str, int, int, int, int, str], None]]) -> None:
+    """Install (or with None remove) the per-call hook. Every thread's state learns it through its
+    ``last`` row, so the callers test one comparison per call, not the hook too."""
+    global hook
+    with _lock:
+        hook = fn
+        for st in _states:
+            st.last = _last()
+
+
 def name_id(name: str) -> int:
-    """The row id of ``name`` (Pipeline caches its own)."""
+    """The row id of ``name`` (Pipeline caches its own, the eager memo its op's)."""
     i = _ids.get(name)
     return _new_id(name) if i is None else i
 
 
-def commit(st: _State, i: int) -> None:
-    """After a row was committed: call the hook, aggregate a full buffer. The callers
-    (Pipeline.__call__, _ops.run_eager) time a call and commit its row inline: ``r[i + NAME],
-    r[i + T0], r[i + T1] = ...; i += WIDTH; st.i = i``, since every helper call measured 0.1-0.2 us."""
+def commit(st: _State) -> None:
+    """After row ``st.i - 1`` was committed at or past ``st.last``: call the hook, aggregate a full
+    buffer. The callers (Pipeline.__call__, _ops.run_eager) time a call and commit its row inline
+    (``st.name[i], st.t0[i], st.t1[i] = ...; st.i = i + 1; if i >= st.last: commit(st)``), since
+    every helper call measured 0.1-0.2 us."""
     if hook is not None:
-        _call_hook(st, i - WIDTH)
-    if i == _END:
+        _call_hook(st, st.i - 1)
+    if st.i >= ROWS:
         st.flush()
 
 
@@ -297,15 +325,15 @@ def failed(st: _State, name: str) -> None:
 
 
 def engine(st: _State, fn: Callable[..., Any], *args: Any) -> None:
-    """Call a timed engine entry point (gomod/binding/profile.go) with the address of this call's
-    record, which the engine fills with its entry and finish times and the backend; note when Python
-    resumes. (run_plan inlines this for the CPU entry point.)"""
+    """Call a timed engine entry point (gomod/binding/profile.go) with this thread's engine buffer and
+    the call's row, which the engine fills with its entry and finish times and the backend; note when
+    Python resumes. (run_plan inlines this for the CPU entry point.)"""
     i = st.i
     try:
-        fn(*args, st.eaddr + 8 * i)
+        fn(*args, st.eaddr, i)
     except RuntimeError as e:
         raise from_native(e) from None
-    st.buf[i + RESUMED] = _clock()
+    st.res[i] = _clock()
 
 
 def engine_untimed(st: _State, fn: Callable[..., Any], *args: Any) -> Any:
@@ -318,32 +346,32 @@ def engine_untimed(st: _State, fn: Callable[..., Any], *args: Any) -> Any:
     except RuntimeError as e:
         raise from_native(e) from None
     i = st.i
-    r = st.buf
-    r[i + RESUMED] = t = _clock()
-    cols, devs = layout()
-    for f, c in cols.items():
-        r[i + c] = 0
-    r[i + cols["start"]] = t0
-    r[i + cols["finish"]] = t
-    r[i + cols["device"]] = devs.index("cuda")
+    st.res[i] = t = _clock()
+    cols, devs, _ = layout()
+    r = st.erows[i]
+    r[:] = 0
+    r[cols["start"]] = t0
+    r[cols["finish"]] = t
+    r[cols["device"]] = devs.index("cuda")
     return res
 
 
 def _call_hook(st: _State, i: int) -> None:
-    row = st.rows[i // WIDTH].tolist()
-    total = row[T1] - row[T0]
+    row = st.erows[i].tolist()
+    t0, resumed = st.t0[i], st.res[i]
+    total = st.t1[i] - t0
     eng = gil = 0
     ran = "cpu"
-    cols, devs = layout() if _native_loaded() else ({"start": T0}, [])
+    cols, devs, _ = layout()
     te = row[cols["start"]]
-    if row[T0] <= te <= row[RESUMED] and devs:
-        fin = min(max(row[cols["finish"]], te), row[RESUMED])
-        eng, gil = fin - te, row[RESUMED] - fin
+    if t0 <= te <= resumed:
+        fin = min(max(row[cols["finish"]], te), resumed)
+        eng, gil = fin - te, resumed - fin
         k = row[cols["device"]]
         ran = devs[k] if 0 <= k < len(devs) else f"backend{k}"
     h = hook
     if h is not None:
-        h(_names[row[NAME]], row[T0], total, eng, gil, ran)
+        h(_names[st.name[i]], t0, total, eng, gil, ran)
 
 
 def _percentile(sorted_ns: np.ndarray, q: float) -> float:

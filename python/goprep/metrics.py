@@ -137,10 +137,10 @@ def enable_tracing(tracer: Optional[Any] = None) -> None:
         })
         s.end(end_time=t0 + total + offset)
 
-    _profile.hook = span
+    _profile.set_hook(span)
     _profile.set_profiling(True)
 
 
 def disable_tracing() -> None:
     """Stop emitting spans."""
-    _profile.hook = None
+    _profile.set_hook(None)

@@ -219,6 +219,10 @@ func TestingResetGPU(cooldownMs int64) {
 	engine.SetBreakerCooldown(time.Duration(cooldownMs) * time.Millisecond)
 }
 
+// TestingSetCPUCost pins the GPU cost model's CPU figure (ns per byte and core) and returns the
+// previous one (engine.SetCPUCostForTesting). Test-only.
+func TestingSetCPUCost(nsPerByte float64) float64 { return engine.SetCPUCostForTesting(nsPerByte) }
+
 // TestingSimTrace returns the simulated GPU's stream trace as JSON (engine.SimTrace). Test-only.
 func TestingSimTrace() (string, error) {
 	b, err := json.Marshal(engine.SimulatedTrace())

@@ -4,6 +4,7 @@ package engine
 // them to prove fallback, the breaker and device loss without a GPU.
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -41,6 +42,19 @@ func ResetGPUStats() {
 
 // SetBreakerCooldown changes the breaker's cool-down (tests).
 func SetBreakerCooldown(d time.Duration) { breakerCooldown = d }
+
+// SetCPUCostForTesting replaces the cost model's measured CPU figure (ns per byte and core) with v and
+// returns the figure it replaced; v <= 0 restores measuring (the next decision measures again). Tests
+// of placement decisions pin it: measured, the figure describes the test machine, and a faster CPU
+// engine flipped "auto" decisions that the tests were written about.
+func SetCPUCostForTesting(v float64) float64 {
+	cpuNsPerByte() // measure first, so a later measurement cannot overwrite the pinned figure
+	old := math.Float64frombits(cpuCost.Load())
+	if v > 0 {
+		cpuCost.Store(math.Float64bits(v))
+	}
+	return old
+}
 
 func takeFault(kind string) bool {
 	f := gpu.fault.Load()

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from . import _device, _native
 
-__all__ = ["simulate_gpu", "simulated_gpu_available", "simulated_trace", "inject_gpu_fault", "reset_gpu"]
+__all__ = [
+    "simulate_gpu",
+    "simulated_gpu_available",
+    "simulated_trace",
+    "inject_gpu_fault",
+    "reset_gpu",
+    "set_cpu_cost",
+]
 
 
 def simulated_gpu_available() -> bool:
@@ -34,6 +41,15 @@ def inject_gpu_fault(kind: str, count: int = 1) -> None:
 def reset_gpu(breaker_cooldown: float = 30.0) -> None:
     """Zero the GPU counters, close the circuit breaker and set its cool-down in seconds."""
     _native.get().TestingResetGPU(int(breaker_cooldown * 1000))
+
+
+def set_cpu_cost(ns_per_byte: float) -> float:
+    """Pin the placement cost model's CPU figure (nanoseconds per byte read plus written, per core;
+    measured once per process otherwise) and return the figure it replaced; 0 keeps the current one.
+    Tests of ``device="auto"`` decisions pin it, since the measured figure describes the test machine."""
+    if not isinstance(ns_per_byte, (int, float)) or isinstance(ns_per_byte, bool) or ns_per_byte < 0:
+        raise TypeError(f"ns_per_byte must be a non-negative number, got {ns_per_byte!r}")
+    return float(_native.get().TestingSetCPUCost(float(ns_per_byte)))
 
 
 def simulated_trace() -> dict:

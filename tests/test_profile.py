@@ -294,6 +294,30 @@ def test_hook_reaches_existing_thread_states(profiling):
     assert goprep.stats()[prof_pipe.__qualname__]["calls"] == 5
 
 
+def test_raising_hook_across_a_full_buffer(profiling):
+    # A hook that raises on the buffer's last row must not leave the buffer full: the next call would
+    # hand the engine a row past its end. Every call still returns or raises the hook's error, and
+    # after the hook is gone calls and stats() work and count every call.
+    from goprep import _profile
+
+    def bad(*a):
+        raise RuntimeError("tracer down")
+
+    img = _img(4, 4)
+    st = _profile.state()
+    n = _profile.ROWS + 10 - st.i
+    _profile.set_hook(bad)
+    try:
+        for _ in range(n):
+            with pytest.raises(RuntimeError, match="tracer down"):
+                goprep.flip(img)
+            assert st.i < _profile.ROWS
+    finally:
+        _profile.set_hook(None)
+    np.testing.assert_array_equal(goprep.flip(img), img[:, ::-1])
+    assert goprep.stats()["flip"]["calls"] >= n + 1
+
+
 def test_device_output_calls_are_recorded(profiling):
     # output="device" takes the untimed engine call, whose engine fields Python writes into the row.
     import goprep.testing as gt

@@ -44,7 +44,7 @@ func ResetGPUStats() {
 func SetBreakerCooldown(d time.Duration) { breakerCooldown = d }
 
 // SetCPUCostForTesting replaces the cost model's measured CPU figure (ns per byte and core) with v and
-// returns the figure it replaced; v <= 0 restores measuring (the next decision measures again). Tests
+// returns the figure it replaced; v <= 0 keeps the current figure (and only reads it). Tests
 // of placement decisions pin it: measured, the figure describes the test machine, and a faster CPU
 // engine flipped "auto" decisions that the tests were written about.
 func SetCPUCostForTesting(v float64) float64 {

@@ -75,8 +75,8 @@ func splitOf(ws []int32) aaSplit {
 // lo = w - hi*2^sh in [-2^(sh-1), 2^(sh-1)). The pass sums p*hi (one VPMADDWD per tap pair) and adds
 // the low halves' sum only for a column whose result it could change (aaCol.thr); small, centred low
 // halves make that rare: sh is 4 for most columns of the 1080p -> 224 downscale (the border columns'
-// larger weights need 5), and 0.4% (bilinear) / 2% (bicubic) of the columns take the second pass on
-// the test source, where one shift for the whole table, rounded down, needed 4% / 19%.
+// larger weights need 5), and a few percent of the columns take the second pass (4.6% bilinear / 7.9%
+// bicubic counted on a real 1080p photo -> 224; one shift for the whole table, rounded down, needed more).
 // PyTorch's weights are multiples of 2^(22-p), so lo is 0 for every sh <= 22-p (aaPlan.hs.lo0).
 func colShift(ws []int32) uint8 {
 	for sh := uint8(0); ; sh++ {

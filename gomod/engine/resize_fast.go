@@ -286,8 +286,8 @@ func hresizeScalar(d []int16, src []uint8, rb int, f *fastPlan, from, to int) {
 }
 
 // pixD returns OpenCV's horizontal value (pre-shifted by 4, as in hresizeScalar) of the three
-// channels of column j of the row at rb: hresizeScalar's per-column step, for the few columns after
-// the last SIMD group. hresizeScalar keeps its own copy of it inlined: calling pixD per column (it is
+// channels of column j of the row at rb: hresizeScalar's per-column step, for the columns no SIMD
+// block covers (after the last group, or, in duoScalar, blocks near the end of the array). hresizeScalar keeps its own copy of it inlined: calling pixD per column (it is
 // over the inlining budget) made the pure-Go BenchmarkImagenet512 about 40% slower.
 func pixD(src []uint8, rb int, f *fastPlan, j int) (d0, d1, d2 int32) {
 	t := f.taps[j]

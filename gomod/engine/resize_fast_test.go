@@ -191,7 +191,7 @@ func TestDuoHEqualsScalar(t *testing.T) {
 			continue
 		}
 		n := len(f.taps)
-		src := make([]uint8, h*w*3) // the last row ends at the end of the array
+		src := guarded(t, h*w*3, true) // the last row ends at the end of the array, against a guard page
 		for i := range src {
 			src[i] = uint8(rng.Intn(256))
 		}

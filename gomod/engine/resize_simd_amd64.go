@@ -47,6 +47,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 		j := 16 * gi
 		if int(g.end) > len(row) {
 			// the array ends inside the window: reading it whole could touch memory past the end
+			archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 			hresizeScalar(d, src, rb, f, j, j+16)
 			continue
 		}
@@ -55,6 +56,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 		c1.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
 		c2.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
 	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 	if done := 16 * len(f.groups); done < n {
 		hresizeScalar(d, src, rb, f, done, n)
 	}
@@ -417,8 +419,8 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 // per row than two aaHRows calls. Exactly the integers of aaHScalar.
 // Pillow's 22-bit weights: the column loop sums the high halves only (one VPMADDWD per tap pair, as
 // for PyTorch's weights), and a second loop adds the low halves' sum only for a column whose result it
-// could change (aaCol.thr, colShift): on the 1080p -> 224 test source 4% (bilinear) / 9% (bicubic) of
-// the columns. Old (both halves in one loop) vs this, horizontal pass of one image, the two kernels
+// could change (aaCol.thr, colShift): a few percent of the columns (4.6% bilinear / 7.9% bicubic
+// counted on a real 1080p photo -> 224). Old (both halves in one loop) vs this, horizontal pass of one image, the two kernels
 // alternated image by image in one process (150 rounds, shared 2-core machine, minimum / p10 us):
 // bilinear 1116/1196 -> 1009/1073 and 1161/1312 -> 1112/1194, bicubic 1878/2087 -> 1787/1992 (a
 // version that never adds the low halves, wrong but the floor of this scheme: 944-1016 / 1580-1627).
@@ -569,8 +571,8 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	x := 0
 	if paired {
 		// Taps in pairs, 16 columns per step: each pair's two rows widened to int16 and interleaved
-		// (VPMOVZXBW, VPUNPCKL/HWD), then VPMADDWD on the split weights (hi*2^11 + lo, as in the
-		// horizontal pass): 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD. The
+		// (VPMOVZXBW, VPUNPCKL/HWD), then VPMADDWD on the split weights (hi*2^sh + lo, colShift, as
+		// in the horizontal pass): 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD. The
 		// weights come broadcast from pw (two plain loads per pair) and the rows through pointers
 		// (aaVPairRows): broadcasting them here and slicing hs took ~40% more instructions per pair.
 		mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)

@@ -175,8 +175,10 @@ class _State:
     def flush(self) -> None:
         """The owner's buffer is full: aggregate it and start again at row 0."""
         with self.lock:
-            self.aggregate()
-            self.i = self.done = 0
+            try:
+                self.aggregate()
+            finally:  # the buffer restarts even if aggregating failed (e.g. interrupted)
+                self.i = self.done = 0
 
 
 def _fold(agg: Dict[str, _Entry], nid: Any, t0: np.ndarray, resumed: np.ndarray, t1: np.ndarray,
@@ -309,10 +311,12 @@ def commit(st: _State) -> None:
     buffer. The callers (Pipeline.__call__, _ops.run_eager) time a call and commit its row inline
     (``st.name[i], st.t0[i], st.t1[i] = ...; st.i = i + 1; if i >= st.last: commit(st)``), since
     every helper call measured 0.1-0.2 us."""
-    if hook is not None:
-        _call_hook(st, st.i - 1)
-    if st.i >= ROWS:
-        st.flush()
+    try:
+        if hook is not None:
+            _call_hook(st, st.i - 1)
+    finally:  # a raising hook must not leave a full buffer: the next call would pass row ROWS
+        if st.i >= ROWS:
+            st.flush()
 
 
 def failed(st: _State, name: str) -> None:

@@ -47,8 +47,12 @@ def set_cpu_cost(ns_per_byte: float) -> float:
     """Pin the placement cost model's CPU figure (nanoseconds per byte read plus written, per core;
     measured once per process otherwise) and return the figure it replaced; 0 keeps the current one.
     Tests of ``device="auto"`` decisions pin it, since the measured figure describes the test machine."""
-    if not isinstance(ns_per_byte, (int, float)) or isinstance(ns_per_byte, bool) or ns_per_byte < 0:
-        raise TypeError(f"ns_per_byte must be a non-negative number, got {ns_per_byte!r}")
+    import math
+
+    if not isinstance(ns_per_byte, (int, float)) or isinstance(ns_per_byte, bool):
+        raise TypeError(f"ns_per_byte must be a number, got {type(ns_per_byte).__name__}")
+    if not math.isfinite(ns_per_byte) or ns_per_byte < 0:
+        raise ValueError(f"ns_per_byte must be a finite number >= 0, got {ns_per_byte!r}")
     return float(_native.get().TestingSetCPUCost(float(ns_per_byte)))
 
 

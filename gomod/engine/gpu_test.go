@@ -134,6 +134,19 @@ func gpuSource(p *Plan) ([]byte, unsafe.Pointer) {
 	return buf, unsafe.Pointer(&buf[-p.minOff*es])
 }
 
+// onSimGPU runs p over gpuSource's image on the (simulated) GPU, failing unless it ran there, and on
+// the CPU engine with `threads` workers into a guarded output: the two results to compare.
+func onSimGPU(t *testing.T, p *Plan, threads int) (got, want []byte) {
+	t.Helper()
+	_, src := gpuSource(p)
+	want = runGuarded(t, p, src, threads)
+	got = make([]byte, p.OutBytes())
+	if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+		t.Fatalf("ran on %q: %v", ran, err)
+	}
+	return got, want
+}
+
 func TestSimulatedGPUMatchesCPU(t *testing.T) {
 	sim := useSim(t)
 	for _, c := range gpuCases() {
@@ -379,12 +392,7 @@ func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
 	gpuChunkBytes = 1 << 24
 	t.Cleanup(func() { gpuChunkBytes = old })
 	p, _ := NewPlan(imagenetSpec(16, 200, 180))
-	_, src := gpuSource(p)
-	want := runGuarded(t, p, src, 2)
-	got := make([]byte, p.OutBytes())
-	if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
-		t.Fatalf("%s %v", ran, err)
-	}
+	got, want := onSimGPU(t, p, 2)
 	if string(got) != string(want) {
 		t.Fatal("differs from the CPU engine")
 	}
@@ -694,13 +702,8 @@ func TestStagingOnlyTouchedRows(t *testing.T) {
 	if p.stage == nil || len(p.stage.rows) != 448 {
 		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.stage)
 	}
-	_, src := gpuSource(p)
-	want := runGuarded(t, p, src, 2)
-	got := make([]byte, p.OutBytes())
-	before := sim.h2d.Load()
-	if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
-		t.Fatalf("%s %v", ran, err)
-	}
+	before := sim.h2d.Load() // gpuSource and the CPU run in onSimGPU copy nothing to the device
+	got, want := onSimGPU(t, p, 2)
 	if string(got) != string(want) {
 		t.Fatal("staged rows: GPU differs from the CPU engine")
 	}
@@ -792,12 +795,7 @@ func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
 	run := func(p *Plan) {
 		t.Helper()
 		trace = nil
-		_, src := gpuSource(p)
-		want := runGuarded(t, p, src, 2)
-		got := make([]byte, p.OutBytes())
-		if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
-			t.Fatalf("%s %v", ran, err)
-		}
+		got, want := onSimGPU(t, p, 2)
 		if string(got) != string(want) {
 			t.Fatal("GPU differs from the CPU engine")
 		}

@@ -240,13 +240,10 @@ func newFastPlan(p *Plan) *fastPlan {
 		}
 	}
 	f.fused = shared*10 < rows
-	if f.fused {
-		f.buildDuos()
-	}
 	copy(f.cmap[:], p.cmap)
 	perm := f.cmap[0] != f.cmap[1] && f.cmap[0] != f.cmap[2] && f.cmap[1] != f.cmap[2]
-	if !perm {
-		f.duos, f.duoEnd = nil, nil // duoBlocks writes each source channel to one plane
+	if f.fused && perm { // duoBlocks writes each source channel to one plane
+		f.buildDuos()
 	}
 	nt := p.norm
 	for c, k := range f.cmap {
@@ -287,8 +284,9 @@ func hresizeScalar(d []int16, src []uint8, rb int, f *fastPlan, from, to int) {
 
 // pixD returns OpenCV's horizontal value (pre-shifted by 4, as in hresizeScalar) of the three
 // channels of column j of the row at rb: hresizeScalar's per-column step, for the columns no SIMD
-// block covers (after the last group, or, in duoScalar, blocks near the end of the array). hresizeScalar keeps its own copy of it inlined: calling pixD per column (it is
-// over the inlining budget) made the pure-Go BenchmarkImagenet512 about 40% slower.
+// block covers (after the last group, or, in duoScalar, blocks near the end of the array).
+// hresizeScalar keeps its own copy of it inlined: calling pixD per column (it is over the inlining
+// budget) made the pure-Go BenchmarkImagenet512 about 40% slower.
 func pixD(src []uint8, rb int, f *fastPlan, j int) (d0, d1, d2 int32) {
 	t := f.taps[j]
 	o := rb + f.minOff + int(t.off)

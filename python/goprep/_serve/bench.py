@@ -72,13 +72,13 @@ def _read_ready(proc: "subprocess.Popen[str]", timeout: float) -> str:
 
 def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
              model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
-             none: bool = False, client: str = "aio") -> List[Dict[str, Any]]:
+             none: bool = False, client: str = "aio", tune_malloc: bool = True) -> List[Dict[str, Any]]:
     """Run the load generator in its own process; one result dict per concurrency level."""
     cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", target, "--payload", payload,
            "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
            "--server-pid", str(server_pid), "--height", str(frame[0]), "--width", str(frame[1])]
     cmd += (["--model"] if model else []) + (["--none"] if none else [])
-    cmd += ["--client", client]
+    cmd += ["--client", client] + ([] if tune_malloc else ["--no-tune-malloc"])
     limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     if out.returncode != 0:
@@ -218,6 +218,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
     ap.add_argument("--client", choices=["aio", "threads"], default="aio",
                     help="load generator: grpc.aio coroutines (default) or one blocking thread per request in flight")
+    ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
+                    help="every server and the load generator keep glibc's default malloc settings (default: tuned, malloc.py)")
     a = ap.parse_args(argv)
     conc = [int(x) for x in (a.concurrency or ("1,16" if a.quick else "1,4,16,32")).split(",")]
     duration = a.duration if a.duration is not None else (3.0 if a.quick else 8.0)
@@ -237,7 +239,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     mach = machine()
     mach["profiler"] = profiler_overhead_us()
     mach["settings"] = {"concurrency": conc, "duration_s": duration, "warmup_s": warmup, "workers": a.workers,
-                        "num_threads": a.num_threads,
+                        "num_threads": a.num_threads, "tune_malloc": a.tune_malloc,
                         "model": a.model, "frame": [fh, fw, 3], "client": f"python grpcio ({a.client}), N requests in flight"}
     print(f"serve-bench: {', '.join(variants)} x {', '.join(payloads)} x concurrency {conc}, {duration:g} s each "
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
@@ -248,10 +250,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         extra = ("--workers", str(a.workers)) + (("--model",) if model else ()) + (("--profile",) if v == "goprep" else ())
         if a.num_threads is not None:
             extra += ("--num-threads", str(a.num_threads))
+        if not a.tune_malloc:
+            extra += ("--no-tune-malloc",)
         with server_process(v, extra) as srv:
             for payload in payloads:
                 for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], model, frame=(fh, fw),
-                                  none=v == "none", client=a.client):
+                                  none=v == "none", client=a.client, tune_malloc=a.tune_malloc):
                     row = {"preprocess": v, **{k: r[k] for k in RESULT_KEYS if k in r}}
                     results.append(row)
                     print(f"  {v:7s} {payload:4s} c={r['concurrency']:<3d} {r['qps']:8.1f} qps  p50 {r['p50_ms']:7.2f} ms"

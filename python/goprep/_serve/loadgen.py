@@ -228,7 +228,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--channels", type=int, default=1, help="gRPC connections the threads share (default 1)")
     p.add_argument("--client", choices=["aio", "threads"], default="threads",
                    help="grpc.aio coroutines (default) or one blocking thread per request in flight")
+    p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
+                   help="keep glibc's default malloc settings (default: as the server, malloc.py)")
     a = p.parse_args(argv)
+    if a.tune_malloc:
+        from .malloc import tune
+
+        tune()
     reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
     from .preprocess import reference
 

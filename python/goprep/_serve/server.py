@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--num-threads", type=int, default=None, help="goprep.set_num_threads / cv2.setNumThreads for each call")
     p.add_argument("--switch-interval", type=float, default=None, metavar="S",
                    help="sys.setswitchinterval for the server (default Python's 0.005 s); see docs/SERVING.md")
+    p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
+                   help="keep glibc's default malloc settings (default: keep ~1 MB request buffers in the heap, malloc.py)")
     p.add_argument("--profile", action="store_true", help="turn goprep's profiler on (implied by --metrics-port)")
     p.add_argument("--simulate-gpu", action="store_true", help="testing: use goprep's simulated GPU")
     p.add_argument("--fault-every", type=int, default=0, help="testing: inject GPU faults every N requests")
@@ -187,6 +189,10 @@ def main(argv: List[str]) -> int:
     if args.fault_every and not args.simulate_gpu:
         print("goprep serve: --fault-every needs --simulate-gpu (faults are injected into the simulated GPU)", file=sys.stderr)
         return 2
+    if args.tune_malloc:
+        from .malloc import tune
+
+        tune()
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval)
     if args.profile or args.metrics_port is not None:

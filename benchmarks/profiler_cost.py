@@ -2,10 +2,11 @@
 
     python benchmarks/profiler_cost.py [ROUNDS]
 
-1. The cost itself: a 4x4x3 flip as a pipeline and as an eager op, profiler off and on in interleaved
-   rounds, timed with thread CPU time (other processes on a shared machine disturb it less than wall
-   time); prints the median of the per-round on - off differences and the difference of the fastest
-   rounds.
+1. The cost itself, measured as serve-bench measures it (goprep._serve.bench.profiler_overhead_us, the
+   one definition): a 4x4x3 flip as a pipeline and as an eager op, blocks of calls with the profiler
+   off and on back to back in alternating order, thread CPU time (other processes on a shared machine
+   disturb it less than wall time); the median of the per-round on - off differences and their
+   interquartile range. ROUNDS (default 61) sets the number of rounds.
 2. Its parts, each timed alone in a loop (net of the loop): the three clock readings, the thread's
    state lookup, a store into a list (Python's fields) vs into an int64 array.array (the earlier
    design), the timed entry point vs the plain one, and aggregating a full 4096-row buffer.
@@ -26,6 +27,7 @@ import numpy as np
 
 import goprep
 from goprep import _native, _ops, _profile
+from goprep._serve.bench import profiler_overhead_us
 
 
 def per_call(fn, arg, n: int) -> float:
@@ -36,32 +38,24 @@ def per_call(fn, arg, n: int) -> float:
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 61
     goprep.set_num_threads(1)
+
+    prof = profiler_overhead_us(rounds)
+    print(f"1. per call, 4x4x3 flip, {rounds} paired off/on rounds of {prof['block']:.0f} calls (thread CPU time, "
+          "median of the differences [interquartile range]):")
+    for k, name in (("call_us", "pipeline"), ("eager_call_us", "eager")):
+        o = "overhead_us" if name == "pipeline" else "eager_overhead_us"
+        print(f"   {name:8s} off {prof[k + '_profiling_off']:.2f} us, on {prof[k + '_profiling_on']:.2f} us: "
+              f"{prof[o]:+.2f} us [{prof[o + '_q25']:+.2f}, {prof[o + '_q75']:+.2f}]")
 
     @goprep.pipeline(device="cpu")
     def flip_pipeline(img):
         return goprep.flip(img)
 
     tiny = np.ascontiguousarray(np.random.default_rng(0).integers(0, 256, (4, 4, 3), np.uint8))
-    fns = {"pipeline": flip_pipeline, "eager": goprep.flip}
-    for f in fns.values():
-        f(tiny)
-    n = 20000
-    res = {(k, on): [] for k in fns for on in (False, True)}
-    for _ in range(rounds):
-        for on in (False, True):
-            goprep.set_profiling(on)
-            for k, f in fns.items():
-                res[k, on].append(per_call(f, tiny, n))
-    goprep.set_profiling(False)
-    goprep.stats(reset=True)
-    print(f"1. per call, 4x4x3 flip, {rounds} interleaved rounds of {n} calls (thread CPU time):")
-    for k in fns:
-        off, on = res[k, False], res[k, True]
-        d = statistics.median(a - b for a, b in zip(on, off))
-        print(f"   {k:8s} off {statistics.median(off):.2f} us, on {statistics.median(on):.2f} us: "
-              f"+{d:.2f} us (median of differences), +{min(on) - min(off):.2f} us (fastest rounds)")
+    flip_pipeline(tiny)
+    goprep.flip(tiny)
 
     # 2. the parts
     goprep.set_profiling(True)

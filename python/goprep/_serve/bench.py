@@ -14,7 +14,7 @@ import platform
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .server import READY
@@ -85,6 +85,24 @@ def run_load(target: str, payload: str, concurrency: List[int], warmup: float, d
     if out.returncode != 0:
         raise RuntimeError(f"load generator failed ({out.returncode}): {out.stderr[-2000:]}")
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def run_load_interleaved(targets: List[str], payload: str, concurrency: List[int], warmup: float, duration: float,
+                         server_pids: List[int], none: List[bool], rounds: int, model: bool = False,
+                         frame: Tuple[int, int] = (480, 640), tune_malloc: bool = True) -> List[List[Dict[str, Any]]]:
+    """One load generator process driving every server, interleaved (loadgen.run_levels_aio): per
+    concurrency level, one result dict per target, in ``targets`` order."""
+    cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", ",".join(targets), "--payload", payload,
+           "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
+           "--server-pid", ",".join(map(str, server_pids)), "--height", str(frame[0]), "--width", str(frame[1]),
+           "--none-targets", ",".join(str(k) for k, n in enumerate(none) if n), "--rounds", str(rounds),
+           "--client", "aio"] + (["--model"] if model else []) + ([] if tune_malloc else ["--no-tune-malloc"])
+    limit = 120 + len(concurrency) * len(targets) * (warmup + duration) * 3
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    if out.returncode != 0:
+        raise RuntimeError(f"load generator failed ({out.returncode}): {out.stderr[-2000:]}")
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return [rows[k : k + len(targets)] for k in range(0, len(rows), len(targets))]
 
 
 def fetch_stats(target: str, reset: bool = False) -> Dict[str, Any]:
@@ -236,6 +254,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
     ap.add_argument("--client", choices=["aio", "threads"], default="aio",
                     help="load generator: grpc.aio coroutines (default) or one blocking thread per request in flight")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="aio client: all servers run at once and each level is split into this many rounds, every "
+                         "server getting one slice per round (default 3); 0: one server after the other")
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                     help="every server and the load generator keep glibc's default malloc settings (default: tuned, malloc.py)")
     a = ap.parse_args(argv)
@@ -263,22 +284,43 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
     results: List[Dict[str, Any]] = []
     breakdown: Dict[str, Any] = {}
-    for v in variants:
-        model = a.model and v != "none"
-        extra = ("--workers", str(a.workers)) + (("--model",) if model else ()) + (("--profile",) if v == "goprep" else ())
+
+    def extra_of(v: str) -> Tuple[str, ...]:
+        extra = ("--workers", str(a.workers)) + (("--model",) if a.model and v != "none" else ()) + (("--profile",) if v == "goprep" else ())
         if a.num_threads is not None:
             extra += ("--num-threads", str(a.num_threads))
         if not a.tune_malloc:
             extra += ("--no-tune-malloc",)
-        with server_process(v, extra) as srv:
+        return extra
+
+    def report(v: str, r: Dict[str, Any]) -> None:
+        results.append({"preprocess": v, **{k: r[k] for k in RESULT_KEYS if k in r}})
+        print(f"  {v:7s} {r['payload']:4s} c={r['concurrency']:<3d} {r['qps']:8.1f} qps  p50 {r['p50_ms']:7.2f} ms"
+              f"  p99 {r['p99_ms']:7.2f} ms  errors {r['errors']}"
+              + (f"  ({r['first_errors'][0]})" if r["first_errors"] else ""), file=sys.stderr)
+
+    interleave = a.client == "aio" and a.rounds > 0
+    mach["settings"]["interleaved_rounds"] = a.rounds if interleave else 0
+    if interleave:
+        # Every server up at once (an idle one costs next to nothing), driven in turns.
+        with ExitStack() as stack:
+            srvs = [stack.enter_context(server_process(v, extra_of(v))) for v in variants]
             for payload in payloads:
-                for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], model, frame=(fh, fw),
-                                  none=v == "none", client=a.client, tune_malloc=a.tune_malloc):
-                    row = {"preprocess": v, **{k: r[k] for k in RESULT_KEYS if k in r}}
-                    results.append(row)
-                    print(f"  {v:7s} {payload:4s} c={r['concurrency']:<3d} {r['qps']:8.1f} qps  p50 {r['p50_ms']:7.2f} ms"
-                          f"  p99 {r['p99_ms']:7.2f} ms  errors {r['errors']}"
-                          + (f"  ({r['first_errors'][0]})" if r["first_errors"] else ""), file=sys.stderr)
+                for level in run_load_interleaved([s["target"] for s in srvs], payload, conc, warmup, duration,
+                                                  [s["pid"] for s in srvs], [v == "none" for v in variants], a.rounds,
+                                                  a.model, (fh, fw), a.tune_malloc):
+                    for v, r in zip(variants, level):
+                        report(v, r)
+            if "goprep" in variants:
+                breakdown = fetch_stats(srvs[variants.index("goprep")]["target"])["stats"]
+        order = {(v, p): k for k, (v, p) in enumerate((v, p) for v in variants for p in payloads)}
+        results.sort(key=lambda r: (order[r["preprocess"], r["payload"]], conc.index(r["concurrency"])))
+    for v in variants if not interleave else ():
+        with server_process(v, extra_of(v)) as srv:
+            for payload in payloads:
+                for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
+                                  frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc):
+                    report(v, r)
             if v == "goprep":
                 breakdown = fetch_stats(srv["target"])["stats"]
     top = max(conc)

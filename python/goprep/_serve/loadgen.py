@@ -151,49 +151,84 @@ def run_level_aio(target: str, reqs: List[bytes], checker: Checker, concurrency:
     """run_level with grpc.aio: N coroutines on one event loop, each sending its next request when the
     last reply came back. Same requests, checks and figures; the client spends less CPU per request
     than N blocking threads contending for the GIL, leaving more of a shared machine to the server."""
+    return run_levels_aio([target], reqs, [checker], [concurrency], warmup, duration, [server_pid], 1, timeout)[0][0]
+
+
+def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker], levels: List[int], warmup: float,
+                   duration: float, server_pids: List[int], rounds: int = 1,
+                   timeout: float = 30.0) -> List[List[Dict[str, Any]]]:
+    """Drive several servers at each concurrency level in turn, interleaved: every level is split into
+    ``rounds`` rounds, and each round gives every server one slice (``warmup / rounds`` unmeasured,
+    then ``duration / rounds`` measured), the servers' order rotating from round to round. A change in
+    what else the machine runs then hits every server alike instead of whichever ran at that moment
+    (on the shared 2-core machine one server's QPS swung by 2x between back-to-back runs). Latencies,
+    errors, wall time and server CPU are pooled over a server's slices. Returns, per level, one
+    figures dict per target (in ``targets`` order)."""
     import asyncio
 
     import grpc
 
-    async def level() -> Dict[str, Any]:
+    async def slice_(infer: Any, checker: Checker, concurrency: int, warm: float, dur: float, pid: int,
+                     acc: Dict[str, Any]) -> None:
+        phase = {"record": False, "stop": False}
+        lat, errors = acc["lat"], acc["errors"]
+
+        async def worker(k: int) -> None:
+            i = k + acc["offset"]
+            while not phase["stop"]:
+                n = i % len(reqs)
+                t0 = time.perf_counter()
+                try:
+                    rep = await infer(reqs[n], timeout=timeout)
+                    err = checker.check(n, rep)
+                except grpc.RpcError as e:
+                    err = f"rpc {e.code().name}: {e.details()}"
+                dt = time.perf_counter() - t0
+                if phase["record"]:
+                    if err:
+                        errors.append(err)
+                    else:
+                        lat.append(dt)
+                i += concurrency
+
+        tasks = [asyncio.ensure_future(worker(k)) for k in range(concurrency)]
+        await asyncio.sleep(warm)
+        cpu0, t0 = _cpu_seconds(pid) if pid else None, time.perf_counter()
+        phase["record"] = True
+        await asyncio.sleep(dur)
+        phase["record"] = False
+        cpu1, t1 = _cpu_seconds(pid) if pid else None, time.perf_counter()
+        phase["stop"] = True
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout + 5)
+        acc["wall"] += t1 - t0
+        acc["offset"] += concurrency  # the next slice starts at other frames
+        if cpu0 is None or cpu1 is None:
+            acc["cpu"] = None
+        elif acc["cpu"] is not None:
+            acc["cpu"] += cpu1 - cpu0
+
+    async def run() -> List[List[Dict[str, Any]]]:
         opts = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
-        async with grpc.aio.insecure_channel(target, options=opts) as channel:
-            await asyncio.wait_for(channel.channel_ready(), timeout)
-            infer = channel.unary_unary(protocol.INFER)
-            lat: List[float] = []
-            errors: List[str] = []
-            phase = {"record": False, "stop": False}
+        channels = [grpc.aio.insecure_channel(t, options=opts) for t in targets]
+        try:
+            for ch in channels:
+                await asyncio.wait_for(ch.channel_ready(), timeout)
+            infers = [ch.unary_unary(protocol.INFER) for ch in channels]
+            out = []
+            for c in levels:
+                accs = [{"lat": [], "errors": [], "wall": 0.0, "cpu": 0.0, "offset": 0} for _ in targets]
+                for r in range(rounds):
+                    for k in range(len(targets)):
+                        t = (k + r) % len(targets)
+                        await slice_(infers[t], checkers[t], c, warmup / rounds, duration / rounds, server_pids[t], accs[t])
+                out.append([_figures(c, a["lat"], a["errors"], a["wall"], 0.0 if a["cpu"] is not None else None, a["cpu"])
+                            for a in accs])
+            return out
+        finally:
+            for ch in channels:
+                await ch.close()
 
-            async def worker(k: int) -> None:
-                i = k
-                while not phase["stop"]:
-                    n = i % len(reqs)
-                    t0 = time.perf_counter()
-                    try:
-                        rep = await infer(reqs[n], timeout=timeout)
-                        err = checker.check(n, rep)
-                    except grpc.RpcError as e:
-                        err = f"rpc {e.code().name}: {e.details()}"
-                    dt = time.perf_counter() - t0
-                    if phase["record"]:
-                        if err:
-                            errors.append(err)
-                        else:
-                            lat.append(dt)
-                    i += concurrency
-
-            tasks = [asyncio.ensure_future(worker(k)) for k in range(concurrency)]
-            await asyncio.sleep(warmup)
-            cpu0, t0 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
-            phase["record"] = True
-            await asyncio.sleep(duration)
-            phase["record"] = False
-            cpu1, t1 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
-            phase["stop"] = True
-            await asyncio.wait_for(asyncio.gather(*tasks), timeout + 5)
-            return _figures(concurrency, lat, errors, t1 - t0, cpu0, cpu1)
-
-    return asyncio.run(level())
+    return asyncio.run(run())
 
 
 def _figures(concurrency: int, lat: List[float], errors: List[str], wall: float, cpu0: Optional[float],
@@ -214,7 +249,7 @@ def _figures(concurrency: int, lat: List[float], errors: List[str], wall: float,
 
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m goprep._serve.loadgen")
-    p.add_argument("--target", required=True)
+    p.add_argument("--target", required=True, help="HOST:PORT, or several comma-separated (interleaved, aio client)")
     p.add_argument("--payload", choices=list(protocol.PAYLOADS), default="raw")
     p.add_argument("--concurrency", default="1,4,16")
     p.add_argument("--warmup", type=float, default=1.0)
@@ -222,12 +257,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--images", type=int, default=8)
     p.add_argument("--height", type=int, default=480)
     p.add_argument("--width", type=int, default=640)
-    p.add_argument("--model", action="store_true", help="the server runs the model: check top-k replies")
+    p.add_argument("--model", action="store_true", help="the servers run the model: check top-k replies")
     p.add_argument("--none", action="store_true", help="the server is the 'none' calibration variant: check shapes")
-    p.add_argument("--server-pid", type=int, default=0, help="measure this process's CPU use")
+    p.add_argument("--none-targets", default="",
+                   help="comma-separated indices of the targets that are the 'none' variant (with several targets)")
+    p.add_argument("--server-pid", default="0", help="measure this process's CPU use (comma-separated, one per target)")
+    p.add_argument("--rounds", type=int, default=1, help="with several targets: rounds per level (interleaved slices)")
     p.add_argument("--channels", type=int, default=1, help="gRPC connections the threads share (default 1)")
     p.add_argument("--client", choices=["aio", "threads"], default="threads",
-                   help="grpc.aio coroutines (default) or one blocking thread per request in flight")
+                   help="grpc.aio coroutines or one blocking thread per request in flight (default)")
     p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default malloc settings (default: as the server, malloc.py)")
     a = p.parse_args(argv)
@@ -235,18 +273,33 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .malloc import tune
 
         tune()
+    targets = [t for t in a.target.split(",") if t]
+    pids = [int(x) for x in a.server_pid.split(",")]
+    if len(pids) == 1:
+        pids *= len(targets)
+    if len(pids) != len(targets):
+        p.error("--server-pid needs one pid per target")
+    none_idx = {int(x) for x in a.none_targets.split(",") if x} | (set(range(len(targets))) if a.none else set())
+    if len(targets) > 1 and a.client != "aio":
+        p.error("several targets need --client aio")
     reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
     from .preprocess import reference
 
-    if a.none:
-        checker = Checker([], False, [im.shape for im in decoded])
-    else:
-        checker = Checker([reference(im) for im in decoded], a.model)
-    for c in (int(x) for x in a.concurrency.split(",")):
+    levels = [int(x) for x in a.concurrency.split(",")]
+    checked = Checker([reference(im) for im in decoded], a.model) if len(none_idx) < len(targets) else None
+    shapes = Checker([], False, [im.shape for im in decoded]) if none_idx else None
+    checkers = [shapes if i in none_idx else checked for i in range(len(targets))]
+    if len(targets) > 1 or a.rounds > 1:
+        for rs in run_levels_aio(targets, reqs, checkers, levels, a.warmup, a.duration, pids, max(1, a.rounds)):  # type: ignore[arg-type]
+            for k, r in enumerate(rs):
+                r["payload"], r["target"] = a.payload, k
+                print(json.dumps(r), flush=True)
+        return 0
+    for c in levels:
         if a.client == "aio":
-            r = run_level_aio(a.target, reqs, checker, c, a.warmup, a.duration, a.server_pid)
+            r = run_level_aio(targets[0], reqs, checkers[0], c, a.warmup, a.duration, pids[0])  # type: ignore[arg-type]
         else:
-            r = run_level(a.target, reqs, checker, c, a.warmup, a.duration, a.server_pid, channels=a.channels)
+            r = run_level(targets[0], reqs, checkers[0], c, a.warmup, a.duration, pids[0], channels=a.channels)  # type: ignore[arg-type]
         r["payload"] = a.payload
         print(json.dumps(r), flush=True)
     return 0

@@ -7,8 +7,8 @@ trims back after ``free``), so every request's buffers are new pages: each 4 KB 
 zeroed by the kernel on first touch. perf on the no-preprocessing server at 16 in flight: page faults,
 page clearing and unmapping took ~20% of its CPU. Keeping such blocks in malloc's heaps (mmap
 threshold 16 MiB, no trimming below 256 MiB, 16 MiB top pad) took the floor server from 1.77 / 2.09 ms
-to 0.92 / 1.36 ms of CPU per raw request (two alternated runs, loaded 2-core machine) and its page
-faults from ~225 to ~0.5 per request. It is the tuning any Python service handling large messages
+to 0.92 / 1.36 ms of CPU per raw request (two alternated runs, loaded 2-core machine), with 0.7-2.3
+page faults per request left (perf stat). It is the tuning any Python service handling large messages
 would apply (the same as ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in its environment);
 it costs address space that stays mapped (a few tens of MB), not speed.
 """

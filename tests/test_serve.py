@@ -142,10 +142,12 @@ def test_faults_under_load():
     assert final["goprep_gpu_calls_total"] > final["goprep_gpu_failures_total"]  # the GPU served most calls
 
 
-def test_serve_bench_cli_json(tmp_path):
+@pytest.mark.parametrize("rounds", ["2", "0"])  # the servers interleaved (the default), or one after the other
+def test_serve_bench_cli_json(tmp_path, rounds):
     out = tmp_path / "serve.json"
     cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "none,python,goprep", "--payloads", "raw",
-           "--concurrency", "2", "--duration", "0.6", "--warmup", "0.2", "--workers", "2", "--json", str(out)]
+           "--concurrency", "2", "--duration", "0.6", "--warmup", "0.2", "--workers", "2", "--rounds", rounds,
+           "--json", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "metric" in r.stdout and "pure Python" in r.stdout and "goprep" in r.stdout and "change" in r.stdout
@@ -158,6 +160,22 @@ def test_serve_bench_cli_json(tmp_path):
         assert tuple(x) == RESULT_KEYS and x["errors"] == 0 and x["qps"] > 0
     assert doc["breakdown"]["imagenet_preprocess"]["calls"] > 0
     assert doc["machine"]["profiler"]["call_us_profiling_on"] > 0
+    assert doc["machine"]["settings"]["interleaved_rounds"] == int(rounds)
+
+
+def test_malloc_tuning_applies_on_glibc():
+    # The servers and the load generator keep ~1 MB buffers in glibc's heap (malloc.py); mallopt must
+    # have accepted all three settings where glibc is the C library (CI and this machine).
+    import platform
+
+    from goprep._serve import malloc
+
+    r = subprocess.run([sys.executable, "-c", "from goprep._serve.malloc import tune; print(tune())"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    want = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert r.stdout.strip() == str(want)
+    assert malloc.SETTINGS["mmap_threshold"] <= 32 << 20  # glibc's ceiling for M_MMAP_THRESHOLD on 64-bit
 
 
 def test_serving_doc_example_runs():

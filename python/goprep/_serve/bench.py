@@ -122,7 +122,7 @@ def profiler_overhead_us(rounds: int = 61, block: int = 400) -> Dict[str, float]
     (time this thread ran, so preemption by other processes on a shared machine is not counted). The
     cost is the median of the per-round on - off differences, with their interquartile range: the
     fastest-round difference printed before swung from -2.9 to +1.6 us between runs on the loaded
-    2-core machine; a per-round pairing and the median are what stay put."""
+    2-core machine, the median of paired rounds within +0.5 to +1.6 us over 21 runs (docs/SERVING.md)."""
     import numpy as np
 
     import goprep
@@ -302,7 +302,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     interleave = a.client == "aio" and a.rounds > 0
     mach["settings"]["interleaved_rounds"] = a.rounds if interleave else 0
     if interleave:
-        # Every server up at once (an idle one costs next to nothing), driven in turns.
+        # Every server up at once, driven in turns (the idle ones wait for requests).
         with ExitStack() as stack:
             srvs = [stack.enter_context(server_process(v, extra_of(v))) for v in variants]
             for payload in payloads:
@@ -315,14 +315,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                 breakdown = fetch_stats(srvs[variants.index("goprep")]["target"])["stats"]
         order = {(v, p): k for k, (v, p) in enumerate((v, p) for v in variants for p in payloads)}
         results.sort(key=lambda r: (order[r["preprocess"], r["payload"]], conc.index(r["concurrency"])))
-    for v in variants if not interleave else ():
-        with server_process(v, extra_of(v)) as srv:
-            for payload in payloads:
-                for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
-                                  frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc):
-                    report(v, r)
-            if v == "goprep":
-                breakdown = fetch_stats(srv["target"])["stats"]
+    else:  # one server after the other
+        for v in variants:
+            with server_process(v, extra_of(v)) as srv:
+                for payload in payloads:
+                    for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
+                                      frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc):
+                        report(v, r)
+                if v == "goprep":
+                    breakdown = fetch_stats(srv["target"])["stats"]
     top = max(conc)
     doc = {"machine": mach, "results": results, "breakdown": breakdown}
     for t in (table(results, top), table(results, top, "opencv", "OpenCV")):

@@ -1,6 +1,7 @@
-"""The load generator of ``serve-bench``: a separate process driving one server with N requests in
-flight (N client threads, each sending its next request when the last reply came back), checking every
-reply against its own reference tensor (protocol.py).
+"""The load generator of ``serve-bench``: a separate process driving a server with N requests in
+flight (N client threads, or N grpc.aio coroutines, each sending its next request when the last reply
+came back), checking every reply against its own reference tensor (protocol.py). Given several
+servers (comma-separated ``--target``, aio) it drives them in interleaved slices (run_levels_aio).
 
 ``python -m goprep._serve.loadgen --target HOST:PORT --payload raw|jpeg --concurrency 1,4,16 ...``
 prints one JSON object per concurrency level.

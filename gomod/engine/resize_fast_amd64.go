@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// duoEnabled reports whether fused plans take duoRow: AVX2 without VBMI (with VBMI, fusedRow).
+// duoEnabled reports whether fused plans take duoRows: AVX2 without VBMI (with VBMI, fusedRow).
 func duoEnabled() bool { return hasAVX2 && !hasVBMI }
 
 // fusedEnabled reports whether fusedRow can run (it checks the rest itself).
@@ -19,7 +19,7 @@ func fusedEnabled() bool { return hasVBMI }
 //go:noescape
 func prefetchSpan(p unsafe.Pointer, n uintptr)
 
-// prefetchDist is how many output rows ahead duoRow prefetches its two source rows. On 64 distinct
+// prefetchDist is how many output rows ahead duoRows prefetches its two source rows. On 64 distinct
 // 512x512 images (BenchmarkImagenet512Cold, process CPU time per image, medians of 3 alternated
 // rounds, shared 2-core machine) no prefetch / 1 / 2 / 4 rows ahead took 219 / 162 / 175 / 166 and
 // 222 / 165 (1 thread), 253 / 162 / 159 (2 threads) us; BenchmarkImagenet512 (cache-hot) 118 -> 118.
@@ -145,3 +145,68 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 // those of columns 4..7 the high halves of the upper lane's (both lanes hold the same words); one
 // VPMADDWD with these (1, 0) and (0, 1) pairs takes each out (instead of a VPSRLVD and an AND).
 var duoSel = [16]int16{1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1}
+
+// duoRows computes the content rows [y, y1) of image img with duoH, straight into each source
+// channel's plane rows, or nothing when the plan does not take duoH (then fastRow runs); it returns
+// how many rows it wrote. Rows whose blocks are all in bounds (all but the array's last rows) call
+// duoBlocks from here, the output pointers stepping by a row: a call per row through fastRow, duoRow
+// (gone) and duoH spent ~6% of BenchmarkImagenet512 on slices, bounds and checks (perf), and this
+// took it from 113.8 to 111.4 us/op (process CPU time, medians of 6 alternated rounds, shared 2-core
+// machine), BenchmarkImagenet512Cold from 158 to 145.
+func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
+	f := p.fast
+	if !f.fused || f.duos == nil || !duoEnabled() {
+		return 0
+	}
+	y1 = min(y1, p.rows.Hi)
+	if y1 <= y {
+		return 0
+	}
+	n, ow := len(f.taps), p.OutW
+	plane := p.OutH * ow
+	o := img*p.OutImageElems() + y*ow
+	span := (y1-y-1)*ow + n // the elements the rows write in each plane
+	var q [3]unsafe.Pointer
+	for k := range q {
+		at := o + f.duoNorm[k].plane*plane
+		q[k] = unsafe.Pointer(unsafe.SliceData(b.outF32[at : at+span]))
+	}
+	src := b.srcU8
+	sp := unsafe.Pointer(unsafe.SliceData(src))
+	duos := unsafe.Pointer(unsafe.SliceData(f.duos))
+	nb := len(f.duoEnd)
+	whole := 8*nb == n
+	rows := len(p.rows.Off) / 2
+	for yy := y; yy < y1; yy++ {
+		r := yy - p.rows.Lo
+		// Software prefetch of the source rows prefetchDist output rows ahead (the next image's
+		// first rows near the end of one): the hardware prefetchers lose each new pair of 1.5 KB rows
+		if d := prefetchDist; d > 0 {
+			rr, pb := r+d, base
+			if rr >= rows {
+				rr, pb = rr-rows, base+p.strideN
+				if img+1 >= p.N {
+					rr = -1
+				}
+			}
+			if rr >= 0 {
+				prefetchRows(src, pb+p.rows.Off[2*rr], pb+p.rows.Off[2*rr+1], f)
+			}
+		}
+		b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
+		r0, r1 := base+p.rows.Off[2*r]+f.minOff, base+p.rows.Off[2*r+1]+f.minOff
+		if whole && int(f.duoMax) <= min(len(src)-r0, len(src)-r1) {
+			duoBlocks(unsafe.Add(sp, r0), unsafe.Add(sp, r1), duos, &q, nb, b0, b1, &f.duoNorm)
+		} else {
+			var out [3][]float32
+			for k := range out {
+				out[k] = unsafe.Slice((*float32)(q[k]), n)
+			}
+			duoH(&out, src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
+		}
+		for k := range q {
+			q[k] = unsafe.Add(q[k], 4*ow)
+		}
+	}
+	return y1 - y
+}

@@ -90,7 +90,7 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	for i := range src {
 		src[i] = uint8(rng.Intn(256))
 	}
-	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 without VBMI they take duoRow)
+	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 without VBMI they take duoRows)
 	for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}} {
 		for _, flip := range []bool{false, true} {
 			s := rgbSpec(h, w, "bilinear", false, size[0], size[1])

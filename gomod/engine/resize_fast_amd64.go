@@ -23,7 +23,9 @@ func prefetchSpan(p unsafe.Pointer, n uintptr)
 // 512x512 images (BenchmarkImagenet512Cold, process CPU time per image, medians of 3 alternated
 // rounds, shared 2-core machine) no prefetch / 1 / 2 / 4 rows ahead took 219 / 162 / 175 / 166 and
 // 222 / 165 (1 thread), 253 / 162 / 159 (2 threads) us; BenchmarkImagenet512 (cache-hot) 118 -> 118.
-// PREFETCHW of the output rows made it slower (165 -> 178-193).
+// PREFETCHW of the output rows made it slower (165 -> 178-193), and so did streaming the output
+// rows past the caches for batches of 16 MiB or more (each row staged in L1, then MOVNTO: 142 -> 160
+// at 1 thread, 148 -> 162 at 2).
 const prefetchDist = 2
 
 // prefetchRows asks for the bytes duoH reads from the two source rows at rb0 and rb1.

@@ -28,6 +28,18 @@ func prefetchSpan(p unsafe.Pointer, n uintptr)
 // at 1 thread, 148 -> 162 at 2).
 const prefetchDist = 2
 
+// prefetchAhead prefetches the source rows of content row r of image img, or of the next image's row
+// r-rows when r is past the last row.
+func prefetchAhead(p *Plan, src []uint8, base, img, r int) {
+	if rows := len(p.rows.Off) / 2; r >= rows {
+		if img+1 >= p.N {
+			return
+		}
+		r, base = r-rows, base+p.strideN
+	}
+	prefetchRows(src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], p.fast)
+}
+
 // prefetchRows asks for the bytes duoH reads from the two source rows at rb0 and rb1.
 func prefetchRows(src []uint8, rb0, rb1 int, f *fastPlan) {
 	base := unsafe.Pointer(unsafe.SliceData(src))
@@ -178,22 +190,12 @@ func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 	duos := unsafe.Pointer(unsafe.SliceData(f.duos))
 	nb := len(f.duoEnd)
 	whole := 8*nb == n
-	rows := len(p.rows.Off) / 2
 	for yy := y; yy < y1; yy++ {
 		r := yy - p.rows.Lo
-		// Software prefetch of the source rows prefetchDist output rows ahead (the next image's
-		// first rows near the end of one): the hardware prefetchers lose each new pair of 1.5 KB rows
-		if d := prefetchDist; d > 0 {
-			rr, pb := r+d, base
-			if rr >= rows {
-				rr, pb = rr-rows, base+p.strideN
-				if img+1 >= p.N {
-					rr = -1
-				}
-			}
-			if rr >= 0 {
-				prefetchRows(src, pb+p.rows.Off[2*rr], pb+p.rows.Off[2*rr+1], f)
-			}
+		// Software prefetch of the source rows prefetchDist output rows ahead (and at a band's first
+		// row those in between): the hardware prefetchers lose each new pair of 1.5 KB rows
+		for ahead := max(1, prefetchDist-(yy-y)); ahead <= prefetchDist; ahead++ {
+			prefetchAhead(p, src, base, img, r+ahead)
 		}
 		b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
 		r0, r1 := base+p.rows.Off[2*r]+f.minOff, base+p.rows.Off[2*r+1]+f.minOff

@@ -28,24 +28,17 @@ func prefetchSpan(p unsafe.Pointer, n uintptr)
 // at 1 thread, 148 -> 162 at 2).
 const prefetchDist = 2
 
-// prefetchAhead prefetches the source rows of content row r of image img, or of the next image's row
-// r-rows when r is past the last row.
-func prefetchAhead(p *Plan, src []uint8, base, img, r int) {
+// prefetchAhead prefetches source row t (0 or 1) of content row r of image img, or of the next
+// image's row r-rows when r is past the last row: the bytes duoH reads from it.
+func prefetchAhead(p *Plan, src []uint8, base, img, r, t int) {
 	if rows := len(p.rows.Off) / 2; r >= rows {
 		if img+1 >= p.N {
 			return
 		}
 		r, base = r-rows, base+p.strideN
 	}
-	prefetchRows(src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], p.fast)
-}
-
-// prefetchRows asks for the bytes duoH reads from the two source rows at rb0 and rb1.
-func prefetchRows(src []uint8, rb0, rb1 int, f *fastPlan) {
-	base := unsafe.Pointer(unsafe.SliceData(src))
-	n := uintptr(f.duoMax)
-	prefetchSpan(unsafe.Add(base, rb0+f.minOff), n)
-	prefetchSpan(unsafe.Add(base, rb1+f.minOff), n)
+	f := p.fast
+	prefetchSpan(unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), base+p.rows.Off[2*r+t]+f.minOff), uintptr(f.duoMax))
 }
 
 // duoH computes one output row of a fused plan from its two source rows, straight into each source
@@ -192,16 +185,42 @@ func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 	whole := 8*nb == n
 	for yy := y; yy < y1; yy++ {
 		r := yy - p.rows.Lo
-		// Software prefetch of the source rows prefetchDist output rows ahead (and at a band's first
-		// row those in between): the hardware prefetchers lose each new pair of 1.5 KB rows
-		for ahead := max(1, prefetchDist-(yy-y)); ahead <= prefetchDist; ahead++ {
-			prefetchAhead(p, src, base, img, r+ahead)
+		// Software prefetch of the source rows prefetchDist output rows ahead: the hardware
+		// prefetchers lose each new pair of 1.5 KB rows. At a band's first row, all the rows up
+		// to there at once; after that one source row before each half of the row's blocks, which
+		// spreads the 48 prefetches of a 512-wide pair over the row (issued at once, they wait for
+		// miss buffers: 7-8% of BenchmarkImagenet512 sat in prefetchSpan by perf). BenchmarkImagenet512
+		// ColdLoop 161 -> 133 and 152 -> 144, Cold 161 -> 147 and 165 -> 145 CPU us/image (process
+		// CPU time, medians of 3 and 5 alternated rounds; prefetching in 4 and 6 parts: 138 and 115,
+		// but each extra duoBlocks call costs the cache-hot case ~1%), BenchmarkImagenet512 124.5 ->
+		// 117.7 and 123 -> 115 (8 and 6 rounds; noisy).
+		first := yy == y
+		if first {
+			for ahead := 1; ahead <= prefetchDist; ahead++ {
+				prefetchAhead(p, src, base, img, r+ahead, 0)
+				prefetchAhead(p, src, base, img, r+ahead, 1)
+			}
 		}
 		b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
 		r0, r1 := base+p.rows.Off[2*r]+f.minOff, base+p.rows.Off[2*r+1]+f.minOff
 		if whole && int(f.duoMax) <= min(len(src)-r0, len(src)-r1) {
-			duoBlocks(unsafe.Add(sp, r0), unsafe.Add(sp, r1), duos, &q, nb, b0, b1, &f.duoNorm)
+			h := nb
+			if !first {
+				h = nb / 2
+				prefetchAhead(p, src, base, img, r+prefetchDist, 0)
+			}
+			p0, p1 := unsafe.Add(sp, r0), unsafe.Add(sp, r1)
+			duoBlocks(p0, p1, duos, &q, h, b0, b1, &f.duoNorm)
+			if h < nb {
+				prefetchAhead(p, src, base, img, r+prefetchDist, 1)
+				qh := [3]unsafe.Pointer{unsafe.Add(q[0], 32*h), unsafe.Add(q[1], 32*h), unsafe.Add(q[2], 32*h)}
+				duoBlocks(p0, p1, unsafe.Add(duos, 4*h*int(unsafe.Sizeof(pairDuo{}))), &qh, nb-h, b0, b1, &f.duoNorm)
+			}
 		} else {
+			if !first {
+				prefetchAhead(p, src, base, img, r+prefetchDist, 0)
+				prefetchAhead(p, src, base, img, r+prefetchDist, 1)
+			}
 			var out [3][]float32
 			for k := range out {
 				out[k] = unsafe.Slice((*float32)(q[k]), n)

@@ -122,7 +122,7 @@ def profiler_overhead_us(rounds: int = 61, block: int = 400) -> Dict[str, float]
     (time this thread ran, so preemption by other processes on a shared machine is not counted). The
     cost is the median of the per-round on - off differences, with their interquartile range: the
     fastest-round difference printed before swung from -2.9 to +1.6 us between runs on the loaded
-    2-core machine, the median of paired rounds within +0.5 to +1.6 us over 22 runs (docs/SERVING.md)."""
+    2-core machine, the median of paired rounds within +0.5 to +1.6 us over 23 runs (docs/SERVING.md)."""
     import numpy as np
 
     import goprep

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"math"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -121,3 +124,47 @@ func evalPlanarSpec(h, w int) *Spec {
 
 func BenchmarkEvalPlanar512(b *testing.B)  { benchPlan(b, evalPlanarSpec(512, 512), 1) }
 func BenchmarkEvalPlanar1080(b *testing.B) { benchPlan(b, evalPlanarSpec(1080, 1920), 1) }
+
+// BenchmarkAAHPass times the horizontal pass of one 1080p -> 224 image (every source row once, in
+// groups of four) with aaHRows4 and with aaHRows4W, alternated image by image in one process, and
+// reports each kernel's minimum and 10th percentile in us: a load on the machine slows both alike.
+func BenchmarkAAHPass(b *testing.B) {
+	for _, kind := range []string{"bilinear", "bicubic", "bilinear-torch", "bicubic-torch"} {
+		b.Run(kind, func(b *testing.B) {
+			s := imagenetSpec(0, 1080, 1920)
+			s.Resize.Kind, s.Resize.Antialias = strings.TrimSuffix(kind, "-torch"), true
+			s.Resize.TorchU8 = strings.HasSuffix(kind, "-torch")
+			p, err := NewPlan(s)
+			if err != nil || p.aa == nil {
+				b.Fatal("no fast antialias plan", err)
+			}
+			src := make([]uint8, 1080*1920*3)
+			for i := range src {
+				src[i] = uint8(i * 7)
+			}
+			n := p.OutW
+			var h [4][]uint8
+			for i := range h {
+				h[i] = make([]uint8, 3*n+16)
+			}
+			var ts [2][]float64
+			for it := 0; it < b.N; it++ {
+				for k := 0; k < 2; k++ {
+					t0 := time.Now()
+					for y := 0; y+4 <= 1080; y += 4 {
+						rb := [4]int{y * 5760, (y + 1) * 5760, (y + 2) * 5760, (y + 3) * 5760}
+						if k == 0 || !aaHRows4W(&h, &rb, src, p.aa, p) {
+							aaHRows4(&h, &rb, src, p.aa, p)
+						}
+					}
+					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))
+				}
+			}
+			for k, name := range []string{"old", "wide"} {
+				sort.Float64s(ts[k])
+				b.ReportMetric(ts[k][0], name+"-min-us")
+				b.ReportMetric(ts[k][len(ts[k])/10], name+"-p10-us")
+			}
+		})
+	}
+}

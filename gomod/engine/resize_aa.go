@@ -116,6 +116,20 @@ type aaCol struct {
 	// aaHRows4 computes A = mul*sum(p*hi) + base, base = 2^21 + lmin; Pillow's result
 	// (A + L - lmin) >> 22 equals A >> 22 whenever A mod 2^22 < thr = 2^22 - width.
 	mul, base, thr int32
+	// aaHRows4W's view: the index of the column's first 8-tap chunk in aaPlan.wide, how many it takes
+	// whole, and whether one more follows with only its first pair live (1 or 2 taps left over: the
+	// bilinear 1920 -> 224 columns' 17 or 18 taps are two chunks and this tail, one multiply-add per
+	// row where a whole chunk takes two).
+	wch, wfull int32
+	wtail      bool
+}
+
+// aaWide holds the weights of 8 taps of one column for aaHRows4W, whose 32-byte load at the chunk's
+// first tap minus 4 bytes puts taps 0-3 in the low 128-bit lane (bytes 4-15) and taps 4-7 in the high
+// one (bytes 0-11): the (tap, tap+1) pairs of each channel [w0 w1 w0 w1 w0 w1 0 0 | w4 w5 ... 0 0]
+// (A: taps 0, 1 and 4, 5) and [w2 w3 ... | w6 w7 ...] (B), high and low halves (colHalves).
+type aaWide struct {
+	hiA, hiB, loA, loB [16]int16
 }
 
 // aaChunk holds the SIMD weights of 4 taps of one column, as the two (tap, tap+1) pairs of each
@@ -138,6 +152,8 @@ type aaPlan struct {
 	planar  bool
 	strideC int
 	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
+	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
+	wideEnd int          // relative end of the bytes aaHRows4W's loads read (from off-4 on)
 }
 
 func newAAPlan(p *Plan) *aaPlan {
@@ -209,8 +225,49 @@ func newAAPlan(p *Plan) *aaPlan {
 	copy(a.cmap[:], p.cmap)
 	if a.planar {
 		a.pl = newAAPlanarTab(a, p)
+	} else {
+		newAAWide(a, p)
 	}
 	return a
+}
+
+// newAAWide builds aaHRows4W's 8-tap chunks (aaCol.wch, aaPlan.wide, wideEnd) with each column's
+// split (colShift), as the 4-tap chunks have it.
+func newAAWide(a *aaPlan, p *Plan) {
+	ct := &p.cols.Taps
+	total := 0
+	for j := range a.cols {
+		total += (int(a.cols[j].cnt) + 7) / 8
+	}
+	a.wide = make([]aaWide, 0, total)
+	for j := range a.cols {
+		c := &a.cols[j]
+		sh := colShift(ct.WI[c.w : c.w+c.cnt])
+		c.wch, c.wfull, c.wtail = int32(len(a.wide)), (c.cnt+7)/8, c.cnt%8 == 1 || c.cnt%8 == 2
+		if c.wtail {
+			c.wfull--
+		}
+		for t0 := int32(0); t0 < c.cnt; t0 += 8 {
+			var ck aaWide
+			for q := int32(0); q < 8; q++ {
+				var w int32
+				if t0+q < c.cnt {
+					w = ct.WI[c.w+t0+q]
+				}
+				hi, lo := colHalves(w, sh)
+				lane, e := int(q/4), int(q%2)
+				dh, dl := &ck.hiA, &ck.loA
+				if q%4 >= 2 {
+					dh, dl = &ck.hiB, &ck.loB
+				}
+				for ch := 0; ch < 3; ch++ {
+					dh[lane*8+2*ch+e], dl[lane*8+2*ch+e] = hi, lo
+				}
+			}
+			a.wide = append(a.wide, ck)
+		}
+		a.wideEnd = max(a.wideEnd, int(c.off)-4+24*((int(c.cnt)+7)/8-1)+32)
+	}
 }
 
 // aaRow computes content row y of image img straight into the CHW output.
@@ -257,7 +314,9 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		switch m {
 		case 4:
-			aaHRows4(&hd, &ho, b.srcU8, a, p)
+			if !aaHRows4W(&hd, &ho, b.srcU8, a, p) {
+				aaHRows4(&hd, &ho, b.srcU8, a, p)
+			}
 		case 3:
 			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
 			aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)

@@ -181,7 +181,7 @@ func randomAASpec(rng *rand.Rand) *Spec {
 // a kernel that drops the low halves.
 func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
-	tried, caught := 0, 0
+	tried, caught, caughtP, wide := 0, 0, 0, 0
 	for it := 0; it < 300; it++ {
 		s := randomAASpec(rng)
 		p, err := NewPlan(s)
@@ -204,7 +204,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 		}
 		n := p.OutW
-		check := func(a *aaPlan) bool {
+		check := func(a *aaPlan, wideOnly bool) bool {
 			var got, want [4][]uint8
 			for i := range got {
 				got[i], want[i] = make([]uint8, 3*n+16), make([]uint8, 3*n+16)
@@ -218,11 +218,27 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 					}
 					aaHScalar(want[i], src, rb[i], a, p, 0, n)
 				}
-				aaHRows4(&got, &rb, src, a, p)
-				for i := range got {
-					if string(got[i][:3*n]) != string(want[i][:3*n]) {
-						return false
+				if !wideOnly {
+					aaHRows4(&got, &rb, src, a, p)
+					for i := range got {
+						if string(got[i][:3*n]) != string(want[i][:3*n]) {
+							return false
+						}
 					}
+				}
+				for i := range got {
+					clear(got[i])
+				}
+				if aaHRows4W(&got, &rb, src, a, p) {
+					wide++
+					for i := range got {
+						if string(got[i][:3*n]) != string(want[i][:3*n]) {
+							return false
+						}
+					}
+				}
+				if wideOnly {
+					continue
 				}
 				aaHRows(got[0], got[1], src, rb[0], rb[1], a, p)
 				aaHRows(got[2], nil, src, rb[2], 0, a, p)
@@ -233,7 +249,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 			return true
 		}
-		if !check(p.aa) {
+		if !check(p.aa, false) {
 			t.Fatalf("spec %d %+v: SIMD horizontal pass differs from aaHScalar (simd=%v, split %+v)", it, s.Resize, simdEnabled, p.aa.hs)
 		}
 		if simdEnabled && !p.aa.hs.lo0 {
@@ -242,8 +258,11 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			for j := range broken.cols {
 				broken.cols[j].thr = 1 << pilPrecisionBits
 			}
-			if !check(&broken) {
+			if !check(&broken, false) {
 				caught++
+			}
+			if !check(&broken, true) {
+				caughtP++
 			}
 		}
 	}
@@ -253,7 +272,10 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
 		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
 	}
-	t.Logf("%d specs, %d caught with the low-half test off", tried, caught)
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (wide == 0 || caughtP == 0) {
+		t.Fatalf("aaHRows4W ran %d times, %d specs caught with its low-half test off", wide, caughtP)
+	}
+	t.Logf("%d specs, %d caught with the low-half test off (%d by aaHRows4W alone, which ran %d times)", tried, caught, caughtP, wide)
 }
 
 // colShift: every column of Pillow's and PyTorch's tables splits at the smallest sh whose rounded

@@ -39,3 +39,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
 	aaVScalar(out, hs, po, wv, lut, 0)
 }
+
+// aaHRows4W is the 8-taps-per-step SIMD horizontal pass; without SIMD it declines (aaHRows4 runs).
+func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool {
+	return false
+}

@@ -637,3 +637,123 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 		rows[len(hs)] = rows[len(hs)-1]
 	}
 }
+
+// aaHRows4W is aaHRows4 with 8 taps per step and one plain load per row: the 32 bytes from 4 before a
+// chunk's first tap hold taps 0-3 at bytes 4-15 of the low 128-bit lane and taps 4-7 at bytes 0-11
+// of the high one, so two byte shuffles (aaWideA, aaWideB) give every tap pair of the 8 in [r r g g b
+// b 0 0] form, lanes (0,1 | 4,5) and (2,3 | 6,7), with no VINSERTI128 and one 32-byte weight load per
+// pair of multiply-adds for the four rows (aaWide): per 8 taps and four rows 4 loads, 8 shuffles, 8
+// VPMADDWD and 2 weight loads instead of aaHRows4's 8 loads, 4 inserts, 8 shuffles, 8 VPMADDWD and 4
+// weight loads, and half the weight bytes (the tables do not fit L1: they stream from L2 for every
+// group of rows). A row's two lanes are summed at the column's end (two lane selects and an add per
+// two rows), which leaves aaHRows4's layout, and the rest (split, low halves only where aaCol.thr
+// leaves a result in doubt, packing, stores) is aaHRows4's. Exactly the integers of aaHScalar
+// (TestAAHRowsEqualScalarRandom). It returns false, having written nothing, where it cannot run (no
+// AVX2 or tables, a row whose loads would leave the array): the caller then runs aaHRows4.
+func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool {
+	n := len(a.cols)
+	if !hasAVX2 || a.wide == nil {
+		return false
+	}
+	var ps, q [4]unsafe.Pointer
+	base := unsafe.Pointer(unsafe.SliceData(src))
+	for i := range h {
+		r := rb[i] + a.minOff
+		if r < 4 || r+a.wideEnd > len(src) || len(h[i]) < 3*n {
+			return false
+		}
+		ps[i], q[i] = unsafe.Add(base, r-4), unsafe.Pointer(unsafe.SliceData(h[i]))
+	}
+	var res [8]archsimd.Int32x8 // zeroed before any vector register is dirty: see aaHRows4
+	cols := a.cols
+	chunks := unsafe.Pointer(unsafe.SliceData(a.wide))
+	p0, p1, p2, p3 := ps[0], ps[1], ps[2], ps[3]
+	lo0 := a.hs.lo0
+	// rows sums one column's chunks (hiA/hiB at byte offset wo in aaWide: the high or the low halves)
+	// for the four rows, each row's two lanes added: rows 0, 1 and rows 2, 3 in the two lanes.
+	rows := func(c *aaCol, wo uintptr) (archsimd.Int32x8, archsimd.Int32x8) {
+		var s0, s1, s2, s3 archsimd.Int32x8
+		shA, shB := archsimd.LoadInt8x32(&aaWideA), archsimd.LoadInt8x32(&aaWideB)
+		off := uintptr(c.off)
+		r0, r1, r2, r3 := unsafe.Add(p0, off), unsafe.Add(p1, off), unsafe.Add(p2, off), unsafe.Add(p3, off)
+		ck := unsafe.Add(chunks, uintptr(c.wch)*unsafe.Sizeof(aaWide{})+wo)
+		for i := uint32(c.wfull); i > 0; i-- {
+			wa, wb := archsimd.LoadInt16x16((*[16]int16)(ck)), archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(ck, 32)))
+			v := archsimd.LoadUint8x32((*[32]uint8)(r0))
+			s0 = s0.Add(v.PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa)).Add(v.PermuteOrZeroGrouped(shB).AsInt16x16().DotProductPairs(wb))
+			v = archsimd.LoadUint8x32((*[32]uint8)(r1))
+			s1 = s1.Add(v.PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa)).Add(v.PermuteOrZeroGrouped(shB).AsInt16x16().DotProductPairs(wb))
+			v = archsimd.LoadUint8x32((*[32]uint8)(r2))
+			s2 = s2.Add(v.PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa)).Add(v.PermuteOrZeroGrouped(shB).AsInt16x16().DotProductPairs(wb))
+			v = archsimd.LoadUint8x32((*[32]uint8)(r3))
+			s3 = s3.Add(v.PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa)).Add(v.PermuteOrZeroGrouped(shB).AsInt16x16().DotProductPairs(wb))
+			r0, r1, r2, r3 = unsafe.Add(r0, 24), unsafe.Add(r1, 24), unsafe.Add(r2, 24), unsafe.Add(r3, 24)
+			ck = unsafe.Add(ck, unsafe.Sizeof(aaWide{}))
+		}
+		if c.wtail { // one or two taps left: only pair A's low lane is live (aaCol.wtail)
+			wa := archsimd.LoadInt16x16((*[16]int16)(ck))
+			s0 = s0.Add(archsimd.LoadUint8x32((*[32]uint8)(r0)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
+			s1 = s1.Add(archsimd.LoadUint8x32((*[32]uint8)(r1)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
+			s2 = s2.Add(archsimd.LoadUint8x32((*[32]uint8)(r2)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
+			s3 = s3.Add(archsimd.LoadUint8x32((*[32]uint8)(r3)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
+		}
+		return s0.Select128FromPair(0, 2, s1).Add(s0.Select128FromPair(1, 3, s1)),
+			s2.Select128FromPair(0, 2, s3).Add(s2.Select128FromPair(1, 3, s3))
+	}
+	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
+		hi, hi2 := rows(c, 0)
+		mul := archsimd.BroadcastInt32x8(c.mul) // the column's 2^sh (colShift)
+		if lo0 {                                // torch weights: lo is zero (aaSplit)
+			half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+			return hi.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits), hi2.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits)
+		}
+		bs := archsimd.BroadcastInt32x8(c.base)
+		hi, hi2 = hi.Mul(mul).Add(bs), hi2.Mul(mul).Add(bs)
+		frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(c.thr-1)
+		if hi.And(frac).Greater(thr).Or(hi2.And(frac).Greater(thr)).ToBits() != 0 {
+			lo, lo2 := rows(c, unsafe.Offsetof(aaWide{}.loA))
+			fix := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1)).Sub(bs) // A + L - lmin: the exact sum plus 2^21
+			hi, hi2 = hi.Add(lo).Add(fix), hi2.Add(lo2).Add(fix)
+		}
+		return hi.ShiftAllRight(pilPrecisionBits), hi2.ShiftAllRight(pilPrecisionBits)
+	}
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		c := cols[j : j+4 : j+4]
+		res[0], res[4] = col(&c[0])
+		res[1], res[5] = col(&c[1])
+		res[2], res[6] = col(&c[2])
+		res[3], res[7] = col(&c[3])
+		top := archsimd.BroadcastUint16x16(255)
+		pk01, pk23 := archsimd.LoadInt8x32(&aaPack01), archsimd.LoadInt8x32(&aaPack23)
+		u := res[0].SaturateToUint16ConcatGrouped(res[1]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
+			Or(res[2].SaturateToUint16ConcatGrouped(res[3]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23))
+		y := res[4].SaturateToUint16ConcatGrouped(res[5]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
+			Or(res[6].SaturateToUint16ConcatGrouped(res[7]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23))
+		for i, wv := range [4]archsimd.Uint32x4{u.GetLo().AsUint32x4(), u.GetHi().AsUint32x4(), y.GetLo().AsUint32x4(), y.GetHi().AsUint32x4()} {
+			*(*uint32)(unsafe.Add(q[i], j)) = wv.GetElem(0)
+			*(*uint32)(unsafe.Add(q[i], n+j)) = wv.GetElem(1)
+			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
+		}
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	if j < n {                   // the last n%4 columns
+		for i := range h {
+			aaHScalar(h[i], src, rb[i], a, p, j, n)
+		}
+	}
+	return true
+}
+
+// aaWideA and aaWideB are aaHRows4W's byte shuffles of the 32 bytes from 4 before a chunk's first
+// tap: the (tap, tap+1) pairs of each channel as int16, [c0 c0' c1 c1' c2 c2' 0 0], of taps 0, 1 (low
+// lane, bytes 4-9) and 4, 5 (high lane, bytes 0-5) for A, of taps 2, 3 (bytes 10-15) and 6, 7 (bytes
+// 6-11) for B.
+var aaWideA, aaWideB = aaShuffle2(4, 0), aaShuffle2(10, 6)
+
+func aaShuffle2(lo, hi int8) (s [32]int8) {
+	a, b := aaShuffle(lo), aaShuffle(hi)
+	copy(s[:16], a[:16])
+	copy(s[16:], b[16:])
+	return s
+}

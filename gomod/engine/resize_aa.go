@@ -117,11 +117,12 @@ type aaCol struct {
 	// (A + L - lmin) >> 22 equals A >> 22 whenever A mod 2^22 < thr = 2^22 - width.
 	mul, base, thr int32
 	// aaHRows4W's view: the index of the column's first 8-tap chunk in aaPlan.wide, how many it takes
-	// whole, and whether one more follows with only its first pair live (1 or 2 taps left over: the
-	// bilinear 1920 -> 224 columns' 17 or 18 taps are two chunks and this tail, one multiply-add per
-	// row where a whole chunk takes two).
+	// whole, and the taps left over after them when 1 to 4 (wtail 1: 1 or 2, wtail 2: 3 or 4; none:
+	// 0): that chunk's weights are in both lanes and it runs two rows per register, as aaHRows4 does,
+	// half the multiply-adds of a whole chunk. The 1920 -> 224 columns' 17-18 taps (bilinear) are two
+	// whole chunks and a tail of 1, their 34-35 (bicubic) four and a tail of 2.
 	wch, wfull int32
-	wtail      bool
+	wtail      int8
 }
 
 // aaWide holds the weights of 8 taps of one column for aaHRows4W, whose 32-byte load at the chunk's
@@ -243,9 +244,11 @@ func newAAWide(a *aaPlan, p *Plan) {
 	for j := range a.cols {
 		c := &a.cols[j]
 		sh := colShift(ct.WI[c.w : c.w+c.cnt])
-		c.wch, c.wfull, c.wtail = int32(len(a.wide)), (c.cnt+7)/8, c.cnt%8 == 1 || c.cnt%8 == 2
-		if c.wtail {
-			c.wfull--
+		c.wch, c.wfull = int32(len(a.wide)), c.cnt/8
+		if r := c.cnt % 8; r > 4 {
+			c.wfull++
+		} else if r > 0 {
+			c.wtail = int8((r + 1) / 2)
 		}
 		for t0 := int32(0); t0 < c.cnt; t0 += 8 {
 			var ck aaWide
@@ -260,8 +263,14 @@ func newAAWide(a *aaPlan, p *Plan) {
 				if q%4 >= 2 {
 					dh, dl = &ck.hiB, &ck.loB
 				}
+				tail := t0/8 == c.wfull // the tail chunk: taps 0-3 in both lanes (two rows)
 				for ch := 0; ch < 3; ch++ {
-					dh[lane*8+2*ch+e], dl[lane*8+2*ch+e] = hi, lo
+					if tail && lane == 0 {
+						dh[8+2*ch+e], dl[8+2*ch+e] = hi, lo
+					}
+					if !tail || lane == 0 {
+						dh[lane*8+2*ch+e], dl[lane*8+2*ch+e] = hi, lo
+					}
 				}
 			}
 			a.wide = append(a.wide, ck)

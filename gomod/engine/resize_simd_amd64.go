@@ -690,15 +690,22 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool 
 			r0, r1, r2, r3 = unsafe.Add(r0, 24), unsafe.Add(r1, 24), unsafe.Add(r2, 24), unsafe.Add(r3, 24)
 			ck = unsafe.Add(ck, unsafe.Sizeof(aaWide{}))
 		}
-		if c.wtail { // one or two taps left: only pair A's low lane is live (aaCol.wtail)
+		t01 := s0.Select128FromPair(0, 2, s1).Add(s0.Select128FromPair(1, 3, s1))
+		t23 := s2.Select128FromPair(0, 2, s3).Add(s2.Select128FromPair(1, 3, s3))
+		if c.wtail != 0 { // 1 to 4 taps left: two rows per register, their weights in both lanes (aaCol.wtail)
+			tA, tB := archsimd.LoadInt8x32(&aaTailA), archsimd.LoadInt8x32(&aaTailB)
 			wa := archsimd.LoadInt16x16((*[16]int16)(ck))
-			s0 = s0.Add(archsimd.LoadUint8x32((*[32]uint8)(r0)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
-			s1 = s1.Add(archsimd.LoadUint8x32((*[32]uint8)(r1)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
-			s2 = s2.Add(archsimd.LoadUint8x32((*[32]uint8)(r2)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
-			s3 = s3.Add(archsimd.LoadUint8x32((*[32]uint8)(r3)).PermuteOrZeroGrouped(shA).AsInt16x16().DotProductPairs(wa))
+			v := archsimd.LoadUint8x32((*[32]uint8)(r0)).SetHi(archsimd.LoadUint8x16((*[16]uint8)(r1)))
+			u := archsimd.LoadUint8x32((*[32]uint8)(r2)).SetHi(archsimd.LoadUint8x16((*[16]uint8)(r3)))
+			t01 = t01.Add(v.PermuteOrZeroGrouped(tA).AsInt16x16().DotProductPairs(wa))
+			t23 = t23.Add(u.PermuteOrZeroGrouped(tA).AsInt16x16().DotProductPairs(wa))
+			if c.wtail == 2 {
+				wb := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(ck, 32)))
+				t01 = t01.Add(v.PermuteOrZeroGrouped(tB).AsInt16x16().DotProductPairs(wb))
+				t23 = t23.Add(u.PermuteOrZeroGrouped(tB).AsInt16x16().DotProductPairs(wb))
+			}
 		}
-		return s0.Select128FromPair(0, 2, s1).Add(s0.Select128FromPair(1, 3, s1)),
-			s2.Select128FromPair(0, 2, s3).Add(s2.Select128FromPair(1, 3, s3))
+		return t01, t23
 	}
 	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
 		hi, hi2 := rows(c, 0)
@@ -750,6 +757,10 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool 
 // lane, bytes 4-9) and 4, 5 (high lane, bytes 0-5) for A, of taps 2, 3 (bytes 10-15) and 6, 7 (bytes
 // 6-11) for B.
 var aaWideA, aaWideB = aaShuffle2(4, 0), aaShuffle2(10, 6)
+
+// aaTailA and aaTailB are the same for a tail chunk (aaCol.wtail), whose two lanes hold two rows'
+// bytes from 4 before its first tap: taps 0, 1 and 2, 3 in both lanes.
+var aaTailA, aaTailB = aaShuffle2(4, 4), aaShuffle2(10, 10)
 
 func aaShuffle2(lo, hi int8) (s [32]int8) {
 	a, b := aaShuffle(lo), aaShuffle(hi)

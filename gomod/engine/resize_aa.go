@@ -154,6 +154,10 @@ type aaPlan struct {
 	strideC int
 	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
 	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
+	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
+	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
+	vw [][]int32
+	vh []aaVHead
 	wideEnd int          // relative end of the bytes aaHRows4W's loads read (from off-4 on)
 }
 
@@ -224,6 +228,11 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.winEnd = max(a.winEnd, int(a.cols[j].off)+12*(n-1)+16)
 	}
 	copy(a.cmap[:], p.cmap)
+	rt := &p.rows.Taps
+	a.vw, a.vh = make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
+	for r := range rt.Cnt {
+		a.vw[r], a.vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
+	}
 	if a.planar {
 		a.pl = newAAPlanarTab(a, p)
 	} else {
@@ -350,11 +359,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	wv := rows.Taps.WI[r*k : r*k+kk]
-	var vh aaVHead
-	w.aaVW, vh = aaVPairs(w.aaVW, wv) // once for the three planes
+	pw, vh := a.vw[r], a.vh[r] // aaVPairs' layout, laid out once per plan (newAAPlan)
 	nt := p.norm
 	for c := 0; c < 3; c++ {
-		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, w.aaVW, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
 }
 
@@ -469,7 +477,7 @@ func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
 		return buf[:0], aaVHead{}
 	}
 	if cap(buf) < 16*np {
-		buf = make([]int32, 16*aaVMaxPairs)
+		buf = make([]int32, 16*np)
 	}
 	buf = buf[:16*np]
 	sh := colShift(wv)

@@ -156,9 +156,9 @@ type aaPlan struct {
 	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
 	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
 	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
-	vw [][]int32
-	vh []aaVHead
-	wideEnd int          // relative end of the bytes aaHRows4W's loads read (from off-4 on)
+	vw      [][]int32
+	vh      []aaVHead
+	wideEnd int // relative end of the bytes aaHRows4W's loads read (from off-4 on)
 }
 
 func newAAPlan(p *Plan) *aaPlan {

@@ -323,7 +323,7 @@ func TestAAColShift(t *testing.T) {
 // off (aaVHead.thr = 2^22) must fail on some spec.
 func TestAAVRowEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(23))
-	caught := 0
+	caught, caught3, ran3 := 0, 0, 0
 	for it := 0; it < 150; it++ {
 		s := randomAASpec(rng)
 		if it%10 == 0 { // tall windows: the VPMULLD loop
@@ -348,7 +348,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 		got, want := make([]float32, n), make([]float32, n)
 		lut := &p.norm.lutF32[1]
 		var pw []int32
-		var broken bool
+		var broken, broken3 bool
 		for r := range p.rows.Taps.Cnt {
 			kk := int(p.rows.Taps.Cnt[r])
 			wv := p.rows.Taps.WI[r*k : r*k+kk]
@@ -362,16 +362,44 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 					t.Fatalf("spec %d %+v row %d col %d: %v, want %v (simd=%v)", it, s.Resize, r, x, got[x], want[x], simdEnabled)
 				}
 			}
+			// the three planes at once (aaVRow3), in a random plane order, against aaVScalar per plane
+			perm := rng.Perm(3)
+			pos := [3]int{perm[0] * n, perm[1] * n, perm[2] * n}
+			outs := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
+			luts := [3]*[256]float32{&p.norm.lutF32[0], &p.norm.lutF32[1], &p.norm.lutF32[2]}
+			var wants [3][]float32
+			for c := range wants {
+				wants[c] = make([]float32, n)
+				aaVScalar(wants[c], hs[:kk], pos[c], wv, luts[c], 0)
+			}
+			if aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts) {
+				ran3++
+				for c := range outs {
+					for x := range outs[c] {
+						if outs[c][x] != wants[c][x] {
+							t.Fatalf("spec %d %+v row %d plane %d col %d: aaVRow3 %v, want %v", it, s.Resize, r, c, x, outs[c][x], wants[c][x])
+						}
+					}
+				}
+			}
 			vh.thr = 1 << pilPrecisionBits
 			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
 			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
+			if aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts) {
+				for c := range outs {
+					broken3 = broken3 || string(unsafe.Slice((*byte)(unsafe.Pointer(&outs[c][0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&wants[c][0])), 4*n))
+				}
+			}
 		}
 		if broken {
 			caught++
 		}
+		if broken3 {
+			caught3++
+		}
 	}
-	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
-		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (caught == 0 || caught3 == 0 || ran3 == 0) {
+		t.Fatalf("dropping the low halves went unnoticed (aaVRow: %d specs, aaVRow3: %d, which ran %d times): the check cannot fail", caught, caught3, ran3)
 	}
-	t.Logf("%d of 150 specs caught with the low-half test off", caught)
+	t.Logf("%d of 150 specs caught with the low-half test off (aaVRow3: %d; it ran for %d rows)", caught, caught3, ran3)
 }

@@ -44,3 +44,8 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool {
 	return false
 }
+
+// aaVRow3 is the three-plane SIMD vertical pass; without SIMD it declines (aaVRow runs per plane).
+func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32) bool {
+	return false
+}

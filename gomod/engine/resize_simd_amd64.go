@@ -797,3 +797,84 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 	copy(s[16:], b[16:])
 	return s
 }
+
+// aaVRow3 is aaVRow's paired loop for the three planes of one output row at once: each tap pair's
+// row pointers and weights are loaded once for the three planes, and the loop overhead is shared, ~30%
+// fewer instructions per pair than three aaVRow calls. A block of 16 columns whose sums leave any
+// plane's result in doubt (aaVHead.thr) adds the low halves for all three. The last n%16 columns take
+// aaVScalar. The same floats as aaVRow (TestAAVRowEqualScalarRandom). It returns false, having
+// written nothing, where aaVRow's paired loop would not run (the caller then calls aaVRow per plane).
+func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32) bool {
+	n := len(out[0])
+	np := (len(hs) + 1) / 2
+	if !hasAVX2 || np > aaVMaxPairs || n < 16 || len(pw) < 16*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
+		return false
+	}
+	pmax := max(po[0], po[1], po[2])
+	for _, h := range hs {
+		if len(h) <= pmax || cap(h) < pmax+n+16 || po[0] < 0 || po[1] < 0 || po[2] < 0 {
+			return false
+		}
+	}
+	var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see hasAVX2
+	aaVPairRows(&rows, hs, 0)
+	half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
+	mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
+	frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
+	fix := half.Sub(base)
+	w0 := unsafe.Pointer(unsafe.SliceData(pw))
+	rp := unsafe.Pointer(&rows[0])
+	o0, o1, o2 := uintptr(po[0]), uintptr(po[1]), uintptr(po[2])
+	// sums runs the pair loop for the 16 columns at x with the weights at byte offset wo of each
+	// pair's 64 (0: high halves, 32: low halves): columns [0..3, 8..11] (a) and [4..7, 12..15] (b) of
+	// the three planes
+	sums := func(x, wo uintptr) (a0, b0, a1, b1, a2, b2 archsimd.Int32x8) {
+		r, w := rp, unsafe.Add(w0, wo)
+		for i := np; i > 0; i-- {
+			p, q := unsafe.Add(*(*unsafe.Pointer)(r), x), unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x)
+			wt := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
+			u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o0))).ExtendToUint16()
+			v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o0))).ExtendToUint16()
+			a0, b0 = a0.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b0.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
+			u = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o1))).ExtendToUint16()
+			v = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o1))).ExtendToUint16()
+			a1, b1 = a1.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b1.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
+			u = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o2))).ExtendToUint16()
+			v = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o2))).ExtendToUint16()
+			a2, b2 = a2.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b2.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
+			r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
+		}
+		return
+	}
+	doubt := func(a, b archsimd.Int32x8) archsimd.Mask32x8 {
+		return a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr))
+	}
+	emit := func(o []float32, x int, a, b archsimd.Int32x8, c int) {
+		vs, vm, vd := archsimd.BroadcastFloat32x8(nt.scale[c]), archsimd.BroadcastFloat32x8(nt.mean[c]), archsimd.BroadcastFloat32x8(nt.std[c])
+		a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+		b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+		a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Pointer(&o[x])))
+		a.Select128FromPair(1, 3, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Pointer(&o[x+8])))
+	}
+	out0, out1, out2 := out[0][:n], out[1][:n], out[2][:n]
+	x := 0
+	for ; x+16 <= n; x += 16 {
+		a0, b0, a1, b1, a2, b2 := sums(uintptr(x), 0)
+		a0, b0, a1, b1 = a0.Mul(mul).Add(base), b0.Mul(mul).Add(base), a1.Mul(mul).Add(base), b1.Mul(mul).Add(base)
+		a2, b2 = a2.Mul(mul).Add(base), b2.Mul(mul).Add(base)
+		if !vh.lo0 && doubt(a0, b0).Or(doubt(a1, b1)).Or(doubt(a2, b2)).ToBits() != 0 {
+			l0, m0, l1, m1, l2, m2 := sums(uintptr(x), 32)
+			a0, b0, a1, b1 = a0.Add(l0).Add(fix), b0.Add(m0).Add(fix), a1.Add(l1).Add(fix), b1.Add(m1).Add(fix)
+			a2, b2 = a2.Add(l2).Add(fix), b2.Add(m2).Add(fix)
+		}
+		emit(out0, x, a0, b0, 0)
+		emit(out1, x, a1, b1, 1)
+		emit(out2, x, a2, b2, 2)
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	for c := range out {
+		aaVScalar(out[c], hs, po[c], wv, luts[c], x)
+	}
+	return true
+}

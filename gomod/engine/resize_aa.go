@@ -11,8 +11,10 @@ import (
 // (TestAntialiasFastPathEqualsGeneral): Pillow's 22-bit weights, rounding to uint8 after each pass.
 // The horizontal pass writes planar rows (one plane per channel) into the worker's row cache; the
 // vertical pass and the normalisation then run over contiguous plane rows straight into the CHW output.
-// With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once (two
-// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each column's (and each
+// With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once, sharing
+// the weight loads, 8 taps per step (aaHRows4W; aaHRows4, 4 taps per step with two rows per
+// register, where aaHRows4W's loads would leave the array), the vertical pass takes the three planes
+// of an output row at once (aaVRow3): each column's (and each
 // output row's, for the vertical pass) weights w are split as w = hi*2^sh + lo with hi in int16 and a
 // small centred lo (colShift), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's 32-bit
 // sums: sum(p*w) = 2^sh*sum(p*hi) + sum(p*lo). The kernels sum the high halves first (one multiply-add
@@ -154,11 +156,11 @@ type aaPlan struct {
 	strideC int
 	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
 	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
+	wideEnd int          // relative end of the bytes aaHRows4W's loads read (from off-4 on)
 	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
 	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
-	vw      [][]int32
-	vh      []aaVHead
-	wideEnd int // relative end of the bytes aaHRows4W's loads read (from off-4 on)
+	vw [][]int32
+	vh []aaVHead
 }
 
 func newAAPlan(p *Plan) *aaPlan {

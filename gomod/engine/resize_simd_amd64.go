@@ -416,7 +416,13 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
 // pairs in two registers share each chunk's four weight loads and the loop, ~25% fewer instructions
-// per row than two aaHRows calls. Exactly the integers of aaHScalar.
+// per row than two aaHRows calls. Exactly the integers of aaHScalar. aaHRows4W, 8 taps per step, runs
+// instead wherever its loads stay in the array; this one takes the rest.
+// Tried and not kept (BenchmarkAAHPass, kernels alternated in one process): laying the four rows'
+// pixels out once as VPMADDWD pairs in scratch (each pixel shuffled once instead of once per column
+// whose window holds it, no shuffle in the tap loop) ran no faster (bilinear 5-10% slower, bicubic
+// even): this kernel is not bound by its shuffles; halving its multiply-adds (a wrong-result probe)
+// gained 10-15%, and reading every column's weights from one L1-resident chunk (another probe) 6-16%.
 // Pillow's 22-bit weights: the column loop sums the high halves only (one VPMADDWD per tap pair, as
 // for PyTorch's weights), and a second loop adds the low halves' sum only for a column whose result it
 // could change (aaCol.thr, colShift): a few percent of the columns (4.6% bilinear / 7.9% bicubic
@@ -650,6 +656,13 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // leaves a result in doubt, packing, stores) is aaHRows4's. Exactly the integers of aaHScalar
 // (TestAAHRowsEqualScalarRandom). It returns false, having written nothing, where it cannot run (no
 // AVX2 or tables, a row whose loads would leave the array): the caller then runs aaHRows4.
+// BenchmarkAAHPass (one 1080p image's horizontal pass, aaHRows4 vs this alternated image by image,
+// minimum of 40, three runs, loaded 2-core machine), with the two-rows tail chunk and before the
+// 16-column stores: bilinear 1057/1062/1092 -> 918/913/925 us, bicubic 1770/1785/1794 -> 1621/1571/
+// 1485, antialias="torch" 992/933/973 -> 817/803/811 and 1607/1578/1561 -> 1341/1323/1337. The
+// 16-column stores then took the bilinear ratio to aaHRows4 from ~0.87 to ~0.73 (bicubic 0.92-0.99,
+// even). Two chunks per loop iteration measured mixed (bicubic 0.82 vs 0.92-0.99, bilinear 0.79 vs
+// 0.73, two runs each) and is not used.
 func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool {
 	n := len(a.cols)
 	if !hasAVX2 || a.wide == nil {

@@ -40,13 +40,19 @@ const recStride = 8
 
 var _ [recStride - recFields]struct{} // compile-time check: the fields fit a row
 
+// profileRows is how many rows a thread's buffer holds (Python allocates that many: ProfileLayout).
+// record refuses a row past it, so a bookkeeping slip on the Python side cannot make the engine
+// write past the buffer (one such slip, a raising tracing hook, once did).
+const profileRows = 4096
+
 // profileDevices names the backends a record's device field indexes (engine.Result.Ran values).
 var profileDevices = []string{"cpu", "cuda"}
 
-// ProfileLayout describes the engine's rows: "field,field,...;device,device,...;stride", fields in
-// offset order, stride in int64s.
+// ProfileLayout describes the engine's rows: "field,field,...;device,device,...;stride;rows", fields
+// in offset order, stride in int64s, rows per thread buffer.
 func ProfileLayout() string {
-	return "start,finish,device,gpu_copy_ns,gpu_kernel_ns;" + strings.Join(profileDevices, ",") + ";" + strconv.Itoa(recStride)
+	return "start,finish,device,gpu_copy_ns,gpu_kernel_ns;" + strings.Join(profileDevices, ",") + ";" +
+		strconv.Itoa(recStride) + ";" + strconv.Itoa(profileRows)
 }
 
 // nanotime is the Go runtime's CLOCK_MONOTONIC reading (vDSO clock_gettime on Linux, ~20 ns). The
@@ -61,10 +67,11 @@ func nanotime() int64
 // MonotonicNs is the engine's clock, for the cross-check against time.perf_counter_ns.
 func MonotonicNs() int64 { return nanotime() }
 
-// record is row `row` of the profile buffer at address buf (0, or a negative row: none), which the
-// caller keeps alive for the call (the calling thread's buffer, outside Go's heap, holding the row).
+// record is row `row` of the profile buffer at address buf (0, or a row outside [0, profileRows):
+// none), which the caller keeps alive for the call (the calling thread's buffer, outside Go's heap,
+// holding profileRows rows).
 func record(buf, row int64) *[recFields]int64 {
-	if buf == 0 || row < 0 {
+	if buf == 0 || row < 0 || row >= profileRows {
 		return nil
 	}
 	rec := buf + 8*recStride*row

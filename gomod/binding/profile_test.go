@@ -69,8 +69,8 @@ func TestTimedEntryPointsFillTheRecord(t *testing.T) {
 
 func TestProfileLayoutMatchesOffsets(t *testing.T) {
 	parts := strings.Split(ProfileLayout(), ";")
-	if len(parts) != 3 || parts[2] != strconv.Itoa(recStride) {
-		t.Fatalf("ProfileLayout %q: want fields;devices;%d", ProfileLayout(), recStride)
+	if len(parts) != 4 || parts[2] != strconv.Itoa(recStride) || parts[3] != strconv.Itoa(profileRows) {
+		t.Fatalf("ProfileLayout %q: want fields;devices;%d;%d", ProfileLayout(), recStride, profileRows)
 	}
 	fields, devs := parts[0], parts[1]
 	if len(strings.Split(fields, ",")) != recFields || strings.Split(fields, ",")[recFinish] != "finish" ||
@@ -81,3 +81,16 @@ func TestProfileLayoutMatchesOffsets(t *testing.T) {
 }
 
 func unsafePointer(p *int64) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// A row past the buffer's profileRows rows gets no record (nothing is written), the last one does.
+func TestRecordRefusesRowsPastTheBuffer(t *testing.T) {
+	const buf = 1 << 20 // record only computes the address; nothing is dereferenced here
+	for _, row := range []int64{-1, profileRows, profileRows + 1, 1 << 40} {
+		if record(buf, row) != nil {
+			t.Fatalf("record(buf, %d) must be nil", row)
+		}
+	}
+	if r := record(buf, profileRows-1); r == nil || uintptr(unsafe.Pointer(r)) != buf+8*recStride*(profileRows-1) {
+		t.Fatalf("record(buf, profileRows-1) = %p", r)
+	}
+}

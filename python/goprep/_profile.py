@@ -61,7 +61,7 @@ _SAMPLES = 1 << 13  # latency samples each thread keeps per name for the percent
 # the int64 buffer, for Python's fields: a list store is CPython's specialised STORE_SUBSCR_LIST_INT
 # (~7 ns here) where an array.array store converts through PyArg_Parse (~48 ns), and a block of rows
 # converts to NumPy in ~20 ns a value when it is aggregated (bench of the per-call cost below).
-ROWS = 4096  # rows per thread buffer; aggregated when full
+ROWS = 4096  # rows per thread buffer, aggregated when full; layout() takes the engine's figure
 class _Entry:
     """Aggregated counters of one name (ns)."""
 
@@ -125,10 +125,12 @@ def layout() -> Tuple[Dict[str, int], List[str], int]:
     if _layout is None:
         from . import _native
 
-        fields, devs, stride = str(_native.get().ProfileLayout()).split(";")
+        global ROWS
+        fields, devs, stride, rows = str(_native.get().ProfileLayout()).split(";")
         cols = {f: k for k, f in enumerate(fields.split(","))}
         if not {"start", "finish", "device"} <= set(cols) or len(cols) > int(stride):
             raise RuntimeError(f"the engine's profile record {fields!r} does not fit its {stride}-int64 row")
+        ROWS = int(rows)  # the engine refuses a row past it (binding profileRows): one source
         _layout = (cols, devs.split(","), int(stride))
     return _layout
 

@@ -27,15 +27,15 @@ import (
 // normalisation, tests/test_transforms.py), and this path is the one PIL images take.
 // antialias="torch" tables (PyTorch's int16 weights) have no low halves at all (aaSplit.lo0): the
 // same count of multiply-adds as torchvision's kernel and the same numbers.
-// Measured side by side (1 thread, thread CPU time, shared 2-core EPYC, load average ~3, 1080p -> 224
-// + flip + normalize, median of 12 rounds): this path 2.57 ms bilinear / 4.35 ms bicubic, torchvision v2
-// on a uint8 tensor 3.08 / 4.00 ms (1.20x / 0.92x). Against the previous kernels (two rows per step,
-// per-column byte stores, VPMULLD vertical), Go benchmark binaries old vs new in one run:
-// BenchmarkAntialias1080 ~1.7x, BenchmarkAntialiasCubic1080 ~1.45x faster.
-// With the high-halves-first kernels (aaHRows4, aaVRow), benchmarks/aa_vs_torchvision.py (same
-// method, 9 rounds, load average ~5: noisy), before -> two runs after, vs torchvision v2: Pillow
-// bilinear 1.01x -> 1.19x / 1.09x, bicubic 0.89x -> 0.98x / 0.97x, "torch" 1.28x -> 1.64x / 1.29x,
-// 0.94x -> 1.33x / 1.01x; from_torchvision ImageNet eval on 512² tensors 1.55x -> 1.78x / 1.64x.
+// Measured with benchmarks/aa_vs_torchvision.py (1080p photos -> 224 + flip + normalize, 1 thread,
+// thread CPU time, medians of 7 rounds, shared 2-core EPYC at load average 6-8: noisy), the previous
+// kernels (aaHRows4, aaVRow per plane) vs these (aaHRows4W, aaVRow3, per-plan vertical weights),
+// alternated, two runs each, against torchvision v2 on a uint8 tensor in the same runs: Pillow
+// bilinear 1.12x / 1.02x -> 1.27x / 1.28x, bicubic 0.87x / 0.89x -> 1.07x / 1.22x; antialias="torch"
+// 1.13x / 1.20x -> 1.45x / 1.56x, bicubic 1.00x / 1.02x -> 1.32x / 1.45x (goprep itself 1.78 / 1.64 ->
+// 1.32 / 1.38 ms bilinear, 3.16 / 2.49 -> 2.02 / 2.05 ms bicubic). Earlier steps (two rows per step,
+// per-column byte stores and VPMULLD vertical -> four rows, high halves first) took
+// BenchmarkAntialias1080 ~1.7x and BenchmarkAntialiasCubic1080 ~1.45x faster.
 
 // aaSplit is how a whole table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. The
 // kernels split per column and per output row (colShift); what they take from aaSplit is lo0.

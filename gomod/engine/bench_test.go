@@ -147,13 +147,14 @@ func BenchmarkAAHPass(b *testing.B) {
 			for i := range h {
 				h[i] = make([]uint8, 3*n+16)
 			}
+			edge := make([]byte, 4*p.aa.wideEnd)
 			var ts [2][]float64
 			for it := 0; it < b.N; it++ {
 				for k := 0; k < 2; k++ {
 					t0 := time.Now()
 					for y := 0; y+4 <= 1080; y += 4 {
 						rb := [4]int{y * 5760, (y + 1) * 5760, (y + 2) * 5760, (y + 3) * 5760}
-						if k == 0 || !aaHRows4W(&h, &rb, src, p.aa, p) {
+						if k == 0 || !aaHRows4W(&h, &rb, src, p.aa, p, edge) {
 							aaHRows4(&h, &rb, src, p.aa, p)
 						}
 					}

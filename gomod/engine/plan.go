@@ -167,6 +167,9 @@ func EstimatePlan(s *Spec) PlanBytes {
 		ring += 3 // the fast antialias path's lookahead rows (worker.prepare)
 	}
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
+	if s.Resize.Antialias {
+		scratch += float64(s.Pre.W)*12 + 160 // aaHRows4W's copies of four edge rows (worker.aaEdge)
+	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
 	return PlanBytes{Tables: sat(rows + cols + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}

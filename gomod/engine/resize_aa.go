@@ -302,6 +302,9 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		w.aaRows = make([][]uint8, kk)
 	}
 	hs := w.aaRows[:kk]
+	if len(w.aaEdge) < 4*a.wideEnd {
+		w.aaEdge = make([]byte, 4*a.wideEnd)
+	}
 	var missing [4]int // taps of rows the cache lacks, computed in groups (aaHRows4)
 	nm := 0
 	var hd [4][]uint8
@@ -334,7 +337,7 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		switch m {
 		case 4:
-			if !aaHRows4W(&hd, &ho, b.srcU8, a, p) {
+			if !aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
 				aaHRows4(&hd, &ho, b.srcU8, a, p)
 			}
 		case 3:

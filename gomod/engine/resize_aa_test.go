@@ -204,6 +204,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 		}
 		n := p.OutW
+		edge := make([]byte, 4*p.aa.wideEnd)
 		check := func(a *aaPlan, wideOnly bool) bool {
 			var got, want [4][]uint8
 			for i := range got {
@@ -229,7 +230,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 				for i := range got {
 					clear(got[i])
 				}
-				if aaHRows4W(&got, &rb, src, a, p) {
+				if aaHRows4W(&got, &rb, src, a, p, edge) {
 					wide++
 					for i := range got {
 						if string(got[i][:3*n]) != string(want[i][:3*n]) {

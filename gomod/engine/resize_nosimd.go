@@ -41,7 +41,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 }
 
 // aaHRows4W is the 8-taps-per-step SIMD horizontal pass; without SIMD it declines (aaHRows4 runs).
-func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool {
+func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	return false
 }
 

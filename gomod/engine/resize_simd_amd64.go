@@ -663,7 +663,7 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // 16-column stores then took the bilinear ratio to aaHRows4 from ~0.87 to ~0.73 (bicubic 0.92-0.99,
 // even). Two chunks per loop iteration measured mixed (bicubic 0.82 vs 0.92-0.99, bilinear 0.79 vs
 // 0.73, two runs each) and is not used.
-func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool {
+func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	n := len(a.cols)
 	if !hasAVX2 || a.wide == nil {
 		return false
@@ -672,10 +672,22 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) bool 
 	base := unsafe.Pointer(unsafe.SliceData(src))
 	for i := range h {
 		r := rb[i] + a.minOff
-		if r < 4 || r+a.wideEnd > len(src) || len(h[i]) < 3*n {
+		if r < 0 || len(h[i]) < 3*n {
 			return false
 		}
 		ps[i], q[i] = unsafe.Add(base, r-4), unsafe.Pointer(unsafe.SliceData(h[i]))
+		if r < 4 || r+a.wideEnd > len(src) {
+			// A row whose loads would pass either end of the array (the image's first or last
+			// row): its bytes are copied into edge (aaEdgeScratch: wideEnd bytes per row), past
+			// which the loads read only bytes that no live tap uses. Otherwise those rows took
+			// aaHScalar (~2% of BenchmarkAntialias1080, perf).
+			if len(edge) < 4*a.wideEnd {
+				return false
+			}
+			e := edge[i*a.wideEnd : (i+1)*a.wideEnd]
+			copy(e[max(4-r, 0):], src[max(r-4, 0):min(r-4+a.wideEnd, len(src))])
+			ps[i] = unsafe.Pointer(unsafe.SliceData(e))
+		}
 	}
 	var res [8]archsimd.Int32x8  // zeroed before any vector register is dirty: see aaHRows4
 	var grp [8]archsimd.Uint32x8 // the same

@@ -256,6 +256,10 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 		content := y >= p.rows.Lo && y < p.rows.Hi && p.cols.Hi > p.cols.Lo
 		if u8 {
 			if content && p.fast != nil {
+				if k := w.duoRows(p, b, base, t.img, y, t.y1); k > 0 {
+					y += k - 1 // the rows [y, y+k) in one go (resize_fast_amd64.go)
+					continue
+				}
 				w.fastRow(p, b, base, t.img, y)
 				continue
 			}

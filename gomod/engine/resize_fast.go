@@ -31,7 +31,7 @@ type fastPlan struct {
 	quadW  []int16
 	octEnd []int32
 	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
-	// more, so caching horizontal rows buys nothing and fusedRow (AVX-512 VBMI) or duoRow (AVX2)
+	// more, so caching horizontal rows buys nothing and fusedRow (AVX-512 VBMI) or duoRows (AVX2)
 	// computes each output row in registers.
 	fused bool
 	// duos and duoEnd serve the AVX2 fused kernel (duoBlocks in resize_fast_amd64.go), built for fused
@@ -307,10 +307,7 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
-	if f.fused && f.duos != nil && duoEnabled() {
-		w.duoRow(p, b, base, o, r, b0, b1)
-		return
-	}
+	// (fused plans with duos take duoRows in resize_fast_amd64.go, whole bands at a time)
 	if f.fused && fusedEnabled() {
 		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 		if fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
@@ -332,19 +329,6 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
 			&nt.lutF32[c])
 	}
-}
-
-// duoRow is fastRow on the AVX2 fused path (duoH): each source channel's plane row is written whole.
-func (w *worker) duoRow(p *Plan, b *jobBufs, base, o, r int, b0, b1 int32) {
-	f := p.fast
-	n := len(f.taps)
-	plane := p.OutH * p.OutW
-	var out [3][]float32 // per source channel
-	for k := range out {
-		at := o + f.duoNorm[k].plane*plane
-		out[k] = b.outF32[at : at+n]
-	}
-	duoH(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
 }
 
 // duoScalar computes duoH's columns [from, to): OpenCV's vertical step (vlinear) on the two rows'

@@ -7,11 +7,39 @@ import (
 	"unsafe"
 )
 
-// duoEnabled reports whether fused plans take duoRow: AVX2 without VBMI (with VBMI, fusedRow).
+// duoEnabled reports whether fused plans take duoRows: AVX2 without VBMI (with VBMI, fusedRow).
 func duoEnabled() bool { return hasAVX2 && !hasVBMI }
 
 // fusedEnabled reports whether fusedRow can run (it checks the rest itself).
 func fusedEnabled() bool { return hasVBMI }
+
+// prefetchSpan issues PREFETCHT0 for every 64-byte line of [p, p+n) (resize_fast_amd64.s: archsimd
+// has no prefetch; the hint never faults).
+//
+//go:noescape
+func prefetchSpan(p unsafe.Pointer, n uintptr)
+
+// prefetchDist is how many output rows ahead duoRows prefetches its two source rows. On 64 distinct
+// 512x512 images (BenchmarkImagenet512Cold, process CPU time per image, medians of 3 alternated
+// rounds, shared 2-core machine) no prefetch / 1 / 2 / 4 rows ahead took 219 / 162 / 175 / 166 and
+// 222 / 165 (1 thread), 253 / 162 / 159 (2 threads) us; BenchmarkImagenet512 (cache-hot) 118 -> 118.
+// PREFETCHW of the output rows made it slower (165 -> 178-193), and so did streaming the output
+// rows past the caches for batches of 16 MiB or more (each row staged in L1, then MOVNTO: 142 -> 160
+// at 1 thread, 148 -> 162 at 2).
+const prefetchDist = 2
+
+// prefetchAhead prefetches source row t (0 or 1) of content row r of image img, or of the next
+// image's row r-rows when r is past the last row: the bytes duoH reads from it.
+func prefetchAhead(p *Plan, src []uint8, base, img, r, t int) {
+	if rows := len(p.rows.Off) / 2; r >= rows {
+		if img+1 >= p.N {
+			return
+		}
+		r, base = r-rows, base+p.strideN
+	}
+	f := p.fast
+	prefetchSpan(unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), base+p.rows.Off[2*r+t]+f.minOff), uintptr(f.duoMax))
+}
 
 // duoH computes one output row of a fused plan from its two source rows, straight into each source
 // channel's plane row out[k]: duoBlocks over the runs of 8-column blocks whose loads stay inside the
@@ -124,3 +152,84 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 // those of columns 4..7 the high halves of the upper lane's (both lanes hold the same words); one
 // VPMADDWD with these (1, 0) and (0, 1) pairs takes each out (instead of a VPSRLVD and an AND).
 var duoSel = [16]int16{1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1}
+
+// duoRows computes the content rows [y, y1) of image img with duoH, straight into each source
+// channel's plane rows, or nothing when the plan does not take duoH (then fastRow runs); it returns
+// how many rows it wrote. Rows whose blocks are all in bounds (all but the array's last rows) call
+// duoBlocks from here, the output pointers stepping by a row: a call per row through fastRow, duoRow
+// (gone) and duoH spent ~6% of BenchmarkImagenet512 on slices, bounds and checks (perf), and this
+// took it from 113.8 to 111.4 us/op (process CPU time, medians of 6 alternated rounds, shared 2-core
+// machine), BenchmarkImagenet512Cold from 158 to 145.
+func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
+	f := p.fast
+	if !f.fused || f.duos == nil || !duoEnabled() {
+		return 0
+	}
+	y1 = min(y1, p.rows.Hi)
+	if y1 <= y {
+		return 0
+	}
+	n, ow := len(f.taps), p.OutW
+	plane := p.OutH * ow
+	o := img*p.OutImageElems() + y*ow
+	span := (y1-y-1)*ow + n // the elements the rows write in each plane
+	var q [3]unsafe.Pointer
+	for k := range q {
+		at := o + f.duoNorm[k].plane*plane
+		q[k] = unsafe.Pointer(unsafe.SliceData(b.outF32[at : at+span]))
+	}
+	src := b.srcU8
+	sp := unsafe.Pointer(unsafe.SliceData(src))
+	duos := unsafe.Pointer(unsafe.SliceData(f.duos))
+	nb := len(f.duoEnd)
+	whole := 8*nb == n
+	for yy := y; yy < y1; yy++ {
+		r := yy - p.rows.Lo
+		// Software prefetch of the source rows prefetchDist output rows ahead: the hardware
+		// prefetchers lose each new pair of 1.5 KB rows. At a band's first row, all the rows up
+		// to there at once; after that one source row before each half of the row's blocks, which
+		// spreads the 48 prefetches of a 512-wide pair over the row (issued at once, they wait for
+		// miss buffers: 7-8% of BenchmarkImagenet512 sat in prefetchSpan by perf). BenchmarkImagenet512
+		// ColdLoop 161 -> 133 and 152 -> 144, Cold 161 -> 147 and 165 -> 145 CPU us/image (process
+		// CPU time, medians of 3 and 5 alternated rounds; prefetching in 4 and 6 parts: 138 and 115,
+		// but each extra duoBlocks call costs the cache-hot case ~1%), BenchmarkImagenet512 124.5 ->
+		// 117.7 and 123 -> 115 (8 and 6 rounds; noisy).
+		first := yy == y
+		if first {
+			for ahead := 1; ahead <= prefetchDist; ahead++ {
+				prefetchAhead(p, src, base, img, r+ahead, 0)
+				prefetchAhead(p, src, base, img, r+ahead, 1)
+			}
+		}
+		b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]
+		r0, r1 := base+p.rows.Off[2*r]+f.minOff, base+p.rows.Off[2*r+1]+f.minOff
+		if whole && int(f.duoMax) <= min(len(src)-r0, len(src)-r1) {
+			h := nb
+			if !first {
+				h = nb / 2
+				prefetchAhead(p, src, base, img, r+prefetchDist, 0)
+			}
+			p0, p1 := unsafe.Add(sp, r0), unsafe.Add(sp, r1)
+			duoBlocks(p0, p1, duos, &q, h, b0, b1, &f.duoNorm)
+			if h < nb {
+				prefetchAhead(p, src, base, img, r+prefetchDist, 1)
+				qh := [3]unsafe.Pointer{unsafe.Add(q[0], 32*h), unsafe.Add(q[1], 32*h), unsafe.Add(q[2], 32*h)}
+				duoBlocks(p0, p1, unsafe.Add(duos, 4*h*int(unsafe.Sizeof(pairDuo{}))), &qh, nb-h, b0, b1, &f.duoNorm)
+			}
+		} else {
+			if !first {
+				prefetchAhead(p, src, base, img, r+prefetchDist, 0)
+				prefetchAhead(p, src, base, img, r+prefetchDist, 1)
+			}
+			var out [3][]float32
+			for k := range out {
+				out[k] = unsafe.Slice((*float32)(q[k]), n)
+			}
+			duoH(&out, src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
+		}
+		for k := range q {
+			q[k] = unsafe.Add(q[k], 4*ow)
+		}
+	}
+	return y1 - y
+}

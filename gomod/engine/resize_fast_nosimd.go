@@ -2,7 +2,7 @@
 
 package engine
 
-// duoEnabled reports whether fused plans take duoRow: only with SIMD.
+// duoEnabled reports whether fused plans take duoRows: only with SIMD.
 func duoEnabled() bool { return false }
 
 // fusedEnabled reports whether fusedRow can run: only with SIMD.
@@ -11,3 +11,6 @@ func fusedEnabled() bool { return false }
 func duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
 	duoScalar(out, src, rb0, rb1, f, b0, b1, 0, len(f.taps))
 }
+
+// duoRows: no duoH path without SIMD (see the amd64 version).
+func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int { return 0 }

@@ -90,7 +90,7 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	for i := range src {
 		src[i] = uint8(rng.Intn(256))
 	}
-	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 without VBMI they take duoRow)
+	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 without VBMI they take duoRows)
 	for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}} {
 		for _, flip := range []bool{false, true} {
 			s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
@@ -255,5 +255,60 @@ func TestDuoDeclinesRepeatedChannel(t *testing.T) {
 	general.fast = nil
 	if string(runGuarded(t, p, unsafe.Pointer(&src[0]), 2)) != string(runGuarded(t, &general, unsafe.Pointer(&src[0]), 1)) {
 		t.Fatal("fast path differs from the general path")
+	}
+}
+
+// duoRows runs whole bands and prefetches across image boundaries: batches (the next image's first
+// rows), sources whose rows run backwards, 1 and 2 threads and cancellable (banded) calls must give
+// exactly the general path's output.
+func TestDuoRowsBatchEqualsGeneral(t *testing.T) {
+	forceThreads(t)
+	rng := rand.New(rand.NewSource(6))
+	const n, h, w = 3, 300, 401
+	src := make([]uint8, n*h*w*3)
+	for i := range src {
+		src[i] = uint8(rng.Intn(256))
+	}
+	duo := 0
+	for _, size := range [][2]int{{100, 120}, {150, 200}, {97, 131}, {120, 150}, {110, 170}} {
+		for _, back := range []bool{false, true} {
+			s := imagenetSpec(n, h, w)
+			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W = size[0], size[1], size[0], size[1]
+			s.Post = View{0, size[1] - 1, 1, -1, size[0], size[1]}
+			start := 0
+			if back {
+				s.In.Strides[1], start = -int64(3*w), (h-1)*w*3
+			}
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.fast == nil || !p.fast.fused {
+				t.Fatalf("%v: not on the fused path", size)
+			}
+			if p.fast.duos != nil {
+				duo++
+			}
+			general := *p
+			general.fast = nil
+			ptr := unsafe.Pointer(&src[start])
+			want := runGuarded(t, &general, ptr, 1)
+			for _, threads := range []int{1, 2} {
+				if got := runGuarded(t, p, ptr, threads); string(got) != string(want) {
+					t.Fatalf("%v back=%v threads=%d: differs from the general path", size, back, threads)
+				}
+			}
+			out := make([]byte, p.OutBytes())
+			var stop int32
+			if err := runCPU([]Job{{p, ptr, unsafe.Pointer(&out[0])}}, 1, &stop); err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != string(want) {
+				t.Fatalf("%v back=%v: the banded (cancellable) call differs", size, back)
+			}
+		}
+	}
+	if duo == 0 && duoEnabled() {
+		t.Fatal("no plan had duoBlocks' column pairs")
 	}
 }

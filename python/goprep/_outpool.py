@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from math import prod as _prod
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -70,11 +71,14 @@ def _take(lst: List[np.ndarray]) -> "np.ndarray | None":
 
 def empty(shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """``np.empty(shape, dtype)``, from a recycled block for large results (see the module doc)."""
-    dtype = np.dtype(dtype)
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= int(d)
-    if not _ON or nbytes < MIN_BYTES or nbytes > _CAP:
+    # Every result of every call comes through here: the size test is kept to C calls (math.prod)
+    # instead of a Python loop over the shape and np.dtype() each time: min 1.96 -> 1.83 us per call
+    # for a 224x224 CHW float32 result (np.empty alone 0.62; timeit, 7 alternated rounds, shared
+    # 2-core machine).
+    if not isinstance(dtype, np.dtype):
+        dtype = np.dtype(dtype)
+    nbytes = _prod(shape) * dtype.itemsize
+    if nbytes < MIN_BYTES or not _ON or nbytes > _CAP:
         return np.empty(shape, dtype)
     global _total
     with _lock:

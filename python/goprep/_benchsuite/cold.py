@@ -15,6 +15,17 @@ with ``out=`` reused; the same at 2 threads; a Python loop over the 64 images wi
 OpenCV+NumPy in the same loop; and one cache-hot image for reference. Minor page faults per image
 (one untimed pass each) show what fresh results cost the kernel: large results come from goprep's
 result pool (goprep/_outpool.py), so the fresh batch row faults no more than the out= one.
+
+Where the cold time went (AVX2 EPYC, 512 -> 224; Go: BenchmarkImagenet512Cold / ColdLoop, process
+CPU time): not page faults (0.02 per image with the pool, 0 in the loop), not the TLB (NumPy
+madvises arrays of 4 MiB and more, so the batch and the pool's blocks sit in 2 MiB pages: 34.8 of
+36 MiB in /proc/self/smaps), not re-reads (the fused kernel reads each source row once). It was
+the source rows: each output row starts two new 1.5 KB rows that the hardware prefetchers pick up
+late. Software prefetch two output rows ahead (duoRows, resize_fast_amd64.go) took the batch from
+233 to 141 us per image at 1 thread and from 219 to 135 at 2 (per image, CPU time: the two threads
+no longer stall each other); in this suite, CPU time, 3 alternated rounds: batch (out=) 217 ->
+135, loop with fresh results 220 -> 128. The three CHW output streams were not the problem:
+PREFETCHW of them and streaming (non-temporal) stores both measured slower.
 """
 
 from __future__ import annotations

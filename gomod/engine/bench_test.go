@@ -2,7 +2,10 @@ package engine
 
 import (
 	"math"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -121,3 +124,102 @@ func evalPlanarSpec(h, w int) *Spec {
 
 func BenchmarkEvalPlanar512(b *testing.B)  { benchPlan(b, evalPlanarSpec(512, 512), 1) }
 func BenchmarkEvalPlanar1080(b *testing.B) { benchPlan(b, evalPlanarSpec(1080, 1920), 1) }
+
+// BenchmarkAAHPass times the horizontal pass of one 1080p -> 224 image (every source row once, in
+// groups of four) with aaHRows4 and with aaHRows4W, alternated image by image in one process, and
+// reports each kernel's minimum and 10th percentile in us: a load on the machine slows both alike.
+func BenchmarkAAHPass(b *testing.B) {
+	for _, kind := range []string{"bilinear", "bicubic", "bilinear-torch", "bicubic-torch"} {
+		b.Run(kind, func(b *testing.B) {
+			s := imagenetSpec(0, 1080, 1920)
+			s.Resize.Kind, s.Resize.Antialias = strings.TrimSuffix(kind, "-torch"), true
+			s.Resize.TorchU8 = strings.HasSuffix(kind, "-torch")
+			p, err := NewPlan(s)
+			if err != nil || p.aa == nil {
+				b.Fatal("no fast antialias plan", err)
+			}
+			src := make([]uint8, 1080*1920*3)
+			for i := range src {
+				src[i] = uint8(i * 7)
+			}
+			n := p.OutW
+			var h [4][]uint8
+			for i := range h {
+				h[i] = make([]uint8, 3*n+16)
+			}
+			edge := make([]byte, 4*p.aa.wideEnd)
+			var ts [2][]float64
+			for it := 0; it < b.N; it++ {
+				for k := 0; k < 2; k++ {
+					t0 := time.Now()
+					for y := 0; y+4 <= 1080; y += 4 {
+						rb := [4]int{y * 5760, (y + 1) * 5760, (y + 2) * 5760, (y + 3) * 5760}
+						if k == 0 || !aaHRows4W(&h, &rb, src, p.aa, p, edge) {
+							aaHRows4(&h, &rb, src, p.aa, p)
+						}
+					}
+					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))
+				}
+			}
+			for k, name := range []string{"old", "wide"} {
+				sort.Float64s(ts[k])
+				b.ReportMetric(ts[k][0], name+"-min-us")
+				b.ReportMetric(ts[k][len(ts[k])/10], name+"-p10-us")
+			}
+		})
+	}
+}
+
+// BenchmarkAAVPass times the vertical pass plus normalisation of one 1080p -> 224 image (224 output
+// rows, three planes each) with aaVRow per plane and with aaVRow3, alternated image by image in one
+// process; it reports each one's minimum and 10th percentile in us.
+func BenchmarkAAVPass(b *testing.B) {
+	for _, kind := range []string{"bilinear", "bicubic"} {
+		b.Run(kind, func(b *testing.B) {
+			s := imagenetSpec(0, 1080, 1920)
+			s.Resize.Kind, s.Resize.Antialias = kind, true
+			p, err := NewPlan(s)
+			if err != nil || p.aa == nil {
+				b.Fatal("no fast antialias plan", err)
+			}
+			n, rt, nt := p.OutW, &p.rows.Taps, p.norm
+			hs := make([][]uint8, 1080)
+			for i := range hs {
+				hs[i] = make([]uint8, 3*n+16)
+				for j := range hs[i] {
+					hs[i][j] = uint8(i*31 + j*7)
+				}
+			}
+			out := make([]float32, 3*224*n)
+			luts := [3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}
+			var ts [2][]float64
+			for it := 0; it < b.N; it++ {
+				for k := 0; k < 2; k++ {
+					t0 := time.Now()
+					for r := range rt.Cnt {
+						kk := int(rt.Cnt[r])
+						rows := make([][]uint8, 0, 64)
+						for t := 0; t < kk; t++ {
+							rows = append(rows, hs[p.rows.Src[r*rt.K+t]])
+						}
+						o := [3][]float32{out[r*n : r*n+n], out[(224+r)*n : (224+r)*n+n], out[(448+r)*n : (448+r)*n+n]}
+						po := [3]int{0, n, 2 * n}
+						wv := rt.WI[r*rt.K : r*rt.K+kk]
+						if k == 1 && aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts) {
+							continue
+						}
+						for c := 0; c < 3; c++ {
+							aaVRow(o[c], rows, po[c], wv, p.aa.vw[r], p.aa.vh[r], nt.scale[c], nt.mean[c], nt.std[c], luts[c])
+						}
+					}
+					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))
+				}
+			}
+			for k, name := range []string{"aaVRow", "aaVRow3"} {
+				sort.Float64s(ts[k])
+				b.ReportMetric(ts[k][0], name+"-min-us")
+				b.ReportMetric(ts[k][len(ts[k])/10], name+"-p10-us")
+			}
+		})
+	}
+}

@@ -206,7 +206,7 @@ type worker struct {
 	valF32 []float32
 	taps   [][]uint8 // the cached rows one antialiased output row reads
 	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
-	aaVW   []int32   // its vertical weight pairs for aaVRow (aaVPairs)
+	aaEdge []byte    // copies of the image's edge rows for aaHRows4W
 	acc    []int32   // vertical sums of one antialiased row
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }

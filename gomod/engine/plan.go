@@ -148,6 +148,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 		folded := n*(k*24+4) + n*24 + n*32
 		if s.Resize.Antialias { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
 			folded += n * (k*64 + 320) // appended: up to twice the final size allocated
+			folded += n * (k*16 + 144) // aaHRows4W's 128-byte chunks per 8 taps (newAAWide), and aaCol's fields for it
 		}
 		if s.Resize.Kind == "area" { // areaTaps builds per-output slices first
 			full += float64(size) * (k*16 + 96)
@@ -155,6 +156,9 @@ func EstimatePlan(s *Spec) PlanBytes {
 		return full + folded, k
 	}
 	rows, kr := axisBytes(s.Pre.H, s.Resize.H, s.Post.H)
+	if s.Resize.Antialias { // aaVRow's weight pairs per content row (aaPlan.vw, vh): 64 bytes per pair
+		rows += float64(min(s.Post.H, s.Resize.H)) * (kr*32 + 128)
+	}
 	cols, _ := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
 	outRow := float64(s.Post.W) * float64(len(s.CMap))
@@ -163,6 +167,9 @@ func EstimatePlan(s *Spec) PlanBytes {
 		ring += 3 // the fast antialias path's lookahead rows (worker.prepare)
 	}
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
+	if s.Resize.Antialias {
+		scratch += float64(s.Pre.W)*12 + 160 // aaHRows4W's copies of four edge rows (worker.aaEdge)
+	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
 	return PlanBytes{Tables: sat(rows + cols + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}

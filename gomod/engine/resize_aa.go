@@ -11,8 +11,10 @@ import (
 // (TestAntialiasFastPathEqualsGeneral): Pillow's 22-bit weights, rounding to uint8 after each pass.
 // The horizontal pass writes planar rows (one plane per channel) into the worker's row cache; the
 // vertical pass and the normalisation then run over contiguous plane rows straight into the CHW output.
-// With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once (two
-// pairs, one per 128-bit lane, sharing the weight loads), 4 taps per step: each column's (and each
+// With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once, sharing
+// the weight loads, 8 taps per step (aaHRows4W; aaHRows4, 4 taps per step with two rows per
+// register, where aaHRows4W's loads would leave the array), the vertical pass takes the three planes
+// of an output row at once (aaVRow3): each column's (and each
 // output row's, for the vertical pass) weights w are split as w = hi*2^sh + lo with hi in int16 and a
 // small centred lo (colShift), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's 32-bit
 // sums: sum(p*w) = 2^sh*sum(p*hi) + sum(p*lo). The kernels sum the high halves first (one multiply-add
@@ -25,15 +27,15 @@ import (
 // normalisation, tests/test_transforms.py), and this path is the one PIL images take.
 // antialias="torch" tables (PyTorch's int16 weights) have no low halves at all (aaSplit.lo0): the
 // same count of multiply-adds as torchvision's kernel and the same numbers.
-// Measured side by side (1 thread, thread CPU time, shared 2-core EPYC, load average ~3, 1080p -> 224
-// + flip + normalize, median of 12 rounds): this path 2.57 ms bilinear / 4.35 ms bicubic, torchvision v2
-// on a uint8 tensor 3.08 / 4.00 ms (1.20x / 0.92x). Against the previous kernels (two rows per step,
-// per-column byte stores, VPMULLD vertical), Go benchmark binaries old vs new in one run:
-// BenchmarkAntialias1080 ~1.7x, BenchmarkAntialiasCubic1080 ~1.45x faster.
-// With the high-halves-first kernels (aaHRows4, aaVRow), benchmarks/aa_vs_torchvision.py (same
-// method, 9 rounds, load average ~5: noisy), before -> two runs after, vs torchvision v2: Pillow
-// bilinear 1.01x -> 1.19x / 1.09x, bicubic 0.89x -> 0.98x / 0.97x, "torch" 1.28x -> 1.64x / 1.29x,
-// 0.94x -> 1.33x / 1.01x; from_torchvision ImageNet eval on 512² tensors 1.55x -> 1.78x / 1.64x.
+// Measured with benchmarks/aa_vs_torchvision.py (1080p photos -> 224 + flip + normalize, 1 thread,
+// thread CPU time, medians of 7 rounds, shared 2-core EPYC at load average 6-8: noisy), the previous
+// kernels (aaHRows4, aaVRow per plane) vs these (aaHRows4W, aaVRow3, per-plan vertical weights),
+// alternated, two runs each, against torchvision v2 on a uint8 tensor in the same runs: Pillow
+// bilinear 1.12x / 1.02x -> 1.27x / 1.28x, bicubic 0.87x / 0.89x -> 1.07x / 1.22x; antialias="torch"
+// 1.13x / 1.20x -> 1.45x / 1.56x, bicubic 1.00x / 1.02x -> 1.32x / 1.45x (goprep itself 1.78 / 1.64 ->
+// 1.32 / 1.38 ms bilinear, 3.16 / 2.49 -> 2.02 / 2.05 ms bicubic). Earlier steps (two rows per step,
+// per-column byte stores and VPMULLD vertical -> four rows, high halves first) took
+// BenchmarkAntialias1080 ~1.7x and BenchmarkAntialiasCubic1080 ~1.45x faster.
 
 // aaSplit is how a whole table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. The
 // kernels split per column and per output row (colShift); what they take from aaSplit is lo0.
@@ -116,6 +118,21 @@ type aaCol struct {
 	// aaHRows4 computes A = mul*sum(p*hi) + base, base = 2^21 + lmin; Pillow's result
 	// (A + L - lmin) >> 22 equals A >> 22 whenever A mod 2^22 < thr = 2^22 - width.
 	mul, base, thr int32
+	// aaHRows4W's view: the index of the column's first 8-tap chunk in aaPlan.wide, how many it takes
+	// whole, and the taps left over after them when 1 to 4 (wtail 1: 1 or 2, wtail 2: 3 or 4; none:
+	// 0): that chunk's weights are in both lanes and it runs two rows per register, as aaHRows4 does,
+	// half the multiply-adds of a whole chunk. The 1920 -> 224 columns' 17-18 taps (bilinear) are two
+	// whole chunks and a tail of 1, their 34-35 (bicubic) four and a tail of 2.
+	wch, wfull int32
+	wtail      int8
+}
+
+// aaWide holds the weights of 8 taps of one column for aaHRows4W, whose 32-byte load at the chunk's
+// first tap minus 4 bytes puts taps 0-3 in the low 128-bit lane (bytes 4-15) and taps 4-7 in the high
+// one (bytes 0-11): the (tap, tap+1) pairs of each channel [w0 w1 w0 w1 w0 w1 0 0 | w4 w5 ... 0 0]
+// (A: taps 0, 1 and 4, 5) and [w2 w3 ... | w6 w7 ...] (B), high and low halves (colHalves).
+type aaWide struct {
+	hiA, hiB, loA, loB [16]int16
 }
 
 // aaChunk holds the SIMD weights of 4 taps of one column, as the two (tap, tap+1) pairs of each
@@ -138,6 +155,12 @@ type aaPlan struct {
 	planar  bool
 	strideC int
 	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
+	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
+	wideEnd int          // relative end of the bytes aaHRows4W's loads read (from off-4 on)
+	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
+	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
+	vw [][]int32
+	vh []aaVHead
 }
 
 func newAAPlan(p *Plan) *aaPlan {
@@ -207,10 +230,64 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.winEnd = max(a.winEnd, int(a.cols[j].off)+12*(n-1)+16)
 	}
 	copy(a.cmap[:], p.cmap)
+	rt := &p.rows.Taps
+	a.vw, a.vh = make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
+	for r := range rt.Cnt {
+		a.vw[r], a.vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
+	}
 	if a.planar {
 		a.pl = newAAPlanarTab(a, p)
+	} else {
+		newAAWide(a, p)
 	}
 	return a
+}
+
+// newAAWide builds aaHRows4W's 8-tap chunks (aaCol.wch, aaPlan.wide, wideEnd) with each column's
+// split (colShift), as the 4-tap chunks have it.
+func newAAWide(a *aaPlan, p *Plan) {
+	ct := &p.cols.Taps
+	total := 0
+	for j := range a.cols {
+		total += (int(a.cols[j].cnt) + 7) / 8
+	}
+	a.wide = make([]aaWide, 0, total)
+	for j := range a.cols {
+		c := &a.cols[j]
+		sh := colShift(ct.WI[c.w : c.w+c.cnt])
+		c.wch, c.wfull = int32(len(a.wide)), c.cnt/8
+		if r := c.cnt % 8; r > 4 {
+			c.wfull++
+		} else if r > 0 {
+			c.wtail = int8((r + 1) / 2)
+		}
+		for t0 := int32(0); t0 < c.cnt; t0 += 8 {
+			var ck aaWide
+			for q := int32(0); q < 8; q++ {
+				var w int32
+				if t0+q < c.cnt {
+					w = ct.WI[c.w+t0+q]
+				}
+				hi, lo := colHalves(w, sh)
+				lane, e := int(q/4), int(q%2)
+				dh, dl := &ck.hiA, &ck.loA
+				if q%4 >= 2 {
+					dh, dl = &ck.hiB, &ck.loB
+				}
+				tail := t0/8 == c.wfull // the tail chunk: taps 0-3 in both lanes (two rows)
+				for ch := 0; ch < 3; ch++ {
+					if tail && lane == 0 {
+						dh[8+2*ch+e], dl[8+2*ch+e] = hi, lo
+					}
+					if !tail || lane == 0 {
+						dh[lane*8+2*ch+e], dl[lane*8+2*ch+e] = hi, lo
+					}
+				}
+			}
+			a.wide = append(a.wide, ck)
+		}
+		a.wideEnd = max(a.wideEnd, int(c.off)-4+24*((int(c.cnt)+7)/8-1)+32)
+	}
 }
 
 // aaRow computes content row y of image img straight into the CHW output.
@@ -225,6 +302,9 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		w.aaRows = make([][]uint8, kk)
 	}
 	hs := w.aaRows[:kk]
+	if len(w.aaEdge) < 4*a.wideEnd {
+		w.aaEdge = make([]byte, 4*a.wideEnd)
+	}
 	var missing [4]int // taps of rows the cache lacks, computed in groups (aaHRows4)
 	nm := 0
 	var hd [4][]uint8
@@ -257,7 +337,9 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		switch m {
 		case 4:
-			aaHRows4(&hd, &ho, b.srcU8, a, p)
+			if !aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
+				aaHRows4(&hd, &ho, b.srcU8, a, p)
+			}
 		case 3:
 			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
 			aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
@@ -282,11 +364,15 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	wv := rows.Taps.WI[r*k : r*k+kk]
-	var vh aaVHead
-	w.aaVW, vh = aaVPairs(w.aaVW, wv) // once for the three planes
+	pw, vh := a.vw[r], a.vh[r] // aaVPairs' layout, laid out once per plan (newAAPlan)
 	nt := p.norm
+	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
+	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
+	if aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}) {
+		return
+	}
 	for c := 0; c < 3; c++ {
-		aaVRow(b.outF32[o+c*plane:o+c*plane+n], hs, a.cmap[c]*n, wv, w.aaVW, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
 }
 
@@ -401,7 +487,7 @@ func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
 		return buf[:0], aaVHead{}
 	}
 	if cap(buf) < 16*np {
-		buf = make([]int32, 16*aaVMaxPairs)
+		buf = make([]int32, 16*np)
 	}
 	buf = buf[:16*np]
 	sh := colShift(wv)

@@ -181,7 +181,7 @@ func randomAASpec(rng *rand.Rand) *Spec {
 // a kernel that drops the low halves.
 func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
-	tried, caught := 0, 0
+	tried, caught, caughtP, wide := 0, 0, 0, 0
 	for it := 0; it < 300; it++ {
 		s := randomAASpec(rng)
 		p, err := NewPlan(s)
@@ -204,7 +204,8 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 		}
 		n := p.OutW
-		check := func(a *aaPlan) bool {
+		edge := make([]byte, 4*p.aa.wideEnd)
+		check := func(a *aaPlan, wideOnly bool) bool {
 			var got, want [4][]uint8
 			for i := range got {
 				got[i], want[i] = make([]uint8, 3*n+16), make([]uint8, 3*n+16)
@@ -218,11 +219,27 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 					}
 					aaHScalar(want[i], src, rb[i], a, p, 0, n)
 				}
-				aaHRows4(&got, &rb, src, a, p)
-				for i := range got {
-					if string(got[i][:3*n]) != string(want[i][:3*n]) {
-						return false
+				if !wideOnly {
+					aaHRows4(&got, &rb, src, a, p)
+					for i := range got {
+						if string(got[i][:3*n]) != string(want[i][:3*n]) {
+							return false
+						}
 					}
+				}
+				for i := range got {
+					clear(got[i])
+				}
+				if aaHRows4W(&got, &rb, src, a, p, edge) {
+					wide++
+					for i := range got {
+						if string(got[i][:3*n]) != string(want[i][:3*n]) {
+							return false
+						}
+					}
+				}
+				if wideOnly {
+					continue
 				}
 				aaHRows(got[0], got[1], src, rb[0], rb[1], a, p)
 				aaHRows(got[2], nil, src, rb[2], 0, a, p)
@@ -233,7 +250,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 			return true
 		}
-		if !check(p.aa) {
+		if !check(p.aa, false) {
 			t.Fatalf("spec %d %+v: SIMD horizontal pass differs from aaHScalar (simd=%v, split %+v)", it, s.Resize, simdEnabled, p.aa.hs)
 		}
 		if simdEnabled && !p.aa.hs.lo0 {
@@ -242,8 +259,11 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			for j := range broken.cols {
 				broken.cols[j].thr = 1 << pilPrecisionBits
 			}
-			if !check(&broken) {
+			if !check(&broken, false) {
 				caught++
+			}
+			if !check(&broken, true) {
+				caughtP++
 			}
 		}
 	}
@@ -253,7 +273,10 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
 		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
 	}
-	t.Logf("%d specs, %d caught with the low-half test off", tried, caught)
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (wide == 0 || caughtP == 0) {
+		t.Fatalf("aaHRows4W ran %d times, %d specs caught with its low-half test off", wide, caughtP)
+	}
+	t.Logf("%d specs, %d caught with the low-half test off (%d by aaHRows4W alone, which ran %d times)", tried, caught, caughtP, wide)
 }
 
 // colShift: every column of Pillow's and PyTorch's tables splits at the smallest sh whose rounded
@@ -301,7 +324,7 @@ func TestAAColShift(t *testing.T) {
 // off (aaVHead.thr = 2^22) must fail on some spec.
 func TestAAVRowEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(23))
-	caught := 0
+	caught, caught3, ran3 := 0, 0, 0
 	for it := 0; it < 150; it++ {
 		s := randomAASpec(rng)
 		if it%10 == 0 { // tall windows: the VPMULLD loop
@@ -326,7 +349,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 		got, want := make([]float32, n), make([]float32, n)
 		lut := &p.norm.lutF32[1]
 		var pw []int32
-		var broken bool
+		var broken, broken3 bool
 		for r := range p.rows.Taps.Cnt {
 			kk := int(p.rows.Taps.Cnt[r])
 			wv := p.rows.Taps.WI[r*k : r*k+kk]
@@ -340,16 +363,44 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 					t.Fatalf("spec %d %+v row %d col %d: %v, want %v (simd=%v)", it, s.Resize, r, x, got[x], want[x], simdEnabled)
 				}
 			}
+			// the three planes at once (aaVRow3), in a random plane order, against aaVScalar per plane
+			perm := rng.Perm(3)
+			pos := [3]int{perm[0] * n, perm[1] * n, perm[2] * n}
+			outs := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
+			luts := [3]*[256]float32{&p.norm.lutF32[0], &p.norm.lutF32[1], &p.norm.lutF32[2]}
+			var wants [3][]float32
+			for c := range wants {
+				wants[c] = make([]float32, n)
+				aaVScalar(wants[c], hs[:kk], pos[c], wv, luts[c], 0)
+			}
+			if aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts) {
+				ran3++
+				for c := range outs {
+					for x := range outs[c] {
+						if outs[c][x] != wants[c][x] {
+							t.Fatalf("spec %d %+v row %d plane %d col %d: aaVRow3 %v, want %v", it, s.Resize, r, c, x, outs[c][x], wants[c][x])
+						}
+					}
+				}
+			}
 			vh.thr = 1 << pilPrecisionBits
 			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
 			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
+			if aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts) {
+				for c := range outs {
+					broken3 = broken3 || string(unsafe.Slice((*byte)(unsafe.Pointer(&outs[c][0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&wants[c][0])), 4*n))
+				}
+			}
 		}
 		if broken {
 			caught++
 		}
+		if broken3 {
+			caught3++
+		}
 	}
-	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && caught == 0 {
-		t.Fatal("dropping the low halves went unnoticed: the check cannot fail")
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (caught == 0 || caught3 == 0 || ran3 == 0) {
+		t.Fatalf("dropping the low halves went unnoticed (aaVRow: %d specs, aaVRow3: %d, which ran %d times): the check cannot fail", caught, caught3, ran3)
 	}
-	t.Logf("%d of 150 specs caught with the low-half test off", caught)
+	t.Logf("%d of 150 specs caught with the low-half test off (aaVRow3: %d; it ran for %d rows)", caught, caught3, ran3)
 }

@@ -39,3 +39,13 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
 	aaVScalar(out, hs, po, wv, lut, 0)
 }
+
+// aaHRows4W is the 8-taps-per-step SIMD horizontal pass; without SIMD it declines (aaHRows4 runs).
+func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
+	return false
+}
+
+// aaVRow3 is the three-plane SIMD vertical pass; without SIMD it declines (aaVRow runs per plane).
+func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32) bool {
+	return false
+}

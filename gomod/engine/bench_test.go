@@ -147,7 +147,7 @@ func BenchmarkAAHPass(b *testing.B) {
 			for i := range h {
 				h[i] = make([]uint8, 3*n+16)
 			}
-			edge := make([]byte, 4*p.aa.wideEnd)
+			edge := make([]byte, 4*p.aa.edgeStride())
 			var ts [2][]float64
 			for it := 0; it < b.N; it++ {
 				for k := 0; k < 2; k++ {

@@ -290,6 +290,10 @@ func newAAWide(a *aaPlan, p *Plan) {
 	}
 }
 
+// edgeStride is the size of one row's slot in aaHRows4W's edge scratch (worker.aaEdge holds four):
+// its loads read from 4 bytes before the row's first column to wideEnd past it.
+func (a *aaPlan) edgeStride() int { return a.wideEnd + 4 }
+
 // aaRow computes content row y of image img straight into the CHW output.
 func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	a := p.aa
@@ -302,8 +306,8 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		w.aaRows = make([][]uint8, kk)
 	}
 	hs := w.aaRows[:kk]
-	if len(w.aaEdge) < 4*a.wideEnd {
-		w.aaEdge = make([]byte, 4*a.wideEnd)
+	if len(w.aaEdge) < 4*a.edgeStride() {
+		w.aaEdge = make([]byte, 4*a.edgeStride())
 	}
 	var missing [4]int // taps of rows the cache lacks, computed in groups (aaHRows4)
 	nm := 0

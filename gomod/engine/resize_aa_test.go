@@ -204,7 +204,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 		}
 		n := p.OutW
-		edge := make([]byte, 4*p.aa.wideEnd)
+		edge := guarded(t, 4*p.aa.edgeStride(), true) // the last slot against a guard page: an over-read faults
 		check := func(a *aaPlan, wideOnly bool) bool {
 			var got, want [4][]uint8
 			for i := range got {
@@ -216,6 +216,9 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 					rb[i] = rng.Intn(s.In.H) * rs
 					if i == 0 {
 						rb[i] = y * rs
+					}
+					if i == 3 { // every row in the last edge slot too (the first and last rows copy into it)
+						rb[i] = (s.In.H - 1 - y) * rs
 					}
 					aaHScalar(want[i], src, rb[i], a, p, 0, n)
 				}

@@ -678,14 +678,16 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 		ps[i], q[i] = unsafe.Add(base, r-4), unsafe.Pointer(unsafe.SliceData(h[i]))
 		if r < 4 || r+a.wideEnd > len(src) {
 			// A row whose loads would pass either end of the array (the image's first or last
-			// row): its bytes are copied into edge (aaEdgeScratch: wideEnd bytes per row), past
-			// which the loads read only bytes that no live tap uses. Otherwise those rows took
+			// row): the bytes its loads read, [r-4, r+wideEnd), are copied into its slot of edge
+			// (aaPlan.edgeStride bytes per row) as far as the array has them; the rest of the slot
+			// meets only zero weights or bytes the shuffles skip. Otherwise those rows took
 			// aaHScalar (~2% of BenchmarkAntialias1080, perf).
-			if len(edge) < 4*a.wideEnd {
+			st := a.edgeStride()
+			if len(edge) < 4*st {
 				return false
 			}
-			e := edge[i*a.wideEnd : (i+1)*a.wideEnd]
-			copy(e[max(4-r, 0):], src[max(r-4, 0):min(r-4+a.wideEnd, len(src))])
+			e := edge[i*st : (i+1)*st]
+			copy(e[max(4-r, 0):], src[max(r-4, 0):min(r+a.wideEnd, len(src))])
 			ps[i] = unsafe.Pointer(unsafe.SliceData(e))
 		}
 	}

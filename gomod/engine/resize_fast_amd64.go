@@ -36,6 +36,9 @@ func prefetchAhead(p *Plan, src []uint8, base, img, r, t int) {
 			return
 		}
 		r, base = r-rows, base+p.strideN
+		if r >= rows { // a plan with fewer content rows than prefetchDist
+			return
+		}
 	}
 	f := p.fast
 	prefetchSpan(unsafe.Add(unsafe.Pointer(unsafe.SliceData(src)), base+p.rows.Off[2*r+t]+f.minOff), uintptr(f.duoMax))

@@ -270,7 +270,8 @@ func TestDuoRowsBatchEqualsGeneral(t *testing.T) {
 		src[i] = uint8(rng.Intn(256))
 	}
 	duo := 0
-	for _, size := range [][2]int{{100, 120}, {150, 200}, {97, 131}, {120, 150}, {110, 170}} {
+	// {1, w}: fewer content rows than prefetchDist (the next-image prefetch must not index past the table)
+	for _, size := range [][2]int{{100, 120}, {150, 200}, {97, 131}, {120, 150}, {110, 170}, {1, 150}, {1, 200}, {2, 160}} {
 		for _, back := range []bool{false, true} {
 			s := imagenetSpec(n, h, w)
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W = size[0], size[1], size[0], size[1]

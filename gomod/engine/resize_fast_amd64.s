@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // func prefetchSpan(p unsafe.Pointer, n uintptr)
-// PREFETCHT0 of every 64-byte line of [p, p+n): see prefetchRows in resize_fast_amd64.go. Four lines
+// PREFETCHT0 of every 64-byte line of [p, p+n): see prefetchAhead in resize_fast_amd64.go. Four lines
 // per step: a 1.5 KB row is 24 lines, and duoRows asks for two rows per output row.
 TEXT ·prefetchSpan(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ p+0(FP), AX

@@ -87,3 +87,17 @@ def test_quick_duration_agrees_with_readme():
     proc = subprocess.run([sys.executable, "-m", "goprep", "bench", "--help"], capture_output=True, text=True,
                           timeout=120)
     assert m.group(1) in " ".join(proc.stdout.split()), proc.stdout
+
+
+def test_targets_of_configurations_not_run_are_skipped():
+    """A run that leaves a configuration out (``--sizes 1080p`` runs no 512) reports its targets as
+    SKIP, so ``--check`` does not fail on what was never measured; a missing measurement of a
+    configuration that ran stays FAIL."""
+    from goprep._benchsuite import targets
+
+    got = targets.evaluate(None, None, None, None, usable_cores=2, all_threads=2)
+    not_run = [t for t in got if t.detail == targets.NOT_RUN]
+    assert {t.key for t in not_run} >= {"vs_opencv_pipeline", "vs_numpy", "vs_torchvision_aa_1080p"}
+    assert all(t.status == "SKIP" for t in not_run), [t.line() for t in not_run]
+    assert targets._judge("k", "n", None, ">=", 1.0, "x", "goprep-1t: error boom").status == "FAIL"
+    assert targets._judge("k", "n", 2.0, ">=", 1.0, "x").status == "PASS"

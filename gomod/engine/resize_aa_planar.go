@@ -20,6 +20,8 @@ type aaPlanarTab struct {
 	first  []int32 // column j's chunks are chunks[first[j]:first[j+1]]
 	winEnd int     // relative end (from a row's minOff origin) of the bytes the 16-byte loads read
 	shift  uint64  // fixed-point bits of the table (the sums are rounded and shifted by it)
+	single bool    // every column has one chunk (at most 8 taps): chunks[j] is column j's (aaHPlanar8)
+	offs   []int32 // aaCol.off of every column, packed (aaHPlanar8 steps through them by pointer)
 }
 
 // aaTableShift is the fixed-point precision of the plan's integer column and row tables.
@@ -28,7 +30,7 @@ func aaTableShift(p *Plan) uint64 { return pilPrecisionBits }
 // newAAPlanarTab builds the planar SIMD tables of a (planar) aaPlan from the plan's column weights.
 func newAAPlanarTab(a *aaPlan, p *Plan) *aaPlanarTab {
 	ct := &p.cols.Taps
-	t := &aaPlanarTab{first: make([]int32, len(a.cols)+1), shift: aaTableShift(p)}
+	t := &aaPlanarTab{first: make([]int32, len(a.cols)+1), shift: aaTableShift(p), single: true}
 	for j := range a.cols {
 		c := a.cols[j]
 		t.first[j] = int32(len(t.chunks))
@@ -40,8 +42,13 @@ func newAAPlanarTab(a *aaPlan, p *Plan) *aaPlanarTab {
 			t.chunks = append(t.chunks, ck)
 		}
 		nch := len(t.chunks) - int(t.first[j])
+		t.single = t.single && nch == 1
 		t.winEnd = max(t.winEnd, int(c.off)+8*max(nch-1, 0)+16)
 	}
 	t.first[len(a.cols)] = int32(len(t.chunks))
+	t.offs = make([]int32, len(a.cols))
+	for j := range a.cols {
+		t.offs[j] = a.cols[j].off
+	}
 	return t
 }

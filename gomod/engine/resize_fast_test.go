@@ -99,20 +99,9 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 				s.Post = View{0, size[1] - 1, 1, -1, size[0], size[1]}
 				s.CMap = []int{2, 1, 0}
 			}
-			p, err := NewPlan(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.fast == nil || !p.fast.fused {
-				t.Fatalf("%v: not on the fused path", size)
-			}
-			if p.fast.duos != nil {
-				duo++
-			}
-			general := *p
-			general.fast = nil
+			p, general := fusedPlan(t, s, size, &duo)
 			a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
-			b := runGuarded(t, &general, unsafe.Pointer(&src[0]), 1)
+			b := runGuarded(t, general, unsafe.Pointer(&src[0]), 1)
 			if string(a) != string(b) {
 				t.Fatalf("%v flip=%v: fused path differs from the general path (simd=%v)", size, flip, simdEnabled)
 			}
@@ -280,20 +269,9 @@ func TestDuoRowsBatchEqualsGeneral(t *testing.T) {
 			if back {
 				s.In.Strides[1], start = -int64(3*w), (h-1)*w*3
 			}
-			p, err := NewPlan(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.fast == nil || !p.fast.fused {
-				t.Fatalf("%v: not on the fused path", size)
-			}
-			if p.fast.duos != nil {
-				duo++
-			}
-			general := *p
-			general.fast = nil
+			p, general := fusedPlan(t, s, size, &duo)
 			ptr := unsafe.Pointer(&src[start])
-			want := runGuarded(t, &general, ptr, 1)
+			want := runGuarded(t, general, ptr, 1)
 			for _, threads := range []int{1, 2} {
 				if got := runGuarded(t, p, ptr, threads); string(got) != string(want) {
 					t.Fatalf("%v back=%v threads=%d: differs from the general path", size, back, threads)
@@ -312,4 +290,23 @@ func TestDuoRowsBatchEqualsGeneral(t *testing.T) {
 	if duo == 0 && duoEnabled() {
 		t.Fatal("no plan had duoBlocks' column pairs")
 	}
+}
+
+// fusedPlan is s's plan, which must take the fused path (size names it in the failure), and the same
+// plan on the general path; it counts in *duo the plans that have duoBlocks tables.
+func fusedPlan(t *testing.T, s *Spec, size [2]int, duo *int) (p, general *Plan) {
+	t.Helper()
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.fast == nil || !p.fast.fused {
+		t.Fatalf("%v: not on the fused path", size)
+	}
+	if p.fast.duos != nil {
+		*duo++
+	}
+	g := *p
+	g.fast = nil
+	return p, &g
 }

@@ -102,7 +102,12 @@ def run_load_interleaved(targets: List[str], payload: str, concurrency: List[int
     if out.returncode != 0:
         raise RuntimeError(f"load generator failed ({out.returncode}): {out.stderr[-2000:]}")
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    return [rows[k : k + len(targets)] for k in range(0, len(rows), len(targets))]
+    # grouped by what each row says it measured (its level and target index), not by position
+    got = {(r["concurrency"], r["target"]): r for r in rows}
+    want = [(c, k) for c in concurrency for k in range(len(targets))]
+    if len(rows) != len(want) or set(got) != set(want):
+        raise RuntimeError(f"load generator rows {sorted(got)} do not match the levels x targets {want}")
+    return [[got[c, k] for k in range(len(targets))] for c in concurrency]
 
 
 def fetch_stats(target: str, reset: bool = False) -> Dict[str, Any]:

@@ -2,7 +2,7 @@
 
     python benchmarks/profiler_cost.py [ROUNDS]
 
-1. The cost itself, measured as serve-bench measures it (goprep._serve.bench.profiler_overhead_us, the
+1. The cost itself, measured as the benches measure it (goprep._benchsuite.profiler.overhead_us, the
    one definition): a 4x4x3 flip as a pipeline and as an eager op, blocks of calls with the profiler
    off and on back to back in alternating order, thread CPU time (other processes on a shared machine
    disturb it less than wall time); the median of the per-round on - off differences and their
@@ -27,7 +27,7 @@ import numpy as np
 
 import goprep
 from goprep import _native, _ops, _profile
-from goprep._serve.bench import profiler_overhead_us
+from goprep._benchsuite.profiler import overhead_us as profiler_overhead_us
 
 
 def per_call(fn, arg, n: int) -> float:

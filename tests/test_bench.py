@@ -45,6 +45,12 @@ def test_bench_smoke(tmp_path):
     # the profiler's per-call cost, off and on side by side (issue 11)
     assert "profiler cost, goprep.pipeline(flip), 1 thread: off" in proc.stdout, proc.stdout[-3000:]
     assert "profiler cost, goprep.flip (eager), 1 thread: off" in proc.stdout
+    # the judged figure: paired off/on rounds (the one measure serve-bench and profiler_cost.py print)
+    assert "== profiler cost: 4x4x3 flip" in proc.stdout
+    assert {"profiler_cost_overhead_us", "profiler_cost_eager_overhead_us"} <= {t["key"] for t in targets}
+    prof = data["profiler_cost"]
+    assert not prof["error"] and prof["values"]["rounds"] == 61
+    assert prof["values"]["call_us_profiling_on"] > 0 and prof["values"]["call_us_profiling_off"] > 0
     # cold data: the copy-bandwidth bound is measured in the run and printed beside each row; fresh
     # batch results come from the result pool, so they page-fault no more than out= does
     cold = data["cold"]

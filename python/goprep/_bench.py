@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Heavy imports only now: ``import goprep`` must never pay for them.
     from tqdm import tqdm
 
-    from ._benchsuite import cold, images, impls, imagenet_eval, machine, report, scenarios, targets
+    from ._benchsuite import cold, images, impls, imagenet_eval, machine, profiler, report, scenarios, targets
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -229,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(imagenet_eval.lines(converted) + [""])
             cold_res = cold.run(threads, settings)  # issue 13: distinct images vs the copy-bandwidth bound
             say(cold.lines(cold_res) + [""])
+            prof_cost = profiler.run()  # issue 11: the profiler's per-call cost, paired rounds
+            say(profiler.lines(prof_cost) + [""])
     finally:
         threads.restore()
     run_load = run_monitor.stop()
@@ -248,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     results += imagenet_eval.targets(converted)
     results += cold.targets(cold_res)
+    results += profiler.targets(prof_cost)
     say(report.target_lines(results))
     if goprep_error is not None:
         say(f"goprep itself failed: {type(goprep_error).__name__}: {goprep_error}")
@@ -284,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     data["imagenet_eval"] = converted.as_dict()
     data["cold"] = cold_res.as_dict()
+    data["profiler_cost"] = prof_cost.as_dict()
     report.write_json(json_path, data)
     try:
         report.write_chart(

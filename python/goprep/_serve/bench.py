@@ -17,6 +17,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from .._benchsuite.profiler import overhead_us as profiler_overhead_us
 from .server import READY
 
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
@@ -118,56 +119,6 @@ def fetch_stats(target: str, reset: bool = False) -> Dict[str, Any]:
     with grpc.insecure_channel(target) as ch:
         rep = ch.unary_unary(protocol.STATS)(b"reset" if reset else b"", timeout=30)
     return dict(json.loads(rep))
-
-
-def profiler_overhead_us(rounds: int = 61, block: int = 400) -> Dict[str, float]:
-    """Per-call cost of the profiler on a tiny pipeline and a tiny eager op (a 4x4x3 flip, one engine
-    thread): ``rounds`` rounds, each timing a block of ``block`` calls with the profiler off and one
-    with it on, back to back, in alternating order (off-on, on-off: drift cancels), on thread CPU time
-    (time this thread ran, so preemption by other processes on a shared machine is not counted). The
-    cost is the median of the per-round on - off differences, with their interquartile range: the
-    fastest-round difference printed before swung from -2.9 to +1.6 us between runs on the loaded
-    2-core machine, the median of paired rounds within +0.5 to +1.6 us over 23 runs (docs/SERVING.md)."""
-    import numpy as np
-
-    import goprep
-
-    @goprep.pipeline(device="cpu")
-    def tiny(x: Any) -> Any:
-        return goprep.flip(x)
-
-    src = np.zeros((4, 4, 3), np.uint8)
-    was, threads = goprep.profiling(), goprep.get_num_threads()
-    fns = {"call_us": tiny, "eager_call_us": goprep.flip}
-    times: Dict[Tuple[str, bool], List[float]] = {(k, on): [] for k in fns for on in (False, True)}
-    clock = time.thread_time_ns
-    try:
-        goprep.set_num_threads(1)  # the call's fixed cost, not a fan-out to one goroutine per core
-        for on in (False, True, False, True):  # warm both paths (trace, plan, the thread's buffers)
-            goprep.set_profiling(on)
-            for fn in fns.values():
-                for _ in range(block):
-                    fn(src)
-        for r in range(rounds):
-            for on in ((False, True) if r % 2 == 0 else (True, False)):
-                goprep.set_profiling(on)
-                for k, fn in fns.items():
-                    t = clock()
-                    for _ in range(block):
-                        fn(src)
-                    times[k, on].append((clock() - t) / block / 1e3)
-    finally:
-        goprep.set_profiling(was)
-        goprep.set_num_threads(threads)
-        goprep.stats(reset=True)
-    out: Dict[str, float] = {"rounds": rounds, "block": block}
-    for k, name in (("call_us", "overhead_us"), ("eager_call_us", "eager_overhead_us")):
-        off, on = np.array(times[k, False]), np.array(times[k, True])
-        d = on - off
-        out[f"{k}_profiling_off"], out[f"{k}_profiling_on"] = float(np.median(off)), float(np.median(on))
-        out[name] = float(np.median(d))
-        out[f"{name}_q25"], out[f"{name}_q75"] = (float(q) for q in np.percentile(d, (25, 75)))
-    return out
 
 
 def machine() -> Dict[str, Any]:

@@ -195,3 +195,26 @@ def test_serving_doc_example_runs():
         np.testing.assert_allclose(t, ns["preprocess"](img), rtol=0, atol=0)
     finally:
         ns["server"].stop(0).wait(10)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
+def test_interleaved_orders_are_balanced(n):
+    from goprep._serve.loadgen import balanced_orders
+
+    rows = balanced_orders(n)
+    assert all(sorted(r) == list(range(n)) for r in rows)
+    # every server in every position equally often, and after every other one equally often
+    positions = {(r[i], i) for r in rows for i in range(n)}
+    assert len(positions) == n * n
+    from collections import Counter
+
+    per_position = Counter((r[i], i) for r in rows for i in range(n))
+    assert len(set(per_position.values())) == 1
+    follows = Counter((r[i], r[i + 1]) for r in rows for i in range(n - 1))
+    assert len(follows) == n * (n - 1) and len(set(follows.values())) <= 1
+
+
+def test_loadgen_rounds_need_aio():
+    r = subprocess.run([sys.executable, "-m", "goprep._serve.loadgen", "--target", "127.0.0.1:1", "--rounds", "3",
+                        "--client", "threads"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--rounds above 1" in r.stderr

@@ -18,10 +18,9 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .._benchsuite.profiler import overhead_us as profiler_overhead_us
-from .server import READY
+from .server import READY, WORKERS
 
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
-WORKERS = 2 * (os.cpu_count() or 1)
 RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores")
 
 

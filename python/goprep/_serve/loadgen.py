@@ -92,6 +92,37 @@ class Checker:
         return protocol.check_checksum(r, self.expected[i])
 
 
+class _Tally:
+    """What one measured run's workers share: the latencies of the good replies and the errors (into
+    ``lat`` and ``errors``, pooled over an interleaved run's slices), whether replies count now (those
+    of the warm-up and of the drain do not), and the stop flag. One for the threads and the aio
+    workers alike; the threads pass a lock."""
+
+    def __init__(self, lat: List[float], errors: List[str], lock: Optional[threading.Lock] = None) -> None:
+        self.lat, self.errors, self._lock = lat, errors, lock
+        self.record = self.stop = False
+
+    def add(self, err: str, seconds: float) -> None:
+        if not self.record:
+            return
+        if self._lock is None:
+            self._add(err, seconds)
+        else:
+            with self._lock:
+                self._add(err, seconds)
+
+    def _add(self, err: str, seconds: float) -> None:
+        if err:
+            self.errors.append(err)
+        else:
+            self.lat.append(seconds)
+
+
+def _rpc_error(e: Any) -> str:
+    """A failed call (grpc.RpcError) as the error line the figures report."""
+    return f"rpc {e.code().name}: {e.details()}"
+
+
 def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int, warmup: float, duration: float,
               server_pid: int, timeout: float = 30.0, channels: int = 1) -> Dict[str, Any]:
     import grpc
@@ -104,29 +135,21 @@ def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int
         for channel in chans:
             grpc.channel_ready_future(channel).result(timeout=timeout)
         stubs = [ch.unary_unary(protocol.INFER) for ch in chans]
-        lock = threading.Lock()
         lat: List[float] = []
         errors: List[str] = []
-        phase = {"record": False, "stop": False}
+        tally = _Tally(lat, errors, threading.Lock())
 
         def worker(k: int) -> None:
             i = k
             infer = stubs[k % len(stubs)]
-            while not phase["stop"]:
+            while not tally.stop:
                 n = i % len(reqs)
                 t0 = time.perf_counter()
                 try:
-                    rep = infer(reqs[n], timeout=timeout)
-                    err = checker.check(n, rep)
+                    err = checker.check(n, infer(reqs[n], timeout=timeout))
                 except grpc.RpcError as e:
-                    err = f"rpc {e.code().name}: {e.details()}"
-                dt = time.perf_counter() - t0
-                if phase["record"]:
-                    with lock:
-                        if err:
-                            errors.append(err)
-                        else:
-                            lat.append(dt)
+                    err = _rpc_error(e)
+                tally.add(err, time.perf_counter() - t0)
                 i += concurrency
 
         threads = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(concurrency)]
@@ -134,11 +157,11 @@ def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int
             t.start()
         time.sleep(warmup)
         cpu0, t0 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
-        phase["record"] = True
+        tally.record = True
         time.sleep(duration)
-        phase["record"] = False
+        tally.record = False
         cpu1, t1 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
-        phase["stop"] = True
+        tally.stop = True
         for t in threads:
             t.join(timeout + 5)
         return _figures(concurrency, lat, errors, t1 - t0, cpu0, cpu1)
@@ -160,7 +183,8 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
                    timeout: float = 30.0) -> List[List[Dict[str, Any]]]:
     """Drive several servers at each concurrency level in turn, interleaved: every level is split into
     ``rounds`` rounds, and each round gives every server one slice (``warmup / rounds`` unmeasured,
-    then ``duration / rounds`` measured), the servers' order rotating from round to round. A change in
+    then ``duration / rounds`` measured), the servers' order changing from round to round
+    (balanced_orders). A change in
     what else the machine runs then hits every server alike instead of whichever ran at that moment
     (on the shared 2-core machine one server's QPS swung by 2x between back-to-back runs). Latencies,
     errors, wall time and server CPU are pooled over a server's slices. Returns, per level, one
@@ -171,35 +195,28 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
 
     async def slice_(infer: Any, checker: Checker, concurrency: int, warm: float, dur: float, pid: int,
                      acc: Dict[str, Any]) -> None:
-        phase = {"record": False, "stop": False}
-        lat, errors = acc["lat"], acc["errors"]
+        tally = _Tally(acc["lat"], acc["errors"])
 
         async def worker(k: int) -> None:
             i = k + acc["offset"]
-            while not phase["stop"]:
+            while not tally.stop:
                 n = i % len(reqs)
                 t0 = time.perf_counter()
                 try:
-                    rep = await infer(reqs[n], timeout=timeout)
-                    err = checker.check(n, rep)
+                    err = checker.check(n, await infer(reqs[n], timeout=timeout))
                 except grpc.RpcError as e:
-                    err = f"rpc {e.code().name}: {e.details()}"
-                dt = time.perf_counter() - t0
-                if phase["record"]:
-                    if err:
-                        errors.append(err)
-                    else:
-                        lat.append(dt)
+                    err = _rpc_error(e)
+                tally.add(err, time.perf_counter() - t0)
                 i += concurrency
 
         tasks = [asyncio.ensure_future(worker(k)) for k in range(concurrency)]
         await asyncio.sleep(warm)
         cpu0, t0 = _cpu_seconds(pid) if pid else None, time.perf_counter()
-        phase["record"] = True
+        tally.record = True
         await asyncio.sleep(dur)
-        phase["record"] = False
+        tally.record = False
         cpu1, t1 = _cpu_seconds(pid) if pid else None, time.perf_counter()
-        phase["stop"] = True
+        tally.stop = True
         await asyncio.wait_for(asyncio.gather(*tasks), timeout + 5)
         acc["wall"] += t1 - t0
         acc["offset"] += concurrency  # the next slice starts at other frames
@@ -215,12 +232,12 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
             for ch in channels:
                 await asyncio.wait_for(ch.channel_ready(), timeout)
             infers = [ch.unary_unary(protocol.INFER) for ch in channels]
+            order = balanced_orders(len(targets))
             out = []
             for c in levels:
                 accs = [{"lat": [], "errors": [], "wall": 0.0, "cpu": 0.0, "offset": 0} for _ in targets]
                 for r in range(rounds):
-                    for k in range(len(targets)):
-                        t = (k + r) % len(targets)
+                    for t in order[r % len(order)]:
                         await slice_(infers[t], checkers[t], c, warmup / rounds, duration / rounds, server_pids[t], accs[t])
                 out.append([_figures(c, a["lat"], a["errors"], a["wall"], 0.0 if a["cpu"] is not None else None, a["cpu"])
                             for a in accs])
@@ -230,6 +247,28 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
                 await ch.close()
 
     return asyncio.run(run())
+
+
+def balanced_orders(n: int) -> List[List[int]]:
+    """The servers' order in each round of an interleaved level: the rows of a Williams design, so
+    over a full cycle of rows (n for even n, 2n for odd) every server takes every position equally
+    often and follows every other server equally often; what a server inherits from the one before
+    it (a warm cache, a loaded machine) is then spread evenly too. A plain rotation gives every
+    position but always the same predecessor."""
+    if n <= 1:
+        return [list(range(n))]
+    first = [0]
+    lo, hi = 1, n - 1
+    while len(first) < n:  # 0, 1, n-1, 2, n-2, ...
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    rows = [[(x + r) % n for x in first] for r in range(n)]
+    if n % 2:  # odd n: the mirrored rows complete the balance
+        rows += [row[::-1] for row in rows]
+    return rows
 
 
 def _figures(concurrency: int, lat: List[float], errors: List[str], wall: float, cpu0: Optional[float],
@@ -281,8 +320,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if len(pids) != len(targets):
         p.error("--server-pid needs one pid per target")
     none_idx = {int(x) for x in a.none_targets.split(",") if x} | (set(range(len(targets))) if a.none else set())
-    if len(targets) > 1 and a.client != "aio":
-        p.error("several targets need --client aio")
+    if (len(targets) > 1 or a.rounds > 1) and a.client != "aio":
+        p.error("several targets, or --rounds above 1, need --client aio")
     reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
     from .preprocess import reference
 

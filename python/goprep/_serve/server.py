@@ -24,6 +24,9 @@ from . import protocol
 from .preprocess import IMPLEMENTATIONS, make
 
 READY = "goprep-serve listening on"
+# Two gRPC worker threads per core: with more, the threads mostly hand the GIL to each other (8 vs 4
+# workers on 2 cores, docs/SERVING.md "Worker threads"); serve-bench gives every variant the same.
+WORKERS = 2 * (os.cpu_count() or 1)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051, help="gRPC port; 0 picks a free one (printed)")
     p.add_argument("--preprocess", choices=list(IMPLEMENTATIONS), default="goprep")
-    p.add_argument("--workers", type=int, default=8, help="gRPC worker threads (default 8)")
+    p.add_argument("--workers", type=int, default=WORKERS, help=f"gRPC worker threads (default 2 per core: {WORKERS})")
     p.add_argument("--model", action="store_true", help="run the built-in ONNX classifier and reply with top-k")
     p.add_argument("--topk", type=int, default=5)
     p.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port (0: a free one, printed)")

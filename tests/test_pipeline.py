@@ -472,3 +472,73 @@ def test_cache_keys_tell_argument_types_apart():
     prep(img, True)
     with pytest.raises(goprep.InvalidArgumentError):
         prep(img, 1)
+
+
+def _count_general_path(monkeypatch):
+    """Count the calls that reach run_plan (the general path) from pipelines and eager ops."""
+    from goprep import _ops, _pipeline
+
+    calls = []
+    for mod in (_ops, _pipeline):
+        real = mod.run_plan
+        monkeypatch.setattr(mod, "run_plan", lambda *a, _real=real, **k: calls.append(1) or _real(*a, **k))
+    return calls
+
+
+@pytest.mark.parametrize("fn", [resize_flip_normalize, crop_resize_cvt_normalize_f16_hwc, letterbox_normalize])
+def test_memo_path_equals_general_path(fn, monkeypatch):
+    # A repeated small call is served from the memo by run_small; it must give what the general path
+    # (run_plan, taken with profiling on) gives, a fresh array each call, and the same result shape.
+    img = rand_u8((300, 280, 3), seed=3)
+    pipe = goprep.pipeline(fn)
+    first = pipe(img)
+    calls = _count_general_path(monkeypatch)
+    again, third = pipe(img), pipe(img)
+    assert calls == []  # both took the memo path
+    goprep.set_profiling(True)
+    try:
+        general = pipe(img)
+    finally:
+        goprep.set_profiling(False)
+    assert calls == [1]
+    for r in (first, again, third):
+        if isinstance(general, tuple):
+            assert_array_identical(r[0], general[0])
+            assert r[1:] == general[1:]
+        else:
+            assert_array_identical(r, general)
+    a, b = (again[0], third[0]) if isinstance(again, tuple) else (again, third)
+    assert not np.shares_memory(a, b)
+
+
+def test_memo_path_float32_alignment_still_checked():
+    # The memo path serves float32 sources only when aligned: a misaligned one with the same layout
+    # falls through to the general path's error.
+    pipe = goprep.pipeline(lambda x: goprep.flip(x))
+    img = np.random.default_rng(0).random((8, 6, 3), dtype=np.float32)
+    pipe(img)
+    raw = np.zeros(img.nbytes + 1, np.uint8)[1:]
+    bad = raw.view(np.float32).reshape(img.shape)
+    bad[...] = img
+    assert not bad.flags.aligned and bad.strides == img.strides
+    with pytest.raises(goprep.InvalidArgumentError, match="aligned") as e:
+        pipe(bad)
+    assert e.value.argument == "src"
+    with pytest.raises(goprep.InvalidArgumentError, match="aligned"):
+        goprep.flip(bad)
+
+
+def test_eager_memo_path_equals_general_path(monkeypatch):
+    img = rand_u8((64, 48, 3), seed=4)
+    first = goprep.flip(goprep.resize(img, (20, 30)))
+    calls = _count_general_path(monkeypatch)
+    again = goprep.flip(goprep.resize(img, (20, 30)))
+    assert calls == []
+    goprep.set_profiling(True)
+    try:
+        general = goprep.flip(goprep.resize(img, (20, 30)))
+    finally:
+        goprep.set_profiling(False)
+    assert calls == [1, 1]
+    assert_array_identical(first, general)
+    assert_array_identical(again, general)

@@ -12,7 +12,7 @@ import numpy as np
 from . import _device, _pickling, _profile
 from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._inputs import as_array, is_tensor, out_array, to_output
-from ._ops import PlanRef, plan_for, run_jobs, run_plan
+from ._ops import PlanRef, plan_for, run_jobs, run_plan, run_small, small_call
 from ._trace import Traced, trace_array, tracing, typed_key
 from ._validate import base_array
 
@@ -26,7 +26,7 @@ _SLOT = object()  # marks where the image goes in a traced function's result
 class _Compiled:
     """One traced signature: its plan and how to build the function's result."""
 
-    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced", "moved", "chw")
+    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced", "moved", "chw", "small")
 
     def __init__(self, traced: Traced, template: Any, src_bytes: int) -> None:
         self.traced = traced
@@ -37,6 +37,7 @@ class _Compiled:
         self.f32 = traced.dtype == "f32"
         self.chw = traced.chw
         self.moved = src_bytes + int(np.prod(self.shape)) * self.dtype.itemsize  # bytes a GPU call would copy
+        self.small = small_call(src_bytes, self.shape, self.dtype)  # run_small may serve it on the CPU
 
 
 def _split_result(res: Any) -> Tuple[Traced, Any]:
@@ -51,6 +52,12 @@ def _split_result(res: Any) -> Tuple[Traced, Any]:
         "a @goprep.pipeline function must return the processed image, or a tuple holding it once "
         f"(e.g. the result of goprep.letterbox); got {type(res).__name__}"
     )
+
+
+def _key(src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """A call's memo key: the source's layout and the extra arguments. dtype objects compare byte
+    order too, and are cheaper to hash than dtype.str is to build. TypeError: unhashable arguments."""
+    return (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
 
 
 def _fill(template: Any, image: np.ndarray) -> Any:
@@ -75,6 +82,7 @@ class Pipeline:
         # skipping placement: that keeps the per-call overhead of small images at its CPU-only level.
         self._cpu = device == "cpu" and self._target == "numpy"
         self._auto_numpy = device == "auto" and self._target == "numpy"
+        self._plain = output in (None, "numpy")  # NumPy results for NumPy sources (run_small's)
         self._name = getattr(fn, "__qualname__", None) or repr(fn)  # the profiler's key
         self._pid = _profile.name_id(self._name)  # its id in the profiler's rows (per process)
 
@@ -118,8 +126,7 @@ class Pipeline:
         return c
 
     def _lookup(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Compiled:
-        # dtype objects compare byte order too, and are cheaper to hash than dtype.str is to build.
-        key: Any = (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
+        key: Any = _key(src, args, kwargs)
         try:
             c = self._cache.get(key)
         except TypeError:  # unhashable extra arguments: trace every call
@@ -145,6 +152,15 @@ class Pipeline:
                 st = _profile.state()
             t0 = _perf_ns()
         else:
+            # The common call first: a NumPy image of a traced signature that run_small serves (small,
+            # on the CPU, a new NumPy result), straight from the memo; the rest below (run_small).
+            if type(src) is np.ndarray and out is None and stream is None and self._plain:
+                try:
+                    c = self._cache.get(_key(src, args, kwargs))
+                except TypeError:  # unhashable extra arguments: traced below
+                    c = None
+                if c is not None and c.small and (not c.f32 or src.flags.aligned) and (self._cpu or self._on_cpu(c.moved)):
+                    return _fill(c.template, run_small(c.ref, c.shape, c.dtype, src))
             st = None
         try:
             sh = _device.stream_handle(stream)

@@ -663,6 +663,30 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // 16-column stores then took the bilinear ratio to aaHRows4 from ~0.87 to ~0.73 (bicubic 0.92-0.99,
 // even). Two chunks per loop iteration measured mixed (bicubic 0.82 vs 0.92-0.99, bilinear 0.79 vs
 // 0.73, two runs each) and is not used.
+// Also tried and not kept (BenchmarkAAHPass, each variant against this kernel alternated image by image
+// in one process, minimum of 150 images, 3-4 runs, shared 2-core machine; the two-loop eight-row
+// kernel and the shift passed TestAAHRowsEqualScalarRandom's byte-for-byte check, and a twin of it
+// caught a deliberate +1 in the eight-row kernel's sums):
+//   - eight rows per call, one tap loop with eight accumulators, to share each column's weight loads,
+//     split test and packing over twice the rows: 7-8% slower (bilinear 781-1130 -> 846-1219 us),
+//     10-16% slower (bicubic 1199-1235 -> 1325-1438). Go's scheduler puts a loop-carried add (no use
+//     in its block) at the block's end, so each row holds its old sum and its new products at once:
+//     eight sums, eight products, two weight and two shuffle registers and the loaded row, 21 of the
+//     15 the ABI leaves (X15 is zero): 5 spills and reloads per chunk step. Four rows just fit (14).
+//   - eight rows per call as two four-row tap loops per column (no spills; the second loop's weights
+//     come from L1): 3-11% slower bilinear, 9-15% bicubic (the two calls and the sums of eight rows
+//     held across them).
+//   - the high halves' tap loop inlined into col (no closure call per column): even (786-824 vs
+//     786-809 us bilinear, 1193-1373 vs 1193-1395 bicubic).
+//   - a variable left shift (VPSLLVD by the broadcast shift, all-VEX code) instead of the per-column
+//     VPMULLD by 2^sh: even (814-892 vs 821-885 bilinear, 1300-1519 vs 1311-1596 bicubic).
+//
+// The row groups are already full: aaRow's groups of four with aaLookahead cover 1080p -> 224 in 270
+// groups of four and none shorter (bilinear and bicubic), so larger groups have no short groups to
+// save. What does move this pass: with the four source rows taken from 8 rows that stay in cache
+// instead of the whole image, bicubic ran 1143-1166 instead of 1473-1576 us, bilinear 785-792 instead
+// of 814-839 (in-process, same runs): about a quarter of the bicubic pass goes to reading the source
+// rows from beyond L2 (the 6 MB image), very little of the bilinear one.
 func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	n := len(a.cols)
 	if !hasAVX2 || a.wide == nil {

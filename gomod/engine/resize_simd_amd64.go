@@ -686,7 +686,11 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // save. What does move this pass: with the four source rows taken from 8 rows that stay in cache
 // instead of the whole image, bicubic ran 1143-1166 instead of 1473-1576 us, bilinear 785-792 instead
 // of 814-839 (in-process, same runs): about a quarter of the bicubic pass goes to reading the source
-// rows from beyond L2 (the 6 MB image), very little of the bilinear one.
+// rows from beyond L2 (the 6 MB image), very little of the bilinear one. Software prefetch of the
+// next group's four rows (prefetchSpan, PREFETCHT0, a share of them per 16 columns) did not recover
+// it: slower for both (same in-process alternation, minimum of 150: bilinear 801-922 -> 1278-1290
+// us, bicubic 1264-1282 -> 1581-1586; PREFETCHT2 measured no better), likely because it evicts the
+// weight tables and the current rows from L1.
 func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	n := len(a.cols)
 	if !hasAVX2 || a.wide == nil {

@@ -417,7 +417,11 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
 // pairs in two registers share each chunk's four weight loads and the loop, ~25% fewer instructions
 // per row than two aaHRows calls. Exactly the integers of aaHScalar. aaHRows4W, 8 taps per step, runs
-// instead wherever its loads stay in the array; this one takes the rest.
+// instead wherever it can (its tables always exist with AVX2, and edge rows go through its scratch),
+// so this one is the fallback for the groups it declines. Its three tap loops (high halves for torch,
+// high and low halves for Pillow) are one, rows(c, wo), as in aaHRows4W; that costs the call per
+// column (BenchmarkAAHPass: this kernel ~10% slower relative to aaHRows4W than with the loops inline,
+// two alternated runs), which a fallback can pay.
 // Tried and not kept (BenchmarkAAHPass, kernels alternated in one process): laying the four rows'
 // pixels out once as VPMADDWD pairs in scratch (each pixel shuffled once instead of once per column
 // whose window holds it, no shuffle in the tap loop) ran no faster (bilinear 5-10% slower, bicubic
@@ -458,30 +462,12 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	chunks := unsafe.Pointer(unsafe.SliceData(a.chunks))
 	p0, p1, p2, p3 := ps[0], ps[1], ps[2], ps[3]
 	lo0 := a.hs.lo0
-	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
-		var hi, lo, hi2, lo2 archsimd.Int32x8
-		mul := archsimd.BroadcastInt32x8(c.mul) // the column's 2^sh (colShift)
+	// rows sums one column's chunks (hiA/hiB at byte offset wo in aaChunk: the high or the low
+	// halves) for the four rows: rows 0, 1 and rows 2, 3 in the two lanes.
+	rows := func(c *aaCol, wo uintptr) (s, s2 archsimd.Int32x8) {
 		shA, shB := archsimd.LoadInt8x32(&aaShufA), archsimd.LoadInt8x32(&aaShufB)
 		off := uintptr(c.off)
-		ck := (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
-		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
-		if lo0 { // torch weights: lo is zero, one multiply-add per tap pair (aaSplit)
-			for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
-				v := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p0, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
-				u := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p2, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
-				pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
-				qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
-				wa, wb := archsimd.LoadInt16x16(&ck.hiA), archsimd.LoadInt16x16(&ck.hiB)
-				hi = hi.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
-				hi2 = hi2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
-				off += 12
-				ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
-			}
-			return hi.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits),
-				hi2.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits)
-		}
-		// split weights (Pillow): the high halves first, as above; the low halves' sum only where it
-		// could change a result (aaCol.thr), in a second pass over the column
+		ck := unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})+wo)
 		for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
 			// a 32-byte load fills the low lane (its high half is replaced): one instruction
 			// fewer than inserting into a zero register
@@ -489,29 +475,29 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			u := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p2, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
 			pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
 			qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
-			wa, wb := archsimd.LoadInt16x16(&ck.hiA), archsimd.LoadInt16x16(&ck.hiB)
-			hi = hi.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
-			hi2 = hi2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
+			wa, wb := archsimd.LoadInt16x16((*[16]int16)(ck)), archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(ck, 32)))
+			s = s.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
+			s2 = s2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
 			off += 12
-			ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
+			ck = unsafe.Add(ck, unsafe.Sizeof(aaChunk{}))
 		}
+		return s, s2
+	}
+	col := func(c *aaCol) (archsimd.Int32x8, archsimd.Int32x8) {
+		hi, hi2 := rows(c, 0)
+		mul := archsimd.BroadcastInt32x8(c.mul) // the column's 2^sh (colShift)
+		half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
+		if lo0 { // torch weights: lo is zero, one multiply-add per tap pair (aaSplit)
+			return hi.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits),
+				hi2.Mul(mul).Add(half).ShiftAllRight(pilPrecisionBits)
+		}
+		// split weights (Pillow): the high halves first, as above; the low halves' sum only where it
+		// could change a result (aaCol.thr), in a second pass over the column
 		base := archsimd.BroadcastInt32x8(c.base)
 		hi, hi2 = hi.Mul(mul).Add(base), hi2.Mul(mul).Add(base)
 		frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(c.thr-1)
 		if hi.And(frac).Greater(thr).Or(hi2.And(frac).Greater(thr)).ToBits() != 0 {
-			off = uintptr(c.off)
-			ck = (*aaChunk)(unsafe.Add(chunks, uintptr(c.ch)*unsafe.Sizeof(aaChunk{})))
-			for i := (uint32(c.cnt) + 3) / 4; i > 0; i-- {
-				v := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p0, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p1, off))))
-				u := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(p2, off))).SetHi(archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p3, off))))
-				pa, pb := v.PermuteOrZeroGrouped(shA).AsInt16x16(), v.PermuteOrZeroGrouped(shB).AsInt16x16()
-				qa, qb := u.PermuteOrZeroGrouped(shA).AsInt16x16(), u.PermuteOrZeroGrouped(shB).AsInt16x16()
-				wa, wb := archsimd.LoadInt16x16(&ck.loA), archsimd.LoadInt16x16(&ck.loB)
-				lo = lo.Add(pa.DotProductPairs(wa)).Add(pb.DotProductPairs(wb))
-				lo2 = lo2.Add(qa.DotProductPairs(wa)).Add(qb.DotProductPairs(wb))
-				off += 12
-				ck = (*aaChunk)(unsafe.Add(unsafe.Pointer(ck), unsafe.Sizeof(aaChunk{})))
-			}
+			lo, lo2 := rows(c, unsafe.Offsetof(aaChunk{}.loA))
 			fix := half.Sub(base) // A + L - lmin: the exact sum plus 2^21
 			hi, hi2 = hi.Add(lo).Add(fix), hi2.Add(lo2).Add(fix)
 		}
@@ -524,13 +510,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 		res[1], res[5] = col(&c[1])
 		res[2], res[6] = col(&c[2])
 		res[3], res[7] = col(&c[3])
-		top := archsimd.BroadcastUint16x16(255)
-		pk01, pk23 := archsimd.LoadInt8x32(&aaPack01), archsimd.LoadInt8x32(&aaPack23)
-		u := res[0].SaturateToUint16ConcatGrouped(res[1]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
-			Or(res[2].SaturateToUint16ConcatGrouped(res[3]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23))
-		y := res[4].SaturateToUint16ConcatGrouped(res[5]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
-			Or(res[6].SaturateToUint16ConcatGrouped(res[7]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23))
-		for i, wv := range [4]archsimd.Uint32x4{u.GetLo().AsUint32x4(), u.GetHi().AsUint32x4(), y.GetLo().AsUint32x4(), y.GetHi().AsUint32x4()} {
+		u, y := aaPack4(&res)
+		for i, wv := range [4]archsimd.Uint32x4{u.GetLo(), u.GetHi(), y.GetLo(), y.GetHi()} {
 			*(*uint32)(unsafe.Add(q[i], j)) = wv.GetElem(0)
 			*(*uint32)(unsafe.Add(q[i], n+j)) = wv.GetElem(1)
 			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
@@ -542,6 +523,19 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			aaHScalar(h[i], src, rb[i], a, p, j, n)
 		}
 	}
+}
+
+// aaPack4 packs four columns' results of aaHRows4 and aaHRows4W (res[k] column k of rows 0, 1 in
+// the two lanes, res[4+k] of rows 2, 3) to bytes, clamped to [0, 255]: per row [c0 of the 4 | c1 |
+// c2 | 0], rows 0, 1 in u and rows 2, 3 in y (aaPack01/23).
+func aaPack4(res *[8]archsimd.Int32x8) (u, y archsimd.Uint32x8) {
+	top := archsimd.BroadcastUint16x16(255)
+	pk01, pk23 := archsimd.LoadInt8x32(&aaPack01), archsimd.LoadInt8x32(&aaPack23)
+	u = res[0].SaturateToUint16ConcatGrouped(res[1]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
+		Or(res[2].SaturateToUint16ConcatGrouped(res[3]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23)).AsUint32x8()
+	y = res[4].SaturateToUint16ConcatGrouped(res[5]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
+		Or(res[6].SaturateToUint16ConcatGrouped(res[7]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23)).AsUint32x8()
+	return u, y
 }
 
 // aaVRow is the fast antialias vertical pass plus normalisation of one output plane row, on AVX2:
@@ -787,13 +781,7 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 		res[1], res[5] = col(&c[1])
 		res[2], res[6] = col(&c[2])
 		res[3], res[7] = col(&c[3])
-		top := archsimd.BroadcastUint16x16(255)
-		pk01, pk23 := archsimd.LoadInt8x32(&aaPack01), archsimd.LoadInt8x32(&aaPack23)
-		u = res[0].SaturateToUint16ConcatGrouped(res[1]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
-			Or(res[2].SaturateToUint16ConcatGrouped(res[3]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23)).AsUint32x8()
-		y = res[4].SaturateToUint16ConcatGrouped(res[5]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk01).
-			Or(res[6].SaturateToUint16ConcatGrouped(res[7]).Min(top).AsUint8x32().PermuteOrZeroGrouped(pk23)).AsUint32x8()
-		return u, y
+		return aaPack4(&res)
 	}
 	// Sixteen columns at a time: four groups' packed words go through memory (grp), a 4x4 transpose
 	// of 32-bit words per lane makes each plane's 16 bytes of a row contiguous, and one 16-byte store

@@ -154,8 +154,8 @@ def run_eager(
                     _eager.clear()
                 _eager[key] = hit
         ref, shape, dtype, f32, extra, chw, pid, small = hit  # pid: the op's profiler id, memoised with the plan
-        if small and st is None and out is None and kind is None and (not f32 or src.flags.aligned):
-            return run_small(ref, shape, dtype, src), extra
+        if small and out is None and kind is None and (not f32 or src.flags.aligned):
+            return run_small(ref, shape, dtype, src, st), extra
         if out is not None and type(out) is not np.ndarray and is_tensor(out):
             run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw), timed=st)
             return out, extra
@@ -198,15 +198,7 @@ def run_plan(
         res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
         ret = res if out is None else out  # out= comes back as the object the caller passed
         if timed is not None:
-            run_timed = _native._raw_run_timed
-            if run_timed is None or _native._forked_child:
-                run_timed = _native.raw_timed()  # loads the extension, or raises ForkError
-            i = timed.i  # _profile.engine, inlined (a helper call measured ~0.2 us)
-            try:
-                run_timed(ref.handle, id(src), id(res), timed.eaddr, i)
-            except RuntimeError as e:
-                raise from_native(e) from None
-            timed.res[i] = _perf_ns()
+            _run_raw_timed(ref.handle, src, res, timed)
             return ret
         if src.nbytes + res.nbytes >= _native.INTERRUPTIBLE_MIN_BYTES:
             _native.run_interruptible(_native.get().RunCancel, (ref.handle, id(src), id(res)), (ref, src, res))
@@ -224,14 +216,32 @@ def small_call(src_bytes: int, shape: Tuple[int, ...], dtype: np.dtype) -> bool:
     return out_bytes < _outpool.MIN_BYTES and src_bytes + out_bytes < _native.INTERRUPTIBLE_MIN_BYTES
 
 
-def run_small(ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, src: np.ndarray) -> np.ndarray:
-    """run_plan for a ``small_call`` signature on the CPU, a NumPy source (aligned where it must be),
-    a new NumPy result and profiling off: what run_plan does then, without its tests. Pipeline calls
-    and eager ops of small images take it from their memo: a 4x4x3 flip pipeline 5.8 -> 3.1 us per
-    call (its engine call 1.4 us; timeit, best of 7, shared 2-core machine)."""
+def run_small(ref: PlanRef, shape: Tuple[int, ...], dtype: np.dtype, src: np.ndarray, timed: Any = None) -> np.ndarray:
+    """run_plan for a ``small_call`` signature on the CPU, a NumPy source (aligned where it must be)
+    and a new NumPy result: what run_plan does then, without its tests (``timed`` as there). Pipeline
+    calls and eager ops of small images take it from their memo: a 4x4x3 flip pipeline 5.8 -> 3.1 us
+    per call (its engine call 1.4 us; timeit, best of 7, shared 2-core machine). Profiled calls take
+    it too, so the profiler's cost stays what it adds, not the general path's."""
     res = np.empty(shape, dtype)
-    _run_raw(ref.handle, src, res)
+    if timed is None:
+        _run_raw(ref.handle, src, res)
+    else:
+        _run_raw_timed(ref.handle, src, res, timed)
     return res
+
+
+def _run_raw_timed(handle: int, src: np.ndarray, res: np.ndarray, timed: Any) -> None:
+    """_run_raw for a profiled call: the engine entry point that records the call's engine time in
+    row ``timed.i`` of its buffer; the finish time as Python resumes (see _profile.engine)."""
+    run_timed = _native._raw_run_timed
+    if run_timed is None or _native._forked_child:
+        run_timed = _native.raw_timed()  # loads the extension, or raises ForkError
+    i = timed.i
+    try:
+        run_timed(handle, id(src), id(res), timed.eaddr, i)
+    except RuntimeError as e:
+        raise from_native(e) from None
+    timed.res[i] = _perf_ns()
 
 
 def _run_raw(handle: int, src: np.ndarray, res: np.ndarray) -> None:

@@ -152,6 +152,8 @@ class Pipeline:
                 st = _profile.state()
             t0 = _perf_ns()
         else:
+            st = None
+        try:
             # The common call first: a NumPy image of a traced signature that run_small serves (small,
             # on the CPU, a new NumPy result), straight from the memo; the rest below (run_small).
             if type(src) is np.ndarray and out is None and stream is None and self._plain:
@@ -160,9 +162,7 @@ class Pipeline:
                 except TypeError:  # unhashable extra arguments: traced below
                     c = None
                 if c is not None and c.small and (not c.f32 or src.flags.aligned) and (self._cpu or self._on_cpu(c.moved)):
-                    return _fill(c.template, run_small(c.ref, c.shape, c.dtype, src))
-            st = None
-        try:
+                    return _fill(c.template, run_small(c.ref, c.shape, c.dtype, src, st))
             sh = _device.stream_handle(stream)
             kind = None
             if type(src) is not np.ndarray:

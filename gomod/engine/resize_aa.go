@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -221,6 +222,9 @@ func newAAPlan(p *Plan) *aaPlan {
 			a.chunks = append(a.chunks, ck)
 		}
 	}
+	// one chunk of capacity to spare: the kernels' chunk pointer steps past a column's last chunk
+	// (never read there), which checkptr accepts only inside the allocation
+	a.chunks = slices.Grow(a.chunks, 1)
 	for j := range a.cols {
 		a.cols[j].off -= int32(a.minOff)
 		if int(a.cols[j].off) > 1<<30 {
@@ -251,7 +255,7 @@ func newAAWide(a *aaPlan, p *Plan) {
 	for j := range a.cols {
 		total += (int(a.cols[j].cnt) + 7) / 8
 	}
-	a.wide = make([]aaWide, 0, total)
+	a.wide = make([]aaWide, 0, total+1) // one to spare, as a.chunks has (newAAPlan)
 	for j := range a.cols {
 		c := &a.cols[j]
 		sh := colShift(ct.WI[c.w : c.w+c.cnt])
@@ -484,14 +488,16 @@ type aaVHead struct {
 // aaVPairs lays out one output row's vertical weights wv for aaVRow (into buf's storage), split at
 // the row's colShift: for each tap pair (2i, 2i+1; an odd last tap pairs with weight 0), the high
 // halves (hi0, hi1) as int16 in one int32, eight times (a broadcast VPMADDWD operand), then the low
-// halves the same way. Empty when the window is longer than aaVMaxPairs pairs.
+// halves the same way. Empty when the window is longer than aaVMaxPairs pairs. The storage has one
+// pair to spare: the kernels' weight pointer steps past the last pair (never read), which checkptr
+// accepts only inside the allocation.
 func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
 	np := (len(wv) + 1) / 2
 	if np > aaVMaxPairs {
 		return buf[:0], aaVHead{}
 	}
-	if cap(buf) < 16*np {
-		buf = make([]int32, 16*np)
+	if cap(buf) < 16*np+16 {
+		buf = make([]int32, 16*np, 16*np+16)
 	}
 	buf = buf[:16*np]
 	sh := colShift(wv)

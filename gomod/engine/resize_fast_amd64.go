@@ -110,6 +110,9 @@ func duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int3
 // The pair layout needs each pair's pixels in 16 bytes (pairDuo), as 512 -> 224 has; stronger
 // downscales keep hresizeAVX2 and vnormRow.
 func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1 int32, ns *[3]duoChan) {
+	if nb <= 0 {
+		return
+	}
 	wb := archsimd.BroadcastInt16x16(int16(b0)).Select128FromPair(0, 2, archsimd.BroadcastInt16x16(int16(b1)))
 	two := archsimd.BroadcastInt16x16(2)
 	low := archsimd.BroadcastUint32x8(0xffff)
@@ -117,11 +120,11 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 	vs := archsimd.BroadcastFloat32x8(ns[0].scale) // one scale for every channel (normTables)
 	m0, m1, m2 := archsimd.BroadcastFloat32x8(ns[0].mean), archsimd.BroadcastFloat32x8(ns[1].mean), archsimd.BroadcastFloat32x8(ns[2].mean)
 	d0, d1, d2 := archsimd.BroadcastFloat32x8(ns[0].std), archsimd.BroadcastFloat32x8(ns[1].std), archsimd.BroadcastFloat32x8(ns[2].std)
-	// one output pointer and the planes' distances from it, and a pointer compare ending the loop:
-	// fewer instructions per block (the loop is bound by their throughput)
+	// one output pointer and the planes' distances from it: fewer instructions per block (the loop
+	// is bound by their throughput)
 	q0 := out[0]
 	e1, e2 := uintptr(out[1])-uintptr(q0), uintptr(out[2])-uintptr(q0)
-	for end := unsafe.Add(dp, uintptr(nb)*4*unsafe.Sizeof(pairDuo{})); dp != end; {
+	for i := 1; ; i++ { // the pointers step only when another block follows (checkptr: see byteBlocks)
 		d := (*[4]pairDuo)(dp)
 		pair := func(k int) (a, c archsimd.Int32x8) {
 			o := uintptr(d[k].off)
@@ -146,6 +149,9 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 		s.And(low).AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m0).Div(d0).Store((*[8]float32)(q0))
 		s.AsInt32x8().ShiftAllRight(16).ConvertToFloat32().Mul(vs).Sub(m1).Div(d1).Store((*[8]float32)(unsafe.Add(q0, e1)))
 		t.ConvertToFloat32().Mul(vs).Sub(m2).Div(d2).Store((*[8]float32)(unsafe.Add(q0, e2)))
+		if i == nb {
+			break
+		}
 		dp, q0 = unsafe.Add(dp, 4*unsafe.Sizeof(pairDuo{})), unsafe.Add(q0, 32)
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
@@ -230,8 +236,10 @@ func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 			}
 			duoH(&out, src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
 		}
-		for k := range q {
-			q[k] = unsafe.Add(q[k], 4*ow)
+		if yy+1 < y1 { // the next row's planes (never past the last row's: checkptr)
+			for k := range q {
+				q[k] = unsafe.Add(q[k], 4*ow)
+			}
 		}
 	}
 	return y1 - y

@@ -186,8 +186,9 @@ func TestDuoHEqualsScalar(t *testing.T) {
 		}
 		h0, h1 := make([]int16, 3*n), make([]int16, 3*n)
 		var out [3][]float32
+		planes := make([]float32, 3*n) // one array, as a plan's output: duoBlocks addresses the planes from one pointer
 		for k := range out {
-			out[k] = make([]float32, n)
+			out[k] = planes[k*n : (k+1)*n : (k+1)*n]
 		}
 		for r := 0; r < len(p.rows.Off)/2; r++ {
 			b0, b1 := p.rows.Taps.WI[2*r], p.rows.Taps.WI[2*r+1]

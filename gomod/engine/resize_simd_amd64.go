@@ -107,9 +107,13 @@ func hresizeAVX2(d []int16, src []uint8, rb int, f *fastPlan) {
 // BenchmarkHresizeAVX2 from ~205 to ~135 us/op. (One 16-byte load per two columns with per-block
 // shuffle tables measured no faster than this, so it is not used.)
 func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
+	if nb <= 0 {
+		return
+	}
 	s01, s2 := archsimd.LoadInt8x32(&hShuf01), archsimd.LoadInt8x32(&hShuf2)
 	perm := archsimd.LoadUint32x8(&hPerm)
-	for ; nb > 0; nb-- {
+	// the pointers step only when another block follows: none points past its array (checkptr)
+	for i := 1; ; i++ {
 		t := (*[8]pairTap)(tp)
 		ld := func(k int) uint64 { return *(*uint64)(unsafe.Add(base, t[k].off)) }
 		va := archsimd.Uint8x32{}.SetLo(archsimd.Uint64x2{}.SetElem(0, ld(0)).SetElem(1, ld(1)).AsUint8x16()).
@@ -127,6 +131,9 @@ func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
 		x.GetLo().Store((*[8]int16)(out))
 		x.GetHi().Store((*[8]int16)(unsafe.Add(out, n2)))
 		y.GetLo().Store((*[8]int16)(unsafe.Add(out, 2*n2)))
+		if i == nb {
+			break
+		}
 		tp, qw, out = unsafe.Add(tp, 8*unsafe.Sizeof(pairTap{})), unsafe.Add(qw, 64), unsafe.Add(out, 16)
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
@@ -208,11 +215,17 @@ func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std floa
 // machine: 285 -> 245 and 315 -> 280 us/op.
 func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, std float32) {
 	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
+	if nb <= 0 {
+		return
+	}
 	w0, w1, two := archsimd.BroadcastInt16x16(int16(b0)), archsimd.BroadcastInt16x16(int16(b1)), archsimd.BroadcastInt16x16(2)
-	for end := unsafe.Add(out, 64*nb); out != end; {
+	for i := 1; ; i++ { // the pointers step only when another block follows (checkptr: see byteBlocks)
 		v := archsimd.LoadInt16x16((*[16]int16)(s0)).MulHigh(w0).Add(archsimd.LoadInt16x16((*[16]int16)(s1)).MulHigh(w1)).Add(two).ShiftAllRight(2)
 		v.GetLo().ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(out))
 		v.GetHi().ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Add(out, 32)))
+		if i == nb {
+			break
+		}
 		out, s0, s1 = unsafe.Add(out, 64), unsafe.Add(s0, 32), unsafe.Add(s1, 32)
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
@@ -697,8 +710,10 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 		if r < 0 || len(h[i]) < 3*n {
 			return false
 		}
-		ps[i], q[i] = unsafe.Add(base, r-4), unsafe.Pointer(unsafe.SliceData(h[i]))
-		if r < 4 || r+a.wideEnd > len(src) {
+		q[i] = unsafe.Pointer(unsafe.SliceData(h[i]))
+		if r >= 4 && r+a.wideEnd <= len(src) {
+			ps[i] = unsafe.Add(base, r-4)
+		} else {
 			// A row whose loads would pass either end of the array (the image's first or last
 			// row): the bytes its loads read, [r-4, r+wideEnd), are copied into its slot of edge
 			// (aaPlan.edgeStride bytes per row) as far as the array has them; the rest of the slot

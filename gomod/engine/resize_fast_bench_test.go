@@ -20,7 +20,8 @@ func BenchmarkDuoHRowHot(b *testing.B) {
 		src[i] = uint8(i * 7)
 	}
 	n := len(f.taps)
-	out := [3][]float32{make([]float32, n), make([]float32, n), make([]float32, n)}
+	planes := make([]float32, 3*n) // one array, as a plan's output (duoBlocks addresses the planes from one pointer)
+	out := [3][]float32{planes[:n:n], planes[n : 2*n : 2*n], planes[2*n:]}
 	base := -p.minOff
 	b0, b1 := p.rows.Taps.WI[200], p.rows.Taps.WI[201]
 	for i := 0; i < b.N; i++ {

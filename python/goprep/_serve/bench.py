@@ -18,6 +18,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .._benchsuite.profiler import overhead_us as profiler_overhead_us
+from .loadgen import balanced_orders
 from .server import READY, WORKERS
 
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
@@ -209,9 +210,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
     ap.add_argument("--client", choices=["aio", "threads"], default="aio",
                     help="load generator: grpc.aio coroutines (default) or one blocking thread per request in flight")
-    ap.add_argument("--rounds", type=int, default=3,
+    ap.add_argument("--rounds", type=int, default=None,
                     help="aio client: all servers run at once and each level is split into this many rounds, every "
-                         "server getting one slice per round (default 3); 0: one server after the other")
+                         "server getting one slice per round (default: one cycle of the balanced orders, 4 for the "
+                         "four variants); 0: one server after the other")
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                     help="every server and the load generator keep glibc's default malloc settings (default: tuned, malloc.py)")
     a = ap.parse_args(argv)
@@ -219,6 +221,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     duration = a.duration if a.duration is not None else (3.0 if a.quick else 8.0)
     warmup = a.warmup if a.warmup is not None else (1.0 if a.quick else 2.0)
     variants = [v for v in a.preprocess.split(",") if v]
+    if a.rounds is None:  # a whole cycle per level: every variant in every position and after every other alike
+        a.rounds = len(balanced_orders(len(variants)))
     try:
         fh, fw = (int(x) for x in a.frame.lower().split("x"))
         if not (16 <= fh <= 8192 and 16 <= fw <= 8192):

@@ -233,11 +233,13 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
                 await asyncio.wait_for(ch.channel_ready(), timeout)
             infers = [ch.unary_unary(protocol.INFER) for ch in channels]
             order = balanced_orders(len(targets))
+            done = 0  # rounds run so far: the design's rows carry on across levels
             out = []
             for c in levels:
                 accs = [{"lat": [], "errors": [], "wall": 0.0, "cpu": 0.0, "offset": 0} for _ in targets]
-                for r in range(rounds):
-                    for t in order[r % len(order)]:
+                for _ in range(rounds):
+                    row, done = order[done % len(order)], done + 1
+                    for t in row:
                         await slice_(infers[t], checkers[t], c, warmup / rounds, duration / rounds, server_pids[t], accs[t])
                 out.append([_figures(c, a["lat"], a["errors"], a["wall"], 0.0 if a["cpu"] is not None else None, a["cpu"])
                             for a in accs])

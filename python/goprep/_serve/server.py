@@ -26,7 +26,9 @@ from .preprocess import IMPLEMENTATIONS, make
 READY = "goprep-serve listening on"
 # Two gRPC worker threads per core: with more, the threads mostly hand the GIL to each other (8 vs 4
 # workers on 2 cores, docs/SERVING.md "Worker threads"); serve-bench gives every variant the same.
-WORKERS = 2 * (os.cpu_count() or 1)
+# The cores this process may run on (its affinity: a container's cpuset), not the host's; a CPU quota
+# without a cpuset is not seen.
+WORKERS = 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -30,13 +30,6 @@ from goprep import _native, _ops, _profile
 from goprep._benchsuite.profiler import overhead_us as profiler_overhead_us
 
 
-def per_call(fn, arg, n: int) -> float:
-    t = time.thread_time_ns()
-    for _ in range(n):
-        fn(arg)
-    return (time.thread_time_ns() - t) / n / 1e3
-
-
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 61
     goprep.set_num_threads(1)

@@ -72,20 +72,28 @@ def _read_ready(proc: "subprocess.Popen[str]", timeout: float) -> str:
     raise RuntimeError(f"server {' '.join(proc.args)} did not start (exit {proc.poll()}): {err[-2000:]}")  # type: ignore[arg-type]
 
 
-def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
-             model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
-             none: bool = False, client: str = "aio", tune_malloc: bool = True) -> List[Dict[str, Any]]:
-    """Run the load generator in its own process; one result dict per concurrency level."""
-    cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", target, "--payload", payload,
+def _loadgen(targets: List[str], server_pids: List[int], payload: str, concurrency: List[int], warmup: float,
+             duration: float, frame: Tuple[int, int], model: bool, client: str, tune_malloc: bool, limit: float,
+             extra: List[str]) -> List[Dict[str, Any]]:
+    """Run the load generator (loadgen.py) in its own process; its JSON rows."""
+    cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", ",".join(targets), "--payload", payload,
            "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
-           "--server-pid", str(server_pid), "--height", str(frame[0]), "--width", str(frame[1])]
-    cmd += (["--model"] if model else []) + (["--none"] if none else [])
-    cmd += ["--client", client] + ([] if tune_malloc else ["--no-tune-malloc"])
-    limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
+           "--server-pid", ",".join(map(str, server_pids)), "--height", str(frame[0]), "--width", str(frame[1]),
+           "--client", client, *extra]
+    cmd += (["--model"] if model else []) + ([] if tune_malloc else ["--no-tune-malloc"])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
     if out.returncode != 0:
         raise RuntimeError(f"load generator failed ({out.returncode}): {out.stderr[-2000:]}")
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
+             model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
+             none: bool = False, client: str = "aio", tune_malloc: bool = True) -> List[Dict[str, Any]]:
+    """Run the load generator against one server; one result dict per concurrency level."""
+    limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
+    return _loadgen([target], [server_pid], payload, concurrency, warmup, duration, frame, model, client, tune_malloc,
+                    limit, ["--none"] if none else [])
 
 
 def run_load_interleaved(targets: List[str], payload: str, concurrency: List[int], warmup: float, duration: float,
@@ -93,16 +101,10 @@ def run_load_interleaved(targets: List[str], payload: str, concurrency: List[int
                          frame: Tuple[int, int] = (480, 640), tune_malloc: bool = True) -> List[List[Dict[str, Any]]]:
     """One load generator process driving every server, interleaved (loadgen.run_levels_aio): per
     concurrency level, one result dict per target, in ``targets`` order."""
-    cmd = [sys.executable, "-m", "goprep._serve.loadgen", "--target", ",".join(targets), "--payload", payload,
-           "--concurrency", ",".join(map(str, concurrency)), "--warmup", str(warmup), "--duration", str(duration),
-           "--server-pid", ",".join(map(str, server_pids)), "--height", str(frame[0]), "--width", str(frame[1]),
-           "--none-targets", ",".join(str(k) for k, n in enumerate(none) if n), "--rounds", str(rounds),
-           "--client", "aio"] + (["--model"] if model else []) + ([] if tune_malloc else ["--no-tune-malloc"])
     limit = 120 + len(concurrency) * len(targets) * (warmup + duration) * 3
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
-    if out.returncode != 0:
-        raise RuntimeError(f"load generator failed ({out.returncode}): {out.stderr[-2000:]}")
-    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    extra = ["--none-targets", ",".join(str(k) for k, n in enumerate(none) if n), "--rounds", str(rounds)]
+    rows = _loadgen(targets, server_pids, payload, concurrency, warmup, duration, frame, model, "aio", tune_malloc,
+                    limit, extra)
     # grouped by what each row says it measured (its level and target index), not by position
     got = {(r["concurrency"], r["target"]): r for r in rows}
     want = [(c, k) for c in concurrency for k in range(len(targets))]

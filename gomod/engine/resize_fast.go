@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"encoding/binary"
-	"unsafe"
-)
+import "unsafe"
 
 // The fast path covers the task most inference services run: uint8 RGB (interleaved, any row and pixel
 // order), bilinear without antialias, full-width output, normalised to float32 CHW. It computes
@@ -23,7 +20,7 @@ type fastPlan struct {
 	taps   []pairTap // offsets relative to minOff, so never negative
 	minOff int       // smallest tap offset from the row origin (negative for flipped sources)
 	cmap   [3]int
-	groups []pairGroup // 16-column groups for the byte-permute kernel (hresizeRow in resize_simd_amd64.go)
+	groups []pairGroup // 16-column groups for the byte-permute kernels (hresizeRow, fusedRow); nil: see buildGroups
 	winEnd int         // end of the furthest byte any group reads, relative like pairTap.off
 	// quadW and octEnd serve the AVX2 horizontal kernel (hresizeAVX2): per 4-column block the 16
 	// int16 weights in its VPMADDWD order (wLo, wHi of columns 0, 1, 0, 1, then 2, 3, 2, 3), and per
@@ -44,6 +41,10 @@ type fastPlan struct {
 	// a permutation wherever duos is set).
 	duoNorm [3]duoChan
 }
+
+// noDuo switches duoRows off (duoEnabled): tests run the plans it would take through fastRow's kernels
+// too (fusedRow on VBMI machines).
+var noDuo bool
 
 // duoChan is the normalisation of one source channel on the duo path: normTables' per-channel
 // constants of the output plane it goes to, its table and the plane.
@@ -120,17 +121,13 @@ func (f *fastPlan) buildDuos() {
 }
 
 // pairGroup describes 16 consecutive output columns and a 128-byte window holding their 32 source
-// pixels. Normally the window is the source row itself from start (relative, like pairTap.off). When
-// the pixels span more than 128 bytes (a strong downscale, e.g. 1920 -> 224), the group is compact:
-// the window is assembled from 8-byte reads at offs, column k's two pixels at bytes 8k..8k+5.
-// idx01 and idx2 index the window so that two byte permutes lay out, per channel, the pairs (lower
-// pixel, higher pixel) of the 16 columns: channels 0 and 1 in idx01's halves, channel 2 in idx2's lower
-// half. w holds the matching (wLo, wHi) pairs, so one multiply-add of pairs (VPMADDWD) finishes a channel.
+// pixels: the source row itself from start (relative, like pairTap.off). idx01 and idx2 index the
+// window so that two byte permutes lay out, per channel, the pairs (lower pixel, higher pixel) of the
+// 16 columns: channels 0 and 1 in idx01's halves, channel 2 in idx2's lower half. w holds the matching
+// (wLo, wHi) pairs, so one multiply-add of pairs (VPMADDWD) finishes a channel.
 type pairGroup struct {
 	start       int32
 	end         int32 // relative end of every byte the group reads: rows shorter than that take the scalar loop
-	compact     bool
-	offs        [16]int32
 	idx01, idx2 [64]uint8
 	w           [32]int16
 }
@@ -138,6 +135,13 @@ type pairGroup struct {
 // windowBytes is the span one pairGroup can read (two 64-byte registers).
 const windowBytes = 128
 
+// buildGroups fills groups for the columns in whole 16-column groups, or leaves it nil when some
+// group's pixels span more than one window (a strong downscale, beyond ~2.5x: 1920 -> 224, 720 ->
+// 224); the byte-permute kernels then leave the plan to the AVX2 ones. Such groups used to assemble
+// their window from 16 8-byte reads stored to a buffer and loaded back as two 64-byte vectors, which
+// stalls on store forwarding: on the AVX-512 Xeon of this project (1 thread, same runs)
+// BenchmarkImagenet1080 took 1.16-1.25 ms that way against 0.19-0.20 ms with hresizeAVX2 + vnormRow,
+// and 720x720 -> 224 1.16 ms against 0.11.
 func (f *fastPlan) buildGroups() {
 	n := len(f.taps)
 	for g := 0; g+16 <= n; g += 16 {
@@ -146,17 +150,14 @@ func (f *fastPlan) buildGroups() {
 		for k := 0; k < 16; k++ {
 			first, last = min(first, f.taps[g+k].off), max(last, f.taps[g+k].off)
 		}
-		pg.start, pg.end = first, first+windowBytes
-		pg.compact = last+6-first > windowBytes
-		if pg.compact {
-			pg.end = last + 8
+		if last+6-first > windowBytes {
+			f.groups = nil
+			return
 		}
+		pg.start, pg.end = first, first+windowBytes
 		for k := 0; k < 16; k++ {
 			t := f.taps[g+k]
 			rel := uint8(t.off - first)
-			if pg.compact {
-				pg.offs[k], rel = t.off, uint8(8*k)
-			}
 			hi := rel + 3
 			if t.wHi == 0 {
 				hi = rel // weight 0; keep the index inside the pixel the column really reads
@@ -182,18 +183,6 @@ func (f *fastPlan) buildQuads() {
 		q[at], q[at+1], q[at+4], q[at+5] = int16(t.wLo), int16(t.wHi), int16(t.wLo), int16(t.wHi)
 		f.octEnd[j/8] = max(f.octEnd[j/8], t.off+8)
 	}
-}
-
-// window returns the 128 bytes group g permutes: the source row itself, or for a compact group the
-// 8-byte reads at its column offsets gathered into buf. row must hold g.end bytes.
-func (g *pairGroup) window(row []uint8, buf *[windowBytes]uint8) *[windowBytes]uint8 {
-	if !g.compact {
-		return (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
-	}
-	for k, o := range g.offs {
-		binary.LittleEndian.PutUint64(buf[8*k:], binary.LittleEndian.Uint64(row[o:]))
-	}
-	return buf
 }
 
 func newFastPlan(p *Plan) *fastPlan {

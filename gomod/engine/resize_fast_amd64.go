@@ -7,8 +7,14 @@ import (
 	"unsafe"
 )
 
-// duoEnabled reports whether fused plans take duoRows: AVX2 without VBMI (with VBMI, fusedRow).
-func duoEnabled() bool { return hasAVX2 && !hasVBMI }
+// duoEnabled reports whether fused plans with duoBlocks tables take duoRows: on every AVX2 machine,
+// AVX-512 VBMI ones too, where fusedRow was the choice until duoRows (built on an AVX2-only EPYC) was
+// measured there. On the AVX-512 Xeon of this project, same runs, 1 thread: BenchmarkImagenet512 57.1 /
+// 57.4 us/op against fusedRow's 68.3 / 68.8, BenchmarkImagenet512Cold 81.9 / 82.4 us/image against
+// 260 / 258 (fusedRow has no software prefetch, see prefetchDist), ColdThreads2 39.4 / 38.1 against
+// 126 / 133; 448x448 and 540x540 -> 224: 56 and 58 us against 61 and 75; 300x300 (a milder
+// downscale): 73 against 70. noDuo (tests) sends them to fastRow instead.
+func duoEnabled() bool { return hasAVX2 && !noDuo }
 
 // fusedEnabled reports whether fusedRow can run (it checks the rest itself).
 func fusedEnabled() bool { return hasVBMI }

@@ -81,29 +81,35 @@ func TestFastPathDeclines(t *testing.T) {
 	}
 }
 
-// The fused downscale path (fastPlan.fused) must equal the general path too, tail columns included.
+// The fused downscale path (fastPlan.fused) must equal the general path too, tail columns included:
+// through duoRows where the plan has its tables, and through fastRow's kernels with duoRows off
+// (noDuo; fusedRow on VBMI machines).
 func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	forceThreads(t)
+	t.Cleanup(func() { noDuo = false })
 	rng := rand.New(rand.NewSource(4))
 	h, w := 300, 401
 	src := make([]uint8, h*w*3)
 	for i := range src {
 		src[i] = uint8(rng.Intn(256))
 	}
-	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 without VBMI they take duoRows)
-	for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}} {
-		for _, flip := range []bool{false, true} {
-			s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
-			s.Norm = &NormSpec{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.3, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
-			if flip {
-				s.Post = View{0, size[1] - 1, 1, -1, size[0], size[1]}
-				s.CMap = []int{2, 1, 0}
-			}
-			p, general := fusedPlan(t, s, size, &duo)
-			a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
-			b := runGuarded(t, general, unsafe.Pointer(&src[0]), 1)
-			if string(a) != string(b) {
-				t.Fatalf("%v flip=%v: fused path differs from the general path (simd=%v)", size, flip, simdEnabled)
+	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 they take duoRows)
+	for _, off := range []bool{false, true} {
+		noDuo = off
+		for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}, {140, 250}} {
+			for _, flip := range []bool{false, true} {
+				s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
+				s.Norm = &NormSpec{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.3, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
+				if flip {
+					s.Post = View{0, size[1] - 1, 1, -1, size[0], size[1]}
+					s.CMap = []int{2, 1, 0}
+				}
+				p, general := fusedPlan(t, s, size, &duo)
+				a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
+				b := runGuarded(t, general, unsafe.Pointer(&src[0]), 1)
+				if string(a) != string(b) {
+					t.Fatalf("%v flip=%v noDuo=%v: fused path differs from the general path (simd=%v)", size, flip, off, simdEnabled)
+				}
 			}
 		}
 	}
@@ -112,9 +118,10 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	}
 }
 
-// Strong horizontal downscales use compact groups (windows gathered from 8-byte reads), on both the
-// fused path (vertical downscale) and the row-cache path (vertical upscale).
-func TestCompactGroupsEqualGeneral(t *testing.T) {
+// Strong horizontal downscales (16 columns' pixels beyond one 128-byte window) have no byte-permute
+// groups (buildGroups) and take the AVX2 kernels, on both the fused path (vertical downscale) and the
+// row-cache path (vertical upscale).
+func TestStrongDownscaleEqualsGeneral(t *testing.T) {
 	forceThreads(t)
 	rng := rand.New(rand.NewSource(5))
 	h, w := 120, 1900
@@ -129,20 +136,20 @@ func TestCompactGroupsEqualGeneral(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		compact := false
-		for _, g := range p.fast.groups {
-			compact = compact || g.compact
-		}
-		if !compact || p.fast.fused != (size[0] < h) {
-			t.Fatalf("%v: compact=%v fused=%v, not the path under test", size, compact, p.fast.fused)
+		if p.fast.groups != nil || p.fast.fused != (size[0] < h) {
+			t.Fatalf("%v: groups=%d fused=%v, not the path under test", size, len(p.fast.groups), p.fast.fused)
 		}
 		general := *p
 		general.fast = nil
 		a := runGuarded(t, p, unsafe.Pointer(&src[0]), 2)
 		b := runGuarded(t, &general, unsafe.Pointer(&src[0]), 1)
 		if string(a) != string(b) {
-			t.Fatalf("%v: compact groups differ from the general path (simd=%v)", size, simdEnabled)
+			t.Fatalf("%v: the strong downscale differs from the general path (simd=%v)", size, simdEnabled)
 		}
+	}
+	// a milder downscale keeps its groups
+	if p, err := NewPlan(imagenetSpec(0, 300, 300)); err != nil || p.fast.groups == nil {
+		t.Fatalf("300 -> 224 lost its groups (err %v)", err)
 	}
 }
 

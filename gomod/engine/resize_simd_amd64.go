@@ -31,7 +31,7 @@ var (
 // VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
 func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	n := len(f.taps)
-	if !hasVBMI {
+	if !hasVBMI || f.groups == nil { // no groups: see buildGroups
 		if hasAVX2 {
 			hresizeAVX2(d, src, rb, f)
 			return
@@ -41,7 +41,6 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	}
 	d = d[:3*n]
 	row := src[rb+f.minOff:]
-	var buf [windowBytes]uint8
 	for gi := range f.groups {
 		g := &f.groups[gi]
 		j := 16 * gi
@@ -51,7 +50,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 			hresizeScalar(d, src, rb, f, j, j+16)
 			continue
 		}
-		c0, c1, c2 := g.pairs(row, &buf)
+		c0, c1, c2 := g.pairs(row)
 		c0.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[j:])
 		c1.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
 		c2.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
@@ -156,8 +155,8 @@ var (
 // (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD). It returns OpenCV's
 // s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2. Pixels (<= 255) and weights (<= 2048) fit
 // int16, the pair sums (<= 255*2048) int32: exact. row must hold g.end bytes.
-func (g *pairGroup) pairs(row []uint8, buf *[windowBytes]uint8) (c0, c1, c2 archsimd.Int32x16) {
-	win := g.window(row, buf)
+func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
+	win := (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
 	x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
 	y := archsimd.LoadUint8x64((*[64]uint8)(win[64:]))
 	a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
@@ -235,7 +234,8 @@ func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, 
 // the horizontal pass in registers: for downscales, where no source row is shared, this skips storing
 // and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
 // 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
-// having written nothing, when it cannot run: no VBMI, or a window running past the end of the array.
+// having written nothing, when it cannot run: no VBMI, no groups (buildGroups), or a window running
+// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (duoEnabled).
 func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
 	if !hasVBMI || len(f.groups) == 0 {
 		return false
@@ -263,12 +263,11 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 	vert := func(p, q archsimd.Int32x16) archsimd.Int32x16 {
 		return p.ShiftAllRight(4).Mul(w0).ShiftAllRight(16).Add(q.ShiftAllRight(4).Mul(w1).ShiftAllRight(16)).Add(two).ShiftAllRight(2)
 	}
-	var buf0, buf1 [windowBytes]uint8
 	for gi := range f.groups {
 		g := &f.groups[gi]
 		j := 16 * gi
-		p0, p1, p2 := g.pairs(r0, &buf0)
-		q0, q1, q2 := g.pairs(r1, &buf1)
+		p0, p1, p2 := g.pairs(r0)
+		q0, q1, q2 := g.pairs(r1)
 		v0, v1, v2 := vert(p0, q0), vert(p1, q1), vert(p2, q2)
 		pick(cm[0], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m0).Div(s0).StoreSlice(o0[j:])
 		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])

@@ -17,7 +17,7 @@ func TestFastPathWithoutAVX512(t *testing.T) {
 	hasVBMI = false
 	t.Cleanup(func() { hasVBMI = saved })
 	TestFastPathEqualsGeneral(t)
-	TestCompactGroupsEqualGeneral(t)
+	TestStrongDownscaleEqualsGeneral(t)
 	TestFusedDownscaleEqualsGeneral(t)
 }
 

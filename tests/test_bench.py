@@ -103,7 +103,8 @@ def test_targets_of_configurations_not_run_are_skipped():
 
     got = targets.evaluate(None, None, None, None, usable_cores=2, all_threads=2)
     not_run = [t for t in got if t.detail == targets.NOT_RUN]
-    assert {t.key for t in not_run} >= {"vs_opencv_pipeline", "vs_numpy", "vs_torchvision_aa_1080p"}
+    assert {t.key for t in not_run} >= {"vs_opencv_pipeline", "vs_numpy", "vs_torchvision_aa_1080p",
+                                        "vs_opencv_pipeline_1080p"}
     assert all(t.status == "SKIP" for t in not_run), [t.line() for t in not_run]
     assert targets._judge("k", "n", None, ">=", 1.0, "x", "goprep-1t: error boom").status == "FAIL"
     assert targets._judge("k", "n", 2.0, ">=", 1.0, "x").status == "PASS"

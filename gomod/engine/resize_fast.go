@@ -28,8 +28,8 @@ type fastPlan struct {
 	quadW  []int16
 	octEnd []int32
 	// fused: consecutive output rows (almost) never share a source row, as when downscaling by 2x or
-	// more, so caching horizontal rows buys nothing and fusedRow (AVX-512 VBMI) or duoRows (AVX2)
-	// computes each output row in registers.
+	// more, so caching horizontal rows buys nothing and duoRows (AVX2, where the plan has duos) or
+	// else fusedRow (AVX-512 VBMI, where it has groups) computes each output row in registers.
 	fused bool
 	// duos and duoEnd serve the AVX2 fused kernel (duoBlocks in resize_fast_amd64.go), built for fused
 	// plans whose column pairs (2j, 2j+1) each fit one 16-byte load: per pair its load offset, shuffles

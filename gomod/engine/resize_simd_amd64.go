@@ -229,7 +229,10 @@ func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, 
 // and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
 // 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
 // having written nothing, when it cannot run: no VBMI, no groups (buildGroups), or a window running
-// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (duoEnabled).
+// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (duoEnabled); for
+// those without (a channel map that is not a permutation), this beats hresizeRow + vnormRow on the
+// AVX-512 Xeon (1 thread, alternated in one run, channels (1, 1, 0)): 480x520 -> 224 71 / 73 us
+// against 88 / 86, 512x512 67 / 69 against 84 / 83.
 func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
 	if !hasVBMI || len(f.groups) == 0 {
 		return false

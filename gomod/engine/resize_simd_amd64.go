@@ -29,6 +29,8 @@ var (
 // narrowed to int16: the same integers as hresizeScalar, which handles the columns no group covers and
 // CPUs without VBMI.
 // VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
+// Against hresizeAVX2 on the AVX-512 Xeon (whole plans, 1 thread, alternated in one run), an upscale
+// and a mild downscale: 180x180 -> 224 51 / 52 us against 61 / 59, 256x300 56 / 59 against 69 / 67.
 func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	n := len(f.taps)
 	if !hasVBMI || f.groups == nil { // no groups: see buildGroups

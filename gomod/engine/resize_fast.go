@@ -126,8 +126,7 @@ func (f *fastPlan) buildDuos() {
 // 16 columns: channels 0 and 1 in idx01's halves, channel 2 in idx2's lower half. w holds the matching
 // (wLo, wHi) pairs, so one multiply-add of pairs (VPMADDWD) finishes a channel.
 type pairGroup struct {
-	start       int32
-	end         int32 // relative end of every byte the group reads: rows shorter than that take the scalar loop
+	start       int32 // the window's first byte; it reads [start, start+windowBytes)
 	idx01, idx2 [64]uint8
 	w           [32]int16
 }
@@ -154,7 +153,7 @@ func (f *fastPlan) buildGroups() {
 			f.groups = nil
 			return
 		}
-		pg.start, pg.end = first, first+windowBytes
+		pg.start = first
 		for k := 0; k < 16; k++ {
 			t := f.taps[g+k]
 			rel := uint8(t.off - first)
@@ -219,7 +218,7 @@ func newFastPlan(p *Plan) *fastPlan {
 	f.buildGroups()
 	f.buildQuads()
 	for _, g := range f.groups {
-		f.winEnd = max(f.winEnd, int(g.end))
+		f.winEnd = max(f.winEnd, int(g.start)+windowBytes)
 	}
 	shared, rows := 0, len(p.rows.Src)/2
 	for r := 0; r+1 < rows; r++ {

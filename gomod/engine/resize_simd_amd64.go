@@ -46,7 +46,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	for gi := range f.groups {
 		g := &f.groups[gi]
 		j := 16 * gi
-		if int(g.end) > len(row) {
+		if int(g.start)+windowBytes > len(row) {
 			// the array ends inside the window: reading it whole could touch memory past the end
 			archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 			hresizeScalar(d, src, rb, f, j, j+16)
@@ -156,7 +156,7 @@ var (
 // two registers, gather each channel's (lower, higher) pixel pairs with two two-register byte permutes
 // (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD). It returns OpenCV's
 // s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2. Pixels (<= 255) and weights (<= 2048) fit
-// int16, the pair sums (<= 255*2048) int32: exact. row must hold g.end bytes.
+// int16, the pair sums (<= 255*2048) int32: exact. row must hold g.start+windowBytes bytes.
 func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
 	win := (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
 	x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))

@@ -149,6 +149,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 		if s.Resize.Antialias { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
 			folded += n * (k*64 + 320) // appended: up to twice the final size allocated
 			folded += n * (k*16 + 144) // aaHRows4W's 128-byte chunks per 8 taps (newAAWide), and aaCol's fields for it
+			folded += n * (k*16 + 152) // aaHRowsZ's two 64-byte steps per 8 taps and its aaZCol (newAAZ, AVX-512 VNNI)
 		}
 		if s.Resize.Kind == "area" { // areaTaps builds per-output slices first
 			full += float64(size) * (k*16 + 96)
@@ -168,7 +169,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 	}
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
 	if s.Resize.Antialias {
-		scratch += float64(s.Pre.W)*12 + 160 // aaHRows4W's copies of four edge rows (worker.aaEdge)
+		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }

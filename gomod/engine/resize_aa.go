@@ -157,7 +157,9 @@ type aaPlan struct {
 	strideC int
 	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
 	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
-	wideEnd int          // relative end of the bytes aaHRows4W's loads read (from off-4 on)
+	wideEnd int          // relative end of the bytes aaHRows4W's (and aaHRowsZ's) loads read (from off-4 on)
+	zcols   []aaZCol     // aaHRowsZ's columns and weights (resize_aa_vnni.go; nil: aaHRows4W sums them itself)
+	zw      []aaZW
 	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
 	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
 	vw [][]int32
@@ -243,6 +245,9 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.pl = newAAPlanarTab(a, p)
 	} else {
 		newAAWide(a, p)
+		if aaZEnabled() {
+			newAAZ(a)
+		}
 	}
 	return a
 }

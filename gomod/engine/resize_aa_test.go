@@ -181,7 +181,7 @@ func randomAASpec(rng *rand.Rand) *Spec {
 // a kernel that drops the low halves.
 func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
-	tried, caught, caughtP, wide := 0, 0, 0, 0
+	tried, caught, caughtP, wide, caughtZ, wideZ := 0, 0, 0, 0, 0, 0
 	for it := 0; it < 300; it++ {
 		s := randomAASpec(rng)
 		p, err := NewPlan(s)
@@ -230,14 +230,22 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 						}
 					}
 				}
-				for i := range got {
-					clear(got[i])
-				}
-				if aaHRows4W(&got, &rb, src, a, p, edge) {
-					wide++
+				for _, nv := range []bool{false, true} { // with aaHRowsZ (where the CPU has it) and without
 					for i := range got {
-						if string(got[i][:3*n]) != string(want[i][:3*n]) {
-							return false
+						clear(got[i])
+					}
+					noVNNI = nv
+					ok := aaHRows4W(&got, &rb, src, a, p, edge)
+					noVNNI = false
+					if ok {
+						wide++
+						if !nv && a.zw != nil && n >= 16 {
+							wideZ++
+						}
+						for i := range got {
+							if string(got[i][:3*n]) != string(want[i][:3*n]) {
+								return false
+							}
 						}
 					}
 				}
@@ -268,6 +276,16 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			if !check(&broken, true) {
 				caughtP++
 			}
+			if p.aa.zcols != nil { // aaHRowsZ's own copy of the bound, broken alone
+				broken = *p.aa
+				broken.zcols = append([]aaZCol(nil), p.aa.zcols...)
+				for j := range broken.zcols {
+					broken.zcols[j].thrm1 = 1<<pilPrecisionBits - 1
+				}
+				if !check(&broken, true) {
+					caughtZ++
+				}
+			}
 		}
 	}
 	if tried < 200 {
@@ -279,7 +297,11 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (wide == 0 || caughtP == 0) {
 		t.Fatalf("aaHRows4W ran %d times, %d specs caught with its low-half test off", wide, caughtP)
 	}
-	t.Logf("%d specs, %d caught with the low-half test off (%d by aaHRows4W alone, which ran %d times)", tried, caught, caughtP, wide)
+	if aaZEnabled() && (wideZ == 0 || caughtZ == 0) {
+		t.Fatalf("aaHRowsZ ran %d times, %d specs caught with its low-half test off", wideZ, caughtZ)
+	}
+	t.Logf("%d specs, %d caught with the low-half test off (%d by aaHRows4W alone, which ran %d times; %d by aaHRowsZ, %d runs)",
+		tried, caught, caughtP, wide, caughtZ, wideZ)
 }
 
 // colShift: every column of Pillow's and PyTorch's tables splits at the smallest sh whose rounded

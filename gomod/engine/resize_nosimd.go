@@ -5,6 +5,12 @@ package engine
 // simdEnabled reports whether the row kernels use SIMD in this build.
 const simdEnabled = false
 
+// aaZEnabled reports whether plans build aaHRowsZ's tables: only with SIMD.
+func aaZEnabled() bool { return false }
+
+// noVNNI would switch aaHRowsZ off (tests, benchmarks); there is none without SIMD.
+var noVNNI bool
+
 func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
 	vnormScalar(out, s0, s1, b0, b1, lut)
 }

@@ -726,6 +726,20 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			ps[i] = unsafe.Pointer(unsafe.SliceData(e))
 		}
 	}
+	// The columns [0, n&^15) in assembly where AVX-512 VNNI is there (aaHRowsZ), the rest below.
+	j := 0
+	if hasVNNI && !noVNNI && a.zw != nil && n >= 16 {
+		var zr [4]unsafe.Pointer
+		var scratch [16][16]int32
+		for i := range zr {
+			zr[i] = unsafe.Add(ps[i], 4) // ps: from 4 before the row's origin
+		}
+		j = n &^ 15
+		aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch)
+		if j == n {
+			return true
+		}
+	}
 	var res [8]archsimd.Int32x8  // zeroed before any vector register is dirty: see aaHRows4
 	var grp [8]archsimd.Uint32x8 // the same
 	cols := a.cols
@@ -800,7 +814,6 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 	// of 32-bit words per lane makes each plane's 16 bytes of a row contiguous, and one 16-byte store
 	// writes them: 12 stores per 16 columns instead of 48 extracted 32-bit ones, which (with their
 	// address arithmetic) took ~45 instructions per four columns.
-	j := 0
 	for ; j+16 <= n; j += 16 {
 		grp[0], grp[4] = four(cols[j : j+4 : j+4])
 		grp[1], grp[5] = four(cols[j+4 : j+8 : j+8])

@@ -1,0 +1,195 @@
+//go:build goexperiment.simd && amd64
+
+#include "textflag.h"
+
+// The antialias horizontal pass of four source rows on AVX-512 VBMI + VNNI (aaHRowsZ in
+// resize_aa_vnni_amd64.go), in assembly because Go's archsimd has no VPDPWSSD and no zeroing masks.
+//
+// Per column and pair of 8-tap steps, per row: one 64-byte load from the first step's first tap,
+// two VPERMB (aaZConst.idx: the two steps' 24 bytes as zero-extended VPMADDWD pairs of taps 0-1,
+// 2-3, 4-5, 6-7 in the four 128-bit lanes; mask K1 zeroes the high bytes) and two VPDPWSSD into the
+// row's even- and odd-step accumulators (two, for VPDPWSSD's latency). FOLD adds a row's lanes and
+// gathers the four rows in one register: [row 0 | row 1 | row 2 | row 3], each lane [ch0 ch1 ch2 0].
+
+// the four rows' step for the weights at W (Z12 loaded from it) on the 64 bytes at AX+O: into
+// accumulators Z16-Z19 (ACC 0) or Z20-Z23 (ACC 4), through permute index IDX
+#define STEP(O, IDX, A0, A1, A2, A3) \
+	VMOVDQU8 O(R8)(AX*1), Z0; VPERMB.Z Z0, IDX, K1, Z4; VPDPWSSD Z12, Z4, A0; \
+	VMOVDQU8 O(R9)(AX*1), Z1; VPERMB.Z Z1, IDX, K1, Z5; VPDPWSSD Z12, Z5, A1; \
+	VMOVDQU8 O(R10)(AX*1), Z2; VPERMB.Z Z2, IDX, K1, Z6; VPDPWSSD Z12, Z6, A2; \
+	VMOVDQU8 O(R11)(AX*1), Z3; VPERMB.Z Z3, IDX, K1, Z7; VPDPWSSD Z12, Z7, A3
+
+// two steps: the even one's 24 bytes and the odd one's at 24-47 of the same loads
+#define TWO(W) \
+	VMOVDQU8 (R8)(AX*1), Z0; VMOVDQU8 (R9)(AX*1), Z1; VMOVDQU8 (R10)(AX*1), Z2; VMOVDQU8 (R11)(AX*1), Z3; \
+	VMOVDQU16 (W), Z12; VMOVDQU16 64(W), Z13; \
+	VPERMB.Z Z0, Z30, K1, Z4; VPERMB.Z Z0, Z31, K1, Z5; VPDPWSSD Z12, Z4, Z16; VPDPWSSD Z13, Z5, Z20; \
+	VPERMB.Z Z1, Z30, K1, Z6; VPERMB.Z Z1, Z31, K1, Z7; VPDPWSSD Z12, Z6, Z17; VPDPWSSD Z13, Z7, Z21; \
+	VPERMB.Z Z2, Z30, K1, Z8; VPERMB.Z Z2, Z31, K1, Z9; VPDPWSSD Z12, Z8, Z18; VPDPWSSD Z13, Z9, Z22; \
+	VPERMB.Z Z3, Z30, K1, Z10; VPERMB.Z Z3, Z31, K1, Z11; VPDPWSSD Z12, Z10, Z19; VPDPWSSD Z13, Z11, Z23
+
+// the last, even step alone
+#define ONE(W) \
+	VMOVDQU16 (W), Z12; \
+	STEP(0, Z30, Z16, Z17, Z18, Z19)
+
+#define ZERO \
+	VPXORD Z16, Z16, Z16; VPXORD Z17, Z17, Z17; VPXORD Z18, Z18, Z18; VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22; VPXORD Z23, Z23, Z23
+
+// the accumulators' sum per row, into R: [row 0 | row 1 | row 2 | row 3]
+#define FOLD(R) \
+	VPADDD Z20, Z16, Z16; VPADDD Z21, Z17, Z17; VPADDD Z22, Z18, Z18; VPADDD Z23, Z19, Z19; \
+	VSHUFI64X2 $0x88, Z17, Z16, Z20; VSHUFI64X2 $0xDD, Z17, Z16, Z21; VPADDD Z21, Z20, Z20; \
+	VSHUFI64X2 $0x88, Z19, Z18, Z22; VSHUFI64X2 $0xDD, Z19, Z18, Z23; VPADDD Z23, Z22, Z22; \
+	VSHUFI64X2 $0x88, Z22, Z20, Z16; VSHUFI64X2 $0xDD, Z22, Z20, Z17; VPADDD Z17, Z16, R
+
+// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32)
+TEXT ·aaHRowsZ(SB), NOSPLIT, $0-72
+	MOVQ rows+0(FP), AX
+	MOVQ 0(AX), R8
+	MOVQ 8(AX), R9
+	MOVQ 16(AX), R10
+	MOVQ 24(AX), R11
+	MOVQ cols+16(FP), SI
+	MOVQ w+32(FP), DI
+	MOVQ k+56(FP), AX
+	VMOVDQU64 0(AX), Z30
+	VMOVDQU64 64(AX), Z31
+	VPBROADCASTD 192(AX), Z28 // 2^21: the rounding half
+	VPBROADCASTD 196(AX), Z29 // 2^22 - 1: the fraction bits
+	MOVQ $0x5555555555555555, BX
+	KMOVQ BX, K1
+	XORQ R13, R13 // the block's first column
+	CMPQ R13, n+24(FP)
+	JGE done
+
+block:
+	MOVQ scratch+64(FP), DX
+	MOVQ $16, CX
+
+col:
+	MOVLQSX 0(SI), AX // off
+	MOVL 4(SI), BX    // steps (>= 1)
+	MOVQ DI, R12      // the column's weights
+	ZERO
+	SUBQ $2, BX
+	JB hione
+hitwo:
+	TWO(DI)
+	ADDQ $48, AX
+	ADDQ $128, DI
+	SUBQ $2, BX
+	JAE hitwo
+hione:
+	CMPQ BX, $-1
+	JNE hifold
+	ONE(DI)
+	ADDQ $64, DI
+hifold:
+	FOLD(Z24)
+	// A = sum(p*hi) << sh + base; exact when A mod 2^22 < thr in every lane (aaCol)
+	VPSLLVD.BCST 12(SI), Z24, Z24
+	VPADDD.BCST 16(SI), Z24, Z24
+	VPANDD Z29, Z24, Z15
+	VPCMPGTD.BCST 20(SI), Z15, K2
+	KORTESTW K2, K2
+	JZ store
+
+	// in doubt: the low halves' sum, from the weights lodelta bytes on
+	MOVLQSX 0(SI), AX
+	MOVL 4(SI), BX
+	ADDQ lodelta+48(FP), R12
+	ZERO
+	SUBQ $2, BX
+	JB loone
+lotwo:
+	TWO(R12)
+	ADDQ $48, AX
+	ADDQ $128, R12
+	SUBQ $2, BX
+	JAE lotwo
+loone:
+	CMPQ BX, $-1
+	JNE lofold
+	ONE(R12)
+lofold:
+	FOLD(Z25)
+	VPADDD Z25, Z24, Z24
+	VPADDD Z28, Z24, Z24
+	VPSUBD.BCST 16(SI), Z24, Z24 // A + L + 2^21 - base: the exact sum plus 2^21
+
+store:
+	VPSRAD $22, Z24, Z24
+	VMOVDQU32 Z24, (DX)
+	ADDQ $64, DX
+	ADDQ $24, SI
+	DECQ CX
+	JNZ col
+
+	// the block's 16 columns to bytes: per four columns, two saturating packs give each row's lane
+	// [c0 ch0-3 | c1 | c2 | c3]; a byte shuffle makes it [ch0 c0-3 | ch1 | ch2 | ch3], and a 4x4
+	// transpose of dwords over the four groups gives each channel's 16 columns of each row in lanes
+	MOVQ scratch+64(FP), DX
+	MOVQ k+56(FP), AX
+	VMOVDQU64 128(AX), Z27
+	VMOVDQU32 0(DX), Z0
+	VPACKSSDW 64(DX), Z0, Z0
+	VMOVDQU32 128(DX), Z1
+	VPACKSSDW 192(DX), Z1, Z1
+	VPACKUSWB Z1, Z0, Z8
+	VPSHUFB Z27, Z8, Z8
+	VMOVDQU32 256(DX), Z0
+	VPACKSSDW 320(DX), Z0, Z0
+	VMOVDQU32 384(DX), Z1
+	VPACKSSDW 448(DX), Z1, Z1
+	VPACKUSWB Z1, Z0, Z9
+	VPSHUFB Z27, Z9, Z9
+	VMOVDQU32 512(DX), Z0
+	VPACKSSDW 576(DX), Z0, Z0
+	VMOVDQU32 640(DX), Z1
+	VPACKSSDW 704(DX), Z1, Z1
+	VPACKUSWB Z1, Z0, Z10
+	VPSHUFB Z27, Z10, Z10
+	VMOVDQU32 768(DX), Z0
+	VPACKSSDW 832(DX), Z0, Z0
+	VMOVDQU32 896(DX), Z1
+	VPACKSSDW 960(DX), Z1, Z1
+	VPACKUSWB Z1, Z0, Z11
+	VPSHUFB Z27, Z11, Z11
+	VPUNPCKLDQ Z9, Z8, Z0
+	VPUNPCKHDQ Z9, Z8, Z1
+	VPUNPCKLDQ Z11, Z10, Z2
+	VPUNPCKHDQ Z11, Z10, Z3
+	VPUNPCKLQDQ Z2, Z0, Z4 // channel 0: row i's 16 columns in lane i
+	VPUNPCKHQDQ Z2, Z0, Z5 // channel 1
+	VPUNPCKLQDQ Z3, Z1, Z6 // channel 2
+	MOVQ dst+8(FP), AX
+	MOVQ plane+40(FP), BX
+	MOVQ 0(AX), DX
+	ADDQ R13, DX
+	VMOVDQU X4, (DX)
+	VMOVDQU X5, (DX)(BX*1)
+	VMOVDQU X6, (DX)(BX*2)
+	MOVQ 8(AX), DX
+	ADDQ R13, DX
+	VEXTRACTI32X4 $1, Z4, (DX)
+	VEXTRACTI32X4 $1, Z5, (DX)(BX*1)
+	VEXTRACTI32X4 $1, Z6, (DX)(BX*2)
+	MOVQ 16(AX), DX
+	ADDQ R13, DX
+	VEXTRACTI32X4 $2, Z4, (DX)
+	VEXTRACTI32X4 $2, Z5, (DX)(BX*1)
+	VEXTRACTI32X4 $2, Z6, (DX)(BX*2)
+	MOVQ 24(AX), DX
+	ADDQ R13, DX
+	VEXTRACTI32X4 $3, Z4, (DX)
+	VEXTRACTI32X4 $3, Z5, (DX)(BX*1)
+	VEXTRACTI32X4 $3, Z6, (DX)(BX*2)
+	ADDQ $16, R13
+	CMPQ R13, n+24(FP)
+	JLT block
+
+done:
+	VZEROUPPER
+	RET

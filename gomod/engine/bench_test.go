@@ -195,10 +195,12 @@ func BenchmarkAAVPass(b *testing.B) {
 			}
 			out := make([]float32, 3*224*n)
 			luts := [3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}
-			var ts [2][]float64
+			var ts [3][]float64
+			defer func() { no512V = false }()
 			for it := 0; it < b.N; it++ {
-				for j := 0; j < 2; j++ {
-					k := j ^ it&1 // the order alternates: the second kernel reads what the first left in cache
+				for j := 0; j < 3; j++ {
+					k := (j + it) % 3 // the order rotates: each kernel reads what another left in cache
+					no512V = k == 1
 					t0 := time.Now()
 					for r := range rt.Cnt {
 						kk := int(rt.Cnt[r])
@@ -209,7 +211,7 @@ func BenchmarkAAVPass(b *testing.B) {
 						o := [3][]float32{out[r*n : r*n+n], out[(224+r)*n : (224+r)*n+n], out[(448+r)*n : (448+r)*n+n]}
 						po := [3]int{0, n, 2 * n}
 						wv := rt.WI[r*rt.K : r*rt.K+kk]
-						if k == 1 && aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts) {
+						if k >= 1 && aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts) {
 							continue
 						}
 						for c := 0; c < 3; c++ {
@@ -219,7 +221,7 @@ func BenchmarkAAVPass(b *testing.B) {
 					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))
 				}
 			}
-			for k, name := range []string{"aaVRow", "aaVRow3"} {
+			for k, name := range []string{"aaVRow", "aaVRow3", "aaVRow3W"} {
 				sort.Float64s(ts[k])
 				b.ReportMetric(ts[k][0], name+"-min-us")
 				b.ReportMetric(ts[k][len(ts[k])/10], name+"-p10-us")

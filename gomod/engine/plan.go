@@ -157,8 +157,8 @@ func EstimatePlan(s *Spec) PlanBytes {
 		return full + folded, k
 	}
 	rows, kr := axisBytes(s.Pre.H, s.Resize.H, s.Post.H)
-	if s.Resize.Antialias { // aaVRow's weight pairs per content row (aaPlan.vw, vh): 64 bytes per pair
-		rows += float64(min(s.Post.H, s.Resize.H)) * (kr*32 + 128)
+	if s.Resize.Antialias { // aaVRow's weight pairs per content row (aaPlan.vw, vh): 128 bytes per pair (aaVPairLen)
+		rows += float64(min(s.Post.H, s.Resize.H)) * (kr*64 + 256)
 	}
 	cols, _ := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)

@@ -483,6 +483,9 @@ func aaVScalar(out []float32, hs [][]uint8, po int, wv []int32, lut *[256]float3
 // aaVMaxPairs is the longest vertical window, in tap pairs, that aaVRow's VPMADDWD loop takes.
 const aaVMaxPairs = 64
 
+// aaVPairLen is the int32 words of one tap pair in aaVPairs' layout: 16 high halves, 16 low halves.
+const aaVPairLen = 32
+
 // aaVHead is the split of one output row's vertical weights (colShift, as for a horizontal column):
 // mul = 2^sh, lo0 when no weight has a low half, and the bounds of the low halves' sum (aaCol).
 type aaVHead struct {
@@ -492,19 +495,20 @@ type aaVHead struct {
 
 // aaVPairs lays out one output row's vertical weights wv for aaVRow (into buf's storage), split at
 // the row's colShift: for each tap pair (2i, 2i+1; an odd last tap pairs with weight 0), the high
-// halves (hi0, hi1) as int16 in one int32, eight times (a broadcast VPMADDWD operand), then the low
-// halves the same way. Empty when the window is longer than aaVMaxPairs pairs. The storage has one
-// pair to spare: the kernels' weight pointer steps past the last pair (never read), which checkptr
-// accepts only inside the allocation.
+// halves (hi0, hi1) as int16 in one int32, sixteen times (a broadcast VPMADDWD operand, 32 bytes of
+// it for AVX2, 64 for AVX-512), then the low halves the same way: aaVPairLen words per pair. Empty
+// when the window is longer than aaVMaxPairs pairs. The storage has one pair to spare: the kernels'
+// weight pointer steps past the last pair (never read), which checkptr accepts only inside the
+// allocation.
 func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
 	np := (len(wv) + 1) / 2
 	if np > aaVMaxPairs {
 		return buf[:0], aaVHead{}
 	}
-	if cap(buf) < 16*np+16 {
-		buf = make([]int32, 16*np, 16*np+16)
+	if cap(buf) < aaVPairLen*(np+1) {
+		buf = make([]int32, aaVPairLen*np, aaVPairLen*(np+1))
 	}
-	buf = buf[:16*np]
+	buf = buf[:aaVPairLen*np]
 	sh := colShift(wv)
 	var lmin, width int64
 	for i := 0; i < np; i++ {
@@ -519,8 +523,8 @@ func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
 			lmin += 255 * int64(min(l, 0))
 		}
 		hi, lo := int32(uint16(h0))|int32(uint16(h1))<<16, int32(uint16(l0))|int32(uint16(l1))<<16
-		for q := 0; q < 8; q++ {
-			buf[16*i+q], buf[16*i+8+q] = hi, lo
+		for q := 0; q < aaVPairLen/2; q++ {
+			buf[aaVPairLen*i+q], buf[aaVPairLen*i+aaVPairLen/2+q] = hi, lo
 		}
 	}
 	return buf, aaVHead{mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin),

@@ -44,8 +44,8 @@
 	VSHUFI64X2 $0x88, Z19, Z18, Z22; VSHUFI64X2 $0xDD, Z19, Z18, Z23; VPADDD Z23, Z22, Z22; \
 	VSHUFI64X2 $0x88, Z22, Z20, Z16; VSHUFI64X2 $0xDD, Z22, Z20, Z17; VPADDD Z17, Z16, R
 
-// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32)
-TEXT ·aaHRowsZ(SB), NOSPLIT, $0-72
+// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf unsafe.Pointer, pfn int)
+TEXT ·aaHRowsZ(SB), NOSPLIT, $0-88
 	MOVQ rows+0(FP), AX
 	MOVQ 0(AX), R8
 	MOVQ 8(AX), R9
@@ -65,13 +65,28 @@ TEXT ·aaHRowsZ(SB), NOSPLIT, $0-72
 	JGE done
 
 block:
+	// prefetch (to L2) the block's share of the bytes the next call reads
+	MOVQ pf+72(FP), AX
+	MOVQ pfn+80(FP), BX
+	LEAQ (AX)(BX*1), CX
+	MOVQ CX, pf+72(FP)
+pfloop:
+	CMPQ AX, CX
+	JAE pfdone
+	PREFETCHT1 (AX)
+	ADDQ $64, AX
+	JMP pfloop
+pfdone:
 	MOVQ scratch+64(FP), DX
 	MOVQ $16, CX
+	XORQ R12, R12 // the block's columns in doubt: bit 15-k for column k
 
 col:
 	MOVLQSX 0(SI), AX // off
 	MOVL 4(SI), BX    // steps (>= 1)
-	MOVQ DI, R12      // the column's weights
+	MOVLQSX 8(SI), DI // the column's weights: w + 64*zcol.w
+	SHLQ $6, DI
+	ADDQ w+32(FP), DI
 	ZERO
 	SUBQ $2, BX
 	JB hione
@@ -85,76 +100,105 @@ hione:
 	CMPQ BX, $-1
 	JNE hifold
 	ONE(DI)
-	ADDQ $64, DI
 hifold:
 	FOLD(Z24)
-	// A = sum(p*hi) << sh + base; exact when A mod 2^22 < thr in every lane (aaCol)
+	// A = sum(p*hi) << sh + base; exact when A mod 2^22 < thr in every lane (aaCol). A column in
+	// doubt is only marked here and completed after the block's loop: a branch on it here (taken
+	// by ~8% of the bicubic 1080p -> 224 columns on photographs) resolves only after the whole
+	// column's chain and flushed the columns behind it when mispredicted (perf: the shift below and
+	// the next column's first loads drew the most samples)
 	VPSLLVD.BCST 12(SI), Z24, Z24
 	VPADDD.BCST 16(SI), Z24, Z24
 	VPANDD Z29, Z24, Z15
 	VPCMPGTD.BCST 20(SI), Z15, K2
 	KORTESTW K2, K2
-	JZ store
-
-	// in doubt: the low halves' sum, from the weights lodelta bytes on
-	MOVLQSX 0(SI), AX
-	MOVL 4(SI), BX
-	ADDQ lodelta+48(FP), R12
-	ZERO
-	SUBQ $2, BX
-	JB loone
-lotwo:
-	TWO(R12)
-	ADDQ $48, AX
-	ADDQ $128, R12
-	SUBQ $2, BX
-	JAE lotwo
-loone:
-	CMPQ BX, $-1
-	JNE lofold
-	ONE(R12)
-lofold:
-	FOLD(Z25)
-	VPADDD Z25, Z24, Z24
-	VPADDD Z28, Z24, Z24
-	VPSUBD.BCST 16(SI), Z24, Z24 // A + L + 2^21 - base: the exact sum plus 2^21
-
-store:
-	VPSRAD $22, Z24, Z24
+	SETNE BX
+	MOVBQZX BX, BX
+	LEAQ (BX)(R12*2), R12
 	VMOVDQU32 Z24, (DX)
 	ADDQ $64, DX
 	ADDQ $24, SI
 	DECQ CX
 	JNZ col
 
-	// the block's 16 columns to bytes: per four columns, two saturating packs give each row's lane
+fix:
+	// the columns in doubt: the low halves' sum, from the weights lodelta bytes past the high ones
+	TESTQ R12, R12
+	JZ pack
+	BSFQ R12, CX
+	BTRQ CX, R12
+	LEAQ 1(CX), DX
+	IMULQ $24, DX
+	NEGQ DX
+	ADDQ SI, DX // the column: SI is past the block's last one
+	MOVLQSX 0(DX), AX
+	MOVL 4(DX), BX
+	MOVLQSX 8(DX), DI
+	SHLQ $6, DI
+	ADDQ w+32(FP), DI
+	ADDQ lodelta+48(FP), DI
+	ZERO
+	SUBQ $2, BX
+	JB loone
+lotwo:
+	TWO(DI)
+	ADDQ $48, AX
+	ADDQ $128, DI
+	SUBQ $2, BX
+	JAE lotwo
+loone:
+	CMPQ BX, $-1
+	JNE lofold
+	ONE(DI)
+lofold:
+	FOLD(Z25)
+	MOVQ $15, BX
+	SUBQ CX, BX
+	SHLQ $6, BX
+	ADDQ scratch+64(FP), BX // its A
+	VPADDD (BX), Z25, Z25
+	VPADDD Z28, Z25, Z25
+	VPSUBD.BCST 16(DX), Z25, Z25 // A + L + 2^21 - base: the exact sum plus 2^21
+	VMOVDQU32 Z25, (BX)
+	JMP fix
+
+pack:
+	// the block's 16 columns shifted to their results, and to bytes: per four columns, two saturating packs give each row's lane
 	// [c0 ch0-3 | c1 | c2 | c3]; a byte shuffle makes it [ch0 c0-3 | ch1 | ch2 | ch3], and a 4x4
 	// transpose of dwords over the four groups gives each channel's 16 columns of each row in lanes
 	MOVQ scratch+64(FP), DX
 	MOVQ k+56(FP), AX
 	VMOVDQU64 128(AX), Z27
-	VMOVDQU32 0(DX), Z0
-	VPACKSSDW 64(DX), Z0, Z0
-	VMOVDQU32 128(DX), Z1
-	VPACKSSDW 192(DX), Z1, Z1
+	VPSRAD $22, 0(DX), Z0
+	VPSRAD $22, 64(DX), Z2
+	VPACKSSDW Z2, Z0, Z0
+	VPSRAD $22, 128(DX), Z1
+	VPSRAD $22, 192(DX), Z3
+	VPACKSSDW Z3, Z1, Z1
 	VPACKUSWB Z1, Z0, Z8
 	VPSHUFB Z27, Z8, Z8
-	VMOVDQU32 256(DX), Z0
-	VPACKSSDW 320(DX), Z0, Z0
-	VMOVDQU32 384(DX), Z1
-	VPACKSSDW 448(DX), Z1, Z1
+	VPSRAD $22, 256(DX), Z0
+	VPSRAD $22, 320(DX), Z2
+	VPACKSSDW Z2, Z0, Z0
+	VPSRAD $22, 384(DX), Z1
+	VPSRAD $22, 448(DX), Z3
+	VPACKSSDW Z3, Z1, Z1
 	VPACKUSWB Z1, Z0, Z9
 	VPSHUFB Z27, Z9, Z9
-	VMOVDQU32 512(DX), Z0
-	VPACKSSDW 576(DX), Z0, Z0
-	VMOVDQU32 640(DX), Z1
-	VPACKSSDW 704(DX), Z1, Z1
+	VPSRAD $22, 512(DX), Z0
+	VPSRAD $22, 576(DX), Z2
+	VPACKSSDW Z2, Z0, Z0
+	VPSRAD $22, 640(DX), Z1
+	VPSRAD $22, 704(DX), Z3
+	VPACKSSDW Z3, Z1, Z1
 	VPACKUSWB Z1, Z0, Z10
 	VPSHUFB Z27, Z10, Z10
-	VMOVDQU32 768(DX), Z0
-	VPACKSSDW 832(DX), Z0, Z0
-	VMOVDQU32 896(DX), Z1
-	VPACKSSDW 960(DX), Z1, Z1
+	VPSRAD $22, 768(DX), Z0
+	VPSRAD $22, 832(DX), Z2
+	VPACKSSDW Z2, Z0, Z0
+	VPSRAD $22, 896(DX), Z1
+	VPSRAD $22, 960(DX), Z3
+	VPACKSSDW Z3, Z1, Z1
 	VPACKUSWB Z1, Z0, Z11
 	VPSHUFB Z27, Z11, Z11
 	VPUNPCKLDQ Z9, Z8, Z0

@@ -11,8 +11,10 @@ import (
 const simdEnabled = true
 
 var (
-	hasAVX2 = archsimd.X86.AVX2()
-	hasVBMI = archsimd.X86.AVX512() && archsimd.X86.AVX512VBMI()
+	hasAVX2   = archsimd.X86.AVX2()
+	hasAVX512 = archsimd.X86.AVX512()
+	hasVBMI   = hasAVX512 && archsimd.X86.AVX512VBMI()
+	no512V    bool // switches aaVRow3W off (tests, A/B benchmarks)
 )
 
 // Every kernel here ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
@@ -570,7 +572,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 		return
 	}
 	np := (len(hs) + 1) / 2
-	paired := np <= aaVMaxPairs && n >= 16 && len(pw) >= 16*np
+	paired := np <= aaVMaxPairs && n >= 16 && len(pw) >= aaVPairLen*np
 	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
 	var rows [2 * aaVMaxPairs]unsafe.Pointer
 	if paired {
@@ -602,7 +604,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
 				wh := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
 				aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
-				r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
+				r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
 			}
 			a, b := aH.Mul(mul).Add(base), bH.Mul(mul).Add(base)
 			if !vh.lo0 && a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0 {
@@ -612,9 +614,9 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 					u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
 					v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
 					pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-					wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 32))).AsInt16x16()
+					wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 2*aaVPairLen))).AsInt16x16()
 					aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
-					r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
+					r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
 				}
 				a, b = a.Add(aL).Add(fix), b.Add(bL).Add(fix)
 			}
@@ -735,7 +737,15 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			zr[i] = unsafe.Add(ps[i], 4) // ps: from 4 before the row's origin
 		}
 		j = n &^ 15
-		aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch)
+		// the next call's rows, prefetched over this one: the four rows after these when they are
+		// evenly spaced (a downscale's groups, aaRow) and about as far apart as the bytes read
+		var pf uintptr
+		pfn := 0
+		if s := rb[1] - rb[0]; s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
+			pf = uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff)
+			pfn = (4*s/(j/16) + 63) &^ 63
+		}
+		aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
 		if j == n {
 			return true
 		}
@@ -876,7 +886,7 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32) bool {
 	n := len(out[0])
 	np := (len(hs) + 1) / 2
-	if !hasAVX2 || np > aaVMaxPairs || n < 16 || len(pw) < 16*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
+	if !hasAVX2 || np > aaVMaxPairs || n < 16 || len(pw) < aaVPairLen*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
 		return false
 	}
 	pmax := max(po[0], po[1], po[2])
@@ -911,21 +921,21 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 			u = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o2))).ExtendToUint16()
 			v = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o2))).ExtendToUint16()
 			a2, b2 = a2.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b2.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
-			r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
+			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
 		}
 		return
 	}
 	// low1 is sums' pair loop over the low halves for one plane (the rows at offset o), for a block
 	// whose sums leave only that plane's results in doubt
 	low1 := func(x, o uintptr) (a, b archsimd.Int32x8) {
-		r, w := rp, unsafe.Add(w0, 32)
+		r, w := rp, unsafe.Add(w0, 2*aaVPairLen)
 		for i := np; i > 0; i-- {
 			p, q := unsafe.Add(*(*unsafe.Pointer)(r), x+o), unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x+o)
 			wt := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
 			u := archsimd.LoadUint8x16((*[16]uint8)(p)).ExtendToUint16()
 			v := archsimd.LoadUint8x16((*[16]uint8)(q)).ExtendToUint16()
 			a, b = a.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
-			r, w = unsafe.Add(r, 16), unsafe.Add(w, 64)
+			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
 		}
 		return a.Add(fix), b.Add(fix)
 	}
@@ -941,6 +951,9 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 	}
 	out0, out1, out2 := out[0][:n], out[1][:n], out[2][:n]
 	x := 0
+	if hasAVX512 && !no512V && n >= 32 {
+		x = aaVRow3W(out, rp, np, po, w0, vh, nt)
+	}
 	for ; x+16 <= n; x += 16 {
 		a0, b0, a1, b1, a2, b2 := sums(uintptr(x))
 		a0, b0, a1, b1 = a0.Mul(mul).Add(base), b0.Mul(mul).Add(base), a1.Mul(mul).Add(base), b1.Mul(mul).Add(base)
@@ -972,4 +985,62 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 		aaVScalar(out[c], hs, po[c], wv, luts[c], x)
 	}
 	return true
+}
+
+// aaVRow3W is aaVRow3's loop on AVX-512 for the columns [0, n&^31), 32 per step (n >= 32): the same
+// pairs (rows at rp, weights from w0 in aaVPairs' layout, 64 bytes of each half), each row's 32 bytes
+// widened to int16 (VPMOVZXBW) and interleaved with its partner's (VPUNPCKL/HWD), one VPMADDWD per
+// half; the low halves for a plane's block in doubt, as there. The interleave leaves columns
+// [0..3, 8..11, 16..19, 24..27] in a and the rest in b: two two-table permutes put them in order
+// before the normalisation. It returns n&^31.
+func aaVRow3W(out *[3][]float32, rp unsafe.Pointer, np int, po *[3]int, w0 unsafe.Pointer, vh aaVHead, nt *normTables) int {
+	n := len(out[0]) &^ 31
+	half := archsimd.BroadcastInt32x16(1 << (pilPrecisionBits - 1))
+	zero, top := archsimd.BroadcastInt32x16(0), archsimd.BroadcastInt32x16(255)
+	mul, base := archsimd.BroadcastInt32x16(vh.mul), archsimd.BroadcastInt32x16(vh.base)
+	frac, thr := archsimd.BroadcastInt32x16(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x16(vh.thr-1)
+	fix := half.Sub(base)
+	o0, o1, o2 := uintptr(po[0]), uintptr(po[1]), uintptr(po[2])
+	// pairs sums the halves at byte offset wo of each pair's weights over the 32 columns at x of the
+	// rows at offset o
+	pairs := func(x, o, wo uintptr) (a, b archsimd.Int32x16) {
+		r, w := rp, unsafe.Add(w0, wo)
+		for i := np; i > 0; i-- {
+			p, q := unsafe.Add(*(*unsafe.Pointer)(r), x+o), unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x+o)
+			wt := archsimd.LoadInt32x16((*[16]int32)(w)).AsInt16x32()
+			u := archsimd.LoadUint8x32((*[32]uint8)(p)).ExtendToUint16()
+			v := archsimd.LoadUint8x32((*[32]uint8)(q)).ExtendToUint16()
+			a, b = a.Add(u.InterleaveLoGrouped(v).AsInt16x32().DotProductPairs(wt)), b.Add(u.InterleaveHiGrouped(v).AsInt16x32().DotProductPairs(wt))
+			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
+		}
+		return a, b
+	}
+	lo, hi := archsimd.LoadUint32x16(&aaVOrder[0]), archsimd.LoadUint32x16(&aaVOrder[1])
+	plane := func(o []float32, x int, off uintptr, c int) {
+		a, b := pairs(uintptr(x), off, 0)
+		a, b = a.Mul(mul).Add(base), b.Mul(mul).Add(base)
+		if !vh.lo0 && a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0 {
+			l, m := pairs(uintptr(x), off, 2*aaVPairLen)
+			a, b = a.Add(l).Add(fix), b.Add(m).Add(fix)
+		}
+		a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+		b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+		vs, vm, vd := archsimd.BroadcastFloat32x16(nt.scale[c]), archsimd.BroadcastFloat32x16(nt.mean[c]), archsimd.BroadcastFloat32x16(nt.std[c])
+		a.ConcatPermute(b, lo).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[16]float32)(unsafe.Pointer(&o[x])))
+		a.ConcatPermute(b, hi).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[16]float32)(unsafe.Pointer(&o[x+16])))
+	}
+	out0, out1, out2 := out[0][:n], out[1][:n], out[2][:n]
+	for x := 0; x < n; x += 32 {
+		plane(out0, x, o0, 0)
+		plane(out1, x, o1, 1)
+		plane(out2, x, o2, 2)
+	}
+	return n
+}
+
+// aaVOrder is aaVRow3W's two permutes of (a, b) into column order: a's lanes hold columns 8l..8l+3,
+// b's 8l+4..8l+7.
+var aaVOrder = [2][16]uint32{
+	{0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23},
+	{8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31},
 }

@@ -7,22 +7,24 @@ import "math/bits"
 // kernel takes 8 taps of one row per byte permute and multiply-add; its weights are the 4-tap chunks'
 // (aaChunk), two chunks per step, high halves then low halves.
 
-// aaZCol is one column for aaHRowsZ: its first tap's byte offset (aaCol.off), its 8-tap steps, the
-// index of its first step's weights in aaPlan.zw (the steps after the previous column's), and its
-// split's shift, base and threshold less one (aaCol: sh with mul = 2^sh).
+// aaZCol is one column for aaHRowsZ: its first tap's byte offset (aaCol.off), its full 8-tap steps,
+// whether 1-4 taps follow them (tail), the index of its first step's weights in aaPlan.zw (the steps
+// after the previous column's), and its split's shift, base and threshold less one (aaCol: sh with
+// mul = 2^sh).
 type aaZCol struct {
-	off, steps, w, sh, base, thrm1 int32
+	off, steps, tail, w, sh, base, thrm1 int32
 }
 
 // aaZW is the weights (high or low halves) of one 8-tap step of one column for aaHRowsZ: lane l
 // holds the (tap 2l, tap 2l+1) pairs of the three channels, [w w' w w' w w' 0 0] (the 4-tap chunks'
-// A and B lanes, two chunks per step); taps past the column's count are 0.
+// A and B lanes, two chunks per step); taps past the column's count are 0. A tail step holds its one
+// chunk's lanes twice (lanes 2, 3 multiply the second row).
 type aaZW [32]int16
 
 // newAAZ builds aaHRowsZ's tables from the 4-tap chunks: the high halves' steps of all columns in
 // zw[:len(zw)/2], the low halves' at the same places in the second half. It widens aaPlan.wideEnd to
-// the end of the kernel's loads (64 bytes from every second step's first tap), so that aaHRows4W's
-// bounds test and edge copies cover them too.
+// the end of the kernel's loads (64 bytes from each full pair's or lone step's first tap, 32 from a
+// tail's), so that aaHRows4W's bounds test and edge copies cover them too.
 func newAAZ(a *aaPlan) {
 	steps := 0
 	for _, c := range a.cols {
@@ -33,18 +35,31 @@ func newAAZ(a *aaPlan) {
 	s := 0
 	for j, c := range a.cols {
 		nch := int(c.cnt+3) / 4
-		ns := (nch + 1) / 2
-		a.zcols[j] = aaZCol{off: c.off, steps: int32(ns), w: int32(s), sh: int32(bits.TrailingZeros32(uint32(c.mul))),
-			base: c.base, thrm1: c.thr - 1}
+		full, tail := nch/2, nch%2
+		a.zcols[j] = aaZCol{off: c.off, steps: int32(full), tail: int32(tail), w: int32(s),
+			sh: int32(bits.TrailingZeros32(uint32(c.mul))), base: c.base, thrm1: c.thr - 1}
 		for q := 0; q < nch; q++ {
 			ck, hi, lo := &a.chunks[int(c.ch)+q], &a.zw[s+q/2], &a.zw[steps+s+q/2]
-			h := 16 * (q % 2)
-			copy(hi[h:h+8], ck.hiA[:8])
-			copy(hi[h+8:h+16], ck.hiB[:8])
-			copy(lo[h:h+8], ck.loA[:8])
-			copy(lo[h+8:h+16], ck.loB[:8])
+			for h := 16 * (q % 2); h < 32; h += 16 {
+				copy(hi[h:h+8], ck.hiA[:8])
+				copy(hi[h+8:h+16], ck.hiB[:8])
+				copy(lo[h:h+8], ck.loA[:8])
+				copy(lo[h+8:h+16], ck.loB[:8])
+				if q < 2*full {
+					break // a full step's second chunk is its own
+				}
+			}
 		}
-		s += ns
-		a.wideEnd = max(a.wideEnd, int(c.off)+48*((ns-1)/2)+64)
+		s += full + tail
+		end := int(c.off) + 48*(full/2) // past the pairs of full steps
+		if full%2 == 1 {
+			end += 64 // a lone full step
+		} else if full > 0 {
+			end += 16 // the last pair's loads end 64 bytes from its first tap, 16 past this
+		}
+		if tail == 1 {
+			end = max(end, int(c.off)+24*full+32)
+		}
+		a.wideEnd = max(a.wideEnd, end)
 	}
 }

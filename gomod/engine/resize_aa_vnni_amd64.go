@@ -39,10 +39,13 @@ func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane,
 // aaZConst is aaHRowsZ's constants: the two VPERMB indices (the 8 taps at bytes 0-23 and at 24-47
 // of a 64-byte load: in lane l, words 0-5 take the (tap 2l, tap 2l+1) bytes of channels 0, 1, 2 into
 // their low bytes; the kernel's byte mask zeroes the rest), the byte shuffle of the packing
-// ([c0 ch0-3 | c1 | c2 | c3] to [ch0 c0-3 | ch1 | ch2 | ch3] in every lane), 2^21 and 2^22 - 1.
+// ([c0 ch0-3 | c1 | c2 | c3] to [ch0 c0-3 | ch1 | ch2 | ch3] in every lane), the tail's VPERMB index
+// (taps 0-3 of the row at bytes 0-11 in lanes 0, 1 and of the row at bytes 32-43 in lanes 2, 3),
+// 2^21 and 2^22 - 1.
 type aaZConst struct {
 	idx        [2][64]uint8
 	regroup    [64]uint8
+	tail       [64]uint8
 	half, frac int32
 	_          [14]int32
 }
@@ -59,6 +62,9 @@ var aaZK = func() (k aaZConst) {
 	}
 	for i := range k.regroup {
 		k.regroup[i] = uint8(4*(i%4) + i%16/4) // VPSHUFB: within the lane
+	}
+	for i := range k.tail {
+		k.tail[i] = k.idx[0][i%32] + uint8(32*(i/32))
 	}
 	k.half, k.frac = 1<<(pilPrecisionBits-1), 1<<pilPrecisionBits-1
 	return k

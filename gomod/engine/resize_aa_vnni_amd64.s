@@ -8,8 +8,12 @@
 // Per column and pair of 8-tap steps, per row: one 64-byte load from the first step's first tap,
 // two VPERMB (aaZConst.idx: the two steps' 24 bytes as zero-extended VPMADDWD pairs of taps 0-1,
 // 2-3, 4-5, 6-7 in the four 128-bit lanes; mask K1 zeroes the high bytes) and two VPDPWSSD into the
-// row's even- and odd-step accumulators (two, for VPDPWSSD's latency). FOLD adds a row's lanes and
-// gathers the four rows in one register: [row 0 | row 1 | row 2 | row 3], each lane [ch0 ch1 ch2 0].
+// row's even- and odd-step accumulators (two, for VPDPWSSD's latency). A column's last 1-4 taps (a
+// tail: aaZCol.tail) take two rows per VPERMB (row A's bytes in the low 256 bits, row B's inserted
+// in the high ones; aaZConst.tail) and one VPMADDWD, half the permutes of a full step. FOLD adds a
+// row's lanes and gathers the four rows in one register: [row 0 | row 1 | row 2 | row 3], each lane
+// [ch0 ch1 ch2 0]; a tail's products, [A taps 0-1 | A 2-3 | B 0-1 | B 2-3], add in at its first stage,
+// whose sums have that layout.
 
 // the four rows' step for the weights at W (Z12 loaded from it) on the 64 bytes at AX+O: into
 // accumulators Z16-Z19 (ACC 0) or Z20-Z23 (ACC 4), through permute index IDX
@@ -33,15 +37,22 @@
 	VMOVDQU16 (W), Z12; \
 	STEP(0, Z30, Z16, Z17, Z18, Z19)
 
+// the tail: rows 0, 1 into Z14, rows 2, 3 into Z27 (32 bytes of each row from AX on)
+#define TAIL(W) \
+	VMOVDQU16 (W), Z12; \
+	VMOVDQU8 (R8)(AX*1), Y0; VINSERTI64X4 $1, (R9)(AX*1), Z0, Z0; VPERMB.Z Z0, Z26, K1, Z4; VPMADDWD Z12, Z4, Z14; \
+	VMOVDQU8 (R10)(AX*1), Y1; VINSERTI64X4 $1, (R11)(AX*1), Z1, Z1; VPERMB.Z Z1, Z26, K1, Z5; VPMADDWD Z12, Z5, Z27
+
 #define ZERO \
 	VPXORD Z16, Z16, Z16; VPXORD Z17, Z17, Z17; VPXORD Z18, Z18, Z18; VPXORD Z19, Z19, Z19; \
-	VPXORD Z20, Z20, Z20; VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22; VPXORD Z23, Z23, Z23
+	VPXORD Z20, Z20, Z20; VPXORD Z21, Z21, Z21; VPXORD Z22, Z22, Z22; VPXORD Z23, Z23, Z23; \
+	VPXORD Z14, Z14, Z14; VPXORD Z27, Z27, Z27
 
 // the accumulators' sum per row, into R: [row 0 | row 1 | row 2 | row 3]
 #define FOLD(R) \
 	VPADDD Z20, Z16, Z16; VPADDD Z21, Z17, Z17; VPADDD Z22, Z18, Z18; VPADDD Z23, Z19, Z19; \
-	VSHUFI64X2 $0x88, Z17, Z16, Z20; VSHUFI64X2 $0xDD, Z17, Z16, Z21; VPADDD Z21, Z20, Z20; \
-	VSHUFI64X2 $0x88, Z19, Z18, Z22; VSHUFI64X2 $0xDD, Z19, Z18, Z23; VPADDD Z23, Z22, Z22; \
+	VSHUFI64X2 $0x88, Z17, Z16, Z20; VSHUFI64X2 $0xDD, Z17, Z16, Z21; VPADDD Z21, Z20, Z20; VPADDD Z14, Z20, Z20; \
+	VSHUFI64X2 $0x88, Z19, Z18, Z22; VSHUFI64X2 $0xDD, Z19, Z18, Z23; VPADDD Z23, Z22, Z22; VPADDD Z27, Z22, Z22; \
 	VSHUFI64X2 $0x88, Z22, Z20, Z16; VSHUFI64X2 $0xDD, Z22, Z20, Z17; VPADDD Z17, Z16, R
 
 // func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf unsafe.Pointer, pfn int)
@@ -56,8 +67,9 @@ TEXT ·aaHRowsZ(SB), NOSPLIT, $0-88
 	MOVQ k+56(FP), AX
 	VMOVDQU64 0(AX), Z30
 	VMOVDQU64 64(AX), Z31
-	VPBROADCASTD 192(AX), Z28 // 2^21: the rounding half
-	VPBROADCASTD 196(AX), Z29 // 2^22 - 1: the fraction bits
+	VMOVDQU64 192(AX), Z26
+	VPBROADCASTD 256(AX), Z28 // 2^21: the rounding half
+	VPBROADCASTD 260(AX), Z29 // 2^22 - 1: the fraction bits
 	MOVQ $0x5555555555555555, BX
 	KMOVQ BX, K1
 	XORQ R13, R13 // the block's first column
@@ -82,9 +94,9 @@ pfdone:
 	XORQ R12, R12 // the block's columns in doubt: bit 15-k for column k
 
 col:
-	MOVLQSX 0(SI), AX // off
-	MOVL 4(SI), BX    // steps (>= 1)
-	MOVLQSX 8(SI), DI // the column's weights: w + 64*zcol.w
+	MOVLQSX 0(SI), AX  // off
+	MOVL 4(SI), BX     // full steps
+	MOVLQSX 12(SI), DI // the column's weights: w + 64*zcol.w
 	SHLQ $6, DI
 	ADDQ w+32(FP), DI
 	ZERO
@@ -98,8 +110,14 @@ hitwo:
 	JAE hitwo
 hione:
 	CMPQ BX, $-1
-	JNE hifold
+	JNE hitail
 	ONE(DI)
+	ADDQ $24, AX
+	ADDQ $64, DI
+hitail:
+	CMPL 8(SI), $0
+	JE hifold
+	TAIL(DI)
 hifold:
 	FOLD(Z24)
 	// A = sum(p*hi) << sh + base; exact when A mod 2^22 < thr in every lane (aaCol). A column in
@@ -107,17 +125,17 @@ hifold:
 	// by ~8% of the bicubic 1080p -> 224 columns on photographs) resolves only after the whole
 	// column's chain and flushed the columns behind it when mispredicted (perf: the shift below and
 	// the next column's first loads drew the most samples)
-	VPSLLVD.BCST 12(SI), Z24, Z24
-	VPADDD.BCST 16(SI), Z24, Z24
+	VPSLLVD.BCST 16(SI), Z24, Z24
+	VPADDD.BCST 20(SI), Z24, Z24
 	VPANDD Z29, Z24, Z15
-	VPCMPGTD.BCST 20(SI), Z15, K2
+	VPCMPGTD.BCST 24(SI), Z15, K2
 	KORTESTW K2, K2
 	SETNE BX
 	MOVBQZX BX, BX
 	LEAQ (BX)(R12*2), R12
 	VMOVDQU32 Z24, (DX)
 	ADDQ $64, DX
-	ADDQ $24, SI
+	ADDQ $28, SI
 	DECQ CX
 	JNZ col
 
@@ -128,12 +146,12 @@ fix:
 	BSFQ R12, CX
 	BTRQ CX, R12
 	LEAQ 1(CX), DX
-	IMULQ $24, DX
+	IMULQ $28, DX
 	NEGQ DX
 	ADDQ SI, DX // the column: SI is past the block's last one
 	MOVLQSX 0(DX), AX
 	MOVL 4(DX), BX
-	MOVLQSX 8(DX), DI
+	MOVLQSX 12(DX), DI
 	SHLQ $6, DI
 	ADDQ w+32(FP), DI
 	ADDQ lodelta+48(FP), DI
@@ -148,8 +166,14 @@ lotwo:
 	JAE lotwo
 loone:
 	CMPQ BX, $-1
-	JNE lofold
+	JNE lotail
 	ONE(DI)
+	ADDQ $24, AX
+	ADDQ $64, DI
+lotail:
+	CMPL 8(DX), $0
+	JE lofold
+	TAIL(DI)
 lofold:
 	FOLD(Z25)
 	MOVQ $15, BX
@@ -158,7 +182,7 @@ lofold:
 	ADDQ scratch+64(FP), BX // its A
 	VPADDD (BX), Z25, Z25
 	VPADDD Z28, Z25, Z25
-	VPSUBD.BCST 16(DX), Z25, Z25 // A + L + 2^21 - base: the exact sum plus 2^21
+	VPSUBD.BCST 20(DX), Z25, Z25 // A + L + 2^21 - base: the exact sum plus 2^21
 	VMOVDQU32 Z25, (BX)
 	JMP fix
 

@@ -739,11 +739,10 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 		j = n &^ 15
 		// the next call's rows, prefetched over this one: the four rows after these when they are
 		// evenly spaced (a downscale's groups, aaRow) and about as far apart as the bytes read
-		var pf uintptr
-		pfn := 0
+		pf, pfn := uintptr(zr[0]), 0 // none: the same two lines of the first row, which is read anyway
 		if s := rb[1] - rb[0]; s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
 			pf = uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff)
-			pfn = (4*s/(j/16) + 63) &^ 63
+			pfn = min((4*s/j+63)&^63, 128) // per column: aaHRowsZ prefetches two lines
 		}
 		aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
 		if j == n {

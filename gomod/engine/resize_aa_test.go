@@ -349,7 +349,7 @@ func TestAAColShift(t *testing.T) {
 // off (aaVHead.thr = 2^22) must fail on some spec.
 func TestAAVRowEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(23))
-	caught, caught3, ran3 := 0, 0, 0
+	caught, caught3, ran3, caught3W, ran3W := 0, 0, 0, 0, 0
 	for it := 0; it < 150; it++ {
 		s := randomAASpec(rng)
 		if it%10 == 0 { // tall windows: the VPMULLD loop
@@ -374,7 +374,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 		got, want := make([]float32, n), make([]float32, n)
 		lut := &p.norm.lutF32[1]
 		var pw []int32
-		var broken, broken3 bool
+		var broken, broken3, broken3W bool
 		for r := range p.rows.Taps.Cnt {
 			kk := int(p.rows.Taps.Cnt[r])
 			wv := p.rows.Taps.WI[r*k : r*k+kk]
@@ -398,12 +398,29 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 				wants[c] = make([]float32, n)
 				aaVScalar(wants[c], hs[:kk], pos[c], wv, luts[c], 0)
 			}
-			if aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts) {
-				ran3++
+			differs := func() bool {
 				for c := range outs {
-					for x := range outs[c] {
-						if outs[c][x] != wants[c][x] {
-							t.Fatalf("spec %d %+v row %d plane %d col %d: aaVRow3 %v, want %v", it, s.Resize, r, c, x, outs[c][x], wants[c][x])
+					if string(unsafe.Slice((*byte)(unsafe.Pointer(&outs[c][0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&wants[c][0])), 4*n)) {
+						return true
+					}
+				}
+				return false
+			}
+			wide := aaVWideEnabled() && n >= 32 // aaVRow3W takes the first n&^31 columns, unless switched off
+			for _, nv := range []bool{false, true} {
+				no512V = nv
+				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts)
+				no512V = false
+				if ok {
+					ran3++
+					if !nv && wide {
+						ran3W++
+					}
+					for c := range outs {
+						for x := range outs[c] {
+							if outs[c][x] != wants[c][x] {
+								t.Fatalf("spec %d %+v row %d plane %d col %d: aaVRow3 (no512V %v) %v, want %v", it, s.Resize, r, c, x, nv, outs[c][x], wants[c][x])
+							}
 						}
 					}
 				}
@@ -411,9 +428,16 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 			vh.thr = 1 << pilPrecisionBits
 			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
 			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
-			if aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts) {
-				for c := range outs {
-					broken3 = broken3 || string(unsafe.Slice((*byte)(unsafe.Pointer(&outs[c][0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&wants[c][0])), 4*n))
+			for _, nv := range []bool{false, true} {
+				no512V = nv
+				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts)
+				no512V = false
+				if ok && differs() {
+					if nv || !wide {
+						broken3 = true
+					} else {
+						broken3W = true
+					}
 				}
 			}
 		}
@@ -423,9 +447,15 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 		if broken3 {
 			caught3++
 		}
+		if broken3W {
+			caught3W++
+		}
+	}
+	if aaVWideEnabled() && (ran3W == 0 || caught3W == 0) {
+		t.Fatalf("aaVRow3W ran for %d rows, and dropping the low halves went unnoticed in %d specs caught", ran3W, caught3W)
 	}
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (caught == 0 || caught3 == 0 || ran3 == 0) {
 		t.Fatalf("dropping the low halves went unnoticed (aaVRow: %d specs, aaVRow3: %d, which ran %d times): the check cannot fail", caught, caught3, ran3)
 	}
-	t.Logf("%d of 150 specs caught with the low-half test off (aaVRow3: %d; it ran for %d rows)", caught, caught3, ran3)
+	t.Logf("%d of 150 specs caught with the low-half test off (aaVRow3: %d; it ran for %d rows; aaVRow3W: %d, %d rows)", caught, caught3, ran3, caught3W, ran3W)
 }

@@ -14,6 +14,9 @@ var noVNNI bool
 // no512V would switch aaVRow3W off; there is none without SIMD.
 var no512V bool
 
+// aaVWideEnabled reports whether aaVRow3 hands its columns to aaVRow3W: only with SIMD.
+func aaVWideEnabled() bool { return false }
+
 func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
 	vnormScalar(out, s0, s1, b0, b1, lut)
 }

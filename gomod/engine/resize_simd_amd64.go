@@ -17,6 +17,9 @@ var (
 	no512V    bool // switches aaVRow3W off (tests, A/B benchmarks)
 )
 
+// aaVWideEnabled reports whether aaVRow3 hands its columns to aaVRow3W (AVX-512).
+func aaVWideEnabled() bool { return hasAVX512 }
+
 // Every kernel here ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
 // back to scalar code. The Go compiler emits legacy-SSE encodings for scalar floats, struct zeroing
 // and copies (MOVSS, MOVUPS X15), and does not yet insert VZEROUPPER itself; executing them while
@@ -991,7 +994,8 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 // widened to int16 (VPMOVZXBW) and interleaved with its partner's (VPUNPCKL/HWD), one VPMADDWD per
 // half; the low halves for a plane's block in doubt, as there. The interleave leaves columns
 // [0..3, 8..11, 16..19, 24..27] in a and the rest in b: two two-table permutes put them in order
-// before the normalisation. It returns n&^31.
+// before the normalisation. It returns n&^31. BenchmarkAAVPass on the AVX-512 Xeon (one process,
+// minimum of 100 images, against aaVRow3's AVX2 loop): bicubic 185 -> 154 us, bilinear 100 -> 84.
 func aaVRow3W(out *[3][]float32, rp unsafe.Pointer, np int, po *[3]int, w0 unsafe.Pointer, vh aaVHead, nt *normTables) int {
 	n := len(out[0]) &^ 31
 	half := archsimd.BroadcastInt32x16(1 << (pilPrecisionBits - 1))

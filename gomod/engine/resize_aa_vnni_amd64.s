@@ -55,7 +55,14 @@
 	VSHUFI64X2 $0x88, Z19, Z18, Z22; VSHUFI64X2 $0xDD, Z19, Z18, Z23; VPADDD Z23, Z22, Z22; VPADDD Z27, Z22, Z22; \
 	VSHUFI64X2 $0x88, Z22, Z20, Z16; VSHUFI64X2 $0xDD, Z22, Z20, Z17; VPADDD Z17, Z16, R
 
-// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf unsafe.Pointer, pfn int)
+// four columns' sums at scratch offsets A-D (DX) shifted to their results and packed to bytes in R,
+// each row's lane [ch0 c0-3 | ch1 | ch2 | ch3] (regroup shuffle in Z27)
+#define PACK4(A, B, C, D, R) \
+	VPSRAD $22, A(DX), Z0; VPSRAD $22, B(DX), Z2; VPACKSSDW Z2, Z0, Z0; \
+	VPSRAD $22, C(DX), Z1; VPSRAD $22, D(DX), Z3; VPACKSSDW Z3, Z1, Z1; \
+	VPACKUSWB Z1, Z0, R; VPSHUFB Z27, R, R
+
+// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)
 TEXT ·aaHRowsZ(SB), NOSPLIT, $0-88
 	MOVQ rows+0(FP), AX
 	MOVQ 0(AX), R8
@@ -63,7 +70,6 @@ TEXT ·aaHRowsZ(SB), NOSPLIT, $0-88
 	MOVQ 16(AX), R10
 	MOVQ 24(AX), R11
 	MOVQ cols+16(FP), SI
-	MOVQ w+32(FP), DI
 	MOVQ k+56(FP), AX
 	VMOVDQU64 0(AX), Z30
 	VMOVDQU64 64(AX), Z31
@@ -182,44 +188,17 @@ lofold:
 	JMP fix
 
 pack:
-	// the block's 16 columns shifted to their results, and to bytes: per four columns, two saturating packs give each row's lane
-	// [c0 ch0-3 | c1 | c2 | c3]; a byte shuffle makes it [ch0 c0-3 | ch1 | ch2 | ch3], and a 4x4
-	// transpose of dwords over the four groups gives each channel's 16 columns of each row in lanes
+	// the block's 16 columns shifted to their results, and to bytes: per four columns, two
+	// saturating packs give each row's lane [c0 ch0-3 | c1 | c2 | c3]; a byte shuffle makes it
+	// [ch0 c0-3 | ch1 | ch2 | ch3], and a 4x4 transpose of dwords over the four groups gives each
+	// channel's 16 columns of each row in lanes, stored at column R13 of the row's three planes
 	MOVQ scratch+64(FP), DX
 	MOVQ k+56(FP), AX
 	VMOVDQU64 128(AX), Z27
-	VPSRAD $22, 0(DX), Z0
-	VPSRAD $22, 64(DX), Z2
-	VPACKSSDW Z2, Z0, Z0
-	VPSRAD $22, 128(DX), Z1
-	VPSRAD $22, 192(DX), Z3
-	VPACKSSDW Z3, Z1, Z1
-	VPACKUSWB Z1, Z0, Z8
-	VPSHUFB Z27, Z8, Z8
-	VPSRAD $22, 256(DX), Z0
-	VPSRAD $22, 320(DX), Z2
-	VPACKSSDW Z2, Z0, Z0
-	VPSRAD $22, 384(DX), Z1
-	VPSRAD $22, 448(DX), Z3
-	VPACKSSDW Z3, Z1, Z1
-	VPACKUSWB Z1, Z0, Z9
-	VPSHUFB Z27, Z9, Z9
-	VPSRAD $22, 512(DX), Z0
-	VPSRAD $22, 576(DX), Z2
-	VPACKSSDW Z2, Z0, Z0
-	VPSRAD $22, 640(DX), Z1
-	VPSRAD $22, 704(DX), Z3
-	VPACKSSDW Z3, Z1, Z1
-	VPACKUSWB Z1, Z0, Z10
-	VPSHUFB Z27, Z10, Z10
-	VPSRAD $22, 768(DX), Z0
-	VPSRAD $22, 832(DX), Z2
-	VPACKSSDW Z2, Z0, Z0
-	VPSRAD $22, 896(DX), Z1
-	VPSRAD $22, 960(DX), Z3
-	VPACKSSDW Z3, Z1, Z1
-	VPACKUSWB Z1, Z0, Z11
-	VPSHUFB Z27, Z11, Z11
+	PACK4(0, 64, 128, 192, Z8)
+	PACK4(256, 320, 384, 448, Z9)
+	PACK4(512, 576, 640, 704, Z10)
+	PACK4(768, 832, 896, 960, Z11)
 	VPUNPCKLDQ Z9, Z8, Z0
 	VPUNPCKHDQ Z9, Z8, Z1
 	VPUNPCKLDQ Z11, Z10, Z2

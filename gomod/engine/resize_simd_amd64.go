@@ -290,6 +290,8 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 // SIMDLevel names the row kernels in use.
 func SIMDLevel() string {
 	switch {
+	case hasVNNI:
+		return "avx512vbmi+vnni"
 	case hasVBMI:
 		return "avx512vbmi"
 	case hasAVX2:

@@ -126,8 +126,10 @@ func BenchmarkEvalPlanar512(b *testing.B)  { benchPlan(b, evalPlanarSpec(512, 51
 func BenchmarkEvalPlanar1080(b *testing.B) { benchPlan(b, evalPlanarSpec(1080, 1920), 1) }
 
 // BenchmarkAAHPass times the horizontal pass of one 1080p -> 224 image (every source row once, in
-// groups of four) with aaHRows4 and with aaHRows4W, alternated image by image in one process, and
-// reports each kernel's minimum and 10th percentile in us: a load on the machine slows both alike.
+// groups of four) with aaHRows4 ("old"), aaHRows4W on AVX2 alone ("wide", noVNNI) and aaHRows4W as
+// it runs ("vnni": aaHRowsZ where the CPU has AVX-512 VNNI, else "wide" again), in rotating order image
+// by image in one process, and reports each kernel's minimum and 10th percentile in us: a load on the
+// machine slows all alike.
 func BenchmarkAAHPass(b *testing.B) {
 	for _, kind := range []string{"bilinear", "bicubic", "bilinear-torch", "bicubic-torch"} {
 		b.Run(kind, func(b *testing.B) {
@@ -174,7 +176,8 @@ func BenchmarkAAHPass(b *testing.B) {
 }
 
 // BenchmarkAAVPass times the vertical pass plus normalisation of one 1080p -> 224 image (224 output
-// rows, three planes each) with aaVRow per plane and with aaVRow3, alternated image by image in one
+// rows, three planes each) with aaVRow per plane, aaVRow3 on AVX2 alone (no512V) and aaVRow3 as it
+// runs ("aaVRow3W": its AVX-512 loop where the CPU has it), in rotating order image by image in one
 // process; it reports each one's minimum and 10th percentile in us.
 func BenchmarkAAVPass(b *testing.B) {
 	for _, kind := range []string{"bilinear", "bicubic"} {

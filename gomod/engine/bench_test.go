@@ -150,12 +150,12 @@ func BenchmarkAAHPass(b *testing.B) {
 				h[i] = make([]uint8, 3*n+16)
 			}
 			edge := make([]byte, 4*p.aa.edgeStride())
-			var ts [3][]float64
-			defer func() { noVNNI = false }()
+			var ts [4][]float64
+			defer func() { noVNNI, noAsmY = false, false }()
 			for it := 0; it < b.N; it++ {
-				for j := 0; j < 3; j++ {
-					k := (j + it) % 3 // the order rotates: each kernel reads what another left in cache
-					noVNNI = k == 1
+				for j := 0; j < 4; j++ {
+					k := (j + it) % 4 // the order rotates: each kernel reads what another left in cache
+					noVNNI, noAsmY = k == 1 || k == 3, k == 1
 					t0 := time.Now()
 					for y := 0; y+4 <= 1080; y += 4 {
 						rb := [4]int{y * 5760, (y + 1) * 5760, (y + 2) * 5760, (y + 3) * 5760}
@@ -166,7 +166,7 @@ func BenchmarkAAHPass(b *testing.B) {
 					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))
 				}
 			}
-			for k, name := range []string{"old", "wide", "vnni"} {
+			for k, name := range []string{"old", "wide", "vnni", "asm2"} {
 				sort.Float64s(ts[k])
 				b.ReportMetric(ts[k][0], name+"-min-us")
 				b.ReportMetric(ts[k][len(ts[k])/10], name+"-p10-us")

@@ -148,8 +148,8 @@ func EstimatePlan(s *Spec) PlanBytes {
 		folded := n*(k*24+4) + n*24 + n*32
 		if s.Resize.Antialias { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
 			folded += n * (k*64 + 320) // appended: up to twice the final size allocated
-			folded += n * (k*16 + 144) // aaHRows4W's 128-byte chunks per 8 taps (newAAWide), and aaCol's fields for it
-			folded += n * (k*16 + 152) // aaHRowsZ's two 64-byte steps per 8 taps and its aaZCol (newAAZ, AVX-512 VNNI)
+			folded += n * (k*16 + 172) // aaHRows4W's 128-byte chunks per 8 taps (newAAWide), aaCol's fields for it and aaHRowsY's aaAsmCol
+			folded += n * (k*16 + 152) // aaHRowsZ's two 64-byte steps per 8 taps and its aaAsmCol (newAAZ, AVX-512 VNNI)
 		}
 		if s.Resize.Kind == "area" { // areaTaps builds per-output slices first
 			full += float64(size) * (k*16 + 96)

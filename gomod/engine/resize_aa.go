@@ -15,9 +15,10 @@ import (
 // With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once, sharing
 // the weight loads, 8 taps per step (aaHRows4W; aaHRows4, 4 taps per step with two rows per
 // register, where aaHRows4W's loads would leave the array), the vertical pass takes the three planes
-// of an output row at once (aaVRow3). On AVX-512 VBMI + VNNI machines aaHRows4W hands its columns to
-// aaHRowsZ (assembly: one byte permute and one VPDPWSSD per 8 taps of a row, resize_aa_vnni*), and
-// aaVRow3 takes 32 columns per step on AVX-512 (aaVRow3W). Each column's (and each
+// of an output row at once (aaVRow3). aaHRows4W hands its columns, 16 at a time, to a loop in
+// assembly: aaHRowsZ on AVX-512 VBMI + VNNI machines (one byte permute and one VPDPWSSD per 8 taps
+// of a row, resize_aa_vnni*), aaHRowsY on the others (aaHRows4W's own AVX2 steps,
+// resize_aa_avx2_amd64*); aaVRow3 takes 32 columns per step on AVX-512 (aaVRow3W). Each column's (and each
 // output row's, for the vertical pass) weights w are split as w = hi*2^sh + lo with hi in int16 and a
 // small centred lo (colShift), so that 16-bit multiply-adds (VPMADDWD) give exactly Pillow's 32-bit
 // sums: sum(p*w) = 2^sh*sum(p*hi) + sum(p*lo). The kernels sum the high halves first (one multiply-add
@@ -135,6 +136,16 @@ type aaCol struct {
 	wtail      int8
 }
 
+// aaAsmCol is one column for the assembly column loops, aaHRowsZ (AVX-512 VNNI, aaPlan.zcols) and
+// aaHRowsY (AVX2, aaPlan.ycols): its first tap's byte offset (aaCol.off), its whole steps (8 taps;
+// aaHRowsY: aaCol.wfull), its tail (aaHRowsZ: 1 when 1-4 taps follow them; aaHRowsY: aaCol.wtail),
+// the index of its first step's weights (in aaPlan.zw; aaHRowsY: aaCol.wch in aaPlan.wide), and its
+// split's shift, base and threshold less one (aaCol: sh with mul = 2^sh). 28 bytes: the kernels step
+// through the table with that stride and read the fields at their offsets.
+type aaAsmCol struct {
+	off, steps, tail, w, sh, base, thrm1 int32
+}
+
 // aaWide holds the weights of 8 taps of one column for aaHRows4W, whose 32-byte load at the chunk's
 // first tap minus 4 bytes puts taps 0-3 in the low 128-bit lane (bytes 4-15) and taps 4-7 in the high
 // one (bytes 0-11): the (tap, tap+1) pairs of each channel [w0 w1 w0 w1 w0 w1 0 0 | w4 w5 ... 0 0]
@@ -164,8 +175,9 @@ type aaPlan struct {
 	strideC int
 	pl      *aaPlanarTab // the planar pass's SIMD tables (resize_aa_planar.go), when planar
 	wide    []aaWide     // aaHRows4W's chunks (nil: it declines)
+	ycols   []aaAsmCol   // aaHRowsY's columns: aaCol's off, wfull, wtail, wch and split (resize_aa_avx2_amd64.s)
 	wideEnd int          // relative end of the bytes aaHRows4W's (and aaHRowsZ's) loads read (from off-4 on)
-	zcols   []aaZCol     // aaHRowsZ's columns and weights (resize_aa_vnni.go; nil: aaHRows4W sums them itself)
+	zcols   []aaAsmCol   // aaHRowsZ's columns and weights (resize_aa_vnni.go; nil: aaHRows4W sums them itself)
 	zw      []aaZW
 	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
 	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
@@ -303,6 +315,11 @@ func newAAWide(a *aaPlan, p *Plan) {
 			a.wide = append(a.wide, ck)
 		}
 		a.wideEnd = max(a.wideEnd, int(c.off)-4+24*((int(c.cnt)+7)/8-1)+32)
+	}
+	a.ycols = make([]aaAsmCol, len(a.cols))
+	for j, c := range a.cols {
+		a.ycols[j] = aaAsmCol{off: c.off, steps: c.wfull, tail: int32(c.wtail), w: c.wch,
+			sh: int32(bits.TrailingZeros32(uint32(c.mul))), base: c.base, thrm1: c.thr - 1}
 	}
 }
 

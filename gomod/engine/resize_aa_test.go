@@ -181,7 +181,7 @@ func randomAASpec(rng *rand.Rand) *Spec {
 // a kernel that drops the low halves.
 func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(17))
-	tried, caught, caughtP, wide, caughtZ, wideZ := 0, 0, 0, 0, 0, 0
+	tried, caught, caughtP, wide, caughtZ, wideZ, caughtY, wideY := 0, 0, 0, 0, 0, 0, 0, 0
 	for it := 0; it < 300; it++ {
 		s := randomAASpec(rng)
 		p, err := NewPlan(s)
@@ -205,7 +205,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 		}
 		n := p.OutW
 		edge := guarded(t, 4*p.aa.edgeStride(), true) // the last slot against a guard page: an over-read faults
-		check := func(a *aaPlan, wideOnly bool) bool {
+		check := func(a *aaPlan, wideOnly bool, modes []aaHMode) bool {
 			var got, want [4][]uint8
 			for i := range got {
 				got[i], want[i] = make([]uint8, 3*n+16), make([]uint8, 3*n+16)
@@ -230,17 +230,20 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 						}
 					}
 				}
-				for _, nv := range []bool{false, true} { // with aaHRowsZ (where the CPU has it) and without
+				for _, m := range modes { // aaHRows4W with each of its column loops the CPU has
 					for i := range got {
 						clear(got[i])
 					}
-					noVNNI = nv
+					noVNNI, noAsmY = m.noZ, m.noY
 					ok := aaHRows4W(&got, &rb, src, a, p, edge)
-					noVNNI = false
+					noVNNI, noAsmY = false, false
 					if ok {
 						wide++
-						if !nv && a.zw != nil && n >= 16 {
+						switch {
+						case !m.noZ && a.zw != nil && n >= 16:
 							wideZ++
+						case !m.noY && n >= 16:
+							wideY++
 						}
 						for i := range got {
 							if string(got[i][:3*n]) != string(want[i][:3*n]) {
@@ -261,7 +264,8 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			}
 			return true
 		}
-		if !check(p.aa, false) {
+		all := []aaHMode{{}, {noZ: true}, {noZ: true, noY: true}}
+		if !check(p.aa, false, all) {
 			t.Fatalf("spec %d %+v: SIMD horizontal pass differs from aaHScalar (simd=%v, split %+v)", it, s.Resize, simdEnabled, p.aa.hs)
 		}
 		if simdEnabled && !p.aa.hs.lo0 {
@@ -270,20 +274,28 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 			for j := range broken.cols {
 				broken.cols[j].thr = 1 << pilPrecisionBits
 			}
-			if !check(&broken, false) {
+			if !check(&broken, false, all) {
 				caught++
 			}
-			if !check(&broken, true) {
+			if !check(&broken, true, []aaHMode{{noZ: true, noY: true}}) { // aaHRows4W's archsimd loop alone
 				caughtP++
 			}
-			if p.aa.zcols != nil { // aaHRowsZ's own copy of the bound, broken alone
+			// the assembly loops' own copies of the bound, each broken alone
+			for _, z := range []struct {
+				cols *[]aaAsmCol
+				mode aaHMode
+				n    *int
+			}{{&broken.zcols, aaHMode{}, &caughtZ}, {&broken.ycols, aaHMode{noZ: true}, &caughtY}} {
 				broken = *p.aa
-				broken.zcols = append([]aaZCol(nil), p.aa.zcols...)
-				for j := range broken.zcols {
-					broken.zcols[j].thrm1 = 1<<pilPrecisionBits - 1
+				if *z.cols == nil {
+					continue
 				}
-				if !check(&broken, true) {
-					caughtZ++
+				*z.cols = append([]aaAsmCol(nil), *z.cols...)
+				for j := range *z.cols {
+					(*z.cols)[j].thrm1 = 1<<pilPrecisionBits - 1
+				}
+				if !check(&broken, true, []aaHMode{z.mode}) {
+					*z.n++
 				}
 			}
 		}
@@ -300,9 +312,16 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	if aaZEnabled() && (wideZ == 0 || caughtZ == 0) {
 		t.Fatalf("aaHRowsZ ran %d times, %d specs caught with its low-half test off", wideZ, caughtZ)
 	}
-	t.Logf("%d specs, %d caught with the low-half test off (%d by aaHRows4W alone, which ran %d times; %d by aaHRowsZ, %d runs)",
-		tried, caught, caughtP, wide, caughtZ, wideZ)
+	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (wideY == 0 || caughtY == 0) {
+		t.Fatalf("aaHRowsY ran %d times, %d specs caught with its low-half test off", wideY, caughtY)
+	}
+	t.Logf("%d specs, %d caught with the low-half test off (%d by aaHRows4W's archsimd loop alone; %d by aaHRowsZ, %d runs; %d by aaHRowsY, %d runs; aaHRows4W ran %d times)",
+		tried, caught, caughtP, caughtZ, wideZ, caughtY, wideY, wide)
 }
+
+// aaHMode is one of aaHRows4W's column loops, as the switches select it: aaHRowsZ (none set, where
+// the CPU has AVX-512 VNNI), aaHRowsY (noZ), the archsimd loop (both).
+type aaHMode struct{ noZ, noY bool }
 
 // colShift: every column of Pillow's and PyTorch's tables splits at the smallest sh whose rounded
 // high halves fit int16, w = hi*2^sh + lo with |lo| <= 2^(sh-1); PyTorch's without low halves.

@@ -7,14 +7,6 @@ import "math/bits"
 // kernel takes 8 taps of one row per byte permute and multiply-add; its weights are the 4-tap chunks'
 // (aaChunk), two chunks per step, high halves then low halves.
 
-// aaZCol is one column for aaHRowsZ: its first tap's byte offset (aaCol.off), its full 8-tap steps,
-// whether 1-4 taps follow them (tail), the index of its first step's weights in aaPlan.zw (the steps
-// after the previous column's), and its split's shift, base and threshold less one (aaCol: sh with
-// mul = 2^sh).
-type aaZCol struct {
-	off, steps, tail, w, sh, base, thrm1 int32
-}
-
 // aaZW is the weights (high or low halves) of one 8-tap step of one column for aaHRowsZ: lane l
 // holds the (tap 2l, tap 2l+1) pairs of the three channels, [w w' w w' w w' 0 0] (the 4-tap chunks'
 // A and B lanes, two chunks per step); taps past the column's count are 0. A tail step holds its one
@@ -30,13 +22,13 @@ func newAAZ(a *aaPlan) {
 	for _, c := range a.cols {
 		steps += int(c.cnt+7) / 8
 	}
-	a.zcols = make([]aaZCol, len(a.cols))
+	a.zcols = make([]aaAsmCol, len(a.cols))
 	a.zw = make([]aaZW, 2*steps)
 	s := 0
 	for j, c := range a.cols {
 		nch := int(c.cnt+3) / 4
 		full, tail := nch/2, nch%2
-		a.zcols[j] = aaZCol{off: c.off, steps: int32(full), tail: int32(tail), w: int32(s),
+		a.zcols[j] = aaAsmCol{off: c.off, steps: int32(full), tail: int32(tail), w: int32(s),
 			sh: int32(bits.TrailingZeros32(uint32(c.mul))), base: c.base, thrm1: c.thr - 1}
 		for q := 0; q < nch; q++ {
 			ck, hi, lo := &a.chunks[int(c.ch)+q], &a.zw[s+q/2], &a.zw[steps+s+q/2]

@@ -34,7 +34,7 @@ func aaZEnabled() bool { return hasVNNI }
 // faster than from the whole image: the rest of that gap is what the prefetch leaves.
 //
 //go:noescape
-func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)
+func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)
 
 // aaZConst is aaHRowsZ's constants: the two VPERMB indices (the 8 taps at bytes 0-23 and at 24-47
 // of a 64-byte load: in lane l, words 0-5 take the (tap 2l, tap 2l+1) bytes of channels 0, 1, 2 into

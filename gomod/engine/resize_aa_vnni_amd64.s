@@ -9,7 +9,7 @@
 // two VPERMB (aaZConst.idx: the two steps' 24 bytes as zero-extended VPMADDWD pairs of taps 0-1,
 // 2-3, 4-5, 6-7 in the four 128-bit lanes; mask K1 zeroes the high bytes) and two VPDPWSSD into the
 // row's even- and odd-step accumulators (two, for VPDPWSSD's latency). A column's last 1-4 taps (a
-// tail: aaZCol.tail) take two rows per VPERMB (row A's bytes in the low 256 bits, row B's inserted
+// tail: aaAsmCol.tail) take two rows per VPERMB (row A's bytes in the low 256 bits, row B's inserted
 // in the high ones; aaZConst.tail) and one VPMADDWD, half the permutes of a full step. FOLD adds a
 // row's lanes and gathers the four rows in one register: [row 0 | row 1 | row 2 | row 3], each lane
 // [ch0 ch1 ch2 0]; a tail's products, [A taps 0-1 | A 2-3 | B 0-1 | B 2-3], add in at its first stage,
@@ -62,7 +62,7 @@
 	VPSRAD $22, C(DX), Z1; VPSRAD $22, D(DX), Z3; VPACKSSDW Z3, Z1, Z1; \
 	VPACKUSWB Z1, Z0, R; VPSHUFB Z27, R, R
 
-// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaZCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)
+// func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)
 TEXT ·aaHRowsZ(SB), NOSPLIT, $0-88
 	MOVQ rows+0(FP), AX
 	MOVQ 0(AX), R8

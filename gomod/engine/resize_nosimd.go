@@ -11,6 +11,9 @@ func aaZEnabled() bool { return false }
 // noVNNI would switch aaHRowsZ off (tests, benchmarks); there is none without SIMD.
 var noVNNI bool
 
+// noAsmY would switch aaHRowsY off; there is none without SIMD.
+var noAsmY bool
+
 // no512V would switch aaVRow3W off; there is none without SIMD.
 var no512V bool
 

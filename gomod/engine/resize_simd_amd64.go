@@ -742,14 +742,16 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			zr[i] = unsafe.Add(ps[i], 4) // ps: from 4 before the row's origin
 		}
 		j = n &^ 15
-		// the next call's rows, prefetched over this one: the four rows after these when they are
-		// evenly spaced (a downscale's groups, aaRow) and about as far apart as the bytes read
-		pf, pfn := uintptr(zr[0]), 0 // none: the same two lines of the first row, which is read anyway
-		if s := rb[1] - rb[0]; s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
-			pf = uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff)
-			pfn = min((4*s/j+63)&^63, 128) // per column: aaHRowsZ prefetches two lines
-		}
+		pf, pfn := aaPrefetch(rb, src, a, j, zr[0])
 		aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
+		if j == n {
+			return true
+		}
+	} else if !noAsmY && n >= 16 {
+		var scratch [16][16]int32
+		j = n &^ 15
+		pf, pfn := aaPrefetch(rb, src, a, j, ps[0])
+		aaHRowsY(&ps, &q, &a.ycols[0], j, &a.wide[0], n, int(unsafe.Offsetof(aaWide{}.loA)), &aaYK, &scratch, pf, pfn)
 		if j == n {
 			return true
 		}
@@ -862,6 +864,17 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 		}
 	}
 	return true
+}
+
+// aaPrefetch is what aaHRowsZ and aaHRowsY prefetch over a call of j columns: the next call's rows,
+// the four after rb's when they are evenly spaced (a downscale's groups, aaRow) and about as far
+// apart as the bytes read, pfn bytes a column (two lines at most); else pfn 0 and the two lines at
+// p0, which the call reads anyway.
+func aaPrefetch(rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
+	if s := rb[1] - rb[0]; s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
+		return uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff), min((4*s/j+63)&^63, 128)
+	}
+	return uintptr(p0), 0
 }
 
 // aaWideA and aaWideB are aaHRows4W's byte shuffles of the 32 bytes from 4 before a chunk's first

@@ -1,0 +1,38 @@
+//go:build goexperiment.simd && amd64
+
+package engine
+
+import "unsafe"
+
+// noAsmY switches aaHRowsY off (tests and A/B benchmarks: aaHRows4W's archsimd loop then runs).
+var noAsmY bool
+
+// aaHRowsY is aaHRows4W's column loop in assembly on AVX2 (resize_aa_avx2_amd64.s) for the columns
+// [0, n), n a multiple of 16: aaHRowsZ's contract (rows[i] from 4 bytes before row i's origin, as
+// aaHRows4W's ps; the columns aaPlan.ycols, the chunks w = aaPlan.wide with the low halves lodelta
+// bytes past the high ones; prefetch as aaHRowsZ), on aaHRows4W's own loads and shuffles.
+// BenchmarkAAHPass on the AVX-512 Xeon (AVX2 code on it; kernels in rotating order in one process,
+// minimum of 60 images, two runs) against aaHRows4W's archsimd loop: bicubic 997 / 977 against 1273 /
+// 1226 us, "torch" 889 / 861 against 1117 / 1127, bilinear 605 / 583 against 751 / 738 (aaHRowsZ:
+// 807 / 797 bicubic). The same instructions per chunk; what the archsimd loop pays besides is its
+// closure call per column, its sums through memory (res), a branch per column on the doubt test, and
+// no prefetch. Not measured on an AVX2-only CPU.
+//
+//go:noescape
+func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane, lodelta int, k *aaYConst, scratch *[16][16]int32, pf uintptr, pfn int)
+
+// aaYConst is aaHRowsY's constants: aaWideA, aaWideB, aaTailA, aaTailB, aaZConst's packing shuffle
+// (both lanes), 2^21 and 2^22 - 1.
+type aaYConst struct {
+	shA, shB, tA, tB [32]int8
+	regroup          [32]uint8
+	half, frac       int32
+	_                [6]int32
+}
+
+var aaYK = func() (k aaYConst) {
+	k.shA, k.shB, k.tA, k.tB = aaWideA, aaWideB, aaTailA, aaTailB
+	copy(k.regroup[:], aaZK.regroup[:32])
+	k.half, k.frac = 1<<(pilPrecisionBits-1), 1<<pilPrecisionBits-1
+	return k
+}()

@@ -11,14 +11,18 @@ import (
 const simdEnabled = true
 
 var (
-	hasAVX2   = archsimd.X86.AVX2()
-	hasAVX512 = archsimd.X86.AVX512()
-	hasVBMI   = hasAVX512 && archsimd.X86.AVX512VBMI()
-	no512V    bool // switches aaVRow3W off (tests, A/B benchmarks)
+	hasAVX2 = archsimd.X86.AVX2()
+	hasVBMI = archsimd.X86.AVX512() && archsimd.X86.AVX512VBMI()
+	no512V  bool // switches aaVRow3W off (tests, A/B benchmarks)
 )
 
-// aaVWideEnabled reports whether aaVRow3 hands its columns to aaVRow3W (AVX-512).
-func aaVWideEnabled() bool { return hasAVX512 }
+// aaVWideEnabled reports whether aaVRow3 hands its columns to aaVRow3W: where the horizontal pass
+// runs at 512 bits too (aaHRowsZ). Whole 1080p -> 224 plans on the AVX-512 Xeon (photographs, the
+// four combinations in rotating order in one process, medians of 60, two runs): with aaHRowsZ,
+// aaVRow3W against aaVRow3's AVX2 loop 1227 / 1178 against 1259 / 1209 us bicubic; with aaHRowsY
+// (256-bit) it was 13% slower, 1660 / 1582 against 1466 / 1392, likely the cost of switching between
+// 512-bit and 256-bit code.
+func aaVWideEnabled() bool { return hasVNNI }
 
 // Every kernel here ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
 // back to scalar code. The Go compiler emits legacy-SSE encodings for scalar floats, struct zeroing
@@ -968,7 +972,7 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 	}
 	out0, out1, out2 := out[0][:n], out[1][:n], out[2][:n]
 	x := 0
-	if hasAVX512 && !no512V && n >= 32 {
+	if aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
 		x = aaVRow3W(out, rp, np, po, w0, vh, nt)
 	}
 	for ; x+16 <= n; x += 16 {

@@ -1,6 +1,7 @@
 //go:build goexperiment.simd && amd64
 
 #include "textflag.h"
+#include "resize_aa_asm_amd64.h"
 
 // aaHRowsY: aaHRows4W's column loop in assembly on AVX2 (see resize_aa_avx2_amd64.go), with
 // aaHRowsZ's structure (resize_aa_vnni_amd64.s) at 256 bits: per column and 8-tap chunk (aaWide),
@@ -40,11 +41,11 @@
 	VMOVDQU (R10)(AX*1), Y3; VINSERTI128 $1, (R11)(AX*1), Y3, Y3
 
 // four columns' sums of one row pair at scratch offsets A-D (DX) shifted and packed to bytes in R,
-// each row's lane [ch0 c0-3 | ch1 | ch2 | ch3] (regroup shuffle at 128(BX))
+// each row's lane [ch0 c0-3 | ch1 | ch2 | ch3] (regroup shuffle at YK_REGROUP(BX))
 #define YPACK4(A, B, C, D, R) \
 	VMOVDQU A(DX), Y0; VPSRAD $22, Y0, Y0; VMOVDQU B(DX), Y1; VPSRAD $22, Y1, Y1; VPACKSSDW Y1, Y0, Y0; \
 	VMOVDQU C(DX), Y1; VPSRAD $22, Y1, Y1; VMOVDQU D(DX), Y2; VPSRAD $22, Y2, Y2; VPACKSSDW Y2, Y1, Y1; \
-	VPACKUSWB Y1, Y0, R; VPSHUFB 128(BX), R, R
+	VPACKUSWB Y1, Y0, R; VPSHUFB YK_REGROUP(BX), R, R
 
 // the transposed channels of a row pair (Y4-Y7 the four groups) stored: row pointers at P0 and
 // P1 of the dst array (AX), plane stride in CX, column R13
@@ -58,17 +59,12 @@
 
 // func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane, lodelta int, k *aaYConst, scratch *[16][16]int32, pf uintptr, pfn int)
 TEXT ·aaHRowsY(SB), NOSPLIT, $0-88
-	MOVQ rows+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ cols+16(FP), SI
+	AA_ROWS4
 	MOVQ k+56(FP), AX
-	VMOVDQU 0(AX), Y12
-	VMOVDQU 32(AX), Y13
-	VMOVDQU 64(AX), Y14
-	VMOVDQU 96(AX), Y15
+	VMOVDQU YK_SHA(AX), Y12
+	VMOVDQU YK_SHB(AX), Y13
+	VMOVDQU YK_TA(AX), Y14
+	VMOVDQU YK_TB(AX), Y15
 	XORQ R13, R13
 	CMPQ R13, n+24(FP)
 	JGE ydone
@@ -79,14 +75,10 @@ yblock:
 	XORQ R12, R12
 
 ycol:
-	MOVQ pf+72(FP), BX
-	PREFETCHT1 (BX)
-	PREFETCHT1 64(BX)
-	ADDQ pfn+80(FP), BX
-	MOVQ BX, pf+72(FP)
-	MOVLQSX 0(SI), AX  // off
-	MOVL 4(SI), BX     // whole chunks
-	MOVLQSX 12(SI), DI // the column's first chunk: w + 128*wch
+	AA_PREFETCH
+	MOVLQSX COL_OFF(SI), AX  // off
+	MOVL COL_STEPS(SI), BX     // whole chunks
+	MOVLQSX COL_W(SI), DI // the column's first chunk: w + 128*wch
 	SHLQ $7, DI
 	ADDQ w+32(FP), DI
 	YZERO
@@ -100,7 +92,7 @@ yhistep:
 	JNZ yhistep
 yhifold:
 	YFOLD
-	MOVL 8(SI), BX // tail: 0, 1 or 2 tap pairs
+	MOVL COL_TAIL(SI), BX // tail: 0, 1 or 2 tap pairs
 	TESTL BX, BX
 	JZ yhipost
 	YTAILROWS
@@ -110,46 +102,33 @@ yhifold:
 	YTAIL(Y15, 32, DI)
 yhipost:
 	// A = sum(p*hi) << sh + base, and whether any lane's result is in doubt (aaHRowsZ)
-	VPBROADCASTD 16(SI), Y2
+	VPBROADCASTD COL_SH(SI), Y2
 	VPSLLVD Y2, Y0, Y0
 	VPSLLVD Y2, Y1, Y1
-	VPBROADCASTD 20(SI), Y2
+	VPBROADCASTD COL_BASE(SI), Y2
 	VPADDD Y2, Y0, Y0
 	VPADDD Y2, Y1, Y1
 	MOVQ k+56(FP), BX
-	VPBROADCASTD 164(BX), Y3
+	VPBROADCASTD YK_FRAC(BX), Y3
 	VPAND Y3, Y0, Y4
 	VPAND Y3, Y1, Y5
-	VPBROADCASTD 24(SI), Y2
+	VPBROADCASTD COL_THRM1(SI), Y2
 	VPCMPGTD Y2, Y4, Y4
 	VPCMPGTD Y2, Y5, Y5
 	VPOR Y5, Y4, Y4
 	VPTEST Y4, Y4
-	SETNE BX
-	MOVBQZX BX, BX
-	LEAQ (BX)(R12*2), R12
+	AA_MARK
 	VMOVDQU Y0, (DX)
 	VMOVDQU Y1, 32(DX)
 	ADDQ $64, DX
-	ADDQ $28, SI
+	ADDQ $COL_SIZE, SI
 	DECQ CX
 	JNZ ycol
 
 yfix:
 	TESTQ R12, R12
 	JZ ypack
-	BSFQ R12, CX
-	BTRQ CX, R12
-	LEAQ 1(CX), DX
-	IMULQ $28, DX
-	NEGQ DX
-	ADDQ SI, DX
-	MOVLQSX 0(DX), AX
-	MOVL 4(DX), BX
-	MOVLQSX 12(DX), DI
-	SHLQ $7, DI
-	ADDQ w+32(FP), DI
-	ADDQ lodelta+48(FP), DI
+	AA_FIXCOL(7)
 	YZERO
 	TESTQ BX, BX
 	JZ ylofold
@@ -161,7 +140,7 @@ ylostep:
 	JNZ ylostep
 ylofold:
 	YFOLD
-	MOVL 8(DX), BX
+	MOVL COL_TAIL(DX), BX
 	TESTL BX, BX
 	JZ ylopost
 	YTAILROWS
@@ -170,17 +149,14 @@ ylofold:
 	JNE ylopost
 	YTAIL(Y15, 32, DI)
 ylopost:
-	MOVQ $15, BX
-	SUBQ CX, BX
-	SHLQ $6, BX
-	ADDQ scratch+64(FP), BX // its A
+	AA_SLOT
 	VPADDD (BX), Y0, Y0
 	VPADDD 32(BX), Y1, Y1
-	VPBROADCASTD 20(DX), Y2 // base
+	VPBROADCASTD COL_BASE(DX), Y2 // base
 	VPSUBD Y2, Y0, Y0
 	VPSUBD Y2, Y1, Y1
 	MOVQ k+56(FP), DI
-	VPBROADCASTD 160(DI), Y2 // 2^21
+	VPBROADCASTD YK_HALF(DI), Y2 // 2^21
 	VPADDD Y2, Y0, Y0
 	VPADDD Y2, Y1, Y1
 	VMOVDQU Y0, (BX)

@@ -1,6 +1,7 @@
 //go:build goexperiment.simd && amd64
 
 #include "textflag.h"
+#include "resize_aa_asm_amd64.h"
 
 // The antialias horizontal pass of four source rows on AVX-512 VBMI + VNNI (aaHRowsZ in
 // resize_aa_vnni_amd64.go), in assembly because Go's archsimd has no VPDPWSSD and no zeroing masks.
@@ -64,18 +65,13 @@
 
 // func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)
 TEXT ·aaHRowsZ(SB), NOSPLIT, $0-88
-	MOVQ rows+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ cols+16(FP), SI
+	AA_ROWS4
 	MOVQ k+56(FP), AX
-	VMOVDQU64 0(AX), Z30
-	VMOVDQU64 64(AX), Z31
-	VMOVDQU64 192(AX), Z26
-	VPBROADCASTD 256(AX), Z28 // 2^21: the rounding half
-	VPBROADCASTD 260(AX), Z29 // 2^22 - 1: the fraction bits
+	VMOVDQU64 ZK_IDX0(AX), Z30
+	VMOVDQU64 ZK_IDX1(AX), Z31
+	VMOVDQU64 ZK_TAIL(AX), Z26
+	VPBROADCASTD ZK_HALF(AX), Z28 // 2^21: the rounding half
+	VPBROADCASTD ZK_FRAC(AX), Z29 // 2^22 - 1: the fraction bits
 	MOVQ $0x5555555555555555, BX
 	KMOVQ BX, K1
 	XORQ R13, R13 // the block's first column
@@ -88,16 +84,10 @@ block:
 	XORQ R12, R12 // the block's columns in doubt: bit 15-k for column k
 
 col:
-	// prefetch (to L2) the column's share of the bytes the next call reads: two lines; a burst of
-	// the block's share at its start stalled on the prefetches themselves (perf: ~6% of the samples)
-	MOVQ pf+72(FP), BX
-	PREFETCHT1 (BX)
-	PREFETCHT1 64(BX)
-	ADDQ pfn+80(FP), BX
-	MOVQ BX, pf+72(FP)
-	MOVLQSX 0(SI), AX  // off
-	MOVL 4(SI), BX     // full steps
-	MOVLQSX 12(SI), DI // the column's weights: w + 64*zcol.w
+	AA_PREFETCH
+	MOVLQSX COL_OFF(SI), AX  // off
+	MOVL COL_STEPS(SI), BX     // full steps
+	MOVLQSX COL_W(SI), DI // the column's weights: w + 64*zcol.w
 	SHLQ $6, DI
 	ADDQ w+32(FP), DI
 	ZERO
@@ -116,7 +106,7 @@ hione:
 	ADDQ $24, AX
 	ADDQ $64, DI
 hitail:
-	CMPL 8(SI), $0
+	CMPL COL_TAIL(SI), $0
 	JE hifold
 	TAIL(DI)
 hifold:
@@ -126,17 +116,15 @@ hifold:
 	// by ~8% of the bicubic 1080p -> 224 columns on photographs) resolves only after the whole
 	// column's chain and flushed the columns behind it when mispredicted (perf: the shift below and
 	// the next column's first loads drew the most samples)
-	VPSLLVD.BCST 16(SI), Z24, Z24
-	VPADDD.BCST 20(SI), Z24, Z24
+	VPSLLVD.BCST COL_SH(SI), Z24, Z24
+	VPADDD.BCST COL_BASE(SI), Z24, Z24
 	VPANDD Z29, Z24, Z15
-	VPCMPGTD.BCST 24(SI), Z15, K2
+	VPCMPGTD.BCST COL_THRM1(SI), Z15, K2
 	KORTESTW K2, K2
-	SETNE BX
-	MOVBQZX BX, BX
-	LEAQ (BX)(R12*2), R12
+	AA_MARK
 	VMOVDQU32 Z24, (DX)
 	ADDQ $64, DX
-	ADDQ $28, SI
+	ADDQ $COL_SIZE, SI
 	DECQ CX
 	JNZ col
 
@@ -144,18 +132,7 @@ fix:
 	// the columns in doubt: the low halves' sum, from the weights lodelta bytes past the high ones
 	TESTQ R12, R12
 	JZ pack
-	BSFQ R12, CX
-	BTRQ CX, R12
-	LEAQ 1(CX), DX
-	IMULQ $28, DX
-	NEGQ DX
-	ADDQ SI, DX // the column: SI is past the block's last one
-	MOVLQSX 0(DX), AX
-	MOVL 4(DX), BX
-	MOVLQSX 12(DX), DI
-	SHLQ $6, DI
-	ADDQ w+32(FP), DI
-	ADDQ lodelta+48(FP), DI
+	AA_FIXCOL(6)
 	ZERO
 	SUBQ $2, BX
 	JB loone
@@ -172,18 +149,15 @@ loone:
 	ADDQ $24, AX
 	ADDQ $64, DI
 lotail:
-	CMPL 8(DX), $0
+	CMPL COL_TAIL(DX), $0
 	JE lofold
 	TAIL(DI)
 lofold:
 	FOLD(Z25)
-	MOVQ $15, BX
-	SUBQ CX, BX
-	SHLQ $6, BX
-	ADDQ scratch+64(FP), BX // its A
+	AA_SLOT
 	VPADDD (BX), Z25, Z25
 	VPADDD Z28, Z25, Z25
-	VPSUBD.BCST 20(DX), Z25, Z25 // A + L + 2^21 - base: the exact sum plus 2^21
+	VPSUBD.BCST COL_BASE(DX), Z25, Z25 // A + L + 2^21 - base: the exact sum plus 2^21
 	VMOVDQU32 Z25, (BX)
 	JMP fix
 
@@ -194,7 +168,7 @@ pack:
 	// channel's 16 columns of each row in lanes, stored at column R13 of the row's three planes
 	MOVQ scratch+64(FP), DX
 	MOVQ k+56(FP), AX
-	VMOVDQU64 128(AX), Z27
+	VMOVDQU64 ZK_REGROUP(AX), Z27
 	PACK4(0, 64, 128, 192, Z8)
 	PACK4(256, 320, 384, 448, Z9)
 	PACK4(512, 576, 640, 704, Z10)

@@ -16,6 +16,16 @@ var (
 	no512V  bool // switches aaVRow3W off (tests, A/B benchmarks)
 )
 
+// cpuVendor returns CPUID leaf 0's vendor words (cpuid_amd64.s).
+func cpuVendor() (ebx, edx, ecx uint32)
+
+// isIntel: the CPU says GenuineIntel. The antialias horizontal loops prefetch the next rows only
+// there (aaPrefetch).
+var isIntel = func() bool {
+	b, d, c := cpuVendor()
+	return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e // "Genu" "ineI" "ntel"
+}()
+
 // aaVWideEnabled reports whether aaVRow3 hands its columns to aaVRow3W: where the horizontal pass
 // runs at 512 bits too (aaHRowsZ). Whole 1080p -> 224 plans on the AVX-512 Xeon (photographs, the
 // four combinations in rotating order in one process, medians of 60, two runs): with aaHRowsZ,
@@ -873,9 +883,12 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 // aaPrefetch is what aaHRowsZ and aaHRowsY prefetch over a call of j columns: the next call's rows,
 // the four after rb's when they are evenly spaced (a downscale's groups, aaRow) and about as far
 // apart as the bytes read, pfn bytes a column (two lines at most); else pfn 0 and the two lines at
-// p0, which the call reads anyway.
+// p0, which the call reads anyway. Only on Intel CPUs, where it was measured (aaHRowsZ): on the AMD
+// EPYC (Zen 3) of earlier sessions a software prefetch of the next group's rows (PREFETCHT0, a
+// share per 16 columns) made the archsimd pass slower (see aaHRows4W), and this one is unmeasured
+// there.
 func aaPrefetch(rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
-	if s := rb[1] - rb[0]; s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
+	if s := rb[1] - rb[0]; isIntel && s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
 		return uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff), min((4*s/j+63)&^63, 128)
 	}
 	return uintptr(p0), 0

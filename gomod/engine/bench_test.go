@@ -214,7 +214,7 @@ func BenchmarkAAVPass(b *testing.B) {
 						o := [3][]float32{out[r*n : r*n+n], out[(224+r)*n : (224+r)*n+n], out[(448+r)*n : (448+r)*n+n]}
 						po := [3]int{0, n, 2 * n}
 						wv := rt.WI[r*rt.K : r*rt.K+kk]
-						if k >= 1 && aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts) {
+						if k >= 1 && aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts, p.aa.zw != nil) {
 							continue
 						}
 						for c := 0; c < 3; c++ {

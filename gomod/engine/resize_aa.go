@@ -405,7 +405,7 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	nt := p.norm
 	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
-	if aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}) {
+	if aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
 		return
 	}
 	for c := 0; c < 3; c++ {

@@ -428,7 +428,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 			wide := aaVWideEnabled() && n >= 32 // aaVRow3W takes the first n&^31 columns, unless switched off
 			for _, nv := range []bool{false, true} {
 				no512V = nv
-				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts)
+				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts, true)
 				no512V = false
 				if ok {
 					ran3++
@@ -449,7 +449,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
 			for _, nv := range []bool{false, true} {
 				no512V = nv
-				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts)
+				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts, true)
 				no512V = false
 				if ok && differs() {
 					if nv || !wide {

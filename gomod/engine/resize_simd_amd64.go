@@ -26,12 +26,14 @@ var isIntel = func() bool {
 	return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e // "Genu" "ineI" "ntel"
 }()
 
-// aaVWideEnabled reports whether aaVRow3 hands its columns to aaVRow3W: where the horizontal pass
-// runs at 512 bits too (aaHRowsZ). Whole 1080p -> 224 plans on the AVX-512 Xeon (photographs, the
-// four combinations in rotating order in one process, medians of 60, two runs): with aaHRowsZ,
-// aaVRow3W against aaVRow3's AVX2 loop 1227 / 1178 against 1259 / 1209 us bicubic; with aaHRowsY
-// (256-bit) it was 13% slower, 1660 / 1582 against 1466 / 1392, likely the cost of switching between
-// 512-bit and 256-bit code.
+// aaVWideEnabled reports whether aaVRow3 can hand its columns to aaVRow3W: on CPUs where the
+// horizontal pass runs at 512 bits too (aaHRowsZ), for the plans it runs for (aaVRow3's wide: the
+// plan has aaHRowsZ's tables). Whole 1080p -> 224 plans on the AVX-512 Xeon (photographs, the four
+// combinations in rotating order in one process, medians of 60, two runs): with aaHRowsZ, aaVRow3W
+// against aaVRow3's AVX2 loop 1227 / 1178 against 1259 / 1209 us bicubic; with aaHRowsY (256-bit)
+// it was 13% slower, 1660 / 1582 against 1466 / 1392, and with the planar pass (aaHPlanarRows,
+// BenchmarkEvalPlanar's plans, medians of 200, two runs) 4% at 512x512 and 9-11% at 1920x1080
+// (1417 / 1498 against 1267 / 1376 us): likely the cost of switching between 512-bit and 256-bit code.
 func aaVWideEnabled() bool { return hasVNNI }
 
 // Every kernel here ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
@@ -917,7 +919,8 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 // plane's results in doubt (aaVHead.thr) adds that plane's low halves. The last n%16 columns take
 // aaVScalar. The same floats as aaVRow (TestAAVRowEqualScalarRandom). It returns false, having
 // written nothing, where aaVRow's paired loop would not run (the caller then calls aaVRow per plane).
-func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32) bool {
+// wide: the row's horizontal pass ran in aaHRowsZ, so aaVRow3W may take the columns (aaVWideEnabled).
+func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
 	n := len(out[0])
 	np := (len(hs) + 1) / 2
 	if !hasAVX2 || np > aaVMaxPairs || n < 16 || len(pw) < aaVPairLen*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
@@ -985,7 +988,7 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 	}
 	out0, out1, out2 := out[0][:n], out[1][:n], out[2][:n]
 	x := 0
-	if aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
+	if wide && aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
 		x = aaVRow3W(out, rp, np, po, w0, vh, nt)
 	}
 	for ; x+16 <= n; x += 16 {

@@ -749,25 +749,22 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			ps[i] = unsafe.Pointer(unsafe.SliceData(e))
 		}
 	}
-	// The columns [0, n&^15) in assembly where AVX-512 VNNI is there (aaHRowsZ), the rest below.
+	// The columns [0, n&^15) in assembly, aaHRowsZ where AVX-512 VNNI is there, else aaHRowsY; the
+	// rest below.
 	j := 0
-	if hasVNNI && !noVNNI && a.zw != nil && n >= 16 {
-		var zr [4]unsafe.Pointer
-		var scratch [16][16]int32
-		for i := range zr {
-			zr[i] = unsafe.Add(ps[i], 4) // ps: from 4 before the row's origin
-		}
-		j = n &^ 15
-		pf, pfn := aaPrefetch(rb, src, a, j, zr[0])
-		aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
-		if j == n {
-			return true
-		}
-	} else if !noAsmY && n >= 16 {
+	if z := hasVNNI && !noVNNI && a.zw != nil; n >= 16 && (z || !noAsmY) {
 		var scratch [16][16]int32
 		j = n &^ 15
 		pf, pfn := aaPrefetch(rb, src, a, j, ps[0])
-		aaHRowsY(&ps, &q, &a.ycols[0], j, &a.wide[0], n, int(unsafe.Offsetof(aaWide{}.loA)), &aaYK, &scratch, pf, pfn)
+		if z {
+			var zr [4]unsafe.Pointer
+			for i := range zr {
+				zr[i] = unsafe.Add(ps[i], 4) // ps: from 4 before the row's origin
+			}
+			aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
+		} else {
+			aaHRowsY(&ps, &q, &a.ycols[0], j, &a.wide[0], n, int(unsafe.Offsetof(aaWide{}.loA)), &aaYK, &scratch, pf, pfn)
+		}
 		if j == n {
 			return true
 		}

@@ -146,6 +146,12 @@ type aaAsmCol struct {
 	off, steps, tail, w, sh, base, thrm1 int32
 }
 
+// asmCol is column c's aaAsmCol with the given steps, tail and weight index.
+func asmCol(c *aaCol, steps, tail, w int32) aaAsmCol {
+	return aaAsmCol{off: c.off, steps: steps, tail: tail, w: w,
+		sh: int32(bits.TrailingZeros32(uint32(c.mul))), base: c.base, thrm1: c.thr - 1}
+}
+
 // aaWide holds the weights of 8 taps of one column for aaHRows4W, whose 32-byte load at the chunk's
 // first tap minus 4 bytes puts taps 0-3 in the low 128-bit lane (bytes 4-15) and taps 4-7 in the high
 // one (bytes 0-11): the (tap, tap+1) pairs of each channel [w0 w1 w0 w1 w0 w1 0 0 | w4 w5 ... 0 0]
@@ -317,9 +323,9 @@ func newAAWide(a *aaPlan, p *Plan) {
 		a.wideEnd = max(a.wideEnd, int(c.off)-4+24*((int(c.cnt)+7)/8-1)+32)
 	}
 	a.ycols = make([]aaAsmCol, len(a.cols))
-	for j, c := range a.cols {
-		a.ycols[j] = aaAsmCol{off: c.off, steps: c.wfull, tail: int32(c.wtail), w: c.wch,
-			sh: int32(bits.TrailingZeros32(uint32(c.mul))), base: c.base, thrm1: c.thr - 1}
+	for j := range a.cols {
+		c := &a.cols[j]
+		a.ycols[j] = asmCol(c, c.wfull, int32(c.wtail), c.wch)
 	}
 }
 

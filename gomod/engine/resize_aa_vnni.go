@@ -1,7 +1,5 @@
 package engine
 
-import "math/bits"
-
 // The antialias horizontal pass on AVX-512 VBMI + VNNI machines (aaHRowsZ,
 // resize_aa_vnni_amd64.s): its tables, built per plan where the kernel can run (aaZEnabled). The
 // kernel takes 8 taps of one row per byte permute and multiply-add; its weights are the 4-tap chunks'
@@ -28,8 +26,7 @@ func newAAZ(a *aaPlan) {
 	for j, c := range a.cols {
 		nch := int(c.cnt+3) / 4
 		full, tail := nch/2, nch%2
-		a.zcols[j] = aaAsmCol{off: c.off, steps: int32(full), tail: int32(tail), w: int32(s),
-			sh: int32(bits.TrailingZeros32(uint32(c.mul))), base: c.base, thrm1: c.thr - 1}
+		a.zcols[j] = asmCol(&c, int32(full), int32(tail), int32(s))
 		for q := 0; q < nch; q++ {
 			ck, hi, lo := &a.chunks[int(c.ch)+q], &a.zw[s+q/2], &a.zw[steps+s+q/2]
 			for h := 16 * (q % 2); h < 32; h += 16 {

@@ -30,8 +30,9 @@ func aaZEnabled() bool { return hasVNNI }
 // process, 150 rounds, medians, two runs): a column in doubt only marked in the loop and completed
 // after it, bicubic 927 / 894 against 951 / 905 us (antialias="torch", which has none, even); with
 // the prefetch of the next four rows over the call as well (then a block's share at the block's
-// start), bicubic 824 / 825 against 895 / 896, "torch" 762 / 716 against 834 / 788. The same rows taken from 16 that stay in cache ran ~20%
-// faster than from the whole image: the rest of that gap is what the prefetch leaves.
+// start), bicubic 824 / 825 against 895 / 896, "torch" 762 / 716 against 834 / 788. The same rows
+// taken from 16 that stay in cache ran ~20% faster than from the whole image: the rest of that gap
+// is what the prefetch leaves.
 //
 //go:noescape
 func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)

@@ -16,8 +16,8 @@
 // [ch0 ch1 ch2 0]; a tail's products, [A taps 0-1 | A 2-3 | B 0-1 | B 2-3], add in at its first stage,
 // whose sums have that layout.
 
-// the four rows' step for the weights at W (Z12 loaded from it) on the 64 bytes at AX+O: into
-// accumulators Z16-Z19 (ACC 0) or Z20-Z23 (ACC 4), through permute index IDX
+// one 8-tap step of the four rows on the 64 bytes at AX+O, through permute index IDX, with the
+// weights in Z12 (loaded by the caller), into accumulators A0-A3
 #define STEP(O, IDX, A0, A1, A2, A3) \
 	VMOVDQU8 O(R8)(AX*1), Z0; VPERMB.Z Z0, IDX, K1, Z4; VPDPWSSD Z12, Z4, A0; \
 	VMOVDQU8 O(R9)(AX*1), Z1; VPERMB.Z Z1, IDX, K1, Z5; VPDPWSSD Z12, Z5, A1; \

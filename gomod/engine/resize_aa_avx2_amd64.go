@@ -17,6 +17,18 @@ var noAsmY bool
 // 807 / 797 bicubic). The same instructions per chunk; what the archsimd loop pays besides is its
 // closure call per column, its sums through memory (res), a branch per column on the doubt test, and
 // no prefetch. Not measured on an AVX2-only CPU.
+// Tried and not kept: a "quad" kernel that shuffles each group of four source pixels of the four
+// rows once per call into a buffer ([tap pair 0, 1 | 2, 3] words, as this loop's shuffles leave them;
+// a ring of quads in L1, each block of 16 columns shuffling only the quads no earlier block did), so
+// that a column's taps take one VPMADDWD (from memory) and one VPADDD per four taps and row, with no
+// shuffle; 4-tap-aligned quads cost ~6% more multiply-adds than this loop's column-aligned chunks.
+// It passed TestAAHRowsEqualScalarRandom. BenchmarkAAHPass (in the same rotation as this kernel, two
+// runs): bicubic 949 / 998 against 983 / 1003 us, "torch" bicubic 882 / 889 against 862 / 868,
+// bilinear 691 / 674 against 621 / 591. Stubbing parts out (an earlier variant, rows in cache):
+// bicubic ~350 us without its tap loops, ~750 without most of its shuffling, ~900-1000 whole. So its
+// tap loop took ~560 us against ~770 for this loop's, but the shuffling pass (one shuffle, load and
+// store per quad and row, and the blocks' bookkeeping) took 160-250 us of that back, and the rest
+// (~190 us: fold, split test, packing, stores) is the same in both.
 //
 //go:noescape
 func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane, lodelta int, k *aaYConst, scratch *[16][16]int32, pf uintptr, pfn int)

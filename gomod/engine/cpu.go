@@ -208,6 +208,8 @@ type worker struct {
 	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
 	aaEdge []byte    // copies of the image's edge rows for aaHRows4W
 	acc    []int32   // vertical sums of one antialiased row
+	vfU8   []uint8   // a vertical-first Pillow row before its horizontal pass (vfirstRowU8)
+	vfAcc  []int32   // its sums
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }
 

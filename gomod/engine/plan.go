@@ -47,10 +47,14 @@ type Plan struct {
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
 	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
 	est               PlanBytes
-	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
-	kernel            rowKernel // how a content row is resampled
-	area              areaRule
-	areaBlock         int // source pixels per output pixel of an areaFast plan
+	aa                *aaPlan // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), and the
+	// element offsets [lo, hi) its horizontal pass reads within a row (vfirstRowU8)
+	vfirst     bool
+	vfLo, vfHi int
+	kernel     rowKernel // how a content row is resampled
+	area       areaRule
+	areaBlock  int // source pixels per output pixel of an areaFast plan
 }
 
 // rowKernel is the arithmetic a plan's rows use (resize_cpu.go).
@@ -80,7 +84,37 @@ func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 // planner's tables and have every row kernel's arithmetic (gpuMode), so today every valid plan is
 // supported; the hook stays so that a future mode can be declined with a reason.
 func (p *Plan) GPUSupported() (bool, string) {
+	if p.vfirst {
+		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking and the width not) is not in the GPU kernels"
+	}
 	return true, ""
+}
+
+// pillowVerticalFirst reports whether Pillow resizes this plan's rows vertically first: since Pillow
+// 13, ImagingResampleInner runs the vertical pass first when the height shrinks and the width does
+// not (horizontal_first), and since each pass rounds to uint8 the order shows (up to ~10 levels on
+// photographs). Pillow 12 and older always ran the horizontal pass first; PyTorch's uint8 kernel
+// (TorchU8) and the float kernels still do.
+func pillowVerticalFirst(s *Spec, k rowKernel) bool {
+	return k == kPillow && s.In.DType == U8 && !s.Resize.TorchU8 && s.Resize.W >= s.Pre.W && s.Resize.H < s.Pre.H
+}
+
+// liveSpan is the range [lo, hi) of the element offsets an axis's live taps read.
+func liveSpan(a *axis) (lo, hi int) {
+	t := &a.Taps
+	first := true
+	for j, n := range t.Cnt {
+		for _, o := range a.Off[j*t.K : j*t.K+int(n)] {
+			if first || o < lo {
+				lo = o
+			}
+			if first || o+1 > hi {
+				hi = o + 1
+			}
+			first = false
+		}
+	}
+	return lo, hi
 }
 
 // gpuCapable reports whether every job's plan can run on the GPU kernels.
@@ -170,6 +204,11 @@ func EstimatePlan(s *Spec) PlanBytes {
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
 	if s.Resize.Antialias {
 		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
+		if s.Resize.W >= s.Pre.W && s.Resize.H < s.Pre.H {
+			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
+			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
+			scratch += (float64(s.In.W)*px + 64) * 5
+		}
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
@@ -234,6 +273,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 	}
 	if err := p.checkBounds(); err != nil {
 		return nil, err
+	}
+	if p.vfirst = pillowVerticalFirst(s, p.kernel); p.vfirst {
+		p.vfLo, p.vfHi = liveSpan(&p.cols)
 	}
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)

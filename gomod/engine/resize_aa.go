@@ -193,7 +193,7 @@ type aaPlan struct {
 
 func newAAPlan(p *Plan) *aaPlan {
 	s := &p.Spec
-	if s.In.DType != U8 || p.kernel != kPillow || p.inC != 3 || p.OutC != 3 || p.norm == nil ||
+	if s.In.DType != U8 || p.kernel != kPillow || p.vfirst || p.inC != 3 || p.OutC != 3 || p.norm == nil ||
 		!p.CHW || p.norm.f16 || p.cols.Lo != 0 || p.cols.Hi != p.OutW {
 		return nil
 	}

@@ -32,6 +32,10 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			}
 		}
 	case kPillow:
+		if p.vfirst {
+			w.vfirstRowU8(p, src, base, r)
+			return
+		}
 		k := rows.Taps.K
 		kk := int(rows.Taps.Cnt[r]) // rows past the filter's support have weight 0: skip them
 		hs := w.taps[:0]
@@ -59,6 +63,46 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 		}
 		vresizeLinearU8(dst, h[0], h[1], rows.Taps.WI[2*r], rows.Taps.WI[2*r+1])
 	}
+}
+
+// vfirstRowU8 is resizeRowU8's Pillow row for a plan whose vertical pass runs first (Plan.vfirst):
+// the taps' source rows are summed and rounded to uint8 (vresizeAAU8, Pillow's
+// ImagingResampleVertical_8bpc) over the elements the horizontal pass reads, into w.vfU8, and
+// hresizeAAU8 then reads that row. Interleaved pixels (channel stride 1) take one span of bytes;
+// any other channel stride one span per channel, laid out span apart. A span runs from base0 =
+// min(vfLo, 0) to past the row's origin (0), so that every offset lands in it at a non-negative index.
+func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
+	rows := &p.rows
+	c, sc := p.inC, p.strideC
+	base0 := min(p.vfLo, 0)
+	// the span reaches the row's origin too: hresizeAAU8 makes a pointer to it (checkptr)
+	span, planes, ss := max(p.vfHi+c-1, 1)-base0, 1, 1 // interleaved: all channels in one span
+	if sc != 1 {
+		span, planes = max(p.vfHi, 1)-base0, c
+		ss = span
+	}
+	n := planes * span
+	if cap(w.vfU8) < n {
+		w.vfU8, w.vfAcc = make([]uint8, n), make([]int32, n)
+	}
+	vb := w.vfU8[:n]
+	k := rows.Taps.K
+	kk := int(rows.Taps.Cnt[r])
+	wi := rows.Taps.WI[r*k : r*k+kk]
+	from, to := p.vfLo-base0, p.vfHi-base0 // the elements of a span the horizontal pass reads
+	if sc == 1 {
+		to += c - 1
+	}
+	for ch := 0; ch < planes; ch++ {
+		hs := w.taps[:0]
+		for t := 0; t < kk; t++ {
+			o := base + rows.Off[r*k+t] + p.vfLo + ch*sc
+			hs = append(hs, src[o:o+to-from])
+		}
+		w.taps = hs
+		vresizeAAU8(vb[ch*span+from:ch*span+to], hs, wi, w.vfAcc)
+	}
+	hresizeAAU8(w.rowU8, vb, -base0, &p.cols, c, ss)
 }
 
 // hresizeLinearU8 is OpenCV's HResizeLinear: d = s0*a0 + s1*a1 with 11-bit coefficients, kept unrounded.

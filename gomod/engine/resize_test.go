@@ -170,3 +170,137 @@ func TestBilinearF32MatchesFloat64Reference(t *testing.T) {
 		}
 	}
 }
+
+// Pillow 13's pass order: where the height shrinks and the width does not, the vertical pass runs
+// first (pillowVerticalFirst), each pass rounding to uint8. The plan's output must equal that
+// two-pass model computed here from its own taps, byte for byte, for interleaved, channel-reversed,
+// planar and flipped sources; where the width shrinks too, the order stays horizontal first. The
+// model with the passes swapped must differ on some spec, or this test could not tell the orders.
+func TestPillowVerticalFirst(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	// twoPass is Pillow's resize of the source (h, w, 3; element (y, x, ch) at at(y, x, ch)) with the
+	// plan's taps, vertical pass first or not
+	twoPass := func(p *Plan, at func(y, x, ch int) uint8, h, w int, vfirst bool) []uint8 {
+		rt, ct := &p.rows.Taps, &p.cols.Taps
+		oh, ow := len(rt.Cnt), len(ct.Cnt)
+		sum := func(ws []int32, v func(i int) int32) uint8 {
+			s := int32(1 << (pilPrecisionBits - 1))
+			for i, wt := range ws {
+				s += wt * v(i)
+			}
+			return clampU8(s >> pilPrecisionBits)
+		}
+		out := make([]uint8, oh*ow*3)
+		if vfirst {
+			mid := make([]uint8, oh*w*3) // (oh, w, 3)
+			for y := 0; y < oh; y++ {
+				ws := rt.WI[y*rt.K : y*rt.K+int(rt.Cnt[y])]
+				for x := 0; x < w; x++ {
+					for ch := 0; ch < 3; ch++ {
+						mid[(y*w+x)*3+ch] = sum(ws, func(i int) int32 { return int32(at(int(rt.Idx[y*rt.K+i]), x, ch)) })
+					}
+				}
+			}
+			for y := 0; y < oh; y++ {
+				for j := 0; j < ow; j++ {
+					ws := ct.WI[j*ct.K : j*ct.K+int(ct.Cnt[j])]
+					for ch := 0; ch < 3; ch++ {
+						out[(y*ow+j)*3+ch] = sum(ws, func(i int) int32 { return int32(mid[(y*w+int(ct.Idx[j*ct.K+i]))*3+ch]) })
+					}
+				}
+			}
+			return out
+		}
+		mid := make([]uint8, h*ow*3) // (h, ow, 3)
+		for y := 0; y < h; y++ {
+			for j := 0; j < ow; j++ {
+				ws := ct.WI[j*ct.K : j*ct.K+int(ct.Cnt[j])]
+				for ch := 0; ch < 3; ch++ {
+					mid[(y*ow+j)*3+ch] = sum(ws, func(i int) int32 { return int32(at(y, int(ct.Idx[j*ct.K+i]), ch)) })
+				}
+			}
+		}
+		for y := 0; y < oh; y++ {
+			ws := rt.WI[y*rt.K : y*rt.K+int(rt.Cnt[y])]
+			for j := 0; j < ow; j++ {
+				for ch := 0; ch < 3; ch++ {
+					out[(y*ow+j)*3+ch] = sum(ws, func(i int) int32 { return int32(mid[(int(rt.Idx[y*rt.K+i])*ow+j)*3+ch]) })
+				}
+			}
+		}
+		return out
+	}
+	layouts := []struct {
+		name    string
+		strides func(h, w int) [4]int64
+		at      func(img []uint8, h, w int) func(y, x, ch int) uint8
+		start   func(h, w int) int
+	}{
+		{"interleaved", func(h, w int) [4]int64 { return [4]int64{0, int64(3 * w), 3, 1} },
+			func(img []uint8, h, w int) func(y, x, ch int) uint8 {
+				return func(y, x, ch int) uint8 { return img[(y*w+x)*3+ch] }
+			}, func(h, w int) int { return 0 }},
+		{"channels reversed", func(h, w int) [4]int64 { return [4]int64{0, int64(3 * w), 3, -1} },
+			func(img []uint8, h, w int) func(y, x, ch int) uint8 {
+				return func(y, x, ch int) uint8 { return img[(y*w+x)*3+2-ch] }
+			}, func(h, w int) int { return 2 }},
+		{"planar", func(h, w int) [4]int64 { return [4]int64{0, int64(w), 1, int64(h * w)} },
+			func(img []uint8, h, w int) func(y, x, ch int) uint8 {
+				return func(y, x, ch int) uint8 { return img[ch*h*w+y*w+x] }
+			}, func(h, w int) int { return 0 }},
+		{"columns flipped", func(h, w int) [4]int64 { return [4]int64{0, int64(3 * w), -3, 1} },
+			func(img []uint8, h, w int) func(y, x, ch int) uint8 {
+				return func(y, x, ch int) uint8 { return img[(y*w+w-1-x)*3+ch] }
+			}, func(h, w int) int { return 3 * (w - 1) }},
+	}
+	differs, vf, hf := 0, 0, 0
+	for it := 0; it < 120; it++ {
+		h, w := 2+rng.Intn(60), 1+rng.Intn(40)
+		oh, ow := 1+rng.Intn(h), w+rng.Intn(40) // height shrinks (or stays), width grows (or stays)
+		if it%4 == 3 {
+			ow = 1 + rng.Intn(w) // both shrink: horizontal first
+		}
+		kind := []string{"bilinear", "bicubic"}[it%2]
+		lay := layouts[it%len(layouts)]
+		img := make([]uint8, 3*h*w)
+		for i := range img {
+			img[i] = uint8(rng.Intn(256))
+			if rng.Intn(8) == 0 {
+				img[i] = uint8(255 * rng.Intn(2))
+			}
+		}
+		s := rgbSpec(h, w, kind, true, oh, ow)
+		s.In.Strides = lay.strides(h, w)
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatalf("spec %d: %v", it, err)
+		}
+		want := oh < h && ow >= w
+		if p.vfirst != want {
+			t.Fatalf("spec %d (%dx%d -> %dx%d): vfirst %v, want %v", it, h, w, oh, ow, p.vfirst, want)
+		}
+		if want {
+			vf++
+			if p.aa != nil {
+				t.Fatalf("spec %d: the fast antialias path took a vertical-first plan", it)
+			}
+			if ok, _ := p.GPUSupported(); ok {
+				t.Fatalf("spec %d: the GPU kernels claim a vertical-first plan", it)
+			}
+		} else {
+			hf++
+		}
+		at := lay.at(img, h, w)
+		got := runGuarded(t, p, unsafe.Pointer(&img[lay.start(h, w)]), 1+it%2)
+		if exp := twoPass(p, at, h, w, p.vfirst); string(got) != string(exp) {
+			t.Fatalf("spec %d %s %s (%dx%d -> %dx%d, vfirst %v): the plan differs from Pillow's two passes", it, lay.name, kind, h, w, oh, ow, p.vfirst)
+		}
+		if string(got) != string(twoPass(p, at, h, w, !p.vfirst)) {
+			differs++
+		}
+	}
+	if differs == 0 || vf == 0 || hf == 0 {
+		t.Fatalf("the pass order never showed (%d specs differ with the passes swapped; %d vertical-first, %d horizontal-first)", differs, vf, hf)
+	}
+	t.Logf("%d vertical-first and %d horizontal-first specs; %d differ with the passes swapped", vf, hf, differs)
+}

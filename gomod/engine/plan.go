@@ -85,7 +85,7 @@ func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 // supported; the hook stays so that a future mode can be declined with a reason.
 func (p *Plan) GPUSupported() (bool, string) {
 	if p.vfirst {
-		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking and the width not) is not in the GPU kernels"
+		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking and the width growing) is not in the GPU kernels"
 	}
 	return true, ""
 }
@@ -94,9 +94,11 @@ func (p *Plan) GPUSupported() (bool, string) {
 // 13, ImagingResampleInner runs the vertical pass first when the height shrinks and the width does
 // not (horizontal_first), and since each pass rounds to uint8 the order shows (up to ~10 levels on
 // photographs). Pillow 12 and older always ran the horizontal pass first; PyTorch's uint8 kernel
-// (TorchU8) and the float kernels still do.
+// (TorchU8) and the float kernels still do. An unchanged width is left to the horizontal-first path
+// (and its fast kernels): Pillow skips that pass, and its weights at scale 1 are exactly the
+// identity, so the order cannot show.
 func pillowVerticalFirst(s *Spec, k rowKernel) bool {
-	return k == kPillow && s.In.DType == U8 && !s.Resize.TorchU8 && s.Resize.W >= s.Pre.W && s.Resize.H < s.Pre.H
+	return k == kPillow && s.In.DType == U8 && !s.Resize.TorchU8 && s.Resize.W > s.Pre.W && s.Resize.H < s.Pre.H
 }
 
 // liveSpan is the range [lo, hi) of the element offsets an axis's live taps read.
@@ -204,7 +206,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
 	if s.Resize.Antialias {
 		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
-		if s.Resize.W >= s.Pre.W && s.Resize.H < s.Pre.H {
+		if s.Resize.W > s.Pre.W && s.Resize.H < s.Pre.H {
 			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
 			scratch += (float64(s.In.W)*px + 64) * 5

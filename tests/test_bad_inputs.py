@@ -210,6 +210,20 @@ CASES = {
     "pipeline_device_list": ("goprep.pipeline(lambda im: im, device=['cpu'])", (IAE, "invalid_argument", "device")),
     "pipeline_output_bad": ("goprep.pipeline(lambda im: im, output='tensorflow')", (IAE, "invalid_argument", "output")),
     "pipeline_not_callable": ("goprep.pipeline(3)", (IAE, "invalid_argument", "fn")),
+    # --- stream handles (the engine takes them as int64)
+    "stream_negative": (
+        f"goprep.pipeline(lambda im: goprep.flip(im))({U8}, stream=-1)",
+        (IAE, "invalid_argument", "stream"),
+    ),
+    "stream_2_63": (
+        f"goprep.pipeline(lambda im: goprep.flip(im))({U8}, stream=2**63)",
+        (IAE, "invalid_argument", "stream"),
+    ),
+    "stream_2_64": (
+        f"goprep.pipeline(lambda im: goprep.flip(im))({U8}, stream=np.uint64(2**64 - 1))",
+        (IAE, "invalid_argument", "stream"),
+    ),
+    "to_device_stream_2_63": (f"goprep.to_device({U8}, stream=2**63)", (IAE, "invalid_argument", "stream")),
     # --- threads
     "threads_2_63": ("goprep.set_num_threads(2**63)", (IAE, "invalid_argument", "n")),
     "threads_10e400": ("goprep.set_num_threads(10**400)", (IAE, "invalid_argument", "n")),

@@ -103,6 +103,13 @@ CASES = {
     "norm_dtype_list": (f"goprep.normalize({U8}, mean=0, std=1, dtype=['float32'])", (IAE, "invalid_argument", "dtype")),
     "norm_layout_bad": (f"goprep.normalize({U8}, mean=0, std=1, layout='NCHW')", (IAE, "invalid_argument", "layout")),
     "norm_layout_list": (f"goprep.normalize({U8}, mean=0, std=1, layout=['CHW'])", (IAE, "invalid_argument", "layout")),
+    "norm_layout_array": (
+        f"goprep.normalize({U8}, mean=.5, std=.5, layout=np.array(['CHW', 'HWC']))", (IAE, "invalid_argument", "layout")
+    ),
+    "norm_layout_array_1": (
+        f"goprep.normalize({U8}, mean=.5, std=.5, layout=np.array(['CHW']))",
+        (IAE, "invalid_argument", "layout"),
+    ),
     "norm_neg_zero_distinct": (
         f"a = goprep.normalize({U8}, mean=0.0, std=1, scale=-1.0, layout='HWC')\n"
         f"b = goprep.normalize({U8}, mean=-0.0, std=1, scale=-1.0, layout='HWC')\n"
@@ -209,6 +216,15 @@ CASES = {
     "pipeline_bad_device": ("goprep.pipeline(lambda im: im, device='gpu')", (IAE, "invalid_argument", "device")),
     "pipeline_device_list": ("goprep.pipeline(lambda im: im, device=['cpu'])", (IAE, "invalid_argument", "device")),
     "pipeline_output_bad": ("goprep.pipeline(lambda im: im, output='tensorflow')", (IAE, "invalid_argument", "output")),
+    "pipeline_output_array": (
+        "goprep.pipeline(lambda im: im, output=np.array(['a', 'b']))",
+        (IAE, "invalid_argument", "output"),
+    ),
+    "pipeline_output_array_1": (
+        "goprep.pipeline(lambda im: im, output=np.array(['numpy']))",
+        (IAE, "invalid_argument", "output"),
+    ),
+    "pipeline_output_list": ("goprep.pipeline(lambda im: im, output=['numpy'])", (IAE, "invalid_argument", "output")),
     "pipeline_not_callable": ("goprep.pipeline(3)", (IAE, "invalid_argument", "fn")),
     # --- stream handles (the engine takes them as int64)
     "stream_negative": (

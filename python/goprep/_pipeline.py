@@ -291,7 +291,8 @@ def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto", o
     signature; calling it returns exactly what the same ops return when called one by one.
     """
     _device.check_device(device)
-    if output not in _OUTPUTS:
+    # str first: `in` on a NumPy array of strings compares elementwise and raises on its truth value
+    if (output is not None and not isinstance(output, str)) or output not in _OUTPUTS:
         raise InvalidArgumentError(f'must be None, "numpy", "torch" or "device", got {output!r}', argument="output")
     if output == "device" and device == "cpu":
         raise InvalidArgumentError('output="device" needs device="auto", "cuda" or "cuda:N"', argument="output")

@@ -264,6 +264,22 @@ CASES = {
         f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([1, 2, 3])",
         (SE, "bad_shape", "boxes"),
     ),
+    "unmap_boxes_str": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 'x']])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
+    "unmap_boxes_ragged": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 4], [1, 2]])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
+    "unmap_boxes_complex": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 1j]])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
+    "unmap_boxes_10e400": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 10**400]])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
 }
 
 _CHILD = r"""

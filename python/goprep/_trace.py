@@ -92,7 +92,10 @@ class LetterboxInfo:
 
     def unmap_boxes(self, boxes: Any) -> np.ndarray:
         """Map ``(K, 4)`` boxes ``x1, y1, x2, y2`` from the letterboxed image back to the source image."""
-        b = np.array(boxes, dtype=np.float64, copy=True)
+        try:
+            b = np.array(boxes, dtype=np.float64, copy=True)
+        except (TypeError, ValueError, OverflowError) as e:  # a non-number, a ragged list, an int beyond float64
+            raise InvalidArgumentError(f"must be a (K, 4) array of numbers ({e})", argument="boxes") from None
         if b.ndim != 2 or b.shape[1] != 4:
             raise ShapeError(f"must have shape (K, 4), got {b.shape}", argument="boxes")
         b[:, [0, 2]] = (b[:, [0, 2]] - self.left) / self.scale

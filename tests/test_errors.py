@@ -275,6 +275,37 @@ def test_pipeline_size_overflow():
     assert ei.value.code == "too_large"
 
 
+_PAD = lambda x, **kw: goprep.pad(x, **kw)  # noqa: E731
+_PAD_PIPE = lambda x, **kw: goprep.pipeline(lambda im: goprep.pad(im, **kw), device="cpu")(x)  # noqa: E731
+
+
+@pytest.mark.parametrize("pad", [_PAD, _PAD_PIPE], ids=["eager", "pipeline"])
+@pytest.mark.parametrize(
+    "kw,src,arg",
+    [
+        (dict(padding=(2**42, 0)), (8, 10, 3), "padding"),  # beyond the per-dimension limit
+        (dict(padding=2**80), (8, 10, 3), "padding"),  # beyond int64
+        (dict(padding=(2**28, 0)), (1, 1, 3), "padding"),  # the engine refuses the plan (its size)
+        (dict(multiple=2**30), (8, 10, 3), "multiple"),  # beyond MAX_OUT_BYTES
+        (dict(multiple=(1, 2**29)), (1, 1, 3), "multiple"),
+        (dict(size=(8, 2**30)), (8, 10, 3), "size"),
+    ],
+    ids=["padding_max_dim", "padding_int64", "padding_plan", "multiple_bytes", "multiple_plan", "size_plan"],
+)
+def test_too_large_names_the_argument_given(pad, kw, src, arg):
+    # Every too-large check named `size`, whichever argument made the result that large.
+    with pytest.raises(goprep.ShapeError) as ei:
+        pad(rand_u8(src), **kw)
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=arg, code="too_large", builtin=ValueError)
+
+
+def test_too_large_source_names_src():
+    # No op grew the image: the source set its size (np.zeros: the pages are never touched).
+    with pytest.raises(goprep.ShapeError) as ei:
+        goprep.flip(np.zeros((1, 2**29, 1), np.uint8))
+    assert_goprep_error(ei.value, goprep.ShapeError, argument="src", code="too_large")
+
+
 # -------------------------------------------------------------------------------------- normalize
 
 

@@ -75,7 +75,14 @@ def plan_for(t: Traced) -> PlanRef:
         if ref is not None:
             _plans.move_to_end(spec)
             return ref
-    ref = PlanRef(spec)
+    try:
+        ref = PlanRef(spec)
+    except ShapeError as e:
+        # The engine names the output's size "size" when the plan for it would be too large; the caller
+        # may have set that size with another argument (pad's padding or multiple) or not at all (src).
+        if e.code != "too_large" or e.argument != "size" or t.size_arg == "size":
+            raise
+        raise ShapeError(e.detail, argument=t.size_arg, code=e.code) from None
     if ref.big:
         return ref
     with _plans_lock:
@@ -395,7 +402,7 @@ def _letterbox_t(t: Traced, size: Size, pad_value: Any, scaleup: Any, auto: Any,
     st = _opt_int("stride", stride)
     r, nh, nw, top, bottom, left, right = ultralytics_letterbox(t.height, t.width, oh, ow, up, au, st or 1)
     info = LetterboxInfo(r, top, left, nh, nw)
-    return t.resized("bilinear", False, nh, nw).padded_by(top, bottom, left, right, pad), info
+    return t.resized("bilinear", False, nh, nw).padded_by(top, bottom, left, right, pad, "size"), info
 
 
 def _pad_t(t: Traced, padding: Any, size: Any, multiple: Any, value: Any, center: Any) -> Traced:
@@ -417,14 +424,14 @@ def _pad_t(t: Traced, padding: Any, size: Any, multiple: Any, value: Any, center
         dh, dw = th - h, tw - w
         top, left = (dh // 2, dw // 2) if c else (0, 0)
         bottom, right = dh - top, dw - left
-    return t.padded_by(top, bottom, left, right, pad_values(t, value, "value"))
+    return t.padded_by(top, bottom, left, right, pad_values(t, value, "value"), given[0])
 
 
 def _center_crop_t(t: Traced, size: Any) -> Traced:
     ch, cw = parse_size(size[0] if isinstance(size, (list, tuple)) and len(size) == 1 else size)
     (pl, pt, pr, pb), (top, left) = center_crop_geometry(t.height, t.width, ch, cw)
     if pl or pt or pr or pb:
-        t = t.padded_by(pt, pb, pl, pr, (0.0,) * t.channels)
+        t = t.padded_by(pt, pb, pl, pr, (0.0,) * t.channels, "size")
     if (t.height, t.width) == (ch, cw):
         return t
     return t.crop(top, left, ch, cw)

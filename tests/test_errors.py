@@ -306,6 +306,41 @@ def test_too_large_source_names_src():
     assert_goprep_error(ei.value, goprep.ShapeError, argument="src", code="too_large")
 
 
+_UNALLOCATABLE = {  # results of 3 to 12 TiB: within MAX_OUT_BYTES, beyond what NumPy can allocate here
+    "center_crop": (lambda x: goprep.center_crop(x, 2**20), "size"),
+    "letterbox": (lambda x: goprep.letterbox(x, 2**20), "size"),
+    "pad_size": (lambda x: goprep.pad(x, size=2**20), "size"),
+    "pad_padding": (lambda x: goprep.pad(x, 2**20), "padding"),
+    "pipeline": (lambda x: goprep.pipeline(lambda im: goprep.center_crop(im, 2**20), device="cpu")(x), "size"),
+    "pipeline_list": (lambda x: goprep.pipeline(lambda im: goprep.pad(im, 2**20), device="cpu")([x, x]), "padding"),
+    "normalize": (
+        lambda x: goprep.pipeline(lambda im: goprep.normalize(goprep.letterbox(im, 2**20)[0], mean=0, std=1))(x),
+        "size",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_UNALLOCATABLE))
+def test_unallocatable_result_is_too_large(case, monkeypatch):
+    # NumPy's MemoryError ("Unable to allocate 3.00 TiB") escaped. Where the machine would grant the
+    # address space (vm.overcommit_memory=1), the allocation fails here on purpose instead.
+    fn, arg = _UNALLOCATABLE[case]
+    try:
+        np.empty(2**40, np.uint8)  # never touched: nothing is committed
+    except MemoryError:
+        pass
+    else:
+        from goprep import _outpool
+
+        def fail(shape, dtype):
+            raise MemoryError(f"Unable to allocate {shape}")
+
+        monkeypatch.setattr(_outpool, "empty", fail)
+    with pytest.raises(goprep.ShapeError) as ei:
+        fn(rand_u8((8, 8, 3)))
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=arg, code="too_large", builtin=ValueError)
+
+
 # -------------------------------------------------------------------------------------- normalize
 
 

@@ -103,6 +103,13 @@ CASES = {
     "norm_dtype_list": (f"goprep.normalize({U8}, mean=0, std=1, dtype=['float32'])", (IAE, "invalid_argument", "dtype")),
     "norm_layout_bad": (f"goprep.normalize({U8}, mean=0, std=1, layout='NCHW')", (IAE, "invalid_argument", "layout")),
     "norm_layout_list": (f"goprep.normalize({U8}, mean=0, std=1, layout=['CHW'])", (IAE, "invalid_argument", "layout")),
+    "norm_layout_array": (
+        f"goprep.normalize({U8}, mean=.5, std=.5, layout=np.array(['CHW', 'HWC']))", (IAE, "invalid_argument", "layout")
+    ),
+    "norm_layout_array_1": (
+        f"goprep.normalize({U8}, mean=.5, std=.5, layout=np.array(['CHW']))",
+        (IAE, "invalid_argument", "layout"),
+    ),
     "norm_neg_zero_distinct": (
         f"a = goprep.normalize({U8}, mean=0.0, std=1, scale=-1.0, layout='HWC')\n"
         f"b = goprep.normalize({U8}, mean=-0.0, std=1, scale=-1.0, layout='HWC')\n"
@@ -209,7 +216,30 @@ CASES = {
     "pipeline_bad_device": ("goprep.pipeline(lambda im: im, device='gpu')", (IAE, "invalid_argument", "device")),
     "pipeline_device_list": ("goprep.pipeline(lambda im: im, device=['cpu'])", (IAE, "invalid_argument", "device")),
     "pipeline_output_bad": ("goprep.pipeline(lambda im: im, output='tensorflow')", (IAE, "invalid_argument", "output")),
+    "pipeline_output_array": (
+        "goprep.pipeline(lambda im: im, output=np.array(['a', 'b']))",
+        (IAE, "invalid_argument", "output"),
+    ),
+    "pipeline_output_array_1": (
+        "goprep.pipeline(lambda im: im, output=np.array(['numpy']))",
+        (IAE, "invalid_argument", "output"),
+    ),
+    "pipeline_output_list": ("goprep.pipeline(lambda im: im, output=['numpy'])", (IAE, "invalid_argument", "output")),
     "pipeline_not_callable": ("goprep.pipeline(3)", (IAE, "invalid_argument", "fn")),
+    # --- stream handles (the engine takes them as int64)
+    "stream_negative": (
+        f"goprep.pipeline(lambda im: goprep.flip(im))({U8}, stream=-1)",
+        (IAE, "invalid_argument", "stream"),
+    ),
+    "stream_2_63": (
+        f"goprep.pipeline(lambda im: goprep.flip(im))({U8}, stream=2**63)",
+        (IAE, "invalid_argument", "stream"),
+    ),
+    "stream_2_64": (
+        f"goprep.pipeline(lambda im: goprep.flip(im))({U8}, stream=np.uint64(2**64 - 1))",
+        (IAE, "invalid_argument", "stream"),
+    ),
+    "to_device_stream_2_63": (f"goprep.to_device({U8}, stream=2**63)", (IAE, "invalid_argument", "stream")),
     # --- threads
     "threads_2_63": ("goprep.set_num_threads(2**63)", (IAE, "invalid_argument", "n")),
     "threads_10e400": ("goprep.set_num_threads(10**400)", (IAE, "invalid_argument", "n")),
@@ -233,6 +263,22 @@ CASES = {
     "unmap_boxes_bad_shape": (
         f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([1, 2, 3])",
         (SE, "bad_shape", "boxes"),
+    ),
+    "unmap_boxes_str": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 'x']])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
+    "unmap_boxes_ragged": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 4], [1, 2]])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
+    "unmap_boxes_complex": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 1j]])",
+        (IAE, "invalid_argument", "boxes"),
+    ),
+    "unmap_boxes_10e400": (
+        f"_, info = goprep.letterbox({U8}, (12, 12)); info.unmap_boxes([[1, 2, 3, 10**400]])",
+        (IAE, "invalid_argument", "boxes"),
     ),
 }
 

@@ -275,6 +275,72 @@ def test_pipeline_size_overflow():
     assert ei.value.code == "too_large"
 
 
+_PAD = lambda x, **kw: goprep.pad(x, **kw)  # noqa: E731
+_PAD_PIPE = lambda x, **kw: goprep.pipeline(lambda im: goprep.pad(im, **kw), device="cpu")(x)  # noqa: E731
+
+
+@pytest.mark.parametrize("pad", [_PAD, _PAD_PIPE], ids=["eager", "pipeline"])
+@pytest.mark.parametrize(
+    "kw,src,arg",
+    [
+        (dict(padding=(2**42, 0)), (8, 10, 3), "padding"),  # beyond the per-dimension limit
+        (dict(padding=2**80), (8, 10, 3), "padding"),  # beyond int64
+        (dict(padding=(2**28, 0)), (1, 1, 3), "padding"),  # the engine refuses the plan (its size)
+        (dict(multiple=2**30), (8, 10, 3), "multiple"),  # beyond MAX_OUT_BYTES
+        (dict(multiple=(1, 2**29)), (1, 1, 3), "multiple"),
+        (dict(size=(8, 2**30)), (8, 10, 3), "size"),
+    ],
+    ids=["padding_max_dim", "padding_int64", "padding_plan", "multiple_bytes", "multiple_plan", "size_plan"],
+)
+def test_too_large_names_the_argument_given(pad, kw, src, arg):
+    # Every too-large check named `size`, whichever argument made the result that large.
+    with pytest.raises(goprep.ShapeError) as ei:
+        pad(rand_u8(src), **kw)
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=arg, code="too_large", builtin=ValueError)
+
+
+def test_too_large_source_names_src():
+    # No op grew the image: the source set its size (np.zeros: the pages are never touched).
+    with pytest.raises(goprep.ShapeError) as ei:
+        goprep.flip(np.zeros((1, 2**29, 1), np.uint8))
+    assert_goprep_error(ei.value, goprep.ShapeError, argument="src", code="too_large")
+
+
+_UNALLOCATABLE = {  # results of 3 to 12 TiB: within MAX_OUT_BYTES, beyond what NumPy can allocate here
+    "center_crop": (lambda x: goprep.center_crop(x, 2**20), "size"),
+    "letterbox": (lambda x: goprep.letterbox(x, 2**20), "size"),
+    "pad_size": (lambda x: goprep.pad(x, size=2**20), "size"),
+    "pad_padding": (lambda x: goprep.pad(x, 2**20), "padding"),
+    "pipeline": (lambda x: goprep.pipeline(lambda im: goprep.center_crop(im, 2**20), device="cpu")(x), "size"),
+    "pipeline_list": (lambda x: goprep.pipeline(lambda im: goprep.pad(im, 2**20), device="cpu")([x, x]), "padding"),
+    "normalize": (
+        lambda x: goprep.pipeline(lambda im: goprep.normalize(goprep.letterbox(im, 2**20)[0], mean=0, std=1))(x),
+        "size",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_UNALLOCATABLE))
+def test_unallocatable_result_is_too_large(case, monkeypatch):
+    # NumPy's MemoryError ("Unable to allocate 3.00 TiB") escaped. Where the machine would grant the
+    # address space (vm.overcommit_memory=1), the allocation fails here on purpose instead.
+    fn, arg = _UNALLOCATABLE[case]
+    try:
+        np.empty(2**40, np.uint8)  # never touched: nothing is committed
+    except MemoryError:
+        pass
+    else:
+        from goprep import _outpool
+
+        def fail(shape, dtype):
+            raise MemoryError(f"Unable to allocate {shape}")
+
+        monkeypatch.setattr(_outpool, "empty", fail)
+    with pytest.raises(goprep.ShapeError) as ei:
+        fn(rand_u8((8, 8, 3)))
+    assert_goprep_error(ei.value, goprep.ShapeError, argument=arg, code="too_large", builtin=ValueError)
+
+
 # -------------------------------------------------------------------------------------- normalize
 
 

@@ -212,6 +212,9 @@ def test_device_array_misuse(sim_gpu):
     assert_goprep_error(ei.value, goprep.InvalidArgumentError, argument="out")
     with pytest.raises(BufferError):
         dev.__dlpack__(dl_device=(1, 0))
+    for stream in (2**63, 2**64, -2, 0, True):  # beyond int64, the engine's handle type: not an OverflowError
+        with pytest.raises(BufferError):
+            dev.__dlpack__(stream=stream)
     dev.free()
     dev.free()
     with pytest.raises(goprep.InvalidArgumentError):

@@ -3,6 +3,7 @@ it: correct values, no aliasing of live arrays (views, memoryviews, tensors, .ba
 and fork-safe."""
 
 import os
+import subprocess
 import sys
 import threading
 
@@ -95,6 +96,35 @@ def test_bounded(monkeypatch):
     assert _outpool.stats()["bytes"] <= 40 << 20 and big.nbytes == 8 * 3 * 512 * 512 * 4
     _outpool.clear()
 
+
+
+@pytest.mark.parametrize(
+    "value,cap",
+    [
+        ("512", 512 << 20),
+        ("0", 0),
+        ("-5", 0),  # negative: off, as 0
+        ("-inf", 256 << 20),  # not a finite number: ignored, as an unparseable value is
+        ("abc", 256 << 20),
+        ("nan", 256 << 20),
+        ("inf", 256 << 20),
+        ("1e400", 256 << 20),  # float() gives inf
+        ("1e305", 1 << 60),  # finite, but mb * 2**20 is not: capped at 2**40 MiB
+    ],
+)
+def test_pool_env_values(monkeypatch, value, cap):
+    monkeypatch.setenv("GOPREP_RESULT_POOL_MB", value)
+    assert _outpool._cap_bytes() == cap
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400"])
+def test_import_never_fails_on_the_pool_env(value):
+    # The bound is read when goprep is imported: a bad value once made `import goprep` raise.
+    env = dict(os.environ, GOPREP_RESULT_POOL_MB=value)
+    code = "import goprep, goprep._outpool as p; print(p._CAP)"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd="/")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert int(r.stdout) == 256 << 20
 
 def test_threads_never_share_a_live_block():
     inputs = [_batch(10 + i) for i in range(4)]

@@ -101,6 +101,8 @@ def test_bad_arguments_are_named():
         goprep.ray.Preprocessor(prep)({"image": [IMAGES[0], b"jpeg bytes"]})
     with pytest.raises(goprep.InvalidArgumentError, match="^batch_format"):
         goprep.ray.preprocess(None, prep, batch_format="arrow")
+    with pytest.raises(goprep.InvalidArgumentError, match="^batch_format"):  # not NumPy's ambiguous truth value
+        goprep.ray.preprocess(None, prep, batch_format=np.array(["numpy", "pandas"]))
 
 
 def test_outside_an_actor_threads_are_left_alone(restore_threads):

@@ -20,6 +20,7 @@ from . import _native
 from ._errors import InvalidArgumentError
 
 _DEVICE_RE = re.compile(r"^(auto|cpu|cuda|cuda:(0|[1-9][0-9]*))$")
+_MAX_HANDLE = (1 << 63) - 1  # stream handles cross into the engine as int64 (binding Execute, Upload, ...)
 
 _gpu_count: Optional[int] = None  # cached: probing the driver happens once
 _auto_min: Optional[int] = None
@@ -196,8 +197,10 @@ class DeviceArray:
         it is made to wait for the producing work by an event (no host wait), and the memory is
         freed in order on it from then on."""
         self._check()
-        if stream is not None and (not isinstance(stream, int) or isinstance(stream, bool) or stream < -1 or stream == 0):
-            raise BufferError(f"stream must be None, -1 or a CUDA stream handle > 0, got {stream!r}")
+        if stream is not None and (
+            not isinstance(stream, int) or isinstance(stream, bool) or stream < -1 or stream == 0 or stream > _MAX_HANDLE
+        ):
+            raise BufferError(f"stream must be None, -1 or a CUDA stream handle in [1, 2**63), got {stream!r}")
         consumer = 1 if stream is None else (0 if stream == -1 else stream)
         _native.call(_native.get().DeviceArrayExport, self._handle, consumer)
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
@@ -360,6 +363,8 @@ def stream_handle(stream: Any) -> int:
         raise InvalidArgumentError(f"must be a CUDA stream (int handle, torch.cuda.Stream, cupy Stream), got {type(stream).__name__}", argument="stream")
     if h < 0:
         raise InvalidArgumentError(f"stream handle must be >= 0, got {h}", argument="stream")
+    if h > _MAX_HANDLE:  # the engine takes handles as int64: gopy's conversion would raise OverflowError
+        raise InvalidArgumentError(f"stream handle must be < 2**63, got {h}", argument="stream")
     return h
 
 

@@ -75,7 +75,14 @@ def plan_for(t: Traced) -> PlanRef:
         if ref is not None:
             _plans.move_to_end(spec)
             return ref
-    ref = PlanRef(spec)
+    try:
+        ref = PlanRef(spec)
+    except ShapeError as e:
+        # The engine names the output's size "size" when the plan for it would be too large; the caller
+        # may have set that size with another argument (pad's padding or multiple) or not at all (src).
+        if e.code != "too_large" or e.argument != "size" or t.size_arg == "size":
+            raise
+        raise ShapeError(e.detail, argument=t.size_arg, code=e.code) from None
     if ref.big:
         return ref
     with _plans_lock:
@@ -83,6 +90,21 @@ def plan_for(t: Traced) -> PlanRef:
         if len(_plans) > _PLAN_CACHE_SIZE:
             _plans.popitem(last=False)
     return ref
+
+
+def new_result(shape: Tuple[int, ...], dtype: np.dtype, size_arg: str) -> np.ndarray:
+    """A new result array (pooled when large). One NumPy cannot allocate is a request too large for
+    this machine, not an engine failure: ShapeError (too_large) naming ``size_arg``, the argument
+    that set its size, as check_out_size does for results beyond any machine (MAX_OUT_BYTES)."""
+    try:
+        return _outpool.empty(shape, dtype)
+    except MemoryError:
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+        raise ShapeError(
+            f"the {shape} {np.dtype(dtype)} result would take {nbytes} bytes, more than can be allocated",
+            argument=size_arg,
+            code="too_large",
+        ) from None
 
 
 def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequence[np.ndarray]) -> np.ndarray:
@@ -109,7 +131,7 @@ def prepare_out(out: Any, shape: Tuple[int, ...], dtype: np.dtype, sources: Sequ
 
 _perf_ns = time.perf_counter_ns  # the profiler's clock
 _EAGER_CACHE_SIZE = 512
-_eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any, bool, int, bool]] = {}
+_eager: Dict[Any, Tuple[PlanRef, Tuple[int, ...], np.dtype, bool, Any, bool, int, bool, str]] = {}
 
 
 def run_eager(
@@ -147,19 +169,19 @@ def run_eager(
             r, extra = build(trace_array(src))
             hit = (
                 plan_for(r), r.shape, r.out_dtype, r.dtype == "f32", extra, r.chw, _profile.name_id(op[0]),
-                small_call(src.nbytes, r.shape, r.out_dtype),
+                small_call(src.nbytes, r.shape, r.out_dtype), r.size_arg,
             )
             if key is not None and not hit[0].big:
                 if len(_eager) >= _EAGER_CACHE_SIZE:
                     _eager.clear()
                 _eager[key] = hit
-        ref, shape, dtype, f32, extra, chw, pid, small = hit  # pid: the op's profiler id, memoised with the plan
+        ref, shape, dtype, f32, extra, chw, pid, small, size_arg = hit  # pid: the op's profiler id, memoised with the plan
         if small and out is None and kind is None and (not f32 or src.flags.aligned):
             return run_small(ref, shape, dtype, src, st), extra
         if out is not None and type(out) is not np.ndarray and is_tensor(out):
             run_plan(ref, shape, dtype, f32, src, out_array(out, shape, chw), timed=st)
             return out, extra
-        res = run_plan(ref, shape, dtype, f32, src, out, timed=st)
+        res = run_plan(ref, shape, dtype, f32, src, out, timed=st, size_arg=size_arg)
         return (to_output(res, kind, chw) if kind == "torch" else res), extra
     except BaseException:
         if st is not None:
@@ -188,14 +210,17 @@ def run_plan(
     output: str = "numpy",
     stream: int = -1,
     timed: Any = None,
+    size_arg: str = "src",
 ) -> Any:
     """Run a plan on one array (a NumPy array or a DeviceSource): every eager op and every pipeline
     call on one array ends here. The CPU entry point is taken directly for host data on
     ``device="cpu"``; everything else goes through ``run_jobs``. ``timed`` (a profiled call's
-    recording state, else None) takes the engine entry points that also record their finish time."""
+    recording state, else None) takes the engine entry points that also record their finish time.
+    ``size_arg``: the argument that set the result's size (Traced.size_arg), named if it cannot be
+    allocated."""
     if device == "cpu" and output == "numpy" and type(src) is np.ndarray and stream < 0:
         check_aligned(f32, src, "src")
-        res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, (src,))
+        res = new_result(shape, dtype, size_arg) if out is None else prepare_out(out, shape, dtype, (src,))
         ret = res if out is None else out  # out= comes back as the object the caller passed
         if timed is not None:
             _run_raw_timed(ref.handle, src, res, timed)
@@ -205,7 +230,7 @@ def run_plan(
             return ret
         _run_raw(ref.handle, src, res)
         return ret
-    return run_jobs([(ref, f32, src)], shape, dtype, out, device, output, stream, timed)
+    return run_jobs([(ref, f32, src)], shape, dtype, out, device, output, stream, timed, size_arg)
 
 
 def small_call(src_bytes: int, shape: Tuple[int, ...], dtype: np.dtype) -> bool:
@@ -276,10 +301,12 @@ def run_jobs(
     output: str,
     stream: int = -1,
     timed: Any = None,
+    size_arg: str = "src",
 ) -> Any:
     """The one run path of the engine (binding Execute): jobs are (plan, float32 source?, source)
     with sources all NumPy arrays or all DeviceSources; their outputs are consecutive in ``shape``
-    (one image's output, or a batch), into NumPy (``out=`` or new) or a new DeviceArray."""
+    (one image's output, or a batch), into NumPy (``out=`` or new) or a new DeviceArray. ``size_arg``
+    as in run_plan."""
     srcs = [j[2] for j in jobs]
     on_dev = not isinstance(srcs[0], np.ndarray)
     if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
@@ -316,7 +343,7 @@ def run_jobs(
         else:
             h = _native.call(mod.Execute, id(desc), n, 0, device, on_dev, stream, wait)
         return DeviceArray(h, shape, dtype)
-    res = _outpool.empty(shape, dtype) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
+    res = new_result(shape, dtype, size_arg) if out is None else prepare_out(out, shape, dtype, [] if on_dev else srcs)
     ret = res if out is None else out  # out= comes back as the object the caller passed
     if timed is not None:
         _profile.engine(timed, _native._raw_execute_timed, id(desc), n, id(res), device, on_dev, stream, wait)
@@ -395,7 +422,7 @@ def _letterbox_t(t: Traced, size: Size, pad_value: Any, scaleup: Any, auto: Any,
     st = _opt_int("stride", stride)
     r, nh, nw, top, bottom, left, right = ultralytics_letterbox(t.height, t.width, oh, ow, up, au, st or 1)
     info = LetterboxInfo(r, top, left, nh, nw)
-    return t.resized("bilinear", False, nh, nw).padded_by(top, bottom, left, right, pad), info
+    return t.resized("bilinear", False, nh, nw).padded_by(top, bottom, left, right, pad, "size"), info
 
 
 def _pad_t(t: Traced, padding: Any, size: Any, multiple: Any, value: Any, center: Any) -> Traced:
@@ -417,14 +444,14 @@ def _pad_t(t: Traced, padding: Any, size: Any, multiple: Any, value: Any, center
         dh, dw = th - h, tw - w
         top, left = (dh // 2, dw // 2) if c else (0, 0)
         bottom, right = dh - top, dw - left
-    return t.padded_by(top, bottom, left, right, pad_values(t, value, "value"))
+    return t.padded_by(top, bottom, left, right, pad_values(t, value, "value"), given[0])
 
 
 def _center_crop_t(t: Traced, size: Any) -> Traced:
     ch, cw = parse_size(size[0] if isinstance(size, (list, tuple)) and len(size) == 1 else size)
     (pl, pt, pr, pb), (top, left) = center_crop_geometry(t.height, t.width, ch, cw)
     if pl or pt or pr or pb:
-        t = t.padded_by(pt, pb, pl, pr, (0.0,) * t.channels)
+        t = t.padded_by(pt, pb, pl, pr, (0.0,) * t.channels, "size")
     if (t.height, t.width) == (ch, cw):
         return t
     return t.crop(top, left, ch, cw)
@@ -443,7 +470,8 @@ def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout:
     key = dtype if isinstance(dtype, str) else getattr(np.dtype(dtype) if _is_dtype(dtype) else None, "name", None)
     if key not in _NORM_DTYPES:
         raise InvalidArgumentError(f"must be 'float32' or 'float16', got {dtype!r}", argument="dtype")
-    if layout not in ("CHW", "HWC"):
+    # str first: `in` on a NumPy array of strings compares elementwise and raises on its truth value
+    if not isinstance(layout, str) or layout not in ("CHW", "HWC"):
         raise InvalidArgumentError(f"must be 'CHW' or 'HWC', got {layout!r}", argument="layout")
     return t.normalized(m, s, sc, _NORM_DTYPES[key], layout)
 

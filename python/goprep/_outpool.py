@@ -14,7 +14,8 @@ Safety:
   by anything is never handed out again. Raw addresses kept past the array's life are no safer with
   malloc either.
 - Thread-safe: taking a block (the check and the first new reference) happens under a lock.
-- Bounded: at most ``GOPREP_RESULT_POOL_MB`` MiB (default 256; 0 turns the pool off) of blocks;
+- Bounded: at most ``GOPREP_RESULT_POOL_MB`` MiB (default 256; 0 or less turns the pool off; a value
+  that is not a finite number is ignored) of blocks;
   free blocks of other sizes are dropped to make room, and a result that still does not fit is
   allocated by NumPy as usual.
 - Fork-safe: a forked child starts with an empty pool and a fresh lock.
@@ -23,6 +24,7 @@ Safety:
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -35,11 +37,17 @@ MIN_BYTES = 4 << 20
 
 
 def _cap_bytes() -> int:
+    """The bound from ``GOPREP_RESULT_POOL_MB``, read at import, which must not fail on it: a value that
+    is not a finite number ("abc", "nan", "inf", "1e400") is ignored (the default applies), a negative
+    one turns the pool off as 0 does, and one above 2**40 MiB (no machine's memory) is 2**40 MiB, so
+    that the product below stays a finite float (int() of an infinite one raises)."""
     try:
         mb = float(os.environ.get("GOPREP_RESULT_POOL_MB", "256"))
     except ValueError:
         mb = 256.0
-    return max(0, int(mb * (1 << 20)))
+    if not math.isfinite(mb):
+        mb = 256.0
+    return max(0, int(min(mb, 2.0**40) * (1 << 20)))
 
 
 _CAP = _cap_bytes()

@@ -171,7 +171,9 @@ class Pipeline:
                 ds = _device.device_source(src, sh if sh >= 0 else None)
                 if ds is not None:
                     c = self._lookup(ds.view, args, kwargs)
-                    res = run_plan(c.ref, c.shape, c.dtype, c.f32, ds, out, self._device, self._target, sh, st)
+                    res = run_plan(
+                        c.ref, c.shape, c.dtype, c.f32, ds, out, self._device, self._target, sh, st, c.traced.size_arg
+                    )
                     return _fill(c.template, res)
                 src, kind = as_array(src)
                 if type(src) is not np.ndarray:
@@ -189,7 +191,7 @@ class Pipeline:
                     c.ref, c.shape, c.dtype, c.f32, src, out_array(out, c.shape, c.chw), device, self._target, sh, st
                 )
                 return _fill(c.template, out)
-            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._target, sh, st)
+            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._target, sh, st, c.traced.size_arg)
             if (self._output or kind) == "torch":
                 res = to_output(res, "torch", c.chw)
             return _fill(c.template, res)
@@ -262,6 +264,7 @@ class Pipeline:
             self._target,
             sh,
             timed,
+            first.traced.size_arg,
         )
         if given is not None and is_tensor(given):
             res = given
@@ -291,7 +294,8 @@ def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto", o
     signature; calling it returns exactly what the same ops return when called one by one.
     """
     _device.check_device(device)
-    if output not in _OUTPUTS:
+    # str first: `in` on a NumPy array of strings compares elementwise and raises on its truth value
+    if (output is not None and not isinstance(output, str)) or output not in _OUTPUTS:
         raise InvalidArgumentError(f'must be None, "numpy", "torch" or "device", got {output!r}', argument="output")
     if output == "device" and device == "cpu":
         raise InvalidArgumentError('output="device" needs device="auto", "cuda" or "cuda:N"', argument="output")

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -92,7 +92,10 @@ class LetterboxInfo:
 
     def unmap_boxes(self, boxes: Any) -> np.ndarray:
         """Map ``(K, 4)`` boxes ``x1, y1, x2, y2`` from the letterboxed image back to the source image."""
-        b = np.array(boxes, dtype=np.float64, copy=True)
+        try:
+            b = np.array(boxes, dtype=np.float64, copy=True)
+        except (TypeError, ValueError, OverflowError) as e:  # a non-number, a ragged list, an int beyond float64
+            raise InvalidArgumentError(f"must be a (K, 4) array of numbers ({e})", argument="boxes") from None
         if b.ndim != 2 or b.shape[1] != 4:
             raise ShapeError(f"must have shape (K, 4), got {b.shape}", argument="boxes")
         b[:, [0, 2]] = (b[:, [0, 2]] - self.left) / self.scale
@@ -118,6 +121,10 @@ class Traced:
     pad: Optional[Tuple[float, ...]] = None  # the padding's value per current channel
     cmap: Tuple[int, ...] = ()
     norm: Optional[Tuple[Tuple[float, ...], Tuple[float, ...], float, str, str]] = None
+    # The caller's argument that set the current height and width, which the too-large checks name:
+    # "src" until an op grows the image (resize, letterbox, center_crop: "size"; pad: "padding", "size"
+    # or "multiple"). Not part of the plan, so not compared either.
+    size_arg: str = field(default="src", compare=False)
 
     # -- what the image looks like now -------------------------------------------------------
     @property
@@ -223,11 +230,11 @@ class Traced:
             # A pad that later crops removed entirely is only a view: fold it into the source view.
             r, c = t.rows, t.cols
             t = replace(t, pre=t.pre.then(View(r.a, c.a, r.s, c.s, r.n, c.n)), rows=None, cols=None, pad=None)
-        return replace(t, resize=(kind, antialias, h, w), rows=Axis.identity(h), cols=Axis.identity(w))
+        return replace(t, resize=(kind, antialias, h, w), rows=Axis.identity(h), cols=Axis.identity(w), size_arg="size")
 
-    def padded_by(self, top: int, bottom: int, left: int, right: int, value: Tuple[float, ...]) -> "Traced":
+    def padded_by(self, top: int, bottom: int, left: int, right: int, value: Tuple[float, ...], argument: str) -> "Traced":
         """Place the image at (top, left) on a canvas grown by the given margins, filled with ``value``
-        (one number per current channel)."""
+        (one number per current channel); ``argument`` is the caller's argument that set the margins."""
         self._not_after_norm("pad")
         if top == bottom == left == right == 0:
             return self
@@ -239,7 +246,9 @@ class Traced:
                 f"pad_value {list(value)} differs from the padding already in the image ({list(t.pad or ())}); "
                 "one pipeline fills all its padding with one value"
             )
-        return replace(t, rows=t.rows.pad(top, bottom), cols=t.cols.pad(left, right), pad=value)  # type: ignore[union-attr]
+        return replace(
+            t, rows=t.rows.pad(top, bottom), cols=t.cols.pad(left, right), pad=value, size_arg=argument  # type: ignore[union-attr]
+        )
 
     def mapped(self, cmap: Sequence[int]) -> "Traced":
         self._not_after_norm("cvt_color")
@@ -355,6 +364,15 @@ def parse_size(size: Any, argument: str = "size") -> Tuple[int, int]:
 
 
 def check_out_size(t: Traced) -> None:
+    """The result's size, checked before a plan is built, naming the argument that set it (a pad's
+    ``padding`` too: padding is not limited where it is parsed)."""
+    max_dim = _native.limit("max_dim")
+    if t.height > max_dim or t.width > max_dim:
+        raise ShapeError(
+            f"the {t.height}x{t.width} result exceeds the limit of {max_dim} per dimension",
+            argument=t.size_arg,
+            code="too_large",
+        )
     nbytes = math.prod(t.shape) * t.out_dtype.itemsize
     if nbytes > MAX_OUT_BYTES:
-        raise ShapeError(f"the result would take {nbytes} bytes", argument="size", code="too_large")
+        raise ShapeError(f"the result would take {nbytes} bytes", argument=t.size_arg, code="too_large")

@@ -220,7 +220,8 @@ def preprocess(
     ``map_batches`` unchanged (``scheduling_strategy``, ``memory``, ...).
     """
     _check_pipeline(pipeline)
-    if batch_format not in ("numpy", "pandas"):
+    # str first: `in` on a NumPy array of strings compares elementwise and raises on its truth value
+    if not isinstance(batch_format, str) or batch_format not in ("numpy", "pandas"):
         raise InvalidArgumentError(f'must be "numpy" or "pandas", got {batch_format!r}', argument="batch_format")
     kwargs: Dict[str, Any] = dict(
         fn_constructor_kwargs=dict(

@@ -226,8 +226,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 	// plan whose tables or scratch rows would not fit must be an error while nothing is allocated yet.
 	est := EstimatePlan(s)
 	if est.Tables+est.Scratch > MaxPlanBytes {
-		return nil, errf(CodeTooLarge, "size", "the resize tables for this %dx%d output would take %d MiB (limit %d MiB); "+
-			"their size grows with the output's width and height", s.Post.H, s.Post.W, (est.Tables+est.Scratch)>>20, MaxPlanBytes>>20)
+		return nil, errf(CodeTooLarge, "size", "the plan for this %dx%d output would take %d MiB (limit %d MiB): its tables "+
+			"(%d MiB) and one worker's row buffers (%d MiB), which grow with the output's width and height",
+			s.Post.H, s.Post.W, (est.Tables+est.Scratch)>>20, MaxPlanBytes>>20, est.Tables>>20, est.Scratch>>20)
 	}
 	in := s.In
 	es := int64(in.DType.Size())

@@ -111,6 +111,188 @@ def test_noops_noted_and_unsupported_named():
         assert name in str(ei.value), (name, str(ei.value))
 
 
+def _grace_hopper():
+    """The issue's photo (matplotlib's grace_hopper.jpg, 600 x 512) when matplotlib ships it."""
+    import os
+
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(matplotlib.__file__), "mpl-data", "sample_data", "grace_hopper.jpg")
+    return np.asarray(Image.open(path).convert("RGB")) if os.path.exists(path) else None
+
+
+def _norm(t, mod, pil=False):
+    """t, then torchvision's float conversion and ImageNet Normalize (v1 or v2 classes; v1 takes
+    ToTensor for PIL images, ConvertImageDtype for tensors)."""
+    if mod is T:
+        return T.Compose([t, T.ToTensor() if pil else T.ConvertImageDtype(torch.float32), T.Normalize(M, S)])
+    return v2.Compose([t, v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(M, S)])
+
+
+def _tensor_photos(names=("chelsea", "coffee")):
+    """uint8 CHW tensors of some test photos and of the issue's grace_hopper.jpg."""
+    out = {name: _tensor(name) for name in names}
+    gh = _grace_hopper()
+    if gh is not None:
+        out["grace_hopper"] = torch.from_numpy(gh.copy()).permute(2, 0, 1).contiguous()
+    return out
+
+
+@pytest.mark.parametrize("mod", [T, v2], ids=["v1", "v2"])
+def test_antialias_none_is_false_on_tensors_true_on_pil(mod):
+    """torchvision: antialias=None means False for tensors (both APIs) and is ignored for PIL images
+    (always antialiased). goprep read None as True: 124 levels off on grace_hopper -> 128."""
+    for size in (128, (100, 900), 700):
+        t = _norm(mod.Resize(size, antialias=None), mod)
+        conv = gt.from_torchvision(t)
+        for name, x in _tensor_photos().items():
+            assert _levels(conv(x), t(x), S) <= 1 + 1e-3, (name, size)
+        tp = _norm(mod.Resize(size, antialias=None), mod, pil=True)
+        img = _pil("chelsea")
+        assert float((gt.from_torchvision(tp)(img) - tp(img)).abs().max()) <= 1e-5
+
+
+def _assert_raises_naming(fn, *words):
+    with pytest.raises(goprep.PipelineError) as ei:
+        fn()
+    for w in words:
+        assert w in str(ei.value), (w, str(ei.value))
+
+
+@pytest.mark.filterwarnings("ignore:Anti-alias option is always applied")
+@pytest.mark.parametrize("aa", [False, None])
+def test_v2_bicubic_without_antialias_on_uint8_tensors_raises(aa):
+    """v2 runs PyTorch's native uint8 bicubic kernel without antialias on uint8 tensors (int16
+    weights for A = -0.75, uint8 rounding between the passes); goprep has no such kernel (its
+    OpenCV-style cubic was 13-20 levels off), so the pipeline refuses tensors and keeps PIL images."""
+    t = _norm(v2.Resize(256, interpolation=BIC, antialias=aa), v2)
+    conv = gt.from_torchvision(t)
+    x = _tensor("coffee")
+    _assert_raises_naming(lambda: conv(x), "Resize", "BICUBIC", f"antialias={aa}", "antialias=True", "PIL")
+    _assert_raises_naming(lambda: conv(torch.stack([x, x])), "Resize")
+    img = _pil("coffee")
+    assert float((conv(img) - t(img)).abs().max()) <= 1e-5
+    same = v2.Compose([v2.Resize(400, interpolation=BIC, antialias=aa), v2.ToDtype(torch.float32, scale=True)])
+    assert torch.equal(gt.from_torchvision(same)(x), same(x))  # coffee's shorter side is 400: no resize
+
+
+def test_v2_bilinear_without_antialias_on_uint8_tensors():
+    """PyTorch's uint8 bilinear without antialias: where no axis shrinks it has the antialiased
+    kernel's taps and weights (goprep's "torch": exact); shrinking, OpenCV's INTER_LINEAR is within
+    1 level (non-negative weights: each kernel is within 0.53 of the exact value before rounding)."""
+    for name, x in _tensor_photos().items():
+        H, W = x.shape[-2:]
+        for size, exact in (((H // 3, W // 2), False), ((H + 37, W * 2), True), ((H // 2, W + 11), False), ((H, W + 50), True)):
+            t = _norm(v2.Resize(size, interpolation=BIL, antialias=False), v2)
+            got, want = gt.from_torchvision(t)(x), t(x)
+            assert _levels(got, want, S) <= (1e-3 if exact else 1 + 1e-3), (name, size)
+
+
+@pytest.mark.parametrize("mod", [T, v2], ids=["v1", "v2"])
+def test_nearest_on_tensors_equal_or_refused(mod):
+    """Tensors: NEAREST_EXACT is PyTorch's rule (goprep's nearest-exact); NEAREST is PyTorch's
+    float32 floor(dst * (in / out)), which goprep's nearest (float64) matches at most sizes but not
+    all (~6% of size pairs, e.g. 300 -> 224): there the pipeline raises instead of shifting pixels."""
+    x = _tensor("chelsea")  # 300 x 451
+    for size in ((150, 225), (600, 902), (256, 256), (224, 336), (97, 1000), (1000, 97), (40, 41)):
+        for interp in (T.InterpolationMode.NEAREST, T.InterpolationMode.NEAREST_EXACT):
+            t = mod.Resize(size, interpolation=interp)
+            conv = gt.from_torchvision(t)
+            if interp == T.InterpolationMode.NEAREST and size == (224, 336):
+                _assert_raises_naming(lambda: conv(x), "Resize", "NEAREST", "300x451 to 224x336", "NEAREST_EXACT")
+                continue
+            assert torch.equal(conv(x), t(x)), (size, interp)
+            img = _pil("chelsea")
+            assert np.array_equal(conv(img), np.asarray(t(img)))
+    # every size pair either equals torchvision or raises; both happen
+    col = torch.from_numpy(PHOTOS["astronaut"][:2].copy()).permute(2, 0, 1).contiguous()  # 2 x 512
+    seen = set()
+    for w in range(100, 1400, 7):
+        t = mod.Resize((2, w), interpolation=T.InterpolationMode.NEAREST)
+        try:
+            got = gt.from_torchvision(t)(col)
+        except goprep.PipelineError:
+            seen.add("raised")
+            continue
+        assert torch.equal(got, t(col)), w
+        seen.add("equal")
+    assert seen == {"raised", "equal"}
+
+
+@pytest.mark.parametrize("aa", [True, False, None])
+@pytest.mark.parametrize("interp", [BIL, BIC])
+def test_v1_on_uint8_tensors_within_one_level(interp, aa):
+    """torchvision.transforms (v1) resizes a uint8 tensor in float32 (clamped for bicubic), rounds half
+    to even and casts back; goprep copied v2's uint8 kernel (up to 7 levels off, 17 on small
+    upscales). Bicubic with antialias now takes goprep's float32 resize and rounds (three steps), the
+    rest stays fused (within 1 level: non-negative weights, or the same float formula)."""
+    photos = _tensor_photos(RGB)
+    for name, size in (("grace_hopper", 224), ("chelsea", (97, 220)), ("coffee", (523, 700)), ("astronaut", (200, 600))):
+        if name not in photos:
+            continue
+        x = photos[name]
+        t = _norm(T.Resize(size, interpolation=interp, antialias=aa), T)
+        assert _levels(gt.from_torchvision(t)(x), t(x), S) <= 1 + 1e-3, (name, size)
+    small = _tensor("coffee")[:, 100:123, 200:231].contiguous()  # small upscales: 17 levels off before
+    for size in ((61, 83), (23 * 4, 31 * 3)):
+        t = _norm(T.Resize(size, interpolation=interp, antialias=aa), T)
+        assert _levels(gt.from_torchvision(t)(small), t(small), S) <= 1 + 1e-3, size
+
+
+def test_v1_bicubic_on_tensors_batches_lists_out_and_chains():
+    """The three-step path of v1 bicubic (antialias) keeps what a fused pipeline takes and gives:
+    batches, lists of differently sized images, out=, ops before the resize, uint8 results."""
+    t = T.Compose([T.CenterCrop((280, 400)), T.Resize(160, interpolation=BIC), T.CenterCrop(128),
+                   T.ConvertImageDtype(torch.float32), T.Normalize(M, S)])
+    conv = gt.from_torchvision(t)
+    x, y = _tensor("chelsea"), _tensor("coffee")
+    assert _levels(conv(x), t(x), S) <= 1 + 1e-3
+    batch = torch.stack([y, y.flip(-1)])
+    got = conv(batch)
+    assert got.shape == (2, 3, 128, 128) and _levels(got, t(batch), S) <= 1 + 1e-3
+    got = conv([x, y])
+    assert got.shape == (2, 3, 128, 128) and _levels(got, torch.stack([t(x), t(y)]), S) <= 1 + 1e-3
+    buf = torch.empty((3, 128, 128))
+    assert conv(x, out=buf) is buf and _levels(buf, t(x), S) <= 1 + 1e-3
+    tp = T.Compose(t.transforms[:3] + [T.ToTensor(), T.Normalize(M, S)])
+    img = _pil("chelsea")  # PIL stays on Pillow's numerics, fused
+    assert float((gt.from_torchvision(tp)(img) - tp(img)).abs().max()) <= 1e-5
+    r = T.Resize((70, 90), interpolation=BIC)  # uint8 out: a tensor for a tensor
+    got = gt.from_torchvision(r)(x)
+    assert got.dtype == torch.uint8 and got.shape == (3, 70, 90)
+    assert int((got.int() - r(x).int()).abs().max()) <= 1
+    # a subclass of v1's Resize is v1; of v2's, v2 (v2 bicubic is PyTorch's uint8 kernel: exact)
+    my_v1, my_v2 = type("Resize", (T.Resize,), {}), type("Resize", (v2.Resize,), {})
+    assert int((gt.from_torchvision(my_v1((70, 90), interpolation=BIC))(x).int() - r(x).int()).abs().max()) <= 1
+    w2 = v2.Resize((70, 90), interpolation=BIC)
+    assert torch.equal(gt.from_torchvision(my_v2((70, 90), interpolation=BIC))(x), w2(x))
+
+
+@pytest.mark.parametrize("cfg", [
+    dict(input_size=(3, 224, 224), interpolation="bicubic", crop_pct=0.875, crop_mode="center", mean=M, std=S),
+    dict(input_size=(3, 256, 320), interpolation="bicubic", crop_pct=0.95, crop_mode="center", mean=M, std=S),
+], ids=["square", "keep-ratio"])
+def test_from_timm_on_tensors_follows_v1(cfg):
+    """timm builds its eval transform from torchvision.transforms (v1) and its ResizeKeepRatio calls
+    v1's F.resize, so tensors get v1's numerics (timm's own transform cannot take uint8 tensors: its
+    MaybeToTensor passes them to Normalize unconverted); from_timm and from_torchvision(timm's
+    transform) agree."""
+    import timm.data
+
+    conv = gt.from_timm(cfg)
+    tf = timm.data.create_transform(**cfg, is_training=False)
+    via_tv = gt.from_torchvision(tf)
+    for name in RGB:
+        x = _tensor(name)
+        ref = tf.transforms[1](tf.transforms[0](x))  # v1 Resize / ResizeKeepRatio, CenterCrop, on the tensor
+        ref = T.Normalize(M, S)(T.ConvertImageDtype(torch.float32)(ref))
+        got = conv(x)
+        assert got.shape == ref.shape and _levels(got, ref, S) <= 1 + 1e-3, name
+        assert torch.equal(got, via_tv(x))
+
+
 def _hf_processors():
     import transformers
     from transformers import (

@@ -1,15 +1,19 @@
 """Converters from torchvision, Hugging Face and timm preprocessing to fused goprep pipelines.
 
 ``from_torchvision(t)``, ``from_hf(processor_or_config)`` and ``from_timm(data_config)`` return a
-``Converted`` pipeline that computes what the original computes, in one pass:
+``Converted`` pipeline that computes what the original computes, in one pass where goprep can:
 
 - the torchvision chain is read into goprep ops (resize with torchvision's sizing, center_crop with
   its rounding, pad, the dtype conversion and Normalize folded into one ``normalize``);
 - the resampling follows the numerics the original uses for the input it gets: on PIL images (and
-  NumPy arrays) Pillow's (``antialias=True``, bilinear/bicubic; ``nearest-pil``), on tensors
-  torchvision's tensor kernels (``antialias`` as the transform sets it; ``nearest`` /
-  ``nearest-exact``). Hugging Face's default (torchvision-backed) processors work on tensors, so
-  their pipelines always use the tensor numerics; their ``*Pil`` processors the PIL ones.
+  NumPy arrays) Pillow's (always antialiased, bilinear/bicubic; ``nearest-pil``), on tensors
+  torchvision's tensor kernels, which differ between ``torchvision.transforms`` (v1: the uint8 image
+  is resized in float and rounded) and ``torchvision.transforms.v2`` (PyTorch's native uint8
+  kernels), with ``antialias=None`` meaning False on tensors as in torchvision. Where goprep's engine
+  has no equivalent kernel the pipeline raises ``PipelineError`` when called on such an input, rather
+  than return other numbers; v1's antialiased bicubic on tensors runs as three steps (float32 resize,
+  rounding, then the rest fused). Hugging Face's default (torchvision-backed) processors work on
+  tensors, so their pipelines always use the tensor numerics; their ``*Pil`` processors the PIL ones.
 
 Importing this module imports none of torch, torchvision, transformers or timm: transform objects are
 read by their attributes, and a config dict needs no library at all.
@@ -17,10 +21,14 @@ read by their attributes, and a config dict needs no library at all.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from . import _ops
 from ._errors import PipelineError
@@ -29,7 +37,9 @@ from ._pipeline import pipeline
 
 __all__ = ["Converted", "from_torchvision", "from_hf", "from_timm"]
 
-# One op of the geometric (uint8) stage: (traced image, "pil" | "tensor") -> traced image.
+# One op of the geometric (uint8) stage: (traced image, "pil" | "tensor") -> traced image. An op may
+# also have a ``host(flavor)`` method returning a NumPy function to run outside the engine for that
+# flavor (or None): the chain is then split there (see Converted._pipe).
 Op = Callable[[Any, str], Any]
 
 
@@ -96,23 +106,41 @@ class Converted:
     def __repr__(self) -> str:
         return f"<goprep.transforms.Converted from {self._source}>"
 
+    def _fused(self, ops: List[Op], flavor: str, last: bool, output: Optional[str], device: str, stage: str = "") -> Any:
+        c = self._chain
+
+        def fn(img: Any) -> Any:
+            for op in ops:
+                img = op(img, flavor)
+            if last and c.scale is not None:
+                n = img.channels
+                mean = _bcast(c.mean, n) if c.mean is not None else [0.0] * n
+                std = _bcast(c.std, n) if c.std is not None else [1.0] * n
+                img = _ops.normalize(img, mean=mean, std=std, scale=c.scale)
+            return img
+
+        fn.__qualname__ = f"converted<{self._source}>{stage}"
+        return pipeline(fn, device=device, output=output)
+
     def _pipe(self, flavor: str) -> Any:
         p = self._pipes.get(flavor)
         if p is None:
             c = self._chain
-
-            def fn(img: Any) -> Any:
-                for op in c.ops:
-                    img = op(img, flavor)
-                if c.scale is not None:
-                    n = img.channels
-                    mean = _bcast(c.mean, n) if c.mean is not None else [0.0] * n
-                    std = _bcast(c.std, n) if c.std is not None else [1.0] * n
-                    img = _ops.normalize(img, mean=mean, std=std, scale=c.scale)
-                return img
-
-            fn.__qualname__ = f"converted<{self._source}>"
-            p = pipeline(fn, device=self._device, output="torch" if c.to_tensor else None)
+            # Split the ops where one runs outside the engine for this flavor (v1's float resize).
+            segments: List[List[Op]] = [[]]
+            hosts: List[Callable[[np.ndarray], np.ndarray]] = []
+            for op in c.ops:
+                host = getattr(op, "host", None)
+                h = host(flavor) if host is not None else None
+                if h is None:
+                    segments[-1].append(op)
+                else:
+                    hosts.append(h)
+                    segments.append([])
+            if not hosts:
+                p = self._fused(segments[0], flavor, True, "torch" if c.to_tensor else None, self._device)
+            else:
+                p = _Staged(self, segments, hosts, flavor)
             self._pipes[flavor] = p
         return p
 
@@ -124,10 +152,53 @@ class Converted:
         return self._pipe(flavor)(src, out=out)
 
 
+class _Staged:
+    """A converted chain that cannot run as one engine pass for its flavor: fused segments with NumPy
+    steps between them (``hosts``), each segment's result taken as NumPy HWC. Used for
+    ``torchvision.transforms`` (v1) ``Resize(bicubic, antialias=True)`` on tensors, which resizes in
+    float and rounds once: no fused uint8 kernel is within 1 level of that (they clamp to [0, 255]
+    between the passes; measured up to 14 levels apart)."""
+
+    def __init__(self, conv: Converted, segments: List[List[Op]], hosts: List[Callable[[np.ndarray], np.ndarray]], flavor: str):
+        self._conv = conv
+        self._hosts = hosts
+        self._flavor = flavor
+        self._inner = [
+            conv._fused(ops, flavor, False, "numpy", "cpu", f"[step {i + 1}]") for i, ops in enumerate(segments[:-1])
+        ]
+        self._last_ops = segments[-1]
+        self._last: Dict[Optional[str], Any] = {}
+
+    def _head(self, x: Any) -> np.ndarray:
+        a = self._inner[0](x)
+        for i, host in enumerate(self._hosts):
+            a = host(a)
+            if i + 1 < len(self._inner):
+                a = self._inner[i + 1](a)
+        return a
+
+    def __call__(self, src: Any, *, out: Any = None) -> Any:
+        c = self._conv._chain
+        if isinstance(src, (list, tuple)):
+            first = src[0] if src else None
+            mid: Any = [self._head(x) for x in src]  # images of different sizes: one by one
+        else:
+            first, mid = src, self._head(src)
+        # what the fused pipeline's output=None gives: tensors for tensors, NumPy otherwise
+        output = "torch" if c.to_tensor or is_tensor(first) else None
+        p = self._last.get(output)
+        if p is None:
+            p = self._last[output] = self._conv._fused(
+                self._last_ops, self._flavor, True, output, self._conv._device, f"[step {len(self._inner) + 1}]"
+            )
+        return p(mid, out=out)
+
+
 # ---------------------------------------------------------------------------------------------
 # ops shared by the converters
 
 _PIL_CODES = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+_MODES = ("bilinear", "bicubic", "nearest", "nearest-exact")
 
 
 def _interp_name(mode: Any) -> str:
@@ -137,32 +208,150 @@ def _interp_name(mode: Any) -> str:
     v = getattr(mode, "value", mode)
     if isinstance(v, int):
         return _PIL_CODES.get(v, str(v))
-    return str(v).lower()
+    return str(v).lower().replace("_", "-")
 
 
-def _resize_op(name: str, size: Any, interp: Any, antialias: Any, max_size: Any) -> Op:
-    mode = _interp_name(interp)
-    if mode not in ("bilinear", "bicubic", "nearest", "nearest-exact", "nearest_exact"):
-        raise PipelineError(f"{name}: interpolation {mode!r} is not supported by goprep (bilinear, bicubic, nearest)")
-    aa = True if antialias is None or antialias == "warn" else bool(antialias)
+def _torch_nearest_index(n_in: int, n_out: int) -> np.ndarray:
+    """The source index PyTorch's ``nearest`` (not ``nearest-exact``) takes per output index, on CPU
+    uint8 and float alike (``nearest_idx`` in ATen's UpSampleKernel.cpp): a copy for equal sizes,
+    ``dst >> 1`` for exactly 2x, else ``min(floorf(dst * ((float)in / out)), in - 1)`` in float32."""
+    if n_out == n_in:
+        return np.arange(n_out)
+    if n_out == 2 * n_in:
+        return np.arange(n_out) >> 1
+    scale = np.float32(n_in) / np.float32(n_out)
+    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * scale).astype(np.int64), n_in - 1)
+
+
+def _goprep_nearest_index(n_in: int, n_out: int) -> np.ndarray:
+    """goprep's ``nearest`` (``cv2.INTER_NEAREST``, the engine's nearestTaps):
+    ``min(floor(dst * (1 / (out / in))), in - 1)`` in float64."""
+    scale = 1.0 / (n_out / n_in)
+    return np.minimum(np.floor(np.arange(n_out, dtype=np.float64) * scale).astype(np.int64), n_in - 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _nearest_mismatch(n_in: int, n_out: int) -> int:
+    """How many output indices goprep's ``nearest`` reads from another source pixel than PyTorch's
+    (about 6% of size pairs have some: where ``dst * in / out`` is an integer that PyTorch's float32
+    product lands just below)."""
+    return int((_torch_nearest_index(n_in, n_out) != _goprep_nearest_index(n_in, n_out)).sum())
+
+
+def _norm_size(size: Any) -> Any:
     if isinstance(size, (list, tuple)) and len(size) == 1:
-        size = int(size[0])
-    elif isinstance(size, (list, tuple)):
-        size = (int(size[0]), int(size[1]))
+        return int(size[0])
+    if isinstance(size, (list, tuple)):
+        return (int(size[0]), int(size[1]))
+    return size
 
-    def op(img: Any, flavor: str) -> Any:
-        if mode.startswith("nearest"):
-            kind = "nearest-pil" if flavor == "pil" else ("nearest-exact" if mode != "nearest" else "nearest")
-            return _ops.resize(img, size, interpolation=kind, max_size=max_size)
-        # Pillow always filters with the widened kernel; torchvision's tensor path when antialias is set,
-        # with PyTorch's uint8 weight rounding ("torch"): Pillow's 22-bit weights left rare pixels 2
-        # levels from torch's (bicubic CLIP / ConvNeXt; bilinear upscales, coffee 400x600 -> 700x1050).
-        use_aa: Any = aa or flavor == "pil"
-        if flavor == "tensor" and use_aa:
-            use_aa = "torch"
-        return _ops.resize(img, size, interpolation=mode, antialias=use_aa, max_size=max_size)
 
-    return op
+class _Resize:
+    """A resize with the numerics its library uses for each input kind (an Op, see ``Op``).
+
+    ``api``: on tensors, ``"v2"`` is ``torchvision.transforms.v2`` (and Hugging Face's torchvision
+    backend): PyTorch's native uint8 kernels; ``"v1"`` is ``torchvision.transforms`` (and timm, which
+    builds on it): the uint8 image converted to float32, resized, clamped (bicubic), rounded half to
+    even, cast back (``torchvision.transforms._functional_tensor.resize``). ``size`` is torchvision's
+    (an int for the shorter side, ``(h, w)``, or None with ``max_size``) or a function
+    ``(h, w) -> (h, w)``."""
+
+    def __init__(self, name: str, size: Any, interp: Any, antialias: Any, max_size: Any, api: str) -> None:
+        mode = _interp_name(interp)
+        if mode not in _MODES:
+            raise PipelineError(
+                f"{name}: interpolation {mode!r} is not supported by goprep (bilinear, bicubic, nearest, nearest-exact)"
+            )
+        self.name, self.mode, self.api = name, mode, api
+        self.size, self.max_size = _norm_size(size), max_size
+        self.antialias = antialias
+        # torchvision (v1 and v2): antialias=None is False for tensors (0.15-0.16's "warn" default
+        # too); PIL images are antialiased whatever it says, as Pillow has no other resize.
+        self.aa = antialias is not None and not (isinstance(antialias, str) and antialias == "warn") and bool(antialias)
+
+    def target(self, h: int, w: int) -> Tuple[int, int]:
+        if callable(self.size):
+            return self.size(h, w)
+        return _ops.resize_size(SimpleNamespace(height=h, width=w), self.size, self.max_size)  # type: ignore[arg-type]
+
+    def _what(self) -> str:
+        return f"{self.name}(interpolation={self.mode.upper().replace('-', '_')}, antialias={self.antialias!r})"
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        h, w = img.height, img.width
+        oh, ow = self.target(h, w)
+        if (oh, ow) == (h, w):
+            return img  # torchvision (both APIs, every input) and Pillow return the image as it is
+        if flavor == "pil":
+            if self.mode.startswith("nearest"):
+                kind, aa = "nearest-pil", False  # torchvision maps NEAREST and NEAREST_EXACT to Pillow's NEAREST
+            else:
+                kind, aa = self.mode, True
+        else:
+            kind, aa = self._tensor_kernel(img.dtype, h, w, oh, ow)
+        return _ops.resize(img, (oh, ow), interpolation=kind, antialias=aa)
+
+    def _tensor_kernel(self, dtype: str, h: int, w: int, oh: int, ow: int) -> Tuple[str, Any]:
+        mode = self.mode
+        if mode == "nearest":
+            bad = _nearest_mismatch(h, oh) + _nearest_mismatch(w, ow)
+            if bad:
+                raise PipelineError(
+                    f"{self._what()} from {h}x{w} to {oh}x{ow} on a tensor: PyTorch picks source pixel "
+                    "min(floorf(dst * (float)(in / out)), in - 1) in float32, which differs from goprep's nearest "
+                    f"(floor in float64) in {bad} output rows/columns at these sizes, and goprep has no kernel "
+                    "with PyTorch's rule; use InterpolationMode.NEAREST_EXACT (which goprep follows) or PIL images"
+                )
+            return "nearest", False
+        if mode == "nearest-exact":
+            return "nearest-exact", False
+        if dtype != "u8":  # float32 tensors: both APIs run PyTorch's float kernels, which goprep's follow
+            return mode, self.aa
+        if self.aa:
+            # v2: PyTorch's uint8 kernels ("torch": equal bit for bit). v1 bilinear: the float path's
+            # result is within 1 level of any uint8 kernel whose weights are non-negative (the rounding
+            # between the passes moves a value by at most 0.5); v1 bicubic goes through ``host``.
+            return mode, "torch"
+        if mode == "bilinear":
+            if self.api == "v2" and oh >= h and ow >= w:
+                # PyTorch's uint8 bilinear without antialias takes the same taps and int16 weights as
+                # its antialiased one when no axis shrinks (support 1 either way): "torch" is exact.
+                return "bilinear", "torch"
+            # Shrinking, PyTorch's uint8 kernel (v2) or float path (v1) keeps 2 taps; goprep has no
+            # "torch" mode without antialias, and OpenCV's INTER_LINEAR is within 1 level of both
+            # (non-negative weights again; measured: up to 1 level on ~20% of values, v1 ~12%).
+            return "bilinear", False
+        if self.api == "v1":
+            # v1 computes PyTorch's float bicubic (A = -0.75, border replicated) and rounds once;
+            # goprep's uint8 bicubic is the same formula in float32, rounded once: within 1 level.
+            return "bicubic", False
+        raise PipelineError(
+            f"{self._what()} on a uint8 tensor: torchvision runs PyTorch's native uint8 bicubic kernel "
+            "without antialias there (int16 weights for A = -0.75, the image rounded to uint8 between the "
+            "horizontal and vertical passes), which goprep's engine has no mode for (its bicubic without "
+            "antialias is OpenCV's, over 20 levels apart). It works on PIL images, with antialias=True, "
+            "or with torchvision.transforms (v1) Resize, whose float path goprep follows"
+        )
+
+    def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+        if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:
+            return self._float_resize
+        return None
+
+    def _float_resize(self, a: np.ndarray) -> np.ndarray:
+        """v1's tensor resize, outside the engine's fused pass: to float32, goprep's float32
+        antialiased bicubic (PyTorch's ``interpolate(antialias=True)`` within 1e-5 of the range),
+        clamp, round half to even, back to uint8."""
+        h, w = a.shape[-3], a.shape[-2]
+        oh, ow = self.target(h, w)
+        if (oh, ow) == (h, w):
+            return a
+        if a.dtype != np.uint8:  # a float32 tensor stays float, unclamped, as in torchvision
+            return _ops.resize(a, (oh, ow), interpolation="bicubic", antialias=True)
+        f = _ops.resize(a.astype(np.float32), (oh, ow), interpolation="bicubic", antialias=True)
+        np.clip(f, 0, 255, out=f)
+        np.rint(f, out=f)
+        return f.astype(np.uint8)
 
 
 def _center_crop_op(size: Any) -> Op:
@@ -204,7 +393,8 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     ``ToTensor``, ``PILToTensor``, ``ToImage``, ``ToDtype``, ``ConvertImageDtype``, ``Normalize``,
     ``Grayscale`` (on 1-channel images), ``RandomHorizontalFlip``/``RandomVerticalFlip`` with
     ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
-    ``goprep.PipelineError`` naming the transform."""
+    ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
+    depends on the input (a ``Resize`` whose tensor kernel goprep cannot reproduce)."""
     chain = _Chain()
     _tv_walk(t, chain)
     for n in chain.notes:
@@ -213,6 +403,19 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
 
 
 _NOOPS = ("Identity", "ToPureTensor", "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ClampKeyPoints")
+
+
+def _tv_api(t: Any) -> str:
+    """Which torchvision API a transform's resize follows on tensors: ``"v2"`` for
+    ``torchvision.transforms.v2`` classes (and subclasses), ``"v1"`` for ``torchvision.transforms``
+    ones and timm's (which call ``torchvision.transforms.functional``)."""
+    for cls in type(t).__mro__:
+        mod = getattr(cls, "__module__", None) or ""
+        if mod == "torchvision.transforms.v2" or mod.startswith("torchvision.transforms.v2."):
+            return "v2"
+        if mod.startswith("torchvision.transforms") or mod.startswith("timm."):
+            return "v1"
+    return "v2"
 
 
 def _tv_walk(t: Any, chain: _Chain) -> None:
@@ -235,7 +438,8 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
         chain.geometric(name, lambda img, f: _ops.flip(img, horizontal=hor, vertical=not hor))
         return
     if name == "Resize":
-        chain.geometric(name, _resize_op(name, t.size, t.interpolation, getattr(t, "antialias", True), t.max_size))
+        op = _Resize(name, t.size, t.interpolation, getattr(t, "antialias", True), t.max_size, _tv_api(t))
+        chain.geometric(name, op)
     elif name == "CenterCrop":
         chain.geometric(name, _center_crop_op(t.size))
     elif name == "ResizeKeepRatio":  # timm's
@@ -314,6 +518,10 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
     flavor = "pil" if kind.endswith("Pil") else "tensor"
     chain = _Chain()
     interp = cfg.get("resample", 2)
+
+    def resize(size: Any) -> _Resize:  # the torchvision backend's tvF.resize (v2, antialias=True)
+        return _Resize("resize", size, interp, True, None, "v2")
+
     if cfg.get("do_resize", True):
         size = cfg.get("size") or {}
         if isinstance(size, int):
@@ -322,14 +530,14 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
             se = int(size["shortest_edge"])
             crop_pct = float(cfg.get("crop_pct") or 224 / 256)
             if se < 384:
-                chain.geometric("resize", _resize_op("resize", int(se / crop_pct), interp, True, None))
+                chain.geometric("resize", resize(int(se / crop_pct)))
                 chain.geometric("center_crop", _floor_center_crop_op(se, se))
             else:
-                chain.geometric("resize", _resize_op("resize", (se, se), interp, True, None))
+                chain.geometric("resize", resize((se, se)))
         elif "height" in size and "width" in size:
-            chain.geometric("resize", _resize_op("resize", (int(size["height"]), int(size["width"])), interp, True, None))
+            chain.geometric("resize", resize((int(size["height"]), int(size["width"]))))
         elif "shortest_edge" in size and "longest_edge" not in size:
-            chain.geometric("resize", _resize_op("resize", int(size["shortest_edge"]), interp, True, None))
+            chain.geometric("resize", resize(int(size["shortest_edge"])))
         else:
             raise PipelineError(f"size {size} is not supported by goprep.transforms.from_hf")
     if cfg.get("do_center_crop", False):
@@ -352,7 +560,8 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
 def from_timm(data_config: Dict[str, Any], *, device: str = "auto") -> Converted:
     """A goprep pipeline computing ``timm.data.create_transform(**data_config, is_training=False)``
     from timm's ``resolve_data_config`` dict (``input_size``, ``interpolation``, ``crop_pct``,
-    ``crop_mode``, ``mean``, ``std``); timm is not needed."""
+    ``crop_mode``, ``mean``, ``std``); timm is not needed. timm's resize is
+    ``torchvision.transforms`` (v1), so tensors get v1's numerics."""
     input_size = data_config.get("input_size", (3, 224, 224))
     img = tuple(int(v) for v in input_size[-2:]) if isinstance(input_size, (list, tuple)) else (int(input_size),) * 2
     crop_pct = float(data_config.get("crop_pct") or 0.875)
@@ -363,11 +572,11 @@ def from_timm(data_config: Dict[str, Any], *, device: str = "auto") -> Converted
     scale = tuple(math.floor(x / crop_pct) for x in img)
     chain = _Chain()
     if crop_mode == "squash":
-        chain.geometric("Resize", _resize_op("Resize", scale, interp, True, None))
+        chain.geometric("Resize", _Resize("Resize", scale, interp, True, None, "v1"))
         chain.geometric("CenterCrop", _center_crop_op(img))
     elif crop_mode == "center":
         if scale[0] == scale[1]:
-            chain.geometric("Resize", _resize_op("Resize", scale[0], interp, True, None))
+            chain.geometric("Resize", _Resize("Resize", scale[0], interp, True, None, "v1"))
         else:
             chain.geometric("ResizeKeepRatio", _keep_ratio_op(scale, interp))
         chain.geometric("CenterCrop", _center_crop_op(img))
@@ -378,16 +587,14 @@ def from_timm(data_config: Dict[str, Any], *, device: str = "auto") -> Converted
     return Converted(chain, "timm eval transform", device=device)
 
 
-def _keep_ratio_op(target: Tuple[int, int], interp: Any, longest: float = 0.0) -> Op:
+def _keep_ratio_op(target: Tuple[int, int], interp: Any, longest: float = 0.0) -> _Resize:
     """timm's ``ResizeKeepRatio(size, longest)``: the ratio blends the per-axis ratios
-    (``max * longest + min * (1 - longest)``; 0 covers ``target``), sides ``round(side / ratio)``."""
+    (``max * longest + min * (1 - longest)``; 0 covers ``target``), sides ``round(side / ratio)``;
+    then torchvision's v1 ``F.resize`` (antialias=True)."""
 
-    def op(img: Any, flavor: str) -> Any:
-        h, w = img.height, img.width
+    def size(h: int, w: int) -> Tuple[int, int]:
         rh, rw = h / target[0], w / target[1]
         ratio = max(rh, rw) * longest + min(rh, rw) * (1.0 - longest)
-        size = (max(1, round(h / ratio)), max(1, round(w / ratio)))
-        return _resize_op("ResizeKeepRatio", size, interp, True, None)(img, flavor)
+        return (max(1, round(h / ratio)), max(1, round(w / ratio)))
 
-    return op
-
+    return _Resize("ResizeKeepRatio", size, interp, True, None, "v1")

@@ -293,6 +293,83 @@ def test_from_timm_on_tensors_follows_v1(cfg):
         assert torch.equal(got, via_tv(x))
 
 
+def test_empty_compose_is_the_identity():
+    """torchvision's Compose([]) returns its input; goprep raised TypeError ('Compose' object is not
+    iterable). It is now an identity pipeline: a copy, NumPy HWC for PIL, a tensor for a tensor."""
+    img, x = _pil("chelsea"), _tensor("chelsea")
+    for t in (T.Compose([]), torch.nn.Sequential()):
+        conv = gt.from_torchvision(t)
+        assert np.array_equal(conv(img), np.asarray(img))
+        got = conv(x)
+        assert isinstance(got, torch.Tensor) and torch.equal(got, x)
+    nested = T.Compose([T.Compose([]), T.ToTensor()])
+    assert float((gt.from_torchvision(nested)(img) - nested(img)).abs().max()) <= 1e-5
+
+
+def test_normalize_that_cannot_broadcast_names_it():
+    for t in (
+        T.Compose([T.ToTensor(), T.Normalize([0.5] * 3, [0.5] * 3), T.Normalize([0.5, 0.5], [0.5, 0.5])]),  # IndexError
+        T.Compose([T.ToTensor(), T.Normalize([0.5] * 3, [0.5, 0.5])]),
+    ):
+        _assert_raises_naming(lambda: gt.from_torchvision(t), "Normalize", "broadcast")
+    _assert_raises_naming(lambda: gt.from_torchvision(T.Compose([T.ToTensor(), T.Normalize(M, [0.2, 0.0, 0.2])])),
+                          "Normalize.std")
+
+
+_BAD_CONFIGS = [
+    ("timm", None, "data_config"),  # AttributeError before
+    ("timm", [], "data_config"),
+    ("timm", {"input_size": (224,)}, "input_size"),  # IndexError
+    ("timm", {"input_size": (3, 0, 224)}, "input_size"),  # ZeroDivisionError at the first call
+    ("timm", {"input_size": "224"}, "input_size"),
+    ("timm", {"crop_pct": float("nan")}, "crop_pct"),  # ValueError: cannot convert NaN
+    ("timm", {"crop_pct": -1}, "crop_pct"),
+    ("timm", {"crop_pct": 1000}, "crop_pct"),  # resizes to 0 pixels
+    ("timm", {"crop_mode": "border"}, "crop_mode"),
+    ("timm", {"interpolation": None}, "interpolation"),
+    ("timm", {"interpolation": "lanczos"}, "interpolation"),
+    ("timm", {"mean": None}, "mean"),
+    ("timm", {"mean": (0.5, 0.5)}, "mean"),
+    ("timm", {"std": (0.2, 0.0, 0.2)}, "std"),
+    ("hf", None, "processor_or_config"),  # TypeError: vars() argument
+    ("hf", 3, "processor_or_config"),
+    ("hf", {"size": 224.0}, "size"),  # TypeError
+    ("hf", {"size": "224"}, "size"),
+    ("hf", {"size": {"height": 0, "width": 8}}, "size['height']"),
+    ("hf", {"size": {"height": 8}}, "size"),
+    ("hf", {"size": {"shortest_edge": 8, "longest_edge": 16}}, "size"),
+    ("hf", {"size": {"height": 8, "width": 8}, "do_center_crop": True, "crop_size": {}}, "crop_size"),  # KeyError
+    ("hf", {"size": {"height": 8, "width": 8}, "do_center_crop": True, "crop_size": 8.5}, "crop_size"),
+    ("hf", {"image_processor_type": "ConvNextImageProcessor", "size": {"height": 8, "width": 8}}, "size"),  # KeyError
+    ("hf", {"image_processor_type": "ConvNextImageProcessor", "size": {"shortest_edge": 8}, "crop_pct": float("nan")},
+     "crop_pct"),
+    ("hf", {"size": 8, "resample": 1}, "resample"),
+    ("hf", {"size": 8, "rescale_factor": "x"}, "rescale_factor"),
+    ("hf", {"size": 8, "image_mean": None}, "image_mean"),
+    ("hf", {"size": 8, "image_std": [0.5, 0.0, 0.5]}, "image_std"),
+    ("hf", {"size": 8, "image_mean": [0.5] * 3, "image_std": [0.5] * 2}, "image_std"),  # RGB: 1 or 3 values
+    ("timm", {"input_size": (1, 64, 64), "mean": M}, "mean"),
+    ("hf", {"size": 8, "do_pad": True}, "do_pad"),
+]
+
+
+@pytest.mark.parametrize("which,cfg,field", _BAD_CONFIGS, ids=[f"{w}-{f}-{i}" for i, (w, _, f) in enumerate(_BAD_CONFIGS)])
+def test_bad_configs_raise_pipeline_error_naming_the_field(which, cfg, field):
+    conv = gt.from_timm if which == "timm" else gt.from_hf
+    with pytest.raises(goprep.PipelineError) as ei:
+        conv(cfg)(_pil("chelsea"))
+    assert ei.value.argument == field and str(ei.value).startswith(field + ": "), str(ei.value)
+
+
+def test_good_configs_still_convert():
+    img = _pil("chelsea")
+    assert gt.from_timm({"crop_pct": None, "crop_mode": None})(img).shape == (3, 224, 224)
+    assert gt.from_timm({"input_size": 64, "crop_pct": 0})(img).shape == (3, 64, 64)  # timm: crop_pct or 0.875
+    assert gt.from_timm({"input_size": (96, 128)})(img).shape == (3, 96, 128)
+    assert gt.from_hf({"size": (8, 9)})(img).shape == (3, 8, 9)  # HF: a pair is (height, width)
+    assert gt.from_hf({"size": {"height": 8, "width": 9, "shortest_edge": None}, "rescale_factor": None})(img).shape == (3, 8, 9)
+
+
 def _hf_processors():
     import transformers
     from transformers import (

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -69,19 +70,35 @@ class _Chain:
         self.scale = scale
         self.to_tensor = True
 
-    def normalize(self, name: str, mean: Sequence[float], std: Sequence[float]) -> None:
+    def normalize(self, name: str, mean: List[float], std: List[float]) -> None:
         if self.scale is None:
             raise PipelineError(f"{name} needs a float image: put ToTensor/ToDtype(float32, scale=True) before it")
-        m, s = [float(v) for v in mean], [float(v) for v in std]
+        m, s = list(mean), list(std)
+        bad = _mismatch(m, s)
+        if bad:
+            raise PipelineError(f"{name}: {bad}")
         if self.mean is None or self.std is None:
             self.mean, self.std = m, s
             return
+        lengths = {len(self.mean), len(self.std), len(m), len(s)} - {1}
+        if len(lengths) > 1:
+            raise PipelineError(
+                f"{name}: {max(len(m), len(s))} channel values after a Normalize of {max(len(self.mean), len(self.std))} "
+                "cannot broadcast (torchvision fails on the first call)"
+            )
         # (x - M) / S then (. - m) / s  ==  (x - (M + m*S)) / (S*s)
-        n = max(len(self.mean), len(m))
+        n = max(len(self.mean), len(self.std), len(m), len(s))
         M, S = _bcast(self.mean, n), _bcast(self.std, n)
         m, s = _bcast(m, n), _bcast(s, n)
         self.mean = [M[i] + m[i] * S[i] for i in range(n)]
         self.std = [S[i] * s[i] for i in range(n)]
+
+
+def _mismatch(mean: List[float], std: List[float]) -> Optional[str]:
+    """Why ``mean`` and ``std`` cannot broadcast (torchvision fails on the first call), or None."""
+    if len(mean) != len(std) and 1 not in (len(mean), len(std)):
+        return f"mean has {len(mean)} values and std {len(std)}; they cannot broadcast"
+    return None
 
 
 def _bcast(v: List[float], n: int) -> List[float]:
@@ -384,6 +401,55 @@ def _pair(size: Any) -> Tuple[int, int]:
 
 
 # ---------------------------------------------------------------------------------------------
+# argument checks: a bad config raises PipelineError naming the field (``.argument``), not a raw
+# TypeError/KeyError from deep inside the conversion or the first call
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _pos_int(name: str, v: Any) -> int:
+    if not _is_int(v) or v <= 0:
+        raise PipelineError(f"must be a positive int, got {v!r}", argument=name)
+    return int(v)
+
+
+def _pos_float(name: str, v: Any) -> float:
+    if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(float(v)) or float(v) <= 0:
+        raise PipelineError(f"must be a finite positive number, got {v!r}", argument=name)
+    return float(v)
+
+
+def _floats(v: Any, name: str, nonzero: bool = False, channels: Optional[int] = None) -> List[float]:
+    """One or more finite numbers (a number, a sequence, or a tensor/array of them); with
+    ``channels``, 1 or that many."""
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    vals = [v] if isinstance(v, numbers.Real) else v
+    ok = isinstance(vals, (list, tuple)) and len(vals) > 0
+    ok = ok and all(isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x)) for x in vals)
+    if not ok:
+        raise PipelineError(f"must be a finite number or a non-empty sequence of them, got {v!r}", argument=name)
+    out = [float(x) for x in vals]
+    if nonzero and any(x == 0 for x in out):
+        raise PipelineError(f"must not contain 0, got {v!r}", argument=name)
+    if channels is not None and len(out) not in (1, channels):
+        raise PipelineError(f"needs 1 or {channels} values (one per channel), got {len(out)}", argument=name)
+    return out
+
+
+def _int_or_hw(name: str, v: Any) -> Tuple[int, int]:
+    """An int (a square) or an ``(h, w)`` pair of positive ints."""
+    if _is_int(v):
+        n = _pos_int(name, v)
+        return n, n
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        return _pos_int(name, v[0]), _pos_int(name, v[1])
+    raise PipelineError(f"must be a positive int or a (height, width) pair, got {v!r}", argument=name)
+
+
+# ---------------------------------------------------------------------------------------------
 # torchvision
 
 
@@ -392,7 +458,8 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     ``Compose`` (or ``nn.Sequential``) of, or a single, ``Resize``, ``CenterCrop``, ``Pad``,
     ``ToTensor``, ``PILToTensor``, ``ToImage``, ``ToDtype``, ``ConvertImageDtype``, ``Normalize``,
     ``Grayscale`` (on 1-channel images), ``RandomHorizontalFlip``/``RandomVerticalFlip`` with
-    ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
+    ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. An empty ``Compose`` is
+    the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
     ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
     depends on the input (a ``Resize`` whose tensor kernel goprep cannot reproduce)."""
     chain = _Chain()
@@ -421,7 +488,9 @@ def _tv_api(t: Any) -> str:
 def _tv_walk(t: Any, chain: _Chain) -> None:
     name = type(t).__name__
     if name in ("Compose", "Sequential"):
-        for sub in getattr(t, "transforms", None) or list(t):
+        # torchvision's Compose([]) (and an empty nn.Sequential) returns its input: an identity.
+        subs = t.transforms if hasattr(t, "transforms") else list(t)
+        for sub in subs:
             _tv_walk(sub, chain)
         return
     if name in _NOOPS:
@@ -484,21 +553,35 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
             raise PipelineError(f"{name}({dname}) is not supported by goprep (float32 only)")
         chain.to_float(name, 1 / 255 if scale else 1.0)
     elif name == "Normalize":
-        chain.normalize(name, _floats(t.mean), _floats(t.std))
+        chain.normalize(name, _floats(t.mean, f"{name}.mean"), _floats(t.std, f"{name}.std", nonzero=True))
     else:
         raise PipelineError(f"{name} is not supported by goprep.transforms.from_torchvision")
 
 
-def _floats(v: Any) -> List[float]:
-    if hasattr(v, "tolist"):
-        v = v.tolist()
-    if isinstance(v, (int, float)):
-        return [float(v)]
-    return [float(x) for x in v]
-
-
 # ---------------------------------------------------------------------------------------------
 # Hugging Face
+
+_HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
+
+
+def _hf_size(v: Any) -> Dict[str, int]:
+    """A processor's ``size`` as a dict of positive ints: an int is ``shortest_edge``, a pair
+    ``(height, width)``; None entries (unset keys of a SizeDict) are dropped."""
+    if _is_int(v):
+        return {"shortest_edge": _pos_int("size", v)}
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        return {"height": _pos_int("size", v[0]), "width": _pos_int("size", v[1])}
+    if isinstance(v, Mapping):
+        out = {}
+        for k, x in v.items():
+            if x is None:
+                continue
+            if k not in _HF_SIZE_KEYS:
+                raise PipelineError(f"key {k!r} is not supported by goprep (one of {', '.join(_HF_SIZE_KEYS)})", argument="size")
+            out[str(k)] = _pos_int(f"size[{k!r}]", x)
+        return out
+    raise PipelineError(f"must be an int, a (height, width) pair or a dict such as {{'shortest_edge': 224}}, got {v!r}",
+                        argument="size")
 
 
 def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
@@ -506,50 +589,81 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
     ``(3, H, W)``; for a batch or list: ``(N, 3, H, W)``), from the processor or its
     ``preprocessor_config.json`` dict (which needs no transformers install). Covers the
     resize / center-crop / rescale / normalize processors: ViT, CLIP, ConvNeXt (``crop_pct``),
-    DeiT, BEiT, SigLIP."""
-    if isinstance(processor_or_config, dict):
-        cfg = dict(processor_or_config)
-        kind = str(cfg.get("image_processor_type", "dict"))
-    else:
-        obj = processor_or_config
-        cfg = obj.to_dict() if hasattr(obj, "to_dict") else dict(vars(obj))
+    DeiT, BEiT, SigLIP. A config it cannot read raises ``goprep.PipelineError`` naming the field
+    (``.argument``)."""
+    obj = processor_or_config
+    if isinstance(obj, Mapping):
+        cfg = dict(obj)
+        kind = str(cfg.get("image_processor_type") or "dict")
+    elif callable(getattr(obj, "to_dict", None)) or hasattr(obj, "__dict__"):
+        cfg = obj.to_dict() if callable(getattr(obj, "to_dict", None)) else dict(vars(obj))
+        if not isinstance(cfg, Mapping):
+            raise PipelineError(f"to_dict() returned {type(cfg).__name__}, not a dict", argument="processor_or_config")
+        cfg = dict(cfg)
         kind = type(obj).__name__
+    else:
+        raise PipelineError(
+            f"must be a Hugging Face image processor or its config dict, got {type(obj).__name__}",
+            argument="processor_or_config",
+        )
     # transformers 5: the default processors run torchvision on tensors; the *Pil ones run Pillow.
     flavor = "pil" if kind.endswith("Pil") else "tensor"
     chain = _Chain()
-    interp = cfg.get("resample", 2)
+    interp = cfg.get("resample")
+    interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
+    if _interp_name(interp) not in _MODES:
+        raise PipelineError(f"{_interp_name(interp)!r} is not supported by goprep (bilinear, bicubic, nearest)",
+                            argument="resample")
 
     def resize(size: Any) -> _Resize:  # the torchvision backend's tvF.resize (v2, antialias=True)
         return _Resize("resize", size, interp, True, None, "v2")
 
     if cfg.get("do_resize", True):
-        size = cfg.get("size") or {}
-        if isinstance(size, int):
-            size = {"shortest_edge": size}
-        if "ConvNext" in kind or "ConvNeXt" in kind or "crop_pct" in cfg and "shortest_edge" in size and not cfg.get("do_center_crop"):
-            se = int(size["shortest_edge"])
-            crop_pct = float(cfg.get("crop_pct") or 224 / 256)
+        raw = cfg.get("size")
+        size = _hf_size(raw) if raw is not None else {}
+        convnext = "ConvNext" in kind or "ConvNeXt" in kind
+        if convnext or "crop_pct" in cfg and "shortest_edge" in size and not cfg.get("do_center_crop"):
+            if "shortest_edge" not in size:  # HF: "Size dictionary must contain 'shortest_edge' key"
+                raise PipelineError(f"ConvNeXt's resize needs 'shortest_edge', got {raw!r}", argument="size")
+            se = size["shortest_edge"]
+            pct = cfg.get("crop_pct")
+            crop_pct = 224 / 256 if pct is None else _pos_float("crop_pct", pct)
             if se < 384:
+                if int(se / crop_pct) < 1:
+                    raise PipelineError(f"{crop_pct} resizes the shorter side to {int(se / crop_pct)}", argument="crop_pct")
                 chain.geometric("resize", resize(int(se / crop_pct)))
                 chain.geometric("center_crop", _floor_center_crop_op(se, se))
             else:
                 chain.geometric("resize", resize((se, se)))
         elif "height" in size and "width" in size:
-            chain.geometric("resize", resize((int(size["height"]), int(size["width"]))))
+            chain.geometric("resize", resize((size["height"], size["width"])))
         elif "shortest_edge" in size and "longest_edge" not in size:
-            chain.geometric("resize", resize(int(size["shortest_edge"])))
+            chain.geometric("resize", resize(size["shortest_edge"]))
         else:
-            raise PipelineError(f"size {size} is not supported by goprep.transforms.from_hf")
+            raise PipelineError(f"{raw!r} is not supported by goprep.transforms.from_hf "
+                                "(height and width, or shortest_edge alone)", argument="size")
     if cfg.get("do_center_crop", False):
-        crop = cfg.get("crop_size") or {}
-        if isinstance(crop, int):
-            crop = {"height": crop, "width": crop}
-        chain.geometric("center_crop", _floor_center_crop_op(int(crop["height"]), int(crop["width"])))
+        crop = cfg.get("crop_size")
+        if isinstance(crop, Mapping):
+            if crop.get("height") is None or crop.get("width") is None:
+                raise PipelineError(f"must hold 'height' and 'width', got {crop!r}", argument="crop_size")
+            ch, cw = _pos_int("crop_size['height']", crop["height"]), _pos_int("crop_size['width']", crop["width"])
+        else:
+            ch, cw = _int_or_hw("crop_size", crop)
+        chain.geometric("center_crop", _floor_center_crop_op(ch, cw))
     if cfg.get("do_pad"):
-        raise PipelineError("do_pad is not supported by goprep.transforms.from_hf")
-    chain.to_float("rescale", float(cfg.get("rescale_factor", 1 / 255)) if cfg.get("do_rescale", True) else 1.0)
+        raise PipelineError("is not supported by goprep.transforms.from_hf", argument="do_pad")
+    if cfg.get("do_rescale", True):
+        rf = cfg.get("rescale_factor")
+        chain.to_float("rescale", 1 / 255 if rf is None else _pos_float("rescale_factor", rf))
+    else:
+        chain.to_float("rescale", 1.0)
     if cfg.get("do_normalize", True):
-        chain.normalize("normalize", _floats(cfg.get("image_mean", 0.5)), _floats(cfg.get("image_std", 0.5)))
+        mean = _floats(cfg.get("image_mean", 0.5), "image_mean", channels=3)  # pixel_values are RGB
+        std = _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
+        if _mismatch(mean, std):
+            raise PipelineError(str(_mismatch(mean, std)), argument="image_mean")
+        chain.normalize("normalize", mean, std)
     return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device)
 
 
@@ -557,33 +671,56 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
 # timm
 
 
-def from_timm(data_config: Dict[str, Any], *, device: str = "auto") -> Converted:
+def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Converted:
     """A goprep pipeline computing ``timm.data.create_transform(**data_config, is_training=False)``
     from timm's ``resolve_data_config`` dict (``input_size``, ``interpolation``, ``crop_pct``,
     ``crop_mode``, ``mean``, ``std``); timm is not needed. timm's resize is
-    ``torchvision.transforms`` (v1), so tensors get v1's numerics."""
+    ``torchvision.transforms`` (v1), so tensors get v1's numerics. A value it cannot read raises
+    ``goprep.PipelineError`` naming the key (``.argument``)."""
+    if not isinstance(data_config, Mapping):
+        raise PipelineError(f"must be a dict (timm's resolve_data_config), got {type(data_config).__name__}",
+                            argument="data_config")
     input_size = data_config.get("input_size", (3, 224, 224))
-    img = tuple(int(v) for v in input_size[-2:]) if isinstance(input_size, (list, tuple)) else (int(input_size),) * 2
-    crop_pct = float(data_config.get("crop_pct") or 0.875)
+    if _is_int(input_size):
+        img = (_pos_int("input_size", input_size),) * 2
+    elif isinstance(input_size, (list, tuple)) and len(input_size) in (2, 3):
+        vals = tuple(_pos_int("input_size", v) for v in input_size)
+        img = (vals[-2], vals[-1])
+    else:
+        raise PipelineError(f"must be an int, (height, width) or (channels, height, width), got {input_size!r}",
+                            argument="input_size")
+    pct = data_config.get("crop_pct")
+    # timm: ``crop_pct or 0.875`` (None and 0 take the default; NaN fails in its math.floor)
+    crop_pct = 0.875 if pct is None or (isinstance(pct, numbers.Real) and pct == 0) else _pos_float("crop_pct", pct)
     crop_mode = data_config.get("crop_mode") or "center"
+    if crop_mode not in ("center", "squash"):
+        raise PipelineError(f"{crop_mode!r} is not supported by goprep.transforms.from_timm (center, squash)",
+                            argument="crop_mode")
     interp = data_config.get("interpolation", "bilinear")
     if interp == "random":
-        raise PipelineError("interpolation 'random' is a training setting; from_timm converts eval transforms")
+        raise PipelineError("'random' is a training setting; from_timm converts eval transforms", argument="interpolation")
+    if _interp_name(interp) not in _MODES:
+        raise PipelineError(f"{interp!r} is not supported by goprep (bilinear, bicubic, nearest)", argument="interpolation")
     scale = tuple(math.floor(x / crop_pct) for x in img)
+    if min(scale) < 1:
+        raise PipelineError(f"{crop_pct} resizes {img} to {scale}", argument="crop_pct")
+    channels = vals[0] if isinstance(input_size, (list, tuple)) and len(input_size) == 3 else 3
+    mean = _floats(data_config.get("mean", (0.485, 0.456, 0.406)), "mean", channels=channels)
+    std = _floats(data_config.get("std", (0.229, 0.224, 0.225)), "std", nonzero=True, channels=channels)
     chain = _Chain()
     if crop_mode == "squash":
         chain.geometric("Resize", _Resize("Resize", scale, interp, True, None, "v1"))
         chain.geometric("CenterCrop", _center_crop_op(img))
-    elif crop_mode == "center":
+    else:
         if scale[0] == scale[1]:
             chain.geometric("Resize", _Resize("Resize", scale[0], interp, True, None, "v1"))
         else:
             chain.geometric("ResizeKeepRatio", _keep_ratio_op(scale, interp))
         chain.geometric("CenterCrop", _center_crop_op(img))
-    else:
-        raise PipelineError(f"crop_mode {crop_mode!r} is not supported by goprep.transforms.from_timm")
     chain.to_float("MaybeToTensor", 1 / 255)
-    chain.normalize("Normalize", _floats(data_config.get("mean", (0.485, 0.456, 0.406))), _floats(data_config.get("std", (0.229, 0.224, 0.225))))
+    if _mismatch(mean, std):
+        raise PipelineError(str(_mismatch(mean, std)), argument="mean")
+    chain.normalize("Normalize", mean, std)
     return Converted(chain, "timm eval transform", device=device)
 
 

@@ -452,6 +452,26 @@ def test_resize_antialias_torch_errors_name_the_argument():
     assert ei.value.argument == "antialias"
 
 
+@pytest.mark.parametrize("kind", ["ViTImageProcessor", "DeiTImageProcessor", "CLIPImageProcessor", "SiglipImageProcessor"])
+def test_from_hf_int_size_in_a_config_dict(kind):
+    """An int size in a raw preprocessor_config.json is a square for ViT-style processors
+    (transformers' default_to_square) and the shorter side for CLIP/SigLIP; goprep read every int as
+    the shorter side, which gave ViT configs another shape."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    cfg = {"image_processor_type": kind, "size": 96, "do_center_crop": False, "resample": 2, "do_rescale": True,
+           "rescale_factor": 1 / 255, "do_normalize": True, "image_mean": [0.5] * 3, "image_std": [0.5] * 3}
+    proc = getattr(transformers, kind).from_dict(cfg)
+    img = _pil("chelsea")
+    want = proc(img, return_tensors="pt")["pixel_values"][0]
+    got = gt.from_hf(cfg)(img)
+    assert got.shape == want.shape and _levels(got, want, [0.5] * 3) <= 1 + 1e-3
+    old_style = {**cfg, "feature_extractor_type": kind.replace("ImageProcessor", "FeatureExtractor")}
+    del old_style["image_processor_type"]
+    assert gt.from_hf(old_style)(img).shape == want.shape
+
+
 def test_from_hf_dict_needs_no_transformers():
     code = (
         "import sys, numpy as np, goprep.transforms as gt\n"

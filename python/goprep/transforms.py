@@ -564,11 +564,19 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
 
 
-def _hf_size(v: Any) -> Dict[str, int]:
-    """A processor's ``size`` as a dict of positive ints: an int is ``shortest_edge``, a pair
-    ``(height, width)``; None entries (unset keys of a SizeDict) are dropped."""
+# Processor types (of those goprep covers) whose int ``size`` is a square: transformers'
+# ``default_to_square = True``, its base class's default. CLIP, SigLIP and ConvNeXt set it False (the
+# shorter side), and goprep reads any other type's int that way too.
+_HF_SQUARE = ("ViT", "DeiT", "Beit")
+
+
+def _hf_size(v: Any, square: bool) -> Dict[str, int]:
+    """A processor's ``size`` as a dict of positive ints: an int is ``shortest_edge`` (or a square
+    for ``square`` kinds), a pair ``(height, width)``; None entries (unset keys of a SizeDict) are
+    dropped."""
     if _is_int(v):
-        return {"shortest_edge": _pos_int("size", v)}
+        n = _pos_int("size", v)
+        return {"height": n, "width": n} if square else {"shortest_edge": n}
     if isinstance(v, (list, tuple)) and len(v) == 2:
         return {"height": _pos_int("size", v[0]), "width": _pos_int("size", v[1])}
     if isinstance(v, Mapping):
@@ -594,7 +602,7 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
     obj = processor_or_config
     if isinstance(obj, Mapping):
         cfg = dict(obj)
-        kind = str(cfg.get("image_processor_type") or "dict")
+        kind = str(cfg.get("image_processor_type") or cfg.get("feature_extractor_type") or "dict")
     elif callable(getattr(obj, "to_dict", None)) or hasattr(obj, "__dict__"):
         cfg = obj.to_dict() if callable(getattr(obj, "to_dict", None)) else dict(vars(obj))
         if not isinstance(cfg, Mapping):
@@ -620,7 +628,7 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
 
     if cfg.get("do_resize", True):
         raw = cfg.get("size")
-        size = _hf_size(raw) if raw is not None else {}
+        size = _hf_size(raw, kind.startswith(_HF_SQUARE)) if raw is not None else {}
         convnext = "ConvNext" in kind or "ConvNeXt" in kind
         if convnext or "crop_pct" in cfg and "shortest_edge" in size and not cfg.get("do_center_crop"):
             if "shortest_edge" not in size:  # HF: "Size dictionary must contain 'shortest_edge' key"

@@ -51,25 +51,55 @@ def test_bicubic_antialias_u8_equals_pillow(name, size):
     assert_close_to_cv2_u8(got, _pil(img, size, Image.BICUBIC), min_equal=0.999)
 
 
-# Pillow 13 resizes vertically first where the height shrinks and the width does not (its
-# ImagingResampleInner); each pass rounds to uint8, so the order shows. Two Pillow calls, vertical
-# then horizontal, give that order on every Pillow version; Pillow 13's own resize must agree.
-PIL_VFIRST = {"astronaut": [(300, 700), (100, 512)], "chelsea": [(250, 600), (299, 451)], "coffee": [(123, 900)]}
+# Pillow 13 resizes vertically first where the height shrinks by more than twice what the width does
+# (its ImagingResampleInner); each pass rounds to uint8, so the order shows. Two Pillow calls, one
+# axis each, give either order on every Pillow version; Pillow 13's own resize must agree.
+PIL_13 = int(Image.__version__.split(".")[0]) >= 13
+ORDER_SIZES = {
+    "astronaut": [(300, 700), (100, 400), (100, 512), (300, 200), (2, 300)],
+    "chelsea": [(250, 600), (120, 400), (299, 451)],
+    "coffee": [(123, 900), (100, 450), (399, 300)],
+}
+
+
+def _vertical_first(h, w, oh, ow):
+    """Pillow 13.0's rule (goprep's pillowVerticalFirst)."""
+    return h - oh > 0 and h - oh > 2 * (w - ow)
 
 
 @pytest.mark.parametrize("kind, resample", [("bicubic", Image.BICUBIC), ("bilinear", Image.BILINEAR)])
-@pytest.mark.parametrize("name, size", [(n, s) for n, sizes in PIL_VFIRST.items() for s in sizes])
-def test_antialias_u8_vertical_first_equals_pillow(name, size, kind, resample):
+@pytest.mark.parametrize("name, size", [(n, s) for n, sizes in ORDER_SIZES.items() for s in sizes])
+def test_antialias_u8_pass_order_equals_pillow(name, size, kind, resample):
     img = PHOTOS[name]
-    h, w = size
+    (h, w), (oh, ow) = img.shape[:2], size
     got = goprep.resize(img, size, interpolation=kind, antialias=True)
-    two = Image.fromarray(img).resize((img.shape[1], h), resample).resize((w, h), resample)
-    assert_array_identical(got, np.asarray(two))
-    hfirst = np.asarray(Image.fromarray(img).resize((w, img.shape[0]), resample).resize((w, h), resample))
-    if w > img.shape[1]:
-        assert not np.array_equal(got, hfirst)  # the order shows on these sizes
-    if int(Image.__version__.split(".")[0]) >= 13:
-        assert_array_identical(got, np.asarray(Image.fromarray(img).resize((w, h), resample)))
+    vfirst = Image.fromarray(img).resize((w, oh), resample).resize((ow, oh), resample)
+    hfirst = Image.fromarray(img).resize((ow, h), resample).resize((ow, oh), resample)
+    want, other = (vfirst, hfirst) if _vertical_first(h, w, oh, ow) else (hfirst, vfirst)
+    assert_array_identical(got, np.asarray(want))
+    if ow != w and oh != h:
+        assert not np.array_equal(got, np.asarray(other))  # the order shows on these sizes
+    if PIL_13:
+        assert_array_identical(got, np.asarray(Image.fromarray(img).resize((ow, oh), resample)))
+
+
+@pytest.mark.skipif(not PIL_13, reason="Pillow 13's pass order: older Pillow runs the horizontal pass first")
+def test_antialias_u8_equals_pillow_on_random_crops():
+    """Small random crops and sizes of a photograph, both filters: Pillow 13 bit for bit (its pass
+    order differs by 1 level where both axes shrink)."""
+    rng = np.random.default_rng(13)
+    photo = PHOTOS["coffee"]
+    orders = set()
+    for _ in range(150):
+        h, w = (int(v) for v in rng.integers(2, 90, 2))
+        y, x = int(rng.integers(0, photo.shape[0] - h)), int(rng.integers(0, photo.shape[1] - w))
+        img = np.ascontiguousarray(photo[y : y + h, x : x + w])
+        oh, ow = int(rng.integers(1, 2 * h)), int(rng.integers(1, 2 * w))
+        orders.add(_vertical_first(h, w, oh, ow))
+        for kind, resample in (("bicubic", Image.BICUBIC), ("bilinear", Image.BILINEAR)):
+            got = goprep.resize(img, (oh, ow), interpolation=kind, antialias=True)
+            assert_array_identical(got, np.asarray(Image.fromarray(img).resize((ow, oh), resample)))
+    assert orders == {True, False}
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -85,20 +85,23 @@ func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 // supported; the hook stays so that a future mode can be declined with a reason.
 func (p *Plan) GPUSupported() (bool, string) {
 	if p.vfirst {
-		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking and the width growing) is not in the GPU kernels"
+		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking more than twice what the width does) is not in the GPU kernels"
 	}
 	return true, ""
 }
 
-// pillowVerticalFirst reports whether Pillow resizes this plan's rows vertically first: since Pillow
-// 13, ImagingResampleInner runs the vertical pass first when the height shrinks and the width does
-// not (horizontal_first), and since each pass rounds to uint8 the order shows (up to ~10 levels on
-// photographs). Pillow 12 and older always ran the horizontal pass first; PyTorch's uint8 kernel
-// (TorchU8) and the float kernels still do. An unchanged width is left to the horizontal-first path
-// (and its fast kernels): Pillow skips that pass, and its weights at scale 1 are exactly the
-// identity, so the order cannot show.
-func pillowVerticalFirst(s *Spec, k rowKernel) bool {
-	return k == kPillow && s.In.DType == U8 && !s.Resize.TorchU8 && s.Resize.W > s.Pre.W && s.Resize.H < s.Pre.H
+// pillowVerticalFirst reports whether Pillow resizes this spec's rows vertically first: since Pillow
+// 13.0, ImagingResampleInner runs the vertical pass first when the height shrinks by more than twice
+// what the width does, (inH - outH) > 0 and (inH - outH) > 2*(inW - outW) (its horizontal_first;
+// Pillow reads the dimensions of the image it resizes, goprep those of the region it resizes, which
+// is the same image for a PIL image cropped before). Since each pass rounds to uint8 the order shows
+// (up to ~10 levels on photographs, 1 level where both axes shrink). Pillow 12 and older always ran
+// the horizontal pass first; PyTorch's uint8 kernel (TorchU8) and the float kernels still do. An
+// unchanged width is left to the horizontal-first path (and its fast kernels): Pillow skips that
+// pass, and its weights at scale 1 are exactly the identity, so the order cannot show.
+func pillowVerticalFirst(s *Spec) bool {
+	dh, dw := s.Pre.H-s.Resize.H, s.Pre.W-s.Resize.W
+	return s.Resize.Antialias && s.In.DType == U8 && !s.Resize.TorchU8 && dw != 0 && dh > 0 && dh > 2*dw
 }
 
 // liveSpan is the range [lo, hi) of the element offsets an axis's live taps read.
@@ -206,7 +209,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
 	if s.Resize.Antialias {
 		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
-		if s.Resize.W > s.Pre.W && s.Resize.H < s.Pre.H {
+		if pillowVerticalFirst(s) {
 			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
 			scratch += (float64(s.In.W)*px + 64) * 5
@@ -277,7 +280,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 	if err := p.checkBounds(); err != nil {
 		return nil, err
 	}
-	if p.vfirst = pillowVerticalFirst(s, p.kernel); p.vfirst {
+	if p.vfirst = p.kernel == kPillow && pillowVerticalFirst(s); p.vfirst {
 		p.vfLo, p.vfHi = liveSpan(&p.cols)
 	}
 	p.fast = newFastPlan(p)

@@ -25,10 +25,18 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 		{"upscale", func(s *Spec) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 300, 350, 300, 350, 300, 350, 349
 		}},
-		{"wide", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 37, 37, 37 }},
+		// (the widths shrink too, by more than half what the heights do: Pillow's horizontal-first
+		// order, which the fast path computes; pillowVerticalFirst)
+		{"wide", func(s *Spec) {
+			s.Resize.H, s.Canvas.H, s.Post.H = 37, 37, 37
+			s.Resize.W, s.Canvas.W, s.Post.W, s.Post.X0 = 150, 150, 150, 149
+		}},
 		// ~100 (bilinear) and ~200 (bicubic) vertical taps: the paired VPMADDWD vertical pass and,
 		// past aaVMaxPairs, the VPMULLD one
-		{"tall window", func(s *Spec) { s.Resize.H, s.Canvas.H, s.Post.H = 2, 2, 2 }},
+		{"tall window", func(s *Spec) {
+			s.Resize.H, s.Canvas.H, s.Post.H = 2, 2, 2
+			s.Resize.W, s.Canvas.W, s.Post.W, s.Post.X0 = 150, 150, 150, 149
+		}},
 		{"strong", func(s *Spec) {
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 20, 9, 20, 9, 20, 9, 8
 		}},

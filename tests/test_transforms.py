@@ -519,3 +519,26 @@ def test_importing_transforms_loads_no_ml_library():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_float_inputs_are_not_rescaled_again():
+    """torchvision's conversions scale by the source's dtype: a float32 [0, 1] tensor (or array) passes
+    ToDtype(scale=True) / ConvertImageDtype / ToTensor unscaled, where a uint8 one is divided by 255;
+    goprep's pipelines must do the same, not divide the float image by 255 again. Hugging Face's
+    rescale multiplies whatever it gets."""
+    f = _tensor("chelsea").float() / 255  # (C, H, W) float32 in [0, 1]
+    for t in [
+        v2.Compose([v2.CenterCrop(200), v2.ToDtype(torch.float32, scale=True), v2.Normalize(M, S)]),
+        T.Compose([T.CenterCrop(200), T.ConvertImageDtype(torch.float32), T.Normalize(M, S)]),
+    ]:
+        got, want = gt.from_torchvision(t)(f), t(f)
+        assert float((got - want).abs().max()) <= 1e-5, t
+        u = _tensor("chelsea")  # the same chain on uint8 still divides by 255
+        assert float((gt.from_torchvision(t)(u) - t(u)).abs().max()) <= 1e-5, t
+    arr = np.ascontiguousarray(PHOTOS["chelsea"].astype(np.float32) / 255)  # HWC float, as ToTensor takes it
+    t = T.Compose([T.ToTensor(), T.Normalize(M, S)])
+    assert float((gt.from_torchvision(t)(arr) - t(arr)).abs().max()) <= 1e-5
+    hf = gt.from_hf({"do_resize": False, "do_center_crop": False, "do_rescale": True, "rescale_factor": 0.5,
+                     "do_normalize": False})
+    got = hf(f)
+    assert float((torch.as_tensor(got) - f * 0.5).abs().max()) <= 1e-6

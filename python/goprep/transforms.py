@@ -51,6 +51,9 @@ class _Chain:
 
     ops: List[Op] = field(default_factory=list)
     scale: Optional[float] = None  # set by the float conversion (ToTensor, ToDtype, ...)
+    # torchvision's conversions scale by the source's dtype (1/255 for uint8, 1 for float32, which
+    # they leave as it is); Hugging Face's rescale multiplies whatever it gets by its factor
+    scale_by_dtype: bool = False
     mean: Optional[List[float]] = None
     std: Optional[List[float]] = None
     to_tensor: bool = False  # the original returns a tensor
@@ -64,10 +67,10 @@ class _Chain:
             )
         self.ops.append(op)
 
-    def to_float(self, name: str, scale: float) -> None:
+    def to_float(self, name: str, scale: float, by_dtype: bool = False) -> None:
         if self.scale is not None:
             raise PipelineError(f"{name}: the image is already float (a second conversion)")
-        self.scale = scale
+        self.scale, self.scale_by_dtype = scale, by_dtype
         self.to_tensor = True
 
     def normalize(self, name: str, mean: List[float], std: List[float]) -> None:
@@ -133,7 +136,7 @@ class Converted:
                 n = img.channels
                 mean = _bcast(c.mean, n) if c.mean is not None else [0.0] * n
                 std = _bcast(c.std, n) if c.std is not None else [1.0] * n
-                img = _ops.normalize(img, mean=mean, std=std, scale=c.scale)
+                img = _ops.normalize(img, mean=mean, std=std, scale=None if c.scale_by_dtype else c.scale)
             return img
 
         fn.__qualname__ = f"converted<{self._source}>{stage}"
@@ -537,7 +540,7 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
 
         chain.geometric(name, gray)
     elif name in ("ToTensor", "MaybeToTensor"):  # MaybeToTensor: timm's ToTensor that passes tensors through
-        chain.to_float(name, 1 / 255)
+        chain.to_float(name, 1 / 255, by_dtype=True)
     elif name in ("PILToTensor", "ToImage"):
         chain.to_tensor = True
     elif name in ("ToDtype", "ConvertImageDtype"):
@@ -551,7 +554,7 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
             return
         if dname != "torch.float32":
             raise PipelineError(f"{name}({dname}) is not supported by goprep (float32 only)")
-        chain.to_float(name, 1 / 255 if scale else 1.0)
+        chain.to_float(name, 1 / 255 if scale else 1.0, by_dtype=scale)
     elif name == "Normalize":
         chain.normalize(name, _floats(t.mean, f"{name}.mean"), _floats(t.std, f"{name}.std", nonzero=True))
     else:

@@ -81,8 +81,8 @@ func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 
 // GPUSupported reports whether the GPU kernels implement this plan, and if not, why. Plans they do
 // not implement run on the CPU engine, whatever the placement asks for. The kernels read the
-// planner's tables and have every row kernel's arithmetic (gpuMode), so today every valid plan is
-// supported; the hook stays so that a future mode can be declined with a reason.
+// planner's tables and have every row kernel's arithmetic (gpuMode), but only the horizontal-first
+// pass order: Pillow's vertical-first plans (Plan.vfirst) are declined.
 func (p *Plan) GPUSupported() (bool, string) {
 	if p.vfirst {
 		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking more than twice what the width does) is not in the GPU kernels"

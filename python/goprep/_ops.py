@@ -470,9 +470,7 @@ def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout:
     key = dtype if isinstance(dtype, str) else getattr(np.dtype(dtype) if _is_dtype(dtype) else None, "name", None)
     if key not in _NORM_DTYPES:
         raise InvalidArgumentError(f"must be 'float32' or 'float16', got {dtype!r}", argument="dtype")
-    # str first: `in` on a NumPy array of strings compares elementwise and raises on its truth value
-    if not isinstance(layout, str) or layout not in ("CHW", "HWC"):
-        raise InvalidArgumentError(f"must be 'CHW' or 'HWC', got {layout!r}", argument="layout")
+    layout = _validate.as_choice("layout", layout, ("CHW", "HWC"))
     return t.normalized(m, s, sc, _NORM_DTYPES[key], layout)
 
 

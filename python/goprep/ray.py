@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 import goprep
+from goprep import _validate
 from goprep._errors import InvalidArgumentError
 
 __all__ = ["Preprocessor", "preprocess", "deployment", "actor_threads", "NPY_MEDIA_TYPE"]
@@ -220,9 +221,7 @@ def preprocess(
     ``map_batches`` unchanged (``scheduling_strategy``, ``memory``, ...).
     """
     _check_pipeline(pipeline)
-    # str first: `in` on a NumPy array of strings compares elementwise and raises on its truth value
-    if not isinstance(batch_format, str) or batch_format not in ("numpy", "pandas"):
-        raise InvalidArgumentError(f'must be "numpy" or "pandas", got {batch_format!r}', argument="batch_format")
+    _validate.as_choice("batch_format", batch_format, ("numpy", "pandas"))
     kwargs: Dict[str, Any] = dict(
         fn_constructor_kwargs=dict(
             pipeline=pipeline,

@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from . import _ops
+from . import _ops, _validate
 from ._errors import PipelineError
 from ._inputs import is_tensor
 from ._pipeline import pipeline
@@ -408,12 +408,8 @@ def _pair(size: Any) -> Tuple[int, int]:
 # TypeError/KeyError from deep inside the conversion or the first call
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
 def _pos_int(name: str, v: Any) -> int:
-    if not _is_int(v) or v <= 0:
+    if not _validate.is_int(v) or v <= 0:
         raise PipelineError(f"must be a positive int, got {v!r}", argument=name)
     return int(v)
 
@@ -444,7 +440,7 @@ def _floats(v: Any, name: str, nonzero: bool = False, channels: Optional[int] = 
 
 def _int_or_hw(name: str, v: Any) -> Tuple[int, int]:
     """An int (a square) or an ``(h, w)`` pair of positive ints."""
-    if _is_int(v):
+    if _validate.is_int(v):
         n = _pos_int(name, v)
         return n, n
     if isinstance(v, (list, tuple)) and len(v) == 2:
@@ -577,7 +573,7 @@ def _hf_size(v: Any, square: bool) -> Dict[str, int]:
     """A processor's ``size`` as a dict of positive ints: an int is ``shortest_edge`` (or a square
     for ``square`` kinds), a pair ``(height, width)``; None entries (unset keys of a SizeDict) are
     dropped."""
-    if _is_int(v):
+    if _validate.is_int(v):
         n = _pos_int("size", v)
         return {"height": n, "width": n} if square else {"shortest_edge": n}
     if isinstance(v, (list, tuple)) and len(v) == 2:
@@ -692,7 +688,7 @@ def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Conver
         raise PipelineError(f"must be a dict (timm's resolve_data_config), got {type(data_config).__name__}",
                             argument="data_config")
     input_size = data_config.get("input_size", (3, 224, 224))
-    if _is_int(input_size):
+    if _validate.is_int(input_size):
         img = (_pos_int("input_size", input_size),) * 2
     elif isinstance(input_size, (list, tuple)) and len(input_size) in (2, 3):
         vals = tuple(_pos_int("input_size", v) for v in input_size)

@@ -86,6 +86,8 @@ def ops():
         "resize-area-up": lambda im: goprep.resize(im, (517, 611), interpolation="area"),
         "resize-nearest-exact": lambda im: goprep.resize(im, (150, 97), interpolation="nearest-exact"),
         "resize-nearest-pil": lambda im: goprep.resize(im, (150, 97), interpolation="nearest-pil"),
+        "resize-nearest-torch": lambda im: goprep.resize(im, (150, 97), interpolation="nearest-torch"),
+        "resize-bicubic-torch-noaa": lambda im: goprep.resize(im, (224, 611), interpolation="bicubic", antialias="torch-noaa"),
         "pad-per-channel": lambda im: goprep.pad(goprep.resize(im, (200, 300)), size=(256, 320), value=(114, 7, 250)),
         "crop-flip": lambda im: goprep.flip(goprep.crop(im, 11, 7, 200, 300), horizontal=True, vertical=True),
         "letterbox": lambda im: goprep.letterbox(im, (320, 320), pad_value=114)[0],

@@ -93,6 +93,8 @@ OPS = {
     "area-up-f32": (_area((230, 200)), lambda: rand_f32((210, 190, 3), seed=12)),
     "nearest-exact": (lambda img: goprep.resize(img, (81, 113), interpolation="nearest-exact"), lambda: PHOTOS["astronaut"]),
     "nearest-pil-f32": (lambda img: goprep.resize(img, (81, 113), interpolation="nearest-pil"), lambda: rand_f32((60, 50, 3), seed=13)),
+    "nearest-torch": (lambda img: goprep.resize(img, (81, 113), interpolation="nearest-torch"), lambda: PHOTOS["astronaut"]),
+    "torch-noaa-u8": (lambda img: goprep.resize(img, (81, 613), interpolation="bicubic", antialias="torch-noaa"), lambda: PHOTOS["coffee"]),
     "pad-bicubic": (_pad_per_channel("bicubic"), lambda: PHOTOS["astronaut"]),
     "pad-area-f32": (_pad_per_channel("area"), lambda: rand_f32((150, 170, 3), seed=14)),
     "letterbox-per-channel-pad": (_letterbox_per_channel_pad, lambda: PHOTOS["chelsea"]),

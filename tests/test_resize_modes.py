@@ -1,6 +1,7 @@
 """The model-zoo resize kinds on real photographs, down- and upscale, against the library each one is
 defined by: bicubic (Pillow BICUBIC with antialias, cv2 INTER_CUBIC on uint8, PyTorch bicubic on
-float32), area (cv2 INTER_AREA), nearest-exact (PyTorch) and nearest-pil (Pillow NEAREST)."""
+float32), PyTorch's uint8 kernels without antialias ("torch-noaa"), area (cv2 INTER_AREA),
+nearest-exact and nearest-torch (PyTorch) and nearest-pil (Pillow NEAREST)."""
 
 import cv2
 import numpy as np
@@ -179,6 +180,46 @@ def test_nearest_pil_equals_pillow(name, size):
     assert_array_identical(goprep.resize(img, size, interpolation="nearest-pil"), _pil(img, size, Image.NEAREST))
 
 
+@pytest.mark.parametrize("size", SIZES + [(7, 3), (300, 451), (600, 902)])
+@pytest.mark.parametrize("name", NAMES)
+def test_nearest_torch_equals_torch(name, size):
+    """PyTorch's legacy ``nearest`` (torchvision's NEAREST on tensors), uint8 and float32."""
+    img = PHOTOS[name]
+    assert_array_identical(goprep.resize(img, size, interpolation="nearest-torch"), _torch(img, size, mode="nearest"))
+    f = _f32(img)
+    assert_array_identical(goprep.resize(f, size, interpolation="nearest-torch"), _torch(f, size, mode="nearest"))
+
+
+def test_nearest_torch_every_small_size_pair():
+    # the index rule itself (float32 products landing below an integer, the 2x shift), on an image
+    # whose values are their column index; cv2's rule (goprep's nearest) differs on some of them
+    differs = 0
+    for w in range(1, 60):
+        row = np.tile(np.arange(w, dtype=np.float32)[None, :, None], (2, 1, 1))
+        for ow in range(1, 130):
+            got = goprep.resize(row, (2, ow), interpolation="nearest-torch")
+            assert_array_identical(got, _torch(row, (2, ow), mode="nearest"))
+            differs += not np.array_equal(got, goprep.resize(row, (2, ow), interpolation="nearest"))
+    assert differs > 0
+
+
+@pytest.mark.parametrize("size", SIZES + [(300, 97)])
+@pytest.mark.parametrize("name", NAMES)
+def test_torch_noaa_u8_equals_torch(name, size):
+    """antialias="torch-noaa": PyTorch's uint8 bilinear / bicubic without antialias (torchvision v2's
+    Resize(antialias=False) on uint8 tensors), bit for bit, 3 and 4 channels, on the fast path too."""
+    import torchvision.transforms.v2.functional as F
+
+    img = PHOTOS[name]
+    t = torch.from_numpy(img).permute(2, 0, 1)
+    for kind in ("bilinear", "bicubic"):
+        want = F.resize(t, list(size), interpolation=F.InterpolationMode(kind), antialias=False).permute(1, 2, 0).numpy()
+        assert_array_identical(goprep.resize(img, size, interpolation=kind, antialias="torch-noaa"), want)
+        if img.shape[-1] == 3:  # normalized: the fast antialias path's kernels
+            norm = goprep.pipeline(lambda x: goprep.normalize(goprep.resize(x, size, interpolation=kind, antialias="torch-noaa"), mean=0, std=1))
+            assert_array_identical(np.rint(norm(img) * 255).astype(np.uint8), want.transpose(2, 0, 1))
+
+
 def test_nearest_rules_differ_on_ties():
     # 512 -> 224: (x + 0.5) * 512/224 lands on integers every 7th column; PyTorch and Pillow round those
     # differently, which is why both rules exist.
@@ -211,14 +252,15 @@ def _chain(kind, aa):
 
 
 @pytest.mark.parametrize(
-    "kind,aa", [("bicubic", True), ("bicubic", False), ("area", False), ("nearest-exact", False), ("nearest-pil", False)]
+    "kind,aa", [("bicubic", True), ("bicubic", False), ("bicubic", "torch-noaa"), ("bilinear", "torch-noaa"), ("area", False),
+                ("nearest-exact", False), ("nearest-pil", False), ("nearest-torch", False)]
 )
 def test_fusion_never_changes_results(kind, aa):
     for img in (PHOTOS["coffee"], _f32(PHOTOS["coffee"])):
         assert_array_identical(goprep.pipeline(_chain(kind, aa))(img), _chain(kind, aa)(img))
 
 
-@pytest.mark.parametrize("kind", ["area", "nearest", "nearest-exact", "nearest-pil"])
+@pytest.mark.parametrize("kind", ["area", "nearest", "nearest-exact", "nearest-pil", "nearest-torch"])
 def test_antialias_rejected_where_it_has_no_meaning(kind):
     with pytest.raises(goprep.InvalidArgumentError) as e:
         goprep.resize(PHOTOS["camera"], (10, 10), interpolation=kind, antialias=True)
@@ -245,7 +287,8 @@ def sim_gpu():
 
 
 @pytest.mark.parametrize(
-    "kind,aa", [("bicubic", True), ("bicubic", False), ("area", False), ("nearest-exact", False), ("nearest-pil", False)]
+    "kind,aa", [("bicubic", True), ("bicubic", False), ("bicubic", "torch-noaa"), ("area", False), ("nearest-exact", False),
+                ("nearest-pil", False), ("nearest-torch", False)]
 )
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_gpu_kernels_give_cpu_results(sim_gpu, kind, aa, dtype):

@@ -457,12 +457,13 @@ func randomSpec(r *rand.Rand) *Spec {
 	if r.Intn(2) == 0 {
 		s.Pre.X0, s.Pre.SX = x0+pw-1, -1
 	}
-	kinds := []string{"none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bilinear", "bicubic", "bicubic", "area", "area"}
+	kinds := []string{"none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear", "bilinear", "bicubic", "bicubic", "area", "area"}
 	kind := kinds[r.Intn(len(kinds))]
 	s.Resize = ResizeSpec{Kind: kind, H: ph, W: pw}
 	if kind != "none" {
 		s.Resize.H, s.Resize.W = 1+r.Intn(64), 1+r.Intn(64)
 		s.Resize.Antialias = (kind == "bilinear" || kind == "bicubic") && r.Intn(2) == 0
+		s.Resize.TorchU8 = (kind == "bilinear" || kind == "bicubic") && dt == U8 && r.Intn(3) == 0
 	}
 	if kind == "area" && r.Intn(2) == 0 { // integer factors where the crop allows: cv2's resizeAreaFast_
 		fy, fx := 1+r.Intn(4), 1+r.Intn(4)
@@ -532,6 +533,9 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 		if len(s.Canvas.Pad) > 1 {
 			seen["per-channel pad"]++
 		}
+		if s.Resize.TorchU8 && !s.Resize.Antialias {
+			seen["torch plain"]++
+		}
 		if p.vecPixels(nil) {
 			seen["vector loads "+string(s.In.DType)]++
 		}
@@ -555,7 +559,7 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 	if valid < 600 {
 		t.Fatalf("only %d of 800 random specs were valid: the generator drifted from Validate", valid)
 	}
-	for _, k := range []string{"none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bicubic", "area", "per-channel pad",
+	for _, k := range []string{"none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear", "bicubic", "area", "per-channel pad", "torch plain",
 		"mode 0 u8", "mode 1 u8", "mode 2 u8", "mode 3 u8", "mode 0 f32", "mode 1 f32", "mode 2 f32", "mode 3 f32",
 		"end 1 u8", "end 2 u8", "end 1 f32", "vector loads u8", "vector loads f32", "declined"} {
 		if seen[k] < 5 {

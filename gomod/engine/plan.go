@@ -63,15 +63,15 @@ type rowKernel int
 const (
 	kGather rowKernel = iota // nearest rules and no resize: a copy through the tables
 	kLinear                  // OpenCV's 11-bit fixed point (uint8) / PyTorch's lerp (float32) bilinear
-	kPillow                  // Pillow's 22-bit fixed point, rounded to uint8 between passes (antialias)
+	kPillow                  // Pillow's 22-bit fixed point, rounded to uint8 between passes (antialias, PyTorch's uint8)
 	kFloat                   // float32 weights summed in tap order: cv2 bicubic and area, PyTorch bicubic
 )
 
 func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 	switch {
-	case r.Kind == "none" || r.Kind == "nearest" || r.Kind == "nearest-exact" || r.Kind == "nearest-pil":
+	case gatherKind(r.Kind):
 		return kGather
-	case r.Antialias:
+	case r.pillowArith():
 		return kPillow
 	case r.Kind == "bilinear" || area == areaLinear:
 		return kLinear
@@ -159,7 +159,7 @@ func (p *Plan) Bytes() PlanBytes { return p.est }
 func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
 	scale := math.Ceil(max(float64(in)/float64(out), 1))
 	switch {
-	case kind == "none" || kind == "nearest" || kind == "nearest-exact" || kind == "nearest-pil":
+	case gatherKind(kind):
 		return 1
 	case kind == "bilinear" && antialias:
 		return 2*scale + 1
@@ -185,7 +185,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 		full := float64(size)*(k*12+4) + k*8
 		n := float64(min(outLen, size))
 		folded := n*(k*24+4) + n*24 + n*32
-		if s.Resize.Antialias { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
+		if s.Resize.pillowArith() { // the fast antialias path's columns: 128-byte weight chunks per 4 taps
 			folded += n * (k*64 + 320) // appended: up to twice the final size allocated
 			folded += n * (k*16 + 172) // aaHRows4W's 128-byte chunks per 8 taps (newAAWide), aaCol's fields for it and aaHRowsY's aaAsmCol
 			folded += n * (k*16 + 152) // aaHRowsZ's two 64-byte steps per 8 taps and its aaAsmCol (newAAZ, AVX-512 VNNI)
@@ -196,18 +196,18 @@ func EstimatePlan(s *Spec) PlanBytes {
 		return full + folded, k
 	}
 	rows, kr := axisBytes(s.Pre.H, s.Resize.H, s.Post.H)
-	if s.Resize.Antialias { // aaVRow's weight pairs per content row (aaPlan.vw, vh): 128 bytes per pair (aaVPairLen)
+	if s.Resize.pillowArith() { // aaVRow's weight pairs per content row (aaPlan.vw, vh): 128 bytes per pair (aaVPairLen)
 		rows += float64(min(s.Post.H, s.Resize.H)) * (kr*64 + 256)
 	}
 	cols, _ := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
 	outRow := float64(s.Post.W) * float64(len(s.CMap))
 	ring := kr + 1
-	if s.Resize.Antialias {
+	if s.Resize.pillowArith() {
 		ring += 3 // the fast antialias path's lookahead rows (worker.prepare)
 	}
 	scratch := ring*(contentW*11+(24+16)*4+4) + contentW*(1+4+4) + outRow*(1+4) + kr*24*3 // taps grows by appending
-	if s.Resize.Antialias {
+	if s.Resize.pillowArith() {
 		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
 		if pillowVerticalFirst(s) {
 			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements

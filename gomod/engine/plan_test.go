@@ -287,8 +287,10 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 	aaFast.Resize.Antialias, aaFast.Post = true, View{0, 0, 1, 1, 224, 224}
 	cubicAAFast := imagenetSpec(0, 1080, 1920)
 	cubicAAFast.Resize.Kind, cubicAAFast.Resize.Antialias, cubicAAFast.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
+	torchPlain := imagenetSpec(0, 1080, 1920) // PyTorch's uint8 bicubic without antialias, fast path
+	torchPlain.Resize.Kind, torchPlain.Resize.TorchU8, torchPlain.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
 	specs := map[string]*Spec{
-		"wide": wide, "tall-antialias": tall, "letterbox": letter, "f32-norm": f32,
+		"torch-plain": torchPlain, "wide": wide, "tall-antialias": tall, "letterbox": letter, "f32-norm": f32,
 		"nearest":       rgbSpec(9, 9, "nearest", false, 3, 50_000),
 		"nearest-exact": rgbSpec(9, 9, "nearest-exact", false, 3, 50_000),
 		"nearest-pil":   rgbSpec(9, 9, "nearest-pil", false, 50_000, 3),

@@ -165,6 +165,14 @@ func torchU8Taps(in, out int, filter func(float64) float64, filterSupport float6
 	for _, v := range w {
 		wmax = max(wmax, v)
 	}
+	torchInt16Weights(&t, w, wmax)
+	return t
+}
+
+// torchInt16Weights stores the float64 weights w as PyTorch's uint8 kernels round them
+// (_compute_index_ranges_int16_weights): int16 at the largest precision p below 22 for which
+// round(wmax * 2^(p+1)) stays below 2^15, rounded away from zero, kept as w_p << (22-p).
+func torchInt16Weights(t *taps, w []float64, wmax float64) {
 	p := 0
 	for ; p < pilPrecisionBits; p++ {
 		if int(0.5+wmax*float64(int(1)<<(p+1))) >= 1<<15 {
@@ -179,6 +187,55 @@ func torchU8Taps(in, out int, filter func(float64) float64, filterSupport float6
 			t.WI[i] = int32(int16(v+0.5)) << (pilPrecisionBits - p)
 		}
 	}
+}
+
+// torchU8PlainTaps is PyTorch's uint8 bilinear / bicubic kernel without antialias
+// (_compute_indices_min_size_weights; torchvision v2's Resize(antialias=False) on uint8 tensors):
+// real = scale*(o+0.5) - 0.5 (clamped at 0 for bilinear), i = min(floorf(real), in-1) (floorf: the
+// double rounded to float32 first), lambda = clamp(real - i, 0, 1); taps i-n/2+1 .. i+n/2 for n = 2
+// (triangle) or 4 (cubic, A = -0.75, not Pillow's -0.5), weight filter(k+1-n/2 - lambda), taps out of
+// the image added into the border tap in PyTorch's order, not normalised; then torchInt16Weights with
+// wmax the largest value any weight took while being summed, as PyTorch tracks it. The kernels are the
+// antialias ones (kPillow): H pass, rounding to uint8, V pass.
+func torchU8PlainTaps(in, out int, cubic bool) taps {
+	n, filter := 2, triangleFilter
+	if cubic {
+		n, filter = 4, torchCubicFilter
+	}
+	half := n / 2
+	t := taps{K: n, Idx: make([]int32, n*out), WI: make([]int32, n*out), WF: make([]float32, n*out), Cnt: make([]int32, out)}
+	w := make([]float64, n*out)
+	scale := float64(in) / float64(out)
+	var wmax float64
+	for o := 0; o < out; o++ {
+		src := float64(scale*(float64(o)+0.5)) - 0.5
+		if !cubic && src < 0 {
+			src = 0
+		}
+		i := min(int(math.Floor(float64(float32(src)))), in-1)
+		lambda := min(max(src-float64(i), 0), 1)
+		umin := i - half + 1
+		lo := max(umin, 0)
+		size := min(max(min(i+half+1, in)-lo, 0), n)
+		t.Cnt[o] = int32(max(size, 1))
+		ws := w[o*n : o*n+n]
+		wi := 0
+		for k := 0; k < n; k++ {
+			if umin+k <= 0 {
+				wi = 0
+			} else if umin+k >= in-1 {
+				wi = size - 1
+			}
+			ws[wi] += filter(float64(k+1-half) - lambda)
+			wmax = max(wmax, ws[wi])
+			wi++
+		}
+		for k := 0; k < n; k++ {
+			t.Idx[o*n+k] = int32(lo + min(k, max(size-1, 0)))
+			t.WF[o*n+k] = float32(ws[k])
+		}
+	}
+	torchInt16Weights(&t, w, wmax)
 	return t
 }
 
@@ -191,6 +248,8 @@ func resizeTaps(r ResizeSpec, dt DType, in, out int, vertical bool, area areaRul
 		return nearestExactTaps(in, out)
 	case r.Kind == "nearest-pil":
 		return nearestPILTaps(in, out)
+	case r.Kind == "nearest-torch":
+		return nearestTorchTaps(in, out)
 	case area == areaFast:
 		f, _ := areaFactor(in, out)
 		return areaFastTaps(in, out, f)
@@ -198,6 +257,8 @@ func resizeTaps(r ResizeSpec, dt DType, in, out int, vertical bool, area areaRul
 		return areaTaps(in, out)
 	case area == areaLinear:
 		return areaLinearTaps(in, out, vertical)
+	case r.TorchU8 && !r.Antialias && dt == U8:
+		return torchU8PlainTaps(in, out, r.Kind == "bicubic")
 	case r.Kind == "bicubic" && r.Antialias && r.TorchU8 && dt == U8:
 		return torchU8Taps(in, out, pillowCubic, 2)
 	case r.Kind == "bicubic" && r.Antialias:

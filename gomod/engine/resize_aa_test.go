@@ -46,6 +46,11 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 			s.Resize.TorchU8 = true
 			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 300, 350, 300, 350, 300, 350, 349
 		}},
+		{"torch plain", func(s *Spec) { s.Resize.TorchU8, s.Resize.Antialias = true, false }},
+		{"torch plain upscale", func(s *Spec) {
+			s.Resize.TorchU8, s.Resize.Antialias = true, false
+			s.Resize.H, s.Resize.W, s.Canvas.H, s.Canvas.W, s.Post.H, s.Post.W, s.Post.X0 = 300, 350, 300, 350, 300, 350, 349
+		}},
 		{"no flip", func(s *Spec) { s.Post = View{0, 0, 1, 1, 224, 224} }},
 		{"vflip crop", func(s *Spec) { s.Post = View{200, 0, -1, 1, 190, 224} }},
 		{"source rows flipped", func(s *Spec) { s.In.Strides[1] = -int64(w * 3) }},
@@ -76,6 +81,9 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 					// torch tables must take the one-multiply-add kernels (and Pillow's these
 					// 22-bit downscale tables the split ones), or this test would not cover them
 					t.Fatalf("%s %s: weight splits %+v %+v", kind, v.name, p.aa.hs, p.aa.vs)
+				}
+				if p.fast != nil {
+					t.Fatalf("%s %s: plan also takes OpenCV's bilinear fast path", kind, v.name)
 				}
 				general := *p
 				general.aa = nil
@@ -167,12 +175,15 @@ func TestAASplitOf(t *testing.T) {
 }
 
 // randomAASpec is a random interleaved-RGB antialias spec for the fast path's row kernels: sizes,
-// down- and upscales, both filters, Pillow's and PyTorch's weight tables.
+// down- and upscales, both filters, Pillow's and PyTorch's weight tables (with and without antialias).
 func randomAASpec(rng *rand.Rand) *Spec {
 	h, w := 4+rng.Intn(200), 4+rng.Intn(600)
 	s := imagenetSpec(0, h, w)
 	s.Resize.Kind = []string{"bilinear", "bicubic"}[rng.Intn(2)]
 	s.Resize.Antialias, s.Resize.TorchU8 = true, rng.Intn(3) == 0
+	if s.Resize.TorchU8 && rng.Intn(2) == 0 {
+		s.Resize.Antialias = false // PyTorch's plain 2- / 4-tap kernel (torchU8PlainTaps)
+	}
 	oh, ow := 1+rng.Intn(h), 1+rng.Intn(w)
 	if rng.Intn(4) == 0 {
 		oh, ow = 1+rng.Intn(2*h), 1+rng.Intn(2*w)

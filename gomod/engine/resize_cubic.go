@@ -70,6 +70,24 @@ func cubicTapsTorch(in, out int) taps {
 	return t
 }
 
+// torchCubicFilter is PyTorch's HelperInterpCubic::aa_filter with A = -0.75 (its uint8 bicubic without
+// antialias), in its operation order: the products rounded to float64 on their own (no fused
+// multiply-add), as C++ computes them.
+func torchCubicFilter(x float64) float64 {
+	const A = -0.75
+	x = math.Abs(x)
+	if x < 1 {
+		a := float64((A+2)*x) - (A + 3)
+		return float64(float64(a*x)*x) + 1
+	}
+	if x < 2 {
+		a := float64(A*x) - 5*A
+		b := float64(a*x) + 8*A
+		return float64(b*x) - 4*A
+	}
+	return 0
+}
+
 // torchCubicWeights is PyTorch's get_cubic_upsample_coefficients with A = -0.75.
 func torchCubicWeights(t float64) [4]float64 {
 	const A = -0.75

@@ -186,7 +186,8 @@ func (f *fastPlan) buildQuads() {
 
 func newFastPlan(p *Plan) *fastPlan {
 	s := &p.Spec
-	if s.In.DType != U8 || s.Resize.Kind != "bilinear" || s.Resize.Antialias || p.inC != 3 || p.strideC != 1 ||
+	// OpenCV's fixed point only (kLinear): PyTorch's plain uint8 bilinear (TorchU8) is kPillow's
+	if s.In.DType != U8 || s.Resize.Kind != "bilinear" || p.kernel != kLinear || p.inC != 3 || p.strideC != 1 ||
 		p.OutC != 3 || p.norm == nil || !p.CHW || p.norm.f16 || p.cols.Lo != 0 || p.cols.Hi != p.OutW ||
 		len(p.cols.lin) == 0 {
 		return nil

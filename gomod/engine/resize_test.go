@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -69,24 +70,29 @@ func TestAntialiasTapsNormalised(t *testing.T) {
 // PyTorch's uint8 weights: the largest precision p with every weight in int16 (max < 2^15 <= max at
 // p+1, within rounding), each weight a multiple of 2^(22-p), the sums 2^p within rounding.
 func TestTorchU8TapsPrecision(t *testing.T) {
-	for _, c := range []struct{ in, out int }{{512, 224}, {1000, 37}, {10, 10}, {5, 17}, {480, 384}} {
+	for _, c := range []struct{ in, out int }{{512, 224}, {1000, 37}, {10, 10}, {5, 17}, {480, 384}, {1, 7}, {3, 1}} {
 		for _, f := range []struct {
-			fn      func(float64) float64
-			support float64
-		}{{triangleFilter, 1}, {pillowCubic, 2}} {
-			tp := torchU8Taps(c.in, c.out, f.fn, f.support)
+			name string
+			tp   taps
+		}{
+			{"bilinear", torchU8Taps(c.in, c.out, triangleFilter, 1)}, {"bicubic", torchU8Taps(c.in, c.out, pillowCubic, 2)},
+			{"plain bilinear", torchU8PlainTaps(c.in, c.out, false)}, {"plain bicubic", torchU8PlainTaps(c.in, c.out, true)},
+		} {
+			tp := f.tp
 			var wmax int32
 			for _, v := range tp.WI {
 				wmax = max(wmax, v)
 			}
-			// wmax = m << (22-p) with m < 2^15 <= 2m (+1 for rounding): the shift is 22-p
+			// wmax = m << (22-p) with m < 2^15 <= 2m (+1 for rounding): the shift is 22-p. The plain
+			// kernels' folded border weights can pass 1 (a negative cubic lobe folded away) and
+			// PyTorch takes its precision from the largest partial sum: m may sit a little lower.
 			shift := 0
 			for wmax>>shift >= 1<<15 {
 				shift++
 			}
 			m := wmax >> shift
-			if m >= 1<<15 || 2*m+1 < 1<<15 {
-				t.Fatalf("%v: max weight %d is not at full int16 precision", c, wmax)
+			if m >= 1<<15 || 2*m+1 < 1<<15 && !strings.HasPrefix(f.name, "plain") || 3*m < 1<<15 {
+				t.Fatalf("%v %s: max weight %d is not at full int16 precision", c, f.name, wmax)
 			}
 			p := pilPrecisionBits - shift
 			for o := 0; o < c.out; o++ {
@@ -94,20 +100,42 @@ func TestTorchU8TapsPrecision(t *testing.T) {
 				for k := 0; k < tp.K; k++ {
 					v := tp.WI[o*tp.K+k]
 					if v%(1<<shift) != 0 {
-						t.Fatalf("%v: weight %d is not a multiple of 2^%d", c, v, shift)
+						t.Fatalf("%v %s: weight %d is not a multiple of 2^%d", c, f.name, v, shift)
+					}
+					idx := int(tp.Idx[o*tp.K+k])
+					if idx < 0 || idx >= c.in || tp.Cnt != nil && k >= int(tp.Cnt[o]) && v != 0 {
+						t.Fatalf("%v %s: output %d tap %d reads %d with weight %d", c, f.name, o, k, idx, v)
 					}
 					sum += v >> shift
 				}
 				if d := sum - 1<<p; d < -int32(tp.K) || d > int32(tp.K) {
-					t.Fatalf("%v: output %d weights sum to %d, want 2^%d", c, o, sum, p)
+					t.Fatalf("%v %s: output %d weights sum to %d, want 2^%d", c, f.name, o, sum, p)
 				}
 			}
 		}
 	}
-	s := imagenetSpec(0, 64, 64)
-	s.Resize.Kind, s.Resize.TorchU8 = "bilinear", true
-	if err := s.Validate(); err == nil {
-		t.Fatal("TorchU8 without antialias was accepted")
+	// PyTorch's plain kernel at scale 1 is the identity; at 2x upscale output 0 folds the taps left
+	// of the image into pixel 0 (lambda 0.75 from -0.25 floored to -1).
+	if tp := torchU8PlainTaps(9, 9, true); tp.Idx[4*3+1] != 3 || tp.WI[4*3+1] != 1<<22 {
+		t.Fatalf("scale 1: %v %v", tp.Idx[12:16], tp.WI[12:16])
+	}
+	if tp := torchU8PlainTaps(4, 8, true); tp.Cnt[0] != 2 || tp.Idx[0] != 0 || tp.Idx[1] != 1 {
+		t.Fatalf("left border: cnt %d idx %v", tp.Cnt[0], tp.Idx[:4])
+	}
+	for _, bad := range []func(s *Spec){
+		func(s *Spec) { s.Resize.Kind = "nearest" },
+		func(s *Spec) { s.Resize.Kind = "area" },
+		func(s *Spec) { s.In.DType, s.In.Strides = F32, [4]int64{0, 64 * 12, 12, 4} },
+	} {
+		s := imagenetSpec(0, 64, 64)
+		s.Resize.Kind, s.Resize.TorchU8 = "bilinear", true
+		if err := s.Validate(); err != nil {
+			t.Fatalf("PyTorch's plain uint8 bilinear was refused: %v", err)
+		}
+		bad(s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "PyTorch's uint8 weights") {
+			t.Fatalf("TorchU8 for %s %v: %v", s.Resize.Kind, s.In.DType, err)
+		}
 	}
 }
 

@@ -48,9 +48,11 @@ type InputSpec struct {
 	Strides [4]int64 `json:"strides"` // n, h, w, c
 }
 
-// ResizeSpec: Kind is "none", "nearest", "nearest-exact", "nearest-pil", "bilinear", "bicubic" or
-// "area" (docs/API.md gives each one's rounding rules); H, W the resized content size. TorchU8
-// (antialiased uint8 only) rounds the weights to PyTorch's uint8 kernel precision instead of Pillow's.
+// ResizeSpec: Kind is "none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear",
+// "bicubic" or "area" (docs/API.md gives each one's rounding rules); H, W the resized content size. TorchU8
+// (bilinear and bicubic uint8 only) is PyTorch's uint8 kernel: with Antialias Pillow's filters with the
+// weights rounded to PyTorch's int16 precision, without it PyTorch's plain 2- or 4-tap kernel
+// (torchU8PlainTaps), both on the antialias arithmetic (kPillow).
 type ResizeSpec struct {
 	Kind      string `json:"kind"`
 	Antialias bool   `json:"antialias"`
@@ -58,6 +60,10 @@ type ResizeSpec struct {
 	H         int    `json:"h"`
 	W         int    `json:"w"`
 }
+
+// pillowArith reports whether the resize runs on Pillow's fixed-point arithmetic (kPillow: 22-bit
+// weights, uint8 between the passes) and so on the antialias path's tables and kernels.
+func (r *ResizeSpec) pillowArith() bool { return r.Antialias || r.TorchU8 }
 
 // CanvasSpec places the resized content at (Top, Left) on an H x W canvas filled with Pad
 // (letterbox). A plain resize has a canvas equal to the content.
@@ -240,17 +246,17 @@ func (s *Spec) Validate() error {
 		if r.H != s.Pre.H || r.W != s.Pre.W || r.Antialias {
 			return errf(CodeInvalidArgument, "size", "kind none must keep the size")
 		}
-	case "nearest", "nearest-exact", "nearest-pil", "area":
+	case "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "area":
 		if r.Antialias {
 			return errf(CodeInvalidArgument, "antialias", "antialias applies to bilinear and bicubic interpolation only")
 		}
 	case "bilinear", "bicubic":
 	default:
 		return errf(CodeInvalidArgument, "interpolation",
-			"must be 'bilinear', 'bicubic', 'area', 'nearest', 'nearest-exact' or 'nearest-pil', got %q", r.Kind)
+			"must be 'bilinear', 'bicubic', 'area', 'nearest', 'nearest-exact', 'nearest-pil' or 'nearest-torch', got %q", r.Kind)
 	}
-	if r.TorchU8 && (!r.Antialias || s.In.DType != U8) {
-		return errf(CodeInvalidArgument, "antialias", "'torch' weights apply to antialiased uint8 resizing only")
+	if r.TorchU8 && (r.Kind != "bilinear" && r.Kind != "bicubic" || s.In.DType != U8) {
+		return errf(CodeInvalidArgument, "antialias", "PyTorch's uint8 weights ('torch', 'torch-noaa') apply to bilinear and bicubic uint8 resizing only")
 	}
 	c := &s.Canvas
 	if err := checkDim("size.height", c.H, false); err != nil {

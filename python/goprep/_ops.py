@@ -358,8 +358,9 @@ def run_jobs(
 # ---------------------------------------------------------------------------------------------
 # argument parsing shared by eager and traced calls
 
-_INTERP = ("bilinear", "bicubic", "area", "nearest", "nearest-exact", "nearest-pil")
-_INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant
+_INTERP = ("bilinear", "bicubic", "area", "nearest", "nearest-exact", "nearest-pil", "nearest-torch")
+_INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant and PyTorch's uint8 kernels
+_AA_TORCH = ("torch", "torch-noaa")  # PyTorch's uint8 kernels, with and without antialias
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
@@ -399,13 +400,19 @@ def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
 
 def _resize_t(t: Traced, size: Size, interpolation: str, antialias: Union[bool, str], max_size: Any = None) -> Traced:
     _validate.as_choice("interpolation", interpolation, _INTERP)
-    # "torch": the antialiased filter with PyTorch's uint8 weight rounding (torchvision's tensor Resize);
-    # on float32 data PyTorch's weights are Pillow's float ones, so it is plain antialias there.
-    aa: Union[bool, str] = "torch" if isinstance(antialias, str) and antialias == "torch" else _validate.as_flag("antialias", antialias)
-    if aa and interpolation not in _INTERP_AA:
+    # "torch" / "torch-noaa": PyTorch's uint8 kernels with / without antialias (torchvision's tensor
+    # Resize); on float32 data PyTorch's kernels are goprep's float ones, so they are True / False there.
+    aa: Union[bool, str]
+    if isinstance(antialias, str) and antialias in _AA_TORCH:
+        aa = antialias
+    elif isinstance(antialias, str):
+        raise InvalidArgumentError(f"must be True, False, 'torch' or 'torch-noaa', got {antialias!r}", argument="antialias")
+    else:
+        aa = _validate.as_flag("antialias", antialias)
+    if aa is not False and interpolation not in _INTERP_AA:
         raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
-    if aa == "torch" and t.dtype != "u8":
-        aa = True
+    if aa in _AA_TORCH and t.dtype != "u8":
+        aa = aa == "torch"
     h, w = resize_size(t, size, max_size)
     return t.resized(interpolation, aa, h, w)
 
@@ -504,8 +511,10 @@ def resize(
     bicubic: uint8 matches ``cv2.INTER_CUBIC``, float32 PyTorch's ``mode="bicubic"``, and with
     ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32).
     ``antialias="torch"``: the same filters with PyTorch's uint8 weight rounding, as torchvision's
-    ``Resize`` on uint8 tensors computes (on float32 the same as ``True``). area matches
-    ``cv2.INTER_AREA``; nearest-exact PyTorch's ``nearest-exact``; nearest-pil Pillow's ``NEAREST``.
+    ``Resize`` on uint8 tensors computes (on float32 the same as ``True``); ``antialias="torch-noaa"``:
+    PyTorch's uint8 kernel without antialias, torchvision's ``Resize(antialias=False)`` on uint8
+    tensors (on float32 the same as ``False``). area matches ``cv2.INTER_AREA``; nearest-exact
+    PyTorch's ``nearest-exact``; nearest-pil Pillow's ``NEAREST``; nearest-torch PyTorch's ``nearest``.
     docs/API.md gives every rounding rule.
     """
     return run_eager(

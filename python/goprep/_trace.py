@@ -114,7 +114,7 @@ class Traced:
     src_c: int
     strides: Tuple[int, int, int, int]
     pre: View
-    resize: Optional[Tuple[str, Union[bool, str], int, int]] = None  # kind, antialias (True, False or "torch"), h, w
+    resize: Optional[Tuple[str, Union[bool, str], int, int]] = None  # kind, antialias (True, False, "torch" or "torch-noaa"), h, w
     # After a resize or pad: how each axis shows the resized content (see _geometry.Axis).
     rows: Optional[Axis] = None
     cols: Optional[Axis] = None
@@ -276,7 +276,8 @@ class Traced:
         d = {
             "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
             "pre": dataclasses.asdict(self.pre),
-            "resize": {"kind": kind, "antialias": bool(aa), "h": rh, "w": rw, **({"torch_u8": True} if aa == "torch" else {})},
+            "resize": {"kind": kind, "antialias": aa is True or aa == "torch", "h": rh, "w": rw,
+                       **({"torch_u8": True} if aa in ("torch", "torch-noaa") else {})},
             "canvas": canvas,
             "post": post,
             "cmap": list(self.cmap),

@@ -9,10 +9,9 @@
   NumPy arrays) Pillow's (always antialiased, bilinear/bicubic; ``nearest-pil``), on tensors
   torchvision's tensor kernels, which differ between ``torchvision.transforms`` (v1: the uint8 image
   is resized in float and rounded) and ``torchvision.transforms.v2`` (PyTorch's native uint8
-  kernels), with ``antialias=None`` meaning False on tensors as in torchvision. Where goprep's engine
-  has no equivalent kernel the pipeline raises ``PipelineError`` when called on such an input, rather
-  than return other numbers; v1's antialiased bicubic on tensors runs as three steps (float32 resize,
-  rounding, then the rest fused). Hugging Face's default (torchvision-backed) processors work on
+  kernels, goprep's ``antialias="torch"`` / ``"torch-noaa"`` and ``nearest-torch``), with
+  ``antialias=None`` meaning False on tensors as in torchvision; v1's antialiased bicubic on tensors
+  runs as three steps (float32 resize, rounding, then the rest fused). Hugging Face's default (torchvision-backed) processors work on
   tensors, so their pipelines always use the tensor numerics; their ``*Pil`` processors the PIL ones.
 
 Importing this module imports none of torch, torchvision, transformers or timm: transform objects are
@@ -21,7 +20,6 @@ read by their attributes, and a config dict needs no library at all.
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import warnings
@@ -231,33 +229,6 @@ def _interp_name(mode: Any) -> str:
     return str(v).lower().replace("_", "-")
 
 
-def _torch_nearest_index(n_in: int, n_out: int) -> np.ndarray:
-    """The source index PyTorch's ``nearest`` (not ``nearest-exact``) takes per output index, on CPU
-    uint8 and float alike (``nearest_idx`` in ATen's UpSampleKernel.cpp): a copy for equal sizes,
-    ``dst >> 1`` for exactly 2x, else ``min(floorf(dst * ((float)in / out)), in - 1)`` in float32."""
-    if n_out == n_in:
-        return np.arange(n_out)
-    if n_out == 2 * n_in:
-        return np.arange(n_out) >> 1
-    scale = np.float32(n_in) / np.float32(n_out)
-    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * scale).astype(np.int64), n_in - 1)
-
-
-def _goprep_nearest_index(n_in: int, n_out: int) -> np.ndarray:
-    """goprep's ``nearest`` (``cv2.INTER_NEAREST``, the engine's nearestTaps):
-    ``min(floor(dst * (1 / (out / in))), in - 1)`` in float64."""
-    scale = 1.0 / (n_out / n_in)
-    return np.minimum(np.floor(np.arange(n_out, dtype=np.float64) * scale).astype(np.int64), n_in - 1)
-
-
-@functools.lru_cache(maxsize=1024)
-def _nearest_mismatch(n_in: int, n_out: int) -> int:
-    """How many output indices goprep's ``nearest`` reads from another source pixel than PyTorch's
-    (about 6% of size pairs have some: where ``dst * in / out`` is an integer that PyTorch's float32
-    product lands just below)."""
-    return int((_torch_nearest_index(n_in, n_out) != _goprep_nearest_index(n_in, n_out)).sum())
-
-
 def _norm_size(size: Any) -> Any:
     if isinstance(size, (list, tuple)) and len(size) == 1:
         return int(size[0])
@@ -313,45 +284,24 @@ class _Resize:
 
     def _tensor_kernel(self, dtype: str, h: int, w: int, oh: int, ow: int) -> Tuple[str, Any]:
         mode = self.mode
-        if mode == "nearest":
-            bad = _nearest_mismatch(h, oh) + _nearest_mismatch(w, ow)
-            if bad:
-                raise PipelineError(
-                    f"{self._what()} from {h}x{w} to {oh}x{ow} on a tensor: PyTorch picks source pixel "
-                    "min(floorf(dst * (float)(in / out)), in - 1) in float32, which differs from goprep's nearest "
-                    f"(floor in float64) in {bad} output rows/columns at these sizes, and goprep has no kernel "
-                    "with PyTorch's rule; use InterpolationMode.NEAREST_EXACT (which goprep follows) or PIL images"
-                )
-            return "nearest", False
+        if mode == "nearest":  # PyTorch's float32 index rule, for uint8 and float tensors alike
+            return "nearest-torch", False
         if mode == "nearest-exact":
             return "nearest-exact", False
         if dtype != "u8":  # float32 tensors: both APIs run PyTorch's float kernels, which goprep's follow
             return mode, self.aa
+        if self.api == "v2":
+            # PyTorch's uint8 kernels, with and without antialias: equal bit for bit
+            return mode, "torch" if self.aa else "torch-noaa"
         if self.aa:
-            # v2: PyTorch's uint8 kernels ("torch": equal bit for bit). v1 bilinear: the float path's
-            # result is within 1 level of any uint8 kernel whose weights are non-negative (the rounding
-            # between the passes moves a value by at most 0.5); v1 bicubic goes through ``host``.
+            # v1 bilinear: the float path's result is within 1 level of any uint8 kernel whose weights
+            # are non-negative (the rounding between the passes moves a value by at most 0.5); v1
+            # bicubic goes through ``host``.
             return mode, "torch"
-        if mode == "bilinear":
-            if self.api == "v2" and oh >= h and ow >= w:
-                # PyTorch's uint8 bilinear without antialias takes the same taps and int16 weights as
-                # its antialiased one when no axis shrinks (support 1 either way): "torch" is exact.
-                return "bilinear", "torch"
-            # Shrinking, PyTorch's uint8 kernel (v2) or float path (v1) keeps 2 taps; goprep has no
-            # "torch" mode without antialias, and OpenCV's INTER_LINEAR is within 1 level of both
-            # (non-negative weights again; measured: up to 1 level on ~20% of values, v1 ~12%).
-            return "bilinear", False
-        if self.api == "v1":
-            # v1 computes PyTorch's float bicubic (A = -0.75, border replicated) and rounds once;
-            # goprep's uint8 bicubic is the same formula in float32, rounded once: within 1 level.
-            return "bicubic", False
-        raise PipelineError(
-            f"{self._what()} on a uint8 tensor: torchvision runs PyTorch's native uint8 bicubic kernel "
-            "without antialias there (int16 weights for A = -0.75, the image rounded to uint8 between the "
-            "horizontal and vertical passes), which goprep's engine has no mode for (its bicubic without "
-            "antialias is OpenCV's, over 20 levels apart). It works on PIL images, with antialias=True, "
-            "or with torchvision.transforms (v1) Resize, whose float path goprep follows"
-        )
+        # v1 without antialias computes PyTorch's float kernel and rounds once; goprep's uint8 bicubic
+        # is the same formula in float32, rounded once, and OpenCV's INTER_LINEAR is within 1 level of
+        # the float bilinear (non-negative weights; measured up to 1 level on ~12% of values).
+        return mode, False
 
     def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
         if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:

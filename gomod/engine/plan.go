@@ -48,10 +48,12 @@ type Plan struct {
 	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
 	est               PlanBytes
 	aa                *aaPlan // set when the plan qualifies for the fast antialias path (resize_aa.go)
-	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), and the
-	// element offsets [lo, hi) its horizontal pass reads within a row (vfirstRowU8)
+	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), the element
+	// offsets [lo, hi) its horizontal pass reads within a row, and the tables of that pass's SIMD
+	// kernel where it can run (newAAVFirst; vfirstRowU8)
 	vfirst     bool
 	vfLo, vfHi int
+	vfH        *aaPlan
 	kernel     rowKernel // how a content row is resampled
 	area       areaRule
 	areaBlock  int // source pixels per output pixel of an areaFast plan
@@ -213,6 +215,8 @@ func EstimatePlan(s *Spec) PlanBytes {
 			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
 			scratch += (float64(s.In.W)*px + 64) * 5
+			scratch += (kr/2+2)*aaVPairLen*4 + 32             // and its weight pairs (worker.vfPairs, aaVPairs), spare bytes
+			scratch += float64(min(s.Post.W, s.Resize.W)) * 3 // the planar horizontal result (worker.vfPl)
 		}
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
@@ -285,6 +289,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 	}
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)
+	p.vfH = newAAVFirst(p)
 	p.stage = newRowStage(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true

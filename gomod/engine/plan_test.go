@@ -290,6 +290,7 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 	torchPlain := imagenetSpec(0, 1080, 1920) // PyTorch's uint8 bicubic without antialias, fast path
 	torchPlain.Resize.Kind, torchPlain.Resize.TorchU8, torchPlain.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
 	specs := map[string]*Spec{
+		"vfirst":      rgbSpec(2000, 800, "bicubic", true, 224, 224), // Pillow's vertical-first order, ~36 taps per row
 		"torch-plain": torchPlain, "wide": wide, "tall-antialias": tall, "letterbox": letter, "f32-norm": f32,
 		"nearest":       rgbSpec(9, 9, "nearest", false, 3, 50_000),
 		"nearest-exact": rgbSpec(9, 9, "nearest-exact", false, 3, 50_000),

@@ -197,10 +197,45 @@ func newAAPlan(p *Plan) *aaPlan {
 		!p.CHW || p.norm.f16 || p.cols.Lo != 0 || p.cols.Hi != p.OutW {
 		return nil
 	}
+	a := newAAColumns(p)
+	if a == nil {
+		return nil
+	}
+	a.vs = splitOf(p.rows.Taps.WI)
+	copy(a.cmap[:], p.cmap)
+	rt := &p.rows.Taps
+	a.vw, a.vh = make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
+	for r := range rt.Cnt {
+		a.vw[r], a.vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
+	}
+	if a.planar {
+		a.pl = newAAPlanarTab(a, p)
+	} else {
+		newAAWide(a, p)
+		if aaZEnabled() {
+			newAAZ(a)
+		}
+	}
+	return a
+}
+
+// newAAVFirst builds the horizontal tables of a vertical-first plan (Plan.vfirst) on interleaved RGB
+// for aaHRows, which vfirstRowU8 runs over its vertically resized row (aaPlan.cols and chunks only:
+// the fused vertical pass and the normalisation stay on the general path). Nil where aaHRows cannot
+// read the columns (other channel counts or strides, flipped or strided pixels).
+func newAAVFirst(p *Plan) *aaPlan {
+	if !p.vfirst || p.inC != 3 || p.strideC != 1 {
+		return nil
+	}
+	return newAAColumns(p)
+}
+
+// newAAColumns builds the fast horizontal pass's column tables for the plan's content columns
+// (aaPlan.cols, chunks, minOff, winEnd, hs, planar): nil unless each column reads ascending pixels.
+func newAAColumns(p *Plan) *aaPlan {
 	ct := &p.cols.Taps
 	k := ct.K
-	a := &aaPlan{cols: make([]aaCol, p.OutW), planar: p.strideC != 1, strideC: p.strideC,
-		hs: splitOf(ct.WI), vs: splitOf(p.rows.Taps.WI)}
+	a := &aaPlan{cols: make([]aaCol, len(ct.Cnt)), planar: p.strideC != 1, strideC: p.strideC, hs: splitOf(ct.WI)}
 	step := 3 // interleaved RGB: 3-byte pixels
 	if a.planar {
 		step = 1 // planar: 1-byte pixels per channel plane
@@ -259,20 +294,6 @@ func newAAPlan(p *Plan) *aaPlan {
 		}
 		n := (int(a.cols[j].cnt) + 3) / 4
 		a.winEnd = max(a.winEnd, int(a.cols[j].off)+12*(n-1)+16)
-	}
-	copy(a.cmap[:], p.cmap)
-	rt := &p.rows.Taps
-	a.vw, a.vh = make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
-	for r := range rt.Cnt {
-		a.vw[r], a.vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
-	}
-	if a.planar {
-		a.pl = newAAPlanarTab(a, p)
-	} else {
-		newAAWide(a, p)
-		if aaZEnabled() {
-			newAAZ(a)
-		}
 	}
 	return a
 }

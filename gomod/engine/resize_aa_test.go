@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -499,4 +500,76 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 		t.Fatalf("dropping the low halves went unnoticed (aaVRow: %d specs, aaVRow3: %d, which ran %d times): the check cannot fail", caught, caught3, ran3)
 	}
 	t.Logf("%d of 150 specs caught with the low-half test off (aaVRow3: %d; it ran for %d rows; aaVRow3W: %d, %d rows)", caught, caught3, ran3, caught3W, ran3W)
+}
+
+// vresizeAAU8Paired (the vertical-first plans' vertical pass) gives vresizeAAU8's bytes over random
+// windows of Pillow's tables (both filters, down- and upscale, up to 200 taps: past aaVMaxPairs the
+// caller's scalar loop takes it all), widths not multiples of 16, rows whose storage ends with the
+// row (the loads must stop short), and sources with runs of 0 and 255 (the clamps, and sums at the
+// rounding boundaries the low-halves test must catch). With SIMD it must compute columns, and the
+// same check with that test switched off (vh.lo0 forced) must fail on some window.
+func TestVResizeAAU8PairedEqualsScalar(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	ran, caught := 0, 0
+	for it := 0; it < 400; it++ {
+		in := 2 + rng.Intn(300)
+		out := 1 + rng.Intn(in)
+		if rng.Intn(4) == 0 {
+			out = in + rng.Intn(2*in)
+		}
+		tp := antialiasTaps(in, out)
+		if rng.Intn(2) == 0 {
+			tp = pillowTaps(in, out, pillowCubic, 2)
+		}
+		o := rng.Intn(out)
+		kk := int(tp.Cnt[o])
+		wi := tp.WI[o*tp.K : o*tp.K+kk]
+		n := 1 + rng.Intn(200)
+		hs := make([][]uint8, kk)
+		for i := range hs {
+			row := make([]uint8, n+rng.Intn(3)*20) // often no spare capacity past the row
+			switch rng.Intn(3) {
+			case 0:
+				for j := range row {
+					row[j] = uint8(rng.Intn(256))
+				}
+			case 1:
+				for j := range row {
+					row[j] = uint8(255 * rng.Intn(2))
+				}
+			default:
+				v := uint8(rng.Intn(256))
+				for j := range row {
+					row[j] = v
+				}
+			}
+			hs[i] = row[:n]
+		}
+		want := make([]uint8, n)
+		vresizeAAU8(want, hs, wi, make([]int32, n))
+		pw, vh := aaVPairs(nil, wi)
+		got := make([]uint8, n)
+		x := vresizeAAU8Paired(got, hs, pw, vh)
+		rest := make([][]uint8, kk)
+		for i := range hs {
+			rest[i] = hs[i][x:]
+		}
+		vresizeAAU8(got[x:], rest, wi, make([]int32, n))
+		if string(got) != string(want) {
+			t.Fatalf("window %d (%d taps, %d columns, %d by SIMD): differs from vresizeAAU8", it, kk, n, x)
+		}
+		if x > 0 {
+			ran++
+			if !vh.lo0 {
+				vh.lo0 = true // the high halves alone: must be wrong somewhere
+				if vresizeAAU8Paired(got, hs, pw, vh); string(got[:x]) != string(want[:x]) {
+					caught++
+				}
+			}
+		}
+	}
+	if simdEnabled && !strings.HasPrefix(SIMDLevel(), "none") && (ran < 100 || caught == 0) {
+		t.Fatalf("SIMD ran on %d windows, the low-halves test was needed on %d", ran, caught)
+	}
+	t.Logf("SIMD ran on %d of 400 windows; dropping the low halves changed %d", ran, caught)
 }

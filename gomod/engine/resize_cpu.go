@@ -67,8 +67,9 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 
 // vfirstRowU8 is resizeRowU8's Pillow row for a plan whose vertical pass runs first (Plan.vfirst):
 // the taps' source rows are summed and rounded to uint8 (vresizeAAU8, Pillow's
-// ImagingResampleVertical_8bpc) over the elements the horizontal pass reads, into w.vfU8, and
-// hresizeAAU8 then reads that row. Interleaved pixels (channel stride 1) take one span of bytes;
+// ImagingResampleVertical_8bpc; with SIMD vresizeAAU8Paired for all but the last columns) over the
+// elements the horizontal pass reads, into w.vfU8, and hresizeAAU8 then reads that row (on
+// interleaved RGB aaHRows, the fast pass's SIMD kernel, with the plan's vfH tables). Interleaved pixels (channel stride 1) take one span of bytes;
 // any other channel stride one span per channel, laid out span apart. A span runs from base0 =
 // min(vfLo, 0) to past the row's origin (0), so that every offset lands in it at a non-negative index.
 func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
@@ -82,8 +83,9 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 		ss = span
 	}
 	n := planes * span
-	if cap(w.vfU8) < n {
-		w.vfU8, w.vfAcc = make([]uint8, n), make([]int32, n)
+	if cap(w.vfU8) < n+32 {
+		// 32 spare bytes: aaHRows's 16-byte loads reach past the last tap (into zero weights)
+		w.vfU8, w.vfAcc = make([]uint8, n+32), make([]int32, n)
 	}
 	vb := w.vfU8[:n]
 	k := rows.Taps.K
@@ -93,6 +95,7 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 	if sc == 1 {
 		to += c - 1
 	}
+	var vh aaVHead // the weights split for vresizeAAU8Paired (aaVPairs, once per row)
 	for ch := 0; ch < planes; ch++ {
 		hs := w.taps[:0]
 		for t := 0; t < kk; t++ {
@@ -100,7 +103,28 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 			hs = append(hs, src[o:o+to-from])
 		}
 		w.taps = hs
-		vresizeAAU8(vb[ch*span+from:ch*span+to], hs, wi, w.vfAcc)
+		if ch == 0 {
+			w.vfPairs, vh = aaVPairs(w.vfPairs, wi)
+		}
+		d := vb[ch*span+from : ch*span+to]
+		x := vresizeAAU8Paired(d, hs, w.vfPairs, vh)
+		for t := range hs {
+			hs[t] = hs[t][x:]
+		}
+		vresizeAAU8(d[x:], hs, wi, w.vfAcc)
+	}
+	if a := p.vfH; a != nil { // interleaved RGB: the fast pass into planar rows, then interleaved
+		nc := len(a.cols)
+		if cap(w.vfPl) < 3*nc {
+			w.vfPl = make([]uint8, 3*nc)
+		}
+		pl := w.vfPl[:3*nc]
+		aaHRows(pl, nil, w.vfU8[:cap(w.vfU8)], -base0, 0, a, p)
+		d := w.rowU8[:3*nc]
+		for j := 0; j < nc; j++ {
+			d[3*j], d[3*j+1], d[3*j+2] = pl[j], pl[nc+j], pl[2*nc+j]
+		}
+		return
 	}
 	hresizeAAU8(w.rowU8, vb, -base0, &p.cols, c, ss)
 }

@@ -64,3 +64,6 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
 	return false
 }
+
+// vresizeAAU8Paired is vresizeAAU8's SIMD loop; without SIMD it computes no column.
+func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int { return 0 }

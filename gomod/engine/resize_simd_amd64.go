@@ -660,6 +660,73 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	aaVScalar(out, hs, po, wv, lut, x)
 }
 
+// vresizeAAU8Paired is vresizeAAU8 (Pillow's vertical pass, rounded to uint8) on AVX2 for the
+// vertical-first plans (vfirstRowU8, which runs it over source rows): aaVRow's loop over tap pairs
+// (the split weights pw and head vh from aaVPairs, 16 columns per step, the low halves only where a
+// result is in doubt), the results packed to bytes instead of normalised. It computes the columns
+// [0, x) of the x it returns, 16 at a time while every row has the 16 bytes to load (its capacity
+// bounds the loads: the source image may end with the last row), and the caller the rest. The same
+// bytes as vresizeAAU8 (TestVResizeAAU8PairedEqualsScalar).
+func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
+	np := (len(hs) + 1) / 2
+	n := len(dst)
+	for _, h := range hs {
+		n = min(n, cap(h))
+	}
+	if !hasAVX2 || len(hs) == 0 || np > aaVMaxPairs || len(pw) < aaVPairLen*np || n < 16 {
+		return 0
+	}
+	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
+	var rows [2 * aaVMaxPairs]unsafe.Pointer
+	aaVPairRows(&rows, hs, 0)
+	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
+	mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
+	frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
+	fix := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1)).Sub(base)
+	pack := archsimd.LoadInt8x32(&vPackU8)
+	w0 := unsafe.Pointer(unsafe.SliceData(pw))
+	rp := unsafe.Pointer(&rows[0])
+	x := 0
+	for ; x+16 <= n; x += 16 {
+		var aH, bH archsimd.Int32x8 // columns [0..3, 8..11] (a) and [4..7, 12..15] (b), as in aaVRow
+		r, w := rp, w0
+		for i := np; i > 0; i-- {
+			u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
+			v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
+			pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
+			wh := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
+			aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
+			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
+		}
+		a, b := aH.Mul(mul).Add(base), bH.Mul(mul).Add(base)
+		if !vh.lo0 && a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0 {
+			var aL, bL archsimd.Int32x8
+			r, w := rp, w0
+			for i := np; i > 0; i-- {
+				u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
+				v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
+				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
+				wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 2*aaVPairLen))).AsInt16x16()
+				aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
+				r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
+			}
+			a, b = a.Add(aL).Add(fix), b.Add(bL).Add(fix)
+		}
+		a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+		b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
+		// VPACKSSDW puts each lane's columns in order (a's 0..3 then b's 4..7 | 8..11, 12..15); one
+		// byte shuffle takes the low byte of every word to the lane's first 8 bytes
+		q := a.SaturateToInt16ConcatGrouped(b).AsUint8x32().PermuteOrZeroGrouped(pack)
+		*(*uint64)(unsafe.Pointer(&dst[x])) = q.GetLo().AsUint64x2().GetElem(0)
+		*(*uint64)(unsafe.Pointer(&dst[x+8])) = q.GetHi().AsUint64x2().GetElem(0)
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	return x
+}
+
+// vPackU8 is vresizeAAU8Paired's shuffle: the low byte of each of a lane's 8 words, then zeros.
+var vPackU8 = [32]int8{0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1, 0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1}
+
 // aaVPairRows stores the rows of aaVRow's tap pairs, offset by po: pair i reads rows[2i] and
 // rows[2i+1]; an odd last tap pairs with itself (its partner's weight is 0). Pure scalar code: it runs
 // before aaVRow dirties a vector register.

@@ -281,7 +281,7 @@ func TestPillowVerticalFirst(t *testing.T) {
 				return func(y, x, ch int) uint8 { return img[(y*w+w-1-x)*3+ch] }
 			}, func(h, w int) int { return 3 * (w - 1) }},
 	}
-	differs, vf, hf := 0, 0, 0
+	differs, vf, hf, vfH := 0, 0, 0, 0
 	for it := 0; it < 120; it++ {
 		h, w := 2+rng.Intn(60), 1+rng.Intn(40)
 		oh, ow := 1+rng.Intn(h), w+rng.Intn(40) // height shrinks (or stays), width grows (or stays)
@@ -310,6 +310,9 @@ func TestPillowVerticalFirst(t *testing.T) {
 		}
 		if want {
 			vf++
+			if p.vfH != nil {
+				vfH++ // interleaved RGB: the horizontal pass on aaHRows (vfirstRowU8)
+			}
 			if p.aa != nil {
 				t.Fatalf("spec %d: the fast antialias path took a vertical-first plan", it)
 			}
@@ -328,8 +331,8 @@ func TestPillowVerticalFirst(t *testing.T) {
 			differs++
 		}
 	}
-	if differs == 0 || vf == 0 || hf == 0 {
-		t.Fatalf("the pass order never showed (%d specs differ with the passes swapped; %d vertical-first, %d horizontal-first)", differs, vf, hf)
+	if differs == 0 || vf == 0 || hf == 0 || vfH == 0 {
+		t.Fatalf("the pass order never showed (%d specs differ with the passes swapped; %d vertical-first (%d on aaHRows), %d horizontal-first)", differs, vf, vfH, hf)
 	}
-	t.Logf("%d vertical-first and %d horizontal-first specs; %d differ with the passes swapped", vf, hf, differs)
+	t.Logf("%d vertical-first (%d on aaHRows) and %d horizontal-first specs; %d differ with the passes swapped", vf, vfH, hf, differs)
 }

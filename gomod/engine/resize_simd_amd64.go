@@ -604,43 +604,11 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
 	x := 0
 	if paired {
-		// Taps in pairs, 16 columns per step: each pair's two rows widened to int16 and interleaved
-		// (VPMOVZXBW, VPUNPCKL/HWD), then VPMADDWD on the split weights (hi*2^sh + lo, colShift, as
-		// in the horizontal pass): 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD. The
-		// weights come broadcast from pw (two plain loads per pair) and the rows through pointers
-		// (aaVPairRows): broadcasting them here and slicing hs took ~40% more instructions per pair.
-		mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
-		frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
-		fix := half.Sub(base)
+		// taps in pairs, 16 columns per step (aaVPairSums)
 		w0 := unsafe.Pointer(unsafe.SliceData(pw))
 		rp := unsafe.Pointer(&rows[0])
 		for ; x+16 <= n; x += 16 {
-			// the high halves; the low halves' sum only where it could change a result (as in
-			// aaHRows4: A = mul*sum(p*hi) + base, exact when A mod 2^22 < thr in every lane)
-			var aH, bH archsimd.Int32x8 // columns [0..3, 8..11] (a) and [4..7, 12..15] (b)
-			r, w := rp, w0
-			for i := np; i > 0; i-- {
-				u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
-				v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
-				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-				wh := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
-				aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
-				r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
-			}
-			a, b := aH.Mul(mul).Add(base), bH.Mul(mul).Add(base)
-			if !vh.lo0 && a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0 {
-				var aL, bL archsimd.Int32x8
-				r, w := rp, w0
-				for i := np; i > 0; i-- {
-					u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
-					v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
-					pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-					wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 2*aaVPairLen))).AsInt16x16()
-					aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
-					r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
-				}
-				a, b = a.Add(aL).Add(fix), b.Add(bL).Add(fix)
-			}
+			a, b := aaVPairSums(rp, w0, np, x, &vh)
 			a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
 			b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
 			a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
@@ -658,6 +626,47 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 	aaVScalar(out, hs, po, wv, lut, x)
+}
+
+// aaVPairSums is the paired vertical loop of aaVRow and vresizeAAU8Paired for the 16 columns at x:
+// per tap pair the two rows (rp: aaVPairRows' pointers) widened to int16 and interleaved (VPMOVZXBW,
+// VPUNPCKL/HWD), then VPMADDWD on the split weights w0 (aaVPairs: hi*2^sh + lo, colShift, as in the
+// horizontal pass), the low halves' sum only where it could change a result (A = mul*sum(p*hi) +
+// base, exact when A mod 2^22 < thr in every lane, as in aaHRows4). It returns Pillow's sums plus
+// 2^21, columns [0..3, 8..11] in a and [4..7, 12..15] in b. 14 instructions per 2 taps x 16 columns
+// instead of 20 with VPMULLD; the weights come broadcast from w0 (two plain loads per pair) and the
+// rows through pointers: broadcasting them per step and slicing the rows took ~40% more instructions
+// per pair. A call per 16 columns, not inlined: aaVRow with it inline vs this (BenchmarkAAVPass,
+// aaVRow-min-us, two alternated runs) bilinear 115 / 113 vs 117 / 120 us, bicubic 197 / 197 vs 186 / 191.
+func aaVPairSums(rp, w0 unsafe.Pointer, np, x int, vh *aaVHead) (a, b archsimd.Int32x8) {
+	var aH, bH archsimd.Int32x8
+	r, w := rp, w0
+	for i := np; i > 0; i-- {
+		u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
+		v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
+		pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
+		wh := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
+		aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
+		r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
+	}
+	mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
+	a, b = aH.Mul(mul).Add(base), bH.Mul(mul).Add(base)
+	frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
+	if vh.lo0 || a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() == 0 {
+		return a, b
+	}
+	var aL, bL archsimd.Int32x8
+	r, w = rp, w0
+	for i := np; i > 0; i-- {
+		u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
+		v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
+		pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
+		wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 2*aaVPairLen))).AsInt16x16()
+		aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
+		r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
+	}
+	fix := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1)).Sub(base)
+	return a.Add(aL).Add(fix), b.Add(bL).Add(fix)
 }
 
 // vresizeAAU8Paired is vresizeAAU8 (Pillow's vertical pass, rounded to uint8) on AVX2 for the
@@ -680,38 +689,12 @@ func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
 	var rows [2 * aaVMaxPairs]unsafe.Pointer
 	aaVPairRows(&rows, hs, 0)
 	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
-	mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
-	frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
-	fix := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1)).Sub(base)
 	pack := archsimd.LoadInt8x32(&vPackU8)
 	w0 := unsafe.Pointer(unsafe.SliceData(pw))
 	rp := unsafe.Pointer(&rows[0])
 	x := 0
 	for ; x+16 <= n; x += 16 {
-		var aH, bH archsimd.Int32x8 // columns [0..3, 8..11] (a) and [4..7, 12..15] (b), as in aaVRow
-		r, w := rp, w0
-		for i := np; i > 0; i-- {
-			u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
-			v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
-			pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-			wh := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
-			aH, bH = aH.Add(pa.DotProductPairs(wh)), bH.Add(pb.DotProductPairs(wh))
-			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
-		}
-		a, b := aH.Mul(mul).Add(base), bH.Mul(mul).Add(base)
-		if !vh.lo0 && a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0 {
-			var aL, bL archsimd.Int32x8
-			r, w := rp, w0
-			for i := np; i > 0; i-- {
-				u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(r), x))).ExtendToUint16()
-				v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x))).ExtendToUint16()
-				pa, pb := u.InterleaveLoGrouped(v).AsInt16x16(), u.InterleaveHiGrouped(v).AsInt16x16()
-				wl := archsimd.LoadInt32x8((*[8]int32)(unsafe.Add(w, 2*aaVPairLen))).AsInt16x16()
-				aL, bL = aL.Add(pa.DotProductPairs(wl)), bL.Add(pb.DotProductPairs(wl))
-				r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
-			}
-			a, b = a.Add(aL).Add(fix), b.Add(bL).Add(fix)
-		}
+		a, b := aaVPairSums(rp, w0, np, x, &vh)
 		a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
 		b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
 		// VPACKSSDW puts each lane's columns in order (a's 0..3 then b's 4..7 | 8..11, 12..15); one

@@ -335,7 +335,7 @@ _BAD_CONFIGS = [
     ("timm", {"crop_pct": float("nan")}, "crop_pct"),  # ValueError: cannot convert NaN
     ("timm", {"crop_pct": -1}, "crop_pct"),
     ("timm", {"crop_pct": 1000}, "crop_pct"),  # resizes to 0 pixels
-    ("timm", {"crop_mode": "border"}, "crop_mode"),
+    ("timm", {"crop_mode": "random"}, "crop_mode"),
     ("timm", {"interpolation": None}, "interpolation"),
     ("timm", {"interpolation": "lanczos"}, "interpolation"),
     ("timm", {"mean": None}, "mean"),
@@ -503,6 +503,8 @@ _TIMM = [
     dict(input_size=(3, 288, 288), interpolation="bicubic", crop_pct=1.0, crop_mode="center", mean=M, std=S),
     dict(input_size=(3, 256, 320), interpolation="bicubic", crop_pct=0.95, crop_mode="center", mean=M, std=S),
     dict(input_size=(3, 224, 224), interpolation="bicubic", crop_pct=0.875, crop_mode="squash", mean=M, std=S),
+    dict(input_size=(3, 224, 224), interpolation="bicubic", crop_pct=1.0, crop_mode="border", mean=M, std=S),
+    dict(input_size=(3, 256, 320), interpolation="bilinear", crop_pct=0.9, crop_mode="border", mean=(0.5,) * 3, std=(0.5,) * 3),
 ]
 
 

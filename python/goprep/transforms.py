@@ -324,9 +324,25 @@ class _Resize:
         return f.astype(np.uint8)
 
 
-def _center_crop_op(size: Any) -> Op:
-    size = _pair(size)
-    return lambda img, flavor: _ops.center_crop(img, size)
+def _center_crop_op(size: Any, fill: Any = 0) -> Op:
+    """torchvision's ``CenterCrop`` (zero padding where the crop is larger than the image, the window
+    at ``int(round((H - h) / 2.0))``: goprep's ``center_crop``), or with a ``fill`` timm's
+    ``CenterCropOrPad``, which pads the same way with that value."""
+    h, w = _pair(size)
+    if isinstance(fill, numbers.Number) and fill == 0:
+        return lambda img, flavor: _ops.center_crop(img, (h, w))
+    return lambda img, flavor: _ops.center_crop(_pad_to_crop(img, h, w, fill), (h, w))
+
+
+def _pad_to_crop(img: Any, h: int, w: int, fill: Any) -> Any:
+    """torchvision's (and timm's) padding before a center crop larger than the image: ``(h - H) // 2``
+    before, the rest after, on the axes where the crop is larger."""
+    H, W = img.height, img.width
+    if h <= H and w <= W:
+        return img
+    pl, pt = ((w - W) // 2 if w > W else 0), ((h - H) // 2 if h > H else 0)
+    pr, pb = ((w - W + 1) // 2 if w > W else 0), ((h - H + 1) // 2 if h > H else 0)
+    return _ops.pad(img, (pl, pt, pr, pb), value=fill)
 
 
 def _floor_center_crop_op(h: int, w: int) -> Op:
@@ -334,14 +350,10 @@ def _floor_center_crop_op(h: int, w: int) -> Op:
     ``int((H - h) / 2.0)`` (truncated, not rounded)."""
 
     def op(img: Any, flavor: str) -> Any:
+        img = _pad_to_crop(img, h, w, 0)
         H, W = img.height, img.width
-        if h > H or w > W:
-            pl, pt = ((w - W) // 2 if w > W else 0), ((h - H) // 2 if h > H else 0)
-            pr, pb = ((w - W + 1) // 2 if w > W else 0), ((h - H + 1) // 2 if h > H else 0)
-            img = _ops.pad(img, (pl, pt, pr, pb))
-            H, W = img.height, img.width
-            if (H, W) == (h, w):
-                return img
+        if (H, W) == (h, w):
+            return img
         return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
 
     return op
@@ -460,6 +472,10 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
         chain.geometric(name, op)
     elif name == "CenterCrop":
         chain.geometric(name, _center_crop_op(t.size))
+    elif name == "CenterCropOrPad":  # timm's (crop_mode="border")
+        if getattr(t, "padding_mode", "constant") != "constant":
+            raise PipelineError(f"CenterCropOrPad(padding_mode={t.padding_mode!r}) is not supported by goprep (constant only)")
+        chain.geometric(name, _center_crop_op(t.size, t.fill))
     elif name == "ResizeKeepRatio":  # timm's
         if getattr(t, "random_scale_prob", 0) or getattr(t, "random_aspect_prob", 0):
             raise PipelineError("ResizeKeepRatio with random scaling is a training transform")
@@ -650,8 +666,8 @@ def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Conver
     # timm: ``crop_pct or 0.875`` (None and 0 take the default; NaN fails in its math.floor)
     crop_pct = 0.875 if pct is None or (isinstance(pct, numbers.Real) and pct == 0) else _pos_float("crop_pct", pct)
     crop_mode = data_config.get("crop_mode") or "center"
-    if crop_mode not in ("center", "squash"):
-        raise PipelineError(f"{crop_mode!r} is not supported by goprep.transforms.from_timm (center, squash)",
+    if crop_mode not in ("center", "squash", "border"):
+        raise PipelineError(f"{crop_mode!r} is not supported by goprep.transforms.from_timm (center, squash, border)",
                             argument="crop_mode")
     interp = data_config.get("interpolation", "bilinear")
     if interp == "random":
@@ -668,6 +684,11 @@ def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Conver
     if crop_mode == "squash":
         chain.geometric("Resize", _Resize("Resize", scale, interp, True, None, "v1"))
         chain.geometric("CenterCrop", _center_crop_op(img))
+    elif crop_mode == "border":
+        # the longer side fits 1/crop_pct of the target, then padded (with the mean colour, as timm
+        # rounds it) and cropped to the target: nothing of the image is lost at crop_pct 1
+        chain.geometric("ResizeKeepRatio", _keep_ratio_op(scale, interp, 1.0))
+        chain.geometric("CenterCropOrPad", _center_crop_op(img, [round(255 * v) for v in mean]))
     else:
         if scale[0] == scale[1]:
             chain.geometric("Resize", _Resize("Resize", scale[0], interp, True, None, "v1"))

@@ -11,8 +11,9 @@
   is resized in float and rounded) and ``torchvision.transforms.v2`` (PyTorch's native uint8
   kernels, goprep's ``antialias="torch"`` / ``"torch-noaa"`` and ``nearest-torch``), with
   ``antialias=None`` meaning False on tensors as in torchvision; v1's antialiased bicubic on tensors
-  runs as three steps (float32 resize, rounding, then the rest fused). Hugging Face's default (torchvision-backed) processors work on
-  tensors, so their pipelines always use the tensor numerics; their ``*Pil`` processors the PIL ones.
+  runs as three steps (float32 resize, rounding, then the rest fused). Hugging Face's default
+  (torchvision-backed) processors work on tensors, so their pipelines always use the tensor
+  numerics; their ``*Pil`` processors the PIL ones.
 
 Importing this module imports none of torch, torchvision, transformers or timm: transform objects are
 read by their attributes, and a config dict needs no library at all.
@@ -265,9 +266,6 @@ class _Resize:
             return self.size(h, w)
         return _ops.resize_size(SimpleNamespace(height=h, width=w), self.size, self.max_size)  # type: ignore[arg-type]
 
-    def _what(self) -> str:
-        return f"{self.name}(interpolation={self.mode.upper().replace('-', '_')}, antialias={self.antialias!r})"
-
     def __call__(self, img: Any, flavor: str) -> Any:
         h, w = img.height, img.width
         oh, ow = self.target(h, w)
@@ -279,10 +277,10 @@ class _Resize:
             else:
                 kind, aa = self.mode, True
         else:
-            kind, aa = self._tensor_kernel(img.dtype, h, w, oh, ow)
+            kind, aa = self._tensor_kernel(img.dtype)
         return _ops.resize(img, (oh, ow), interpolation=kind, antialias=aa)
 
-    def _tensor_kernel(self, dtype: str, h: int, w: int, oh: int, ow: int) -> Tuple[str, Any]:
+    def _tensor_kernel(self, dtype: str) -> Tuple[str, Any]:
         mode = self.mode
         if mode == "nearest":  # PyTorch's float32 index rule, for uint8 and float tensors alike
             return "nearest-torch", False

@@ -196,8 +196,17 @@ def goprep_pipelines() -> dict[str, Fn]:
         img = goprep.flip(img)
         return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
 
+    # antialias="torch-noaa": PyTorch's uint8 kernel without antialias, the numbers of the torchvision
+    # row (v2.Resize(antialias=False) on a uint8 tensor)
+    @goprep.pipeline(device="cpu")
+    def task_torch_noaa(img: np.ndarray) -> np.ndarray:
+        img = goprep.resize(img, (OUT_H, OUT_W), antialias="torch-noaa")
+        img = goprep.flip(img)
+        return goprep.normalize(img, mean=MEAN, std=STD, scale=SCALE)
+
     fns: dict[str, Fn] = {"task": task, "task_antialias": task_antialias, "task_antialias_bicubic": task_antialias_bicubic}
     fns["task_antialias_torch"] = task_antialias_torch
+    fns["task_torch_noaa"] = task_torch_noaa
     fns["task_antialias_bicubic_torch"] = task_antialias_bicubic_torch
     if goprep.info().get("cuda_available"):
 
@@ -332,6 +341,18 @@ def goprep_impls(threads: Threads, *, antialias: bool) -> list[Impl]:
                 tolerance=ROUNDING_TOL,
                 baseline="goprep-aa-1t",
                 note="PyTorch's uint8 weights: torchvision v2's numbers on uint8 tensors",
+            )
+        )
+        rows.append(
+            Impl(
+                "goprep-noaatorch-1t",
+                'goprep CPU antialias="torch-noaa", 1 thread',
+                "goprep",
+                pipes["task_torch_noaa"],
+                "1",
+                {"goprep": 1},
+                tolerance=ROUNDING_TOL,
+                note="PyTorch's uint8 kernel without antialias: the torchvision v2 row's numbers",
             )
         )
         rows.append(

@@ -177,6 +177,9 @@ def evaluate(
         ("vs_torchvision_aacubictorch_1080p",
          'goprep antialias="torch" bicubic vs torchvision v2 (uint8 tensor, same numbers), 1080p, 1 thread',
          "torchvision-aacubic-1t", "goprep-aacubictorch-1t", b1080, 1.5),
+        ("vs_torchvision_noaatorch_1080p",
+         'goprep antialias="torch-noaa" vs torchvision v2 antialias=False (uint8 tensor, same numbers), 1080p, 1 thread',
+         "torchvision-1t", "goprep-noaatorch-1t", b1080, 1.5),
         ("cold_vs_opencv_loop", "goprep 1 thread vs OpenCV+NumPy, a Python loop over 64 distinct 512x512 images",
          "opencv-1t", "goprep-1t", cold, 3.0),
     ):

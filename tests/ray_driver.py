@@ -116,6 +116,23 @@ def _():
     return {"rows": len(rows)}
 
 
+def _wait_for_route(base: str, prefix: str, timeout: float = 60.0) -> None:
+    """Until the HTTP proxy routes ``prefix``: serve.run returns when the application is ready, but
+    the proxy learns the route table asynchronously, and a request sent before it has answered 404
+    (seen once in CI). The proxy's own ``/-/routes`` lists what it routes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/-/routes", timeout=10) as resp:
+                if prefix in json.loads(resp.read()):
+                    return
+        except (urllib.error.URLError, ValueError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the HTTP proxy did not route {prefix} within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
 @check("serve_http")
 def _():
     from ray import serve
@@ -124,6 +141,7 @@ def _():
     try:
         app = goprep.ray.deployment(prep, num_replicas=2, ray_actor_options={"num_cpus": 1})
         serve.run(app, name="goprep", route_prefix="/prep")
+        _wait_for_route(f"http://127.0.0.1:{HTTP_PORT}", "/prep")
         url = f"http://127.0.0.1:{HTTP_PORT}/prep"
         n = 0
         for i in (0, 5, 11, 17, 23, 35):

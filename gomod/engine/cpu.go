@@ -191,28 +191,27 @@ func newJobBufs(j *Job) jobBufs {
 // source rows (consecutive output rows share source rows when upscaling), the vertically combined
 // content row, and the full output row before conversion. Nothing is allocated per pixel or per row.
 type worker struct {
-	plan    *Plan
-	img     int
-	src     unsafe.Pointer // the cached rows belong to this source array (jobs may share one plan)
-	ring    int
-	keys    []int32
-	hI32    [][]int32
-	hI16    [][]int16 // the fast path's rows (resize_fast.go)
-	hU8     [][]uint8
-	hF32    [][]float32
-	rowU8   []uint8
-	rowF32  []float32
-	valU8   []uint8
-	valF32  []float32
-	taps    [][]uint8 // the cached rows one antialiased output row reads
-	aaRows  [][]uint8 // the same for the fast antialias path (resize_aa.go)
-	aaEdge  []byte    // copies of the image's edge rows for aaHRows4W
-	acc     []int32   // vertical sums of one antialiased row
-	vfU8    []uint8   // a vertical-first Pillow row before its horizontal pass (vfirstRowU8)
-	vfAcc   []int32   // its sums
-	vfPairs []int32   // its weights split in pairs (aaVPairs, vresizeAAU8Paired)
-	vfPl    []uint8   // its horizontal pass's planar result (aaHRows)
-	fresh   bool      // the row cache belongs to the current call (sources change between calls)
+	plan   *Plan
+	img    int
+	src    unsafe.Pointer // the cached rows belong to this source array (jobs may share one plan)
+	ring   int
+	keys   []int32
+	hI32   [][]int32
+	hI16   [][]int16 // the fast path's rows (resize_fast.go)
+	hU8    [][]uint8
+	hF32   [][]float32
+	rowU8  []uint8
+	rowF32 []float32
+	valU8  []uint8
+	valF32 []float32
+	taps   [][]uint8 // the cached rows one antialiased output row reads
+	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
+	aaEdge []byte    // copies of the image's edge rows for aaHRows4W
+	acc    []int32   // vertical sums of one antialiased row
+	vfU8   []uint8   // a vertical-first Pillow row before its horizontal pass (vfirstRowU8)
+	vfAcc  []int32   // its sums
+	vfPl   []uint8   // its horizontal pass's planar result (aaHRows)
+	fresh  bool      // the row cache belongs to the current call (sources change between calls)
 }
 
 // prepare resets the caches when the worker moves to another plan or image.

@@ -49,10 +49,13 @@ type Plan struct {
 	est               PlanBytes
 	aa                *aaPlan // set when the plan qualifies for the fast antialias path (resize_aa.go)
 	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), the element
-	// offsets [lo, hi) its horizontal pass reads within a row, and the tables of that pass's SIMD
-	// kernel where it can run (newAAVFirst; vfirstRowU8)
+	// offsets [lo, hi) its horizontal pass reads within a row, its vertical weight pairs per content
+	// row (aaVTables), and the tables of its horizontal pass's SIMD kernel where it can run
+	// (newAAVFirst; vfirstRowU8)
 	vfirst     bool
 	vfLo, vfHi int
+	vfW        [][]int32
+	vfV        []aaVHead
 	vfH        *aaPlan
 	kernel     rowKernel // how a content row is resampled
 	area       areaRule
@@ -215,8 +218,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
 			scratch += (float64(s.In.W)*px + 64) * 5
-			scratch += (kr/2+2)*aaVPairLen*4 + 32             // and its weight pairs (worker.vfPairs, aaVPairs), spare bytes
-			scratch += float64(min(s.Post.W, s.Resize.W)) * 3 // the planar horizontal result (worker.vfPl)
+			scratch += 32 + float64(min(s.Post.W, s.Resize.W))*3 // its spare bytes and the planar horizontal result (worker.vfPl)
 		}
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
@@ -286,6 +288,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 	}
 	if p.vfirst = p.kernel == kPillow && pillowVerticalFirst(s); p.vfirst {
 		p.vfLo, p.vfHi = liveSpan(&p.cols)
+		p.vfW, p.vfV = aaVTables(&p.rows.Taps)
 	}
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)

@@ -185,8 +185,7 @@ type aaPlan struct {
 	wideEnd int          // relative end of the bytes aaHRows4W's (and aaHRowsZ's) loads read (from off-4 on)
 	zcols   []aaAsmCol   // aaHRowsZ's columns and weights (resize_aa_vnni.go; nil: aaHRows4W sums them itself)
 	zw      []aaZW
-	// aaVRow's weight pairs and split per content row (aaVPairs): computing them for every output row
-	// (colShift, 16 words per pair) took ~2% of BenchmarkAntialias1080 (perf, cpu-clock samples).
+	// aaVRow's weight pairs and split per content row (aaVTables)
 	vw [][]int32
 	vh []aaVHead
 }
@@ -203,11 +202,7 @@ func newAAPlan(p *Plan) *aaPlan {
 	}
 	a.vs = splitOf(p.rows.Taps.WI)
 	copy(a.cmap[:], p.cmap)
-	rt := &p.rows.Taps
-	a.vw, a.vh = make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
-	for r := range rt.Cnt {
-		a.vw[r], a.vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
-	}
+	a.vw, a.vh = aaVTables(&p.rows.Taps)
 	if a.planar {
 		a.pl = newAAPlanarTab(a, p)
 	} else {
@@ -217,6 +212,17 @@ func newAAPlan(p *Plan) *aaPlan {
 		}
 	}
 	return a
+}
+
+// aaVTables lays out every content row's vertical weights for the paired vertical loop (aaVPairs),
+// once per plan: computing them for every output row (colShift, 16 words per pair) took ~2% of
+// BenchmarkAntialias1080 (perf, cpu-clock samples), and ~2-3% of a vertical-first plan's time.
+func aaVTables(rt *taps) ([][]int32, []aaVHead) {
+	vw, vh := make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
+	for r := range rt.Cnt {
+		vw[r], vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
+	}
+	return vw, vh
 }
 
 // newAAVFirst builds the horizontal tables of a vertical-first plan (Plan.vfirst) on interleaved RGB

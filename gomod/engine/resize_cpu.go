@@ -98,7 +98,6 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 	if sc == 1 {
 		to += c - 1
 	}
-	var vh aaVHead // the weights split for vresizeAAU8Paired (aaVPairs, once per row)
 	for ch := 0; ch < planes; ch++ {
 		hs := w.taps[:0]
 		for t := 0; t < kk; t++ {
@@ -106,11 +105,8 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 			hs = append(hs, src[o:o+to-from])
 		}
 		w.taps = hs
-		if ch == 0 {
-			w.vfPairs, vh = aaVPairs(w.vfPairs, wi)
-		}
 		d := vb[ch*span+from : ch*span+to]
-		x := vresizeAAU8Paired(d, hs, w.vfPairs, vh)
+		x := vresizeAAU8Paired(d, hs, p.vfW[r], p.vfV[r])
 		for t := range hs {
 			hs[t] = hs[t][x:]
 		}

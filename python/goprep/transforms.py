@@ -32,6 +32,7 @@ import numpy as np
 
 from . import _ops, _validate
 from ._errors import PipelineError
+from ._geometry import center_crop_geometry
 from ._inputs import is_tensor
 from ._pipeline import pipeline
 
@@ -333,14 +334,10 @@ def _center_crop_op(size: Any, fill: Any = 0) -> Op:
 
 
 def _pad_to_crop(img: Any, h: int, w: int, fill: Any) -> Any:
-    """torchvision's (and timm's) padding before a center crop larger than the image: ``(h - H) // 2``
-    before, the rest after, on the axes where the crop is larger."""
-    H, W = img.height, img.width
-    if h <= H and w <= W:
-        return img
-    pl, pt = ((w - W) // 2 if w > W else 0), ((h - H) // 2 if h > H else 0)
-    pr, pb = ((w - W + 1) // 2 if w > W else 0), ((h - H + 1) // 2 if h > H else 0)
-    return _ops.pad(img, (pl, pt, pr, pb), value=fill)
+    """torchvision's (and timm's) padding before a center crop larger than the image
+    (center_crop_geometry's), with ``fill``."""
+    padding, _ = center_crop_geometry(img.height, img.width, h, w)
+    return _ops.pad(img, padding, value=fill) if any(padding) else img
 
 
 def _floor_center_crop_op(h: int, w: int) -> Op:
@@ -420,7 +417,7 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. An empty ``Compose`` is
     the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
     ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
-    depends on the input (a ``Resize`` whose tensor kernel goprep cannot reproduce)."""
+    depends on the input (``Grayscale`` on a multi-channel image)."""
     chain = _Chain()
     _tv_walk(t, chain)
     for n in chain.notes:
@@ -632,8 +629,6 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
     if cfg.get("do_normalize", True):
         mean = _floats(cfg.get("image_mean", 0.5), "image_mean", channels=3)  # pixel_values are RGB
         std = _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
-        if _mismatch(mean, std):
-            raise PipelineError(str(_mismatch(mean, std)), argument="image_mean")
         chain.normalize("normalize", mean, std)
     return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device)
 
@@ -694,8 +689,6 @@ def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Conver
             chain.geometric("ResizeKeepRatio", _keep_ratio_op(scale, interp))
         chain.geometric("CenterCrop", _center_crop_op(img))
     chain.to_float("MaybeToTensor", 1 / 255)
-    if _mismatch(mean, std):
-        raise PipelineError(str(_mismatch(mean, std)), argument="mean")
     chain.normalize("Normalize", mean, std)
     return Converted(chain, "timm eval transform", device=device)
 

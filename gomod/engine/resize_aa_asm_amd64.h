@@ -20,6 +20,14 @@
 #define ZK_HALF 256
 #define ZK_FRAC 260
 
+// aaWide (resize_aa.go): hiA at 0
+#define WIDE_HIB 32
+#define WIDE_LOA 64
+#define WIDE_LOB 96
+
+// aaYScratch (resize_aa_avx2_amd64.go): sums at 0
+#define YS_FIX 1024
+
 // aaYConst (resize_aa_avx2_amd64.go)
 #define YK_SHA 0
 #define YK_SHB 32
@@ -37,8 +45,9 @@
 // A column's share of the prefetch (to L2) of the bytes the next call reads: two lines from pf on,
 // then pf moves pfn bytes on. A burst of a block's share at its start stalled on the prefetches
 // themselves (perf: ~6% of aaHRowsZ's samples).
-#define AA_PREFETCH \
-	MOVQ pf+72(FP), BX; PREFETCHT1 (BX); PREFETCHT1 64(BX); ADDQ pfn+80(FP), BX; MOVQ BX, pf+72(FP)
+// PF and PFN: the kernel's pf and pfn arguments.
+#define AA_PREFETCH(PF, PFN) \
+	MOVQ PF, BX; PREFETCHT1 (BX); PREFETCHT1 64(BX); ADDQ PFN, BX; MOVQ BX, PF
 
 // The column's doubt (ZF clear: some lane in doubt) shifted into R12's bits: column k of the block
 // ends at bit 15-k.

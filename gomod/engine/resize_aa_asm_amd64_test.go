@@ -23,6 +23,8 @@ func TestAAAsmLayout(t *testing.T) {
 	var c aaAsmCol
 	var z aaZConst
 	var y aaYConst
+	var w aaWide
+	var ys aaYScratch
 	want := map[string]uintptr{
 		"COL_OFF": unsafe.Offsetof(c.off), "COL_STEPS": unsafe.Offsetof(c.steps), "COL_TAIL": unsafe.Offsetof(c.tail),
 		"COL_W": unsafe.Offsetof(c.w), "COL_SH": unsafe.Offsetof(c.sh), "COL_BASE": unsafe.Offsetof(c.base),
@@ -31,7 +33,8 @@ func TestAAAsmLayout(t *testing.T) {
 		"ZK_TAIL": unsafe.Offsetof(z.tail), "ZK_HALF": unsafe.Offsetof(z.half), "ZK_FRAC": unsafe.Offsetof(z.frac),
 		"YK_SHA": unsafe.Offsetof(y.shA), "YK_SHB": unsafe.Offsetof(y.shB), "YK_TA": unsafe.Offsetof(y.tA),
 		"YK_TB": unsafe.Offsetof(y.tB), "YK_REGROUP": unsafe.Offsetof(y.regroup), "YK_HALF": unsafe.Offsetof(y.half),
-		"YK_FRAC": unsafe.Offsetof(y.frac),
+		"YK_FRAC": unsafe.Offsetof(y.frac), "WIDE_HIB": unsafe.Offsetof(w.hiB), "WIDE_LOA": unsafe.Offsetof(w.loA),
+		"WIDE_LOB": unsafe.Offsetof(w.loB), "YS_FIX": unsafe.Offsetof(ys.fix),
 	}
 	if len(defs) != len(want) {
 		t.Errorf("the header defines %d offsets, the test knows %d", len(defs), len(want))

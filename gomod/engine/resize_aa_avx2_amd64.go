@@ -31,9 +31,31 @@ var noAsmY bool
 // (~190 us: fold, split test, packing, stores) is the same in both. Shuffling each column's new
 // quads just before its taps instead (no separate pass; the shuffles among the multiply-adds) was
 // slower still: bicubic 995 / 1128 against 952 / 966 us, bilinear 717 / 709 against 577 / 588.
+// Columns in doubt: on the 1080p photos -> 224 bicubic 7.9% of the column groups have a lane in
+// doubt, 1.1 rows each, and 70% of the blocks of 16 have such a column. Completing them inside their
+// block (all four rows' low halves, then the block's pack) cost ~100 us of the pass, mostly not the
+// multiply-adds: looping over the marked columns alone, doing nothing, took 44 us (the loop's exit
+// and the block's branch mispredict, a block at a time), the set-up per column ~40, the sums ~30.
+// Now the column loop records j<<16 | lanes without a branch, and after the last block each row in
+// doubt is summed whole (high and low halves from one pass over its bytes; the tail's second pair
+// even when its weights are zero, as a branch on 1 or 2 pairs mispredicted on the recorded columns'
+// random order): ~72 us. With the first chunk written instead of added, against the kernel before
+// (in-process A/B on the bench photos, AVX2 code on the AVX-512 Xeon, minimum of 60 images, three
+// runs): bicubic 891 against 935 us, "torch" bicubic 808 / 826, bilinear 556 / 583. A test per row
+// inside the block, instead of the record, was slower than completing all four rows (943 / 925 us).
 //
 //go:noescape
-func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane, lodelta int, k *aaYConst, scratch *[16][16]int32, pf uintptr, pfn int)
+func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane int, k *aaYConst, s *aaYScratch, pf uintptr, pfn int)
+
+// aaYFixCap is how many columns one aaHRowsY call may take: each may be recorded in doubt.
+const aaYFixCap = 256
+
+// aaYScratch is aaHRowsY's working memory: a block's sums (16 columns, four rows of [ch0 ch1 ch2 0])
+// and the columns in doubt over the call, j<<16 | lanes (row r's four lanes at bits 4r to 4r+3).
+type aaYScratch struct {
+	sums [16][16]int32
+	fix  [aaYFixCap]uint32
+}
 
 // aaYConst is aaHRowsY's constants: aaWideA, aaWideB, aaTailA, aaTailB, aaZConst's packing shuffle
 // (both lanes), 2^21 and 2^22 - 1.

@@ -6,14 +6,25 @@
 // aaHRowsY: aaHRows4W's column loop in assembly on AVX2 (see resize_aa_avx2_amd64.go), with
 // aaHRowsZ's structure (resize_aa_vnni_amd64.s) at 256 bits: per column and 8-tap chunk (aaWide),
 // per row, one 32-byte load from 4 bytes before the chunk's first tap, two VPSHUFB (aaWideA/B), two
-// VPMADDWD and two VPADDD; a 1-4 tap tail with two rows per register (aaTailA/B); the rows' lanes
-// folded with VPERM2I128 to [row 0 | row 1] and [row 2 | row 3]; a column in doubt marked and
-// completed after its block of 16; the block packed and stored as aaHRowsZ does, per row pair.
+// VPMADDWD and two VPADDD (the first chunk's sums written, not added); a 1-4 tap tail with two rows
+// per register (aaTailA/B); the rows' lanes folded with VPERM2I128 to [row 0 | row 1] and
+// [row 2 | row 3]; each block of 16 packed and stored as aaHRowsZ does, per row pair. A column in
+// doubt is recorded (aaYScratch.fix) and, after the last block, each of its rows in doubt is
+// computed whole and its bytes stored over the block's (see aaHRowsY's doc comment).
 
 // one row's chunk: R the row pointer, ACC its accumulator; weights in Y6 (A) and Y7 (B)
 #define YROW(R, ACC) \
 	VMOVDQU (R)(AX*1), Y0; VPSHUFB Y12, Y0, Y1; VPSHUFB Y13, Y0, Y0; \
 	VPMADDWD Y6, Y1, Y1; VPMADDWD Y7, Y0, Y0; VPADDD Y1, ACC, ACC; VPADDD Y0, ACC, ACC
+
+// the same for a column's first chunk: the sums written, not added (no accumulators to zero)
+#define YROW0(R, ACC) \
+	VMOVDQU (R)(AX*1), Y0; VPSHUFB Y12, Y0, Y1; VPSHUFB Y13, Y0, Y0; \
+	VPMADDWD Y6, Y1, Y1; VPMADDWD Y7, Y0, Y0; VPADDD Y1, Y0, ACC
+
+#define YCHUNK0(W) \
+	VMOVDQU (W), Y6; VMOVDQU 32(W), Y7; \
+	YROW0(R8, Y8); YROW0(R9, Y9); YROW0(R10, Y10); YROW0(R11, Y11)
 
 // one chunk of the four rows, weights at W
 #define YCHUNK(W) \
@@ -57,32 +68,39 @@
 	MOVQ P1(AX), SI; ADDQ R13, SI; \
 	VEXTRACTI128 $1, Y8, (SI); VEXTRACTI128 $1, Y9, (SI)(CX*1); VEXTRACTI128 $1, Y10, (SI)(CX*2)
 
-// func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane, lodelta int, k *aaYConst, scratch *[16][16]int32, pf uintptr, pfn int)
-TEXT ·aaHRowsY(SB), NOSPLIT, $0-88
+// func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane int, k *aaYConst, s *aaYScratch, pf uintptr, pfn int)
+TEXT ·aaHRowsY(SB), NOSPLIT, $8-80
 	AA_ROWS4
-	MOVQ k+56(FP), AX
+	MOVQ k+48(FP), AX
 	VMOVDQU YK_SHA(AX), Y12
 	VMOVDQU YK_SHB(AX), Y13
 	VMOVDQU YK_TA(AX), Y14
 	VMOVDQU YK_TB(AX), Y15
 	XORQ R13, R13
+	XORQ R12, R12 // the columns in doubt so far (aaYScratch.fix)
 	CMPQ R13, n+24(FP)
 	JGE ydone
 
 yblock:
-	MOVQ scratch+64(FP), DX
+	MOVQ s+56(FP), DX
 	MOVQ $16, CX
-	XORQ R12, R12
 
 ycol:
-	AA_PREFETCH
+	AA_PREFETCH(pf+64(FP), pfn+72(FP))
 	MOVLQSX COL_OFF(SI), AX  // off
 	MOVL COL_STEPS(SI), BX     // whole chunks
 	MOVLQSX COL_W(SI), DI // the column's first chunk: w + 128*wch
 	SHLQ $7, DI
 	ADDQ w+32(FP), DI
-	YZERO
 	TESTQ BX, BX
+	JNZ yhifirst
+	YZERO
+	JMP yhifold
+yhifirst:
+	YCHUNK0(DI)
+	ADDQ $24, AX
+	ADDQ $128, DI
+	DECQ BX
 	JZ yhifold
 yhistep:
 	YCHUNK(DI)
@@ -108,16 +126,29 @@ yhipost:
 	VPBROADCASTD COL_BASE(SI), Y2
 	VPADDD Y2, Y0, Y0
 	VPADDD Y2, Y1, Y1
-	MOVQ k+56(FP), BX
+	MOVQ k+48(FP), BX
 	VPBROADCASTD YK_FRAC(BX), Y3
 	VPAND Y3, Y0, Y4
 	VPAND Y3, Y1, Y5
 	VPBROADCASTD COL_THRM1(SI), Y2
 	VPCMPGTD Y2, Y4, Y4
 	VPCMPGTD Y2, Y5, Y5
-	VPOR Y5, Y4, Y4
-	VPTEST Y4, Y4
-	AA_MARK
+	// the column's lanes in doubt, m (row r's at bits 4r to 4r+3), recorded with its index j as
+	// j<<16 | m at s.fix[R12]; R12 counts the column only if m != 0 (no branch: ~7% of the columns,
+	// at random, are in doubt)
+	VMOVMSKPS Y4, AX
+	VMOVMSKPS Y5, BX
+	SHLQ $8, BX
+	ORQ AX, BX
+	LEAQ 16(R13), AX
+	SUBQ CX, AX
+	SHLQ $16, AX
+	ORQ BX, AX
+	MOVQ s+56(FP), DI
+	MOVL AX, YS_FIX(DI)(R12*4)
+	ADDQ $0xffff, BX
+	SHRQ $16, BX
+	ADDQ BX, R12
 	VMOVDQU Y0, (DX)
 	VMOVDQU Y1, 32(DX)
 	ADDQ $64, DX
@@ -125,50 +156,12 @@ yhipost:
 	DECQ CX
 	JNZ ycol
 
-yfix:
-	TESTQ R12, R12
-	JZ ypack
-	AA_FIXCOL(7)
-	YZERO
-	TESTQ BX, BX
-	JZ ylofold
-ylostep:
-	YCHUNK(DI)
-	ADDQ $24, AX
-	ADDQ $128, DI
-	DECQ BX
-	JNZ ylostep
-ylofold:
-	YFOLD
-	MOVL COL_TAIL(DX), BX
-	TESTL BX, BX
-	JZ ylopost
-	YTAILROWS
-	YTAIL(Y14, 0, DI)
-	CMPL BX, $2
-	JNE ylopost
-	YTAIL(Y15, 32, DI)
-ylopost:
-	AA_SLOT
-	VPADDD (BX), Y0, Y0
-	VPADDD 32(BX), Y1, Y1
-	VPBROADCASTD COL_BASE(DX), Y2 // base
-	VPSUBD Y2, Y0, Y0
-	VPSUBD Y2, Y1, Y1
-	MOVQ k+56(FP), DI
-	VPBROADCASTD YK_HALF(DI), Y2 // 2^21
-	VPADDD Y2, Y0, Y0
-	VPADDD Y2, Y1, Y1
-	VMOVDQU Y0, (BX)
-	VMOVDQU Y1, 32(BX)
-	JMP yfix
-
 ypack:
-	MOVQ scratch+64(FP), DX
-	MOVQ k+56(FP), BX
+	MOVQ s+56(FP), DX
+	MOVQ k+48(FP), BX
 	MOVQ dst+8(FP), AX
 	MOVQ plane+40(FP), CX
-	MOVQ SI, R12 // the next block's column
+	MOVQ SI, DI // the next block's column
 	YPACK4(0, 64, 128, 192, Y4)
 	YPACK4(256, 320, 384, 448, Y5)
 	YPACK4(512, 576, 640, 704, Y6)
@@ -179,11 +172,111 @@ ypack:
 	YPACK4(544, 608, 672, 736, Y6)
 	YPACK4(800, 864, 928, 992, Y7)
 	YSTORE(16, 24)
-	MOVQ R12, SI
+	MOVQ DI, SI
 	ADDQ $16, R13
 	CMPQ R13, n+24(FP)
 	JLT yblock
 
 ydone:
+	// The lanes in doubt: each such row of a recorded column computed whole, its high and low halves'
+	// sums from one pass over its bytes (Pillow's sum hi<<sh + lo + 2^21), and its three bytes
+	// written over the ones the block stored. One row at a time: 1.1 rows a column in doubt on the
+	// 1080p photos; after the last block, so that the loops' exits mispredict once a call, not once a
+	// block (BenchmarkDevAAH ...).
+	MOVQ s+56(FP), SI
+	ADDQ $YS_FIX, SI
+yentry:
+	TESTQ R12, R12
+	JZ yend
+	MOVL (SI), R13 // j<<16 | m
+	ADDQ $4, SI
+	DECQ R12
+yrow:
+	TESTL $0xffff, R13
+	JZ yentry
+	BSFL R13, BX
+	SHRL $2, BX // the row
+	MOVQ BX, frow-8(SP)
+	LEAL (BX*4), CX
+	MOVL $15, AX
+	SHLL CX, AX
+	NOTL AX
+	ANDL AX, R13 // its lanes cleared
+	MOVQ rows+0(FP), CX
+	MOVQ (CX)(BX*8), CX
+	MOVL R13, DX
+	SHRL $16, DX
+	IMULQ $COL_SIZE, DX
+	ADDQ cols+16(FP), DX
+	MOVLQSX COL_OFF(DX), AX
+	MOVL COL_STEPS(DX), BX
+	MOVLQSX COL_W(DX), DI
+	SHLQ $7, DI
+	ADDQ w+32(FP), DI
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	TESTQ BX, BX
+	JZ yrfold
+yrstep:
+	VMOVDQU (CX)(AX*1), Y0
+	VPSHUFB Y12, Y0, Y1
+	VPSHUFB Y13, Y0, Y0
+	VPMADDWD (DI), Y1, Y4
+	VPMADDWD WIDE_HIB(DI), Y0, Y5
+	VPADDD Y4, Y2, Y2
+	VPADDD Y5, Y2, Y2
+	VPMADDWD WIDE_LOA(DI), Y1, Y1
+	VPMADDWD WIDE_LOB(DI), Y0, Y0
+	VPADDD Y1, Y3, Y3
+	VPADDD Y0, Y3, Y3
+	ADDQ $24, AX
+	ADDQ $128, DI
+	DECQ BX
+	JNZ yrstep
+yrfold:
+	VEXTRACTI128 $1, Y2, X4
+	VPADDD X4, X2, X2
+	VEXTRACTI128 $1, Y3, X4
+	VPADDD X4, X3, X3
+	MOVL COL_TAIL(DX), BX
+	TESTL BX, BX
+	JZ yrpost
+	VMOVDQU (CX)(AX*1), X0 // the row's 16 bytes: lane 0 of the tail's row pair
+	VPSHUFB X14, X0, X1
+	VPMADDWD (DI), X1, X4
+	VPADDD X4, X2, X2
+	VPMADDWD WIDE_LOA(DI), X1, X4
+	VPADDD X4, X3, X3
+	VPSHUFB X15, X0, X1 // the second pair even for a tail of one: its weights are zero (no branch)
+	VPMADDWD WIDE_HIB(DI), X1, X4
+	VPADDD X4, X2, X2
+	VPMADDWD WIDE_LOB(DI), X1, X4
+	VPADDD X4, X3, X3
+yrpost:
+	VPBROADCASTD COL_SH(DX), X4
+	VPSLLVD X4, X2, X2
+	VPADDD X3, X2, X2
+	MOVQ k+48(FP), BX
+	VPBROADCASTD YK_HALF(BX), X4
+	VPADDD X4, X2, X2
+	VPSRAD $22, X2, X2
+	VPACKSSDW X2, X2, X2
+	VPACKUSWB X2, X2, X2
+	VMOVD X2, AX // the row's bytes: R | G<<8 | B<<16
+	MOVQ frow-8(SP), BX
+	MOVQ dst+8(FP), DI
+	MOVQ (DI)(BX*8), DI
+	MOVL R13, BX
+	SHRL $16, BX
+	ADDQ BX, DI
+	MOVQ plane+40(FP), BX
+	MOVB AX, (DI)
+	SHRL $8, AX
+	MOVB AX, (DI)(BX*1)
+	SHRL $8, AX
+	MOVB AX, (DI)(BX*2)
+	JMP yrow
+
+yend:
 	VZEROUPPER
 	RET

@@ -84,7 +84,7 @@ block:
 	XORQ R12, R12 // the block's columns in doubt: bit 15-k for column k
 
 col:
-	AA_PREFETCH
+	AA_PREFETCH(pf+72(FP), pfn+80(FP))
 	MOVLQSX COL_OFF(SI), AX  // off
 	MOVL COL_STEPS(SI), BX     // full steps
 	MOVLQSX COL_W(SI), DI // the column's weights: w + 64*zcol.w

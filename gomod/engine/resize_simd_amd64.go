@@ -803,17 +803,25 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 	// rest below.
 	j := 0
 	if z := hasVNNI && !noVNNI && a.zw != nil; n >= 16 && (z || !noAsmY) {
-		var scratch [16][16]int32
 		j = n &^ 15
 		pf, pfn := aaPrefetch(rb, src, a, j, ps[0])
 		if z {
+			var scratch [16][16]int32
 			var zr [4]unsafe.Pointer
 			for i := range zr {
 				zr[i] = unsafe.Add(ps[i], 4) // ps: from 4 before the row's origin
 			}
 			aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
 		} else {
-			aaHRowsY(&ps, &q, &a.ycols[0], j, &a.wide[0], n, int(unsafe.Offsetof(aaWide{}.loA)), &aaYK, &scratch, pf, pfn)
+			// in calls of aaYFixCap columns at most (the doubt list's length)
+			var ys aaYScratch
+			for c0 := 0; c0 < j; c0 += aaYFixCap {
+				var qc [4]unsafe.Pointer
+				for i := range qc {
+					qc[i] = unsafe.Add(q[i], c0)
+				}
+				aaHRowsY(&ps, &qc, &a.ycols[c0], min(j-c0, aaYFixCap), &a.wide[0], n, &aaYK, &ys, pf+uintptr(c0*pfn), pfn)
+			}
 		}
 		if j == n {
 			return true

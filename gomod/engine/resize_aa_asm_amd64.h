@@ -28,6 +28,21 @@
 // aaYScratch (resize_aa_avx2_amd64.go): sums at 0
 #define YS_FIX 1024
 
+// aaVPairs' layout (resize_aa.go): one tap pair's bytes, its low halves' offset
+#define VPAIR_SIZE 128
+#define VPAIR_LO 64
+
+// aaVConst (resize_aa_avx2_amd64.go)
+#define VK_SH 0
+#define VK_BASE 4
+#define VK_FRAC 8
+#define VK_THRM1 12
+#define VK_TOP 16
+#define VK_FIX 20
+#define VK_SCALE 24
+#define VK_MEAN 36
+#define VK_STD 48
+
 // aaYConst (resize_aa_avx2_amd64.go)
 #define YK_SHA 0
 #define YK_SHB 32

@@ -72,3 +72,19 @@ var aaYK = func() (k aaYConst) {
 	k.half, k.frac = 1<<(pilPrecisionBits-1), 1<<pilPrecisionBits-1
 	return k
 }()
+
+// aaVRow3Y is aaVRow3's loop over the columns [x, n) (n-x a multiple of 16, np >= 1) in assembly on
+// AVX2 (resize_aa_avx2_amd64.s): out the three planes' output rows, rows the pairs' row pointers
+// (aaVPairRows; each row's plane c at byte offset po[c] + column), w the pairs' weights (aaVPairs), k
+// the row's split and the normalisation. The same floats as aaVRow3's archsimd loop had.
+//
+//go:noescape
+func aaVRow3Y(out *[3]unsafe.Pointer, rows unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)
+
+// aaVConst is aaVRow3Y's constants for one output row: the split (aaVHead: its shift, base and
+// threshold less one; 2^22-1; 2^21-base, what a block in doubt adds with its low halves), the clamp's
+// top (255) and the three planes' normalisation (normTables).
+type aaVConst struct {
+	sh, base, frac, thrm1, top, fix int32
+	scale, mean, std                [3]float32
+}

@@ -283,3 +283,140 @@ yrpost:
 yend:
 	VZEROUPPER
 	RET
+
+// aaVRow3Y: aaVRow3's column loop in assembly (see resize_aa_avx2_amd64.go): per block of 16
+// columns and tap pair, the two rows' 16 bytes of each plane interleaved (VPUNPCKL/HBW, the second
+// row from memory), widened to words (VPMOVZXBW) and multiplied by the pair's high halves (one
+// VPMADDWD per 8 columns): six accumulators, columns 0-7 and 8-15 of the three planes, in order.
+
+// one plane's pair: rows at AX and BX, the plane's block at offset O; sums into A (columns 0-7) and
+// B (8-15); weights at WO(R9)
+#define YVPAIR(O, A, B, WO) \
+	VMOVDQU (AX)(O*1), X10; VPUNPCKLBW (BX)(O*1), X10, X11; VPUNPCKHBW (BX)(O*1), X10, X10; \
+	VPMOVZXBW X11, Y11; VPMOVZXBW X10, Y10; VPMADDWD WO(R9), Y11, Y11; VPMADDWD WO(R9), Y10, Y10; \
+	VPADDD Y11, A, A; VPADDD Y10, B, B
+
+// the split sums of a plane: A = sum(p*hi) << sh + base, the lanes in doubt tested (ZF clear: some)
+#define YVSPLIT(A, B) \
+	VPSLLVD Y6, A, A; VPSLLVD Y6, B, B; VPADDD Y7, A, A; VPADDD Y7, B, B; \
+	VPAND Y8, A, Y10; VPAND Y8, B, Y11; VPCMPGTD Y9, Y10, Y10; VPCMPGTD Y9, Y11, Y11; \
+	VPOR Y11, Y10, Y10; VPTEST Y10, Y10
+
+// a plane's results: the sums' bytes (>> 22, clamped), normalised as normTables.apply does (float32
+// multiply, subtract, divide), stored at column DX of plane C's row (its pointer at 8*C(R13))
+#define YVEMIT(A, B, C) \
+	VPSRAD $22, A, A; VPSRAD $22, B, B; VPXOR Y10, Y10, Y10; VPMAXSD Y10, A, A; VPMAXSD Y10, B, B; \
+	VPMINSD Y13, A, A; VPMINSD Y13, B, B; VCVTDQ2PS A, A; VCVTDQ2PS B, B; \
+	VBROADCASTSS VK_SCALE+4*C(CX), Y10; VMULPS Y10, A, A; VMULPS Y10, B, B; \
+	VBROADCASTSS VK_MEAN+4*C(CX), Y10; VSUBPS Y10, A, A; VSUBPS Y10, B, B; \
+	VBROADCASTSS VK_STD+4*C(CX), Y10; VDIVPS Y10, A, A; VDIVPS Y10, B, B; \
+	MOVQ 8*C(R13), DI; VMOVUPS A, (DI)(DX*4); VMOVUPS B, 32(DI)(DX*4)
+
+// func aaVRow3Y(out *[3]unsafe.Pointer, rows unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)
+TEXT ·aaVRow3Y(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), R13
+	MOVQ k+56(FP), CX
+	VPBROADCASTD VK_SH(CX), Y6
+	VPBROADCASTD VK_BASE(CX), Y7
+	VPBROADCASTD VK_FRAC(CX), Y8
+	VPBROADCASTD VK_THRM1(CX), Y9
+	VPBROADCASTD VK_TOP(CX), Y13
+	VPBROADCASTD VK_FIX(CX), Y14
+	MOVQ x+24(FP), DX
+	CMPQ DX, n+32(FP)
+	JGE yvdone
+
+yvblock:
+	// the three planes' offsets of this block: po[c] + x
+	MOVQ po+40(FP), SI
+	MOVQ 0(SI), R10
+	ADDQ DX, R10
+	MOVQ 8(SI), R11
+	ADDQ DX, R11
+	MOVQ 16(SI), R12
+	ADDQ DX, R12
+	MOVQ rows+8(FP), R8
+	MOVQ w+48(FP), R9
+	MOVQ np+16(FP), SI
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+yvpair:
+	MOVQ 0(R8), AX
+	MOVQ 8(R8), BX
+	YVPAIR(R10, Y0, Y1, 0)
+	YVPAIR(R11, Y2, Y3, 0)
+	YVPAIR(R12, Y4, Y5, 0)
+	ADDQ $16, R8
+	ADDQ $VPAIR_SIZE, R9
+	DECQ SI
+	JNZ yvpair
+
+	YVSPLIT(Y0, Y1)
+	JNZ yvlow0
+yvemit0:
+	YVEMIT(Y0, Y1, 0)
+	YVSPLIT(Y2, Y3)
+	JNZ yvlow1
+yvemit1:
+	YVEMIT(Y2, Y3, 1)
+	YVSPLIT(Y4, Y5)
+	JNZ yvlow2
+yvemit2:
+	YVEMIT(Y4, Y5, 2)
+	ADDQ $16, DX
+	CMPQ DX, n+32(FP)
+	JLT yvblock
+
+yvdone:
+	VZEROUPPER
+	RET
+
+// A plane's block in doubt (a few percent): its low halves' sums over the pairs into Y12 (columns
+// 0-7) and Y15 (8-15), the plane's offset in BX, then back to the plane's emit (SI: the plane).
+yvlow0:
+	MOVQ R10, DI
+	XORQ SI, SI
+	JMP yvlow
+yvlow1:
+	MOVQ R11, DI
+	MOVQ $1, SI
+	JMP yvlow
+yvlow2:
+	MOVQ R12, DI
+	MOVQ $2, SI
+yvlow:
+	MOVQ rows+8(FP), R8
+	MOVQ w+48(FP), R9
+	MOVQ np+16(FP), CX
+	VPXOR Y12, Y12, Y12
+	VPXOR Y15, Y15, Y15
+yvlowpair:
+	MOVQ 0(R8), AX
+	MOVQ 8(R8), BX
+	YVPAIR(DI, Y12, Y15, VPAIR_LO)
+	ADDQ $16, R8
+	ADDQ $VPAIR_SIZE, R9
+	DECQ CX
+	JNZ yvlowpair
+	MOVQ k+56(FP), CX
+	// A + L + (2^21 - base): Pillow's sum plus its rounding
+	VPADDD Y14, Y12, Y12
+	VPADDD Y14, Y15, Y15
+	CMPQ SI, $1
+	JEQ yvback1
+	JGT yvback2
+	VPADDD Y12, Y0, Y0
+	VPADDD Y15, Y1, Y1
+	JMP yvemit0
+yvback1:
+	VPADDD Y12, Y2, Y2
+	VPADDD Y15, Y3, Y3
+	JMP yvemit1
+yvback2:
+	VPADDD Y12, Y4, Y4
+	VPADDD Y15, Y5, Y5
+	JMP yvemit2

@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"math/bits"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -971,7 +972,12 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 // aaVRow3 is aaVRow's paired loop for the three planes of one output row at once: each tap pair's
 // row pointers and weights are loaded once for the three planes, and the loop overhead is shared, ~30%
 // fewer instructions per pair than three aaVRow calls. A block of 16 columns whose sums leave a
-// plane's results in doubt (aaVHead.thr) adds that plane's low halves. The last n%16 columns take
+// plane's results in doubt (aaVHead.thr) adds that plane's low halves. The blocks of 16 run in
+// assembly (aaVRow3Y): their archsimd version recomputed each load's address with a LEA and spilled
+// accumulators to the stack (perf annotate); the assembly has the same shuffles (interleaving the
+// two rows' bytes first, which leaves the columns in order) and multiply-adds. BenchmarkAAVPass with
+// the AVX-512 loop off: bicubic 178 / 177 -> 131 / 131 us (aaVRow per plane, the reference in the
+// same runs: 185 / 184 -> 182 / 181), bilinear 99 -> 77 (aaVRow 122 / 114). The last n%16 columns take
 // aaVScalar. The same floats as aaVRow (TestAAVRowEqualScalarRandom). It returns false, having
 // written nothing, where aaVRow's paired loop would not run (the caller then calls aaVRow per plane).
 // wide: the row's horizontal pass ran in aaHRowsZ, so aaVRow3W may take the columns (aaVWideEnabled).
@@ -989,88 +995,19 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 	}
 	var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see hasAVX2
 	aaVPairRows(&rows, hs, 0)
-	half := archsimd.BroadcastInt32x8(1 << (pilPrecisionBits - 1))
-	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
-	mul, base := archsimd.BroadcastInt32x8(vh.mul), archsimd.BroadcastInt32x8(vh.base)
-	frac, thr := archsimd.BroadcastInt32x8(1<<pilPrecisionBits-1), archsimd.BroadcastInt32x8(vh.thr-1)
-	fix := half.Sub(base)
+	k := aaVConst{sh: int32(bits.TrailingZeros32(uint32(vh.mul))), base: vh.base, frac: 1<<pilPrecisionBits - 1,
+		thrm1: vh.thr - 1, top: 255, fix: 1<<(pilPrecisionBits-1) - vh.base,
+		scale: [3]float32(nt.scale[:3]), mean: [3]float32(nt.mean[:3]), std: [3]float32(nt.std[:3])}
+	o := [3]unsafe.Pointer{unsafe.Pointer(&out[0][0]), unsafe.Pointer(&out[1][0]), unsafe.Pointer(&out[2][0])}
 	w0 := unsafe.Pointer(unsafe.SliceData(pw))
 	rp := unsafe.Pointer(&rows[0])
-	o0, o1, o2 := uintptr(po[0]), uintptr(po[1]), uintptr(po[2])
-	// sums runs the pair loop over the high halves for the 16 columns at x: columns [0..3, 8..11] (a)
-	// and [4..7, 12..15] (b) of the three planes
-	sums := func(x uintptr) (a0, b0, a1, b1, a2, b2 archsimd.Int32x8) {
-		r, w := rp, w0
-		for i := np; i > 0; i-- {
-			p, q := unsafe.Add(*(*unsafe.Pointer)(r), x), unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x)
-			wt := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
-			u := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o0))).ExtendToUint16()
-			v := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o0))).ExtendToUint16()
-			a0, b0 = a0.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b0.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
-			u = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o1))).ExtendToUint16()
-			v = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o1))).ExtendToUint16()
-			a1, b1 = a1.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b1.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
-			u = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(p, o2))).ExtendToUint16()
-			v = archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(q, o2))).ExtendToUint16()
-			a2, b2 = a2.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b2.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
-			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
-		}
-		return
-	}
-	// low1 is sums' pair loop over the low halves for one plane (the rows at offset o), for a block
-	// whose sums leave only that plane's results in doubt
-	low1 := func(x, o uintptr) (a, b archsimd.Int32x8) {
-		r, w := rp, unsafe.Add(w0, 2*aaVPairLen)
-		for i := np; i > 0; i-- {
-			p, q := unsafe.Add(*(*unsafe.Pointer)(r), x+o), unsafe.Add(*(*unsafe.Pointer)(unsafe.Add(r, 8)), x+o)
-			wt := archsimd.LoadInt32x8((*[8]int32)(w)).AsInt16x16()
-			u := archsimd.LoadUint8x16((*[16]uint8)(p)).ExtendToUint16()
-			v := archsimd.LoadUint8x16((*[16]uint8)(q)).ExtendToUint16()
-			a, b = a.Add(u.InterleaveLoGrouped(v).AsInt16x16().DotProductPairs(wt)), b.Add(u.InterleaveHiGrouped(v).AsInt16x16().DotProductPairs(wt))
-			r, w = unsafe.Add(r, 16), unsafe.Add(w, 4*aaVPairLen)
-		}
-		return a.Add(fix), b.Add(fix)
-	}
-	doubt := func(a, b archsimd.Int32x8) bool {
-		return a.And(frac).Greater(thr).Or(b.And(frac).Greater(thr)).ToBits() != 0
-	}
-	emit := func(o []float32, x int, a, b archsimd.Int32x8, c int) {
-		vs, vm, vd := archsimd.BroadcastFloat32x8(nt.scale[c]), archsimd.BroadcastFloat32x8(nt.mean[c]), archsimd.BroadcastFloat32x8(nt.std[c])
-		a = a.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
-		b = b.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top)
-		a.Select128FromPair(0, 2, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Pointer(&o[x])))
-		a.Select128FromPair(1, 3, b).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Pointer(&o[x+8])))
-	}
-	out0, out1, out2 := out[0][:n], out[1][:n], out[2][:n]
 	x := 0
 	if wide && aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
 		x = aaVRow3W(out, rp, np, po, w0, vh, nt)
 	}
-	for ; x+16 <= n; x += 16 {
-		a0, b0, a1, b1, a2, b2 := sums(uintptr(x))
-		a0, b0, a1, b1 = a0.Mul(mul).Add(base), b0.Mul(mul).Add(base), a1.Mul(mul).Add(base), b1.Mul(mul).Add(base)
-		a2, b2 = a2.Mul(mul).Add(base), b2.Mul(mul).Add(base)
-		if !vh.lo0 {
-			// the low halves only for the planes in doubt: for all three whenever one was, the
-			// 1080p -> 224 blocks took them ~3x as often (any of 48 lanes instead of 16);
-			// BenchmarkAAVPass on pseudo-random rows, ratio to aaVRow per plane, two runs:
-			// bicubic 0.85 / 0.90 -> 0.76 / 0.81, bilinear even (0.70 / 0.69 -> 0.69 / 0.79)
-			if doubt(a0, b0) {
-				l, m := low1(uintptr(x), o0)
-				a0, b0 = a0.Add(l), b0.Add(m)
-			}
-			if doubt(a1, b1) {
-				l, m := low1(uintptr(x), o1)
-				a1, b1 = a1.Add(l), b1.Add(m)
-			}
-			if doubt(a2, b2) {
-				l, m := low1(uintptr(x), o2)
-				a2, b2 = a2.Add(l), b2.Add(m)
-			}
-		}
-		emit(out0, x, a0, b0, 0)
-		emit(out1, x, a1, b1, 1)
-		emit(out2, x, a2, b2, 2)
+	if end := x + (n-x)&^15; end > x {
+		aaVRow3Y(&o, rp, np, x, end, po, w0, &k)
+		x = end
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
 	for c := range out {

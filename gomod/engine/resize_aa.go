@@ -368,8 +368,8 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	k := rows.Taps.K
 	kk := int(rows.Taps.Cnt[r])
 	n := p.OutW
-	if cap(w.aaRows) < kk {
-		w.aaRows = make([][]uint8, kk)
+	if cap(w.aaRows) < kk+1 { // one to spare: aaVRow3 repeats an odd window's last row there
+		w.aaRows = make([][]uint8, kk+1)
 	}
 	hs := w.aaRows[:kk]
 	if len(w.aaEdge) < 4*a.edgeStride() {
@@ -431,6 +431,9 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 	}
 	flush()
+	if kk%2 == 1 {
+		w.aaRows[kk] = hs[kk-1] // aaVRow3's last pair reads it (the second row's weight is zero)
+	}
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	wv := rows.Taps.WI[r*k : r*k+kk]

@@ -25,8 +25,8 @@
 #define WIDE_LOA 64
 #define WIDE_LOB 96
 
-// aaYScratch (resize_aa_avx2_amd64.go): sums at 0
-#define YS_FIX 1024
+// aaHRowsY's list of columns in doubt (its frame): entries (aaYFixCap)
+#define YFIX_CAP 256
 
 // aaVPairs' layout (resize_aa.go): one tap pair's bytes, its low halves' offset
 #define VPAIR_SIZE 128

@@ -24,7 +24,6 @@ func TestAAAsmLayout(t *testing.T) {
 	var z aaZConst
 	var y aaYConst
 	var w aaWide
-	var ys aaYScratch
 	var vk aaVConst
 	want := map[string]uintptr{
 		"COL_OFF": unsafe.Offsetof(c.off), "COL_STEPS": unsafe.Offsetof(c.steps), "COL_TAIL": unsafe.Offsetof(c.tail),
@@ -35,7 +34,7 @@ func TestAAAsmLayout(t *testing.T) {
 		"YK_SHA": unsafe.Offsetof(y.shA), "YK_SHB": unsafe.Offsetof(y.shB), "YK_TA": unsafe.Offsetof(y.tA),
 		"YK_TB": unsafe.Offsetof(y.tB), "YK_REGROUP": unsafe.Offsetof(y.regroup), "YK_HALF": unsafe.Offsetof(y.half),
 		"YK_FRAC": unsafe.Offsetof(y.frac), "WIDE_HIB": unsafe.Offsetof(w.hiB), "WIDE_LOA": unsafe.Offsetof(w.loA),
-		"WIDE_LOB": unsafe.Offsetof(w.loB), "YS_FIX": unsafe.Offsetof(ys.fix),
+		"WIDE_LOB": unsafe.Offsetof(w.loB), "YFIX_CAP": aaYFixCap,
 		"VPAIR_SIZE": 4 * aaVPairLen, "VPAIR_LO": 4 * aaVPairLen / 2,
 		"VK_SH": unsafe.Offsetof(vk.sh), "VK_BASE": unsafe.Offsetof(vk.base), "VK_FRAC": unsafe.Offsetof(vk.frac),
 		"VK_THRM1": unsafe.Offsetof(vk.thrm1), "VK_TOP": unsafe.Offsetof(vk.top), "VK_FIX": unsafe.Offsetof(vk.fix),

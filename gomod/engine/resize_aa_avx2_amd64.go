@@ -45,17 +45,11 @@ var noAsmY bool
 // inside the block, instead of the record, was slower than completing all four rows (943 / 925 us).
 //
 //go:noescape
-func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane int, k *aaYConst, s *aaYScratch, pf uintptr, pfn int)
+func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane int, k *aaYConst, pf uintptr, pfn int)
 
-// aaYFixCap is how many columns one aaHRowsY call may take: each may be recorded in doubt.
+// aaYFixCap is how many columns one aaHRowsY call may take: each may be recorded in doubt, in a list
+// of this length in its frame (YFIX_CAP).
 const aaYFixCap = 256
-
-// aaYScratch is aaHRowsY's working memory: a block's sums (16 columns, four rows of [ch0 ch1 ch2 0])
-// and the columns in doubt over the call, j<<16 | lanes (row r's four lanes at bits 4r to 4r+3).
-type aaYScratch struct {
-	sums [16][16]int32
-	fix  [aaYFixCap]uint32
-}
 
 // aaYConst is aaHRowsY's constants: aaWideA, aaWideB, aaTailA, aaTailB, aaZConst's packing shuffle
 // (both lanes), 2^21 and 2^22 - 1.
@@ -74,12 +68,12 @@ var aaYK = func() (k aaYConst) {
 }()
 
 // aaVRow3Y is aaVRow3's loop over the columns [x, n) (n-x a multiple of 16, np >= 1) in assembly on
-// AVX2 (resize_aa_avx2_amd64.s): out the three planes' output rows, rows the pairs' row pointers
-// (aaVPairRows; each row's plane c at byte offset po[c] + column), w the pairs' weights (aaVPairs), k
+// AVX2 (resize_aa_avx2_amd64.s): out the three planes' output rows, hs the first of the 2*np rows'
+// slice headers (pair i: hs[2i] and hs[2i+1]; each row's plane c at byte offset po[c] + column), w the pairs' weights (aaVPairs), k
 // the row's split and the normalisation. The same floats as aaVRow3's archsimd loop had.
 //
 //go:noescape
-func aaVRow3Y(out *[3]unsafe.Pointer, rows unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)
+func aaVRow3Y(out *[3]unsafe.Pointer, hs unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)
 
 // aaVConst is aaVRow3Y's constants for one output row: the split (aaVHead: its shift, base and
 // threshold less one; 2^22-1; 2^21-base, what a block in doubt adds with its low halves), the clamp's

@@ -1,6 +1,7 @@
 //go:build goexperiment.simd && amd64
 
 #include "textflag.h"
+#include "funcdata.h"
 #include "resize_aa_asm_amd64.h"
 
 // aaHRowsY: aaHRows4W's column loop in assembly on AVX2 (see resize_aa_avx2_amd64.go), with
@@ -9,7 +10,7 @@
 // VPMADDWD and two VPADDD (the first chunk's sums written, not added); a 1-4 tap tail with two rows
 // per register (aaTailA/B); the rows' lanes folded with VPERM2I128 to [row 0 | row 1] and
 // [row 2 | row 3]; each block of 16 packed and stored as aaHRowsZ does, per row pair. A column in
-// doubt is recorded (aaYScratch.fix) and, after the last block, each of its rows in doubt is
+// doubt is recorded (in the frame) and, after the last block, each of its rows in doubt is
 // computed whole and its bytes stored over the block's (see aaHRowsY's doc comment).
 
 // one row's chunk: R the row pointer, ACC its accumulator; weights in Y6 (A) and Y7 (B)
@@ -80,8 +81,13 @@
 	MOVQ P1(AX), SI; ADDQ R13, SI; \
 	VEXTRACTI128 $1, Y8, (SI); VEXTRACTI128 $1, Y9, (SI)(CX*1); VEXTRACTI128 $1, Y10, (SI)(CX*2)
 
-// func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane int, k *aaYConst, s *aaYScratch, pf uintptr, pfn int)
-TEXT ·aaHRowsY(SB), NOSPLIT, $8-80
+// func aaHRowsY(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaWide, plane int, k *aaYConst, pf uintptr, pfn int)
+// The frame (not zeroed, unlike a Go array: ~2% of the call): a block's sums at sums-2056(SP) (16
+// columns, four rows of [ch0 ch1 ch2 0]), the columns in doubt at fix-1032(SP) (YFIX_CAP entries
+// j<<16 | lanes, row r's four lanes at bits 4r to 4r+3), the fix's row at frow-8(SP). No pointers:
+// the function calls nothing, so the stack check at its entry is its only safe point.
+TEXT ·aaHRowsY(SB), 0, $2056-72
+	NO_LOCAL_POINTERS
 	AA_ROWS4
 	MOVQ k+48(FP), AX
 	VMOVDQU YK_SHA(AX), Y12
@@ -89,16 +95,16 @@ TEXT ·aaHRowsY(SB), NOSPLIT, $8-80
 	VMOVDQU YK_TA(AX), Y14
 	VMOVDQU YK_TB(AX), Y15
 	XORQ R13, R13
-	XORQ R12, R12 // the columns in doubt so far (aaYScratch.fix)
+	XORQ R12, R12 // the columns in doubt so far (fix)
 	CMPQ R13, n+24(FP)
 	JGE ydone
 
 yblock:
-	MOVQ s+56(FP), DX
+	LEAQ sums-2056(SP), DX
 	MOVQ $16, CX
 
 ycol:
-	AA_PREFETCH(pf+64(FP), pfn+72(FP))
+	AA_PREFETCH(pf+56(FP), pfn+64(FP))
 	MOVLQSX COL_OFF(SI), AX  // off
 	MOVL COL_STEPS(SI), BX     // whole chunks
 	MOVLQSX COL_W(SI), DI // the column's first chunk: w + 128*wch
@@ -165,7 +171,7 @@ yhipost:
 	VPCMPGTD Y2, Y4, Y4
 	VPCMPGTD Y2, Y5, Y5
 	// the column's lanes in doubt, m (row r's at bits 4r to 4r+3), recorded with its index j as
-	// j<<16 | m at s.fix[R12]; R12 counts the column only if m != 0 (no branch: ~7% of the columns,
+	// j<<16 | m at fix[R12]; R12 counts the column only if m != 0 (no branch: ~7% of the columns,
 	// at random, are in doubt)
 	VMOVMSKPS Y4, AX
 	VMOVMSKPS Y5, BX
@@ -175,8 +181,8 @@ yhipost:
 	SUBQ CX, AX
 	SHLQ $16, AX
 	ORQ BX, AX
-	MOVQ s+56(FP), DI
-	MOVL AX, YS_FIX(DI)(R12*4)
+	LEAQ fix-1032(SP), DI
+	MOVL AX, (DI)(R12*4)
 	CMPQ BX, $1
 	SBBQ $-1, R12 // + 1 unless m == 0 (CF)
 	VMOVDQU Y0, (DX)
@@ -187,7 +193,7 @@ yhipost:
 	JNZ ycol
 
 ypack:
-	MOVQ s+56(FP), DX
+	LEAQ sums-2056(SP), DX
 	MOVQ k+48(FP), BX
 	MOVQ dst+8(FP), AX
 	MOVQ plane+40(FP), CX
@@ -213,8 +219,7 @@ ydone:
 	// written over the ones the block stored. One row at a time: 1.1 rows a column in doubt on the
 	// 1080p photos; after the last block, so that the loops' exits mispredict once a call, not once a
 	// block (BenchmarkDevAAH ...).
-	MOVQ s+56(FP), SI
-	ADDQ $YS_FIX, SI
+	LEAQ fix-1032(SP), SI
 yentry:
 	TESTQ R12, R12
 	JZ yend
@@ -339,7 +344,7 @@ yend:
 	VBROADCASTSS VK_STD+4*C(CX), Y10; VDIVPS Y10, A, A; VDIVPS Y10, B, B; \
 	MOVQ 8*C(R13), DI; VMOVUPS A, (DI)(DX*4); VMOVUPS B, 32(DI)(DX*4)
 
-// func aaVRow3Y(out *[3]unsafe.Pointer, rows unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)
+// func aaVRow3Y(out *[3]unsafe.Pointer, hs unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)
 TEXT ·aaVRow3Y(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), R13
 	MOVQ k+56(FP), CX
@@ -362,7 +367,7 @@ yvblock:
 	ADDQ DX, R11
 	MOVQ 16(SI), R12
 	ADDQ DX, R12
-	MOVQ rows+8(FP), R8
+	MOVQ hs+8(FP), R8
 	MOVQ w+48(FP), R9
 	MOVQ np+16(FP), SI
 	VPXOR Y0, Y0, Y0
@@ -372,12 +377,12 @@ yvblock:
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
 yvpair:
-	MOVQ 0(R8), AX
-	MOVQ 8(R8), BX
+	MOVQ 0(R8), AX  // hs[2i]'s data
+	MOVQ 24(R8), BX // hs[2i+1]'s
 	YVPAIR(R10, Y0, Y1, 0)
 	YVPAIR(R11, Y2, Y3, 0)
 	YVPAIR(R12, Y4, Y5, 0)
-	ADDQ $16, R8
+	ADDQ $48, R8
 	ADDQ $VPAIR_SIZE, R9
 	DECQ SI
 	JNZ yvpair
@@ -416,16 +421,16 @@ yvlow2:
 	MOVQ R12, DI
 	MOVQ $2, SI
 yvlow:
-	MOVQ rows+8(FP), R8
+	MOVQ hs+8(FP), R8
 	MOVQ w+48(FP), R9
 	MOVQ np+16(FP), CX
 	VPXOR Y12, Y12, Y12
 	VPXOR Y15, Y15, Y15
 yvlowpair:
 	MOVQ 0(R8), AX
-	MOVQ 8(R8), BX
+	MOVQ 24(R8), BX
 	YVPAIR(DI, Y12, Y15, VPAIR_LO)
-	ADDQ $16, R8
+	ADDQ $48, R8
 	ADDQ $VPAIR_SIZE, R9
 	DECQ CX
 	JNZ yvlowpair

@@ -815,13 +815,12 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			aaHRowsZ(&zr, &q, &a.zcols[0], j, &a.zw[0], n, len(a.zw)/2*int(unsafe.Sizeof(aaZW{})), &aaZK, &scratch, pf, pfn)
 		} else {
 			// in calls of aaYFixCap columns at most (the doubt list's length)
-			var ys aaYScratch
 			for c0 := 0; c0 < j; c0 += aaYFixCap {
 				var qc [4]unsafe.Pointer
 				for i := range qc {
 					qc[i] = unsafe.Add(q[i], c0)
 				}
-				aaHRowsY(&ps, &qc, &a.ycols[c0], min(j-c0, aaYFixCap), &a.wide[0], n, &aaYK, &ys, pf+uintptr(c0*pfn), pfn)
+				aaHRowsY(&ps, &qc, &a.ycols[c0], min(j-c0, aaYFixCap), &a.wide[0], n, &aaYK, pf+uintptr(c0*pfn), pfn)
 			}
 		}
 		if j == n {
@@ -993,20 +992,30 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 			return false
 		}
 	}
-	var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see hasAVX2
-	aaVPairRows(&rows, hs, 0)
+	// aaVRow3Y reads the pairs' rows from the slice headers, hs[2i] and hs[2i+1]: an odd window's
+	// last pair repeats its row past len(hs) (its weight is zero), where aaRow puts it (in hs's
+	// spare capacity), else in a copy of the headers
+	hp := hs
+	if kk := len(hs); kk%2 == 1 {
+		if hp = hs[:kk:kk]; cap(hs) > kk && unsafe.SliceData(hs[:kk+1][kk]) == unsafe.SliceData(hs[kk-1]) {
+			hp = hs[:kk+1]
+		} else {
+			hp = append(hp, hs[kk-1])
+		}
+	}
 	k := aaVConst{sh: int32(bits.TrailingZeros32(uint32(vh.mul))), base: vh.base, frac: 1<<pilPrecisionBits - 1,
 		thrm1: vh.thr - 1, top: 255, fix: 1<<(pilPrecisionBits-1) - vh.base,
 		scale: [3]float32(nt.scale[:3]), mean: [3]float32(nt.mean[:3]), std: [3]float32(nt.std[:3])}
 	o := [3]unsafe.Pointer{unsafe.Pointer(&out[0][0]), unsafe.Pointer(&out[1][0]), unsafe.Pointer(&out[2][0])}
 	w0 := unsafe.Pointer(unsafe.SliceData(pw))
-	rp := unsafe.Pointer(&rows[0])
 	x := 0
 	if wide && aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
-		x = aaVRow3W(out, rp, np, po, w0, vh, nt)
+		var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see hasAVX2
+		aaVPairRows(&rows, hs, 0)
+		x = aaVRow3W(out, unsafe.Pointer(&rows[0]), np, po, w0, vh, nt)
 	}
 	if end := x + (n-x)&^15; end > x {
-		aaVRow3Y(&o, rp, np, x, end, po, w0, &k)
+		aaVRow3Y(&o, unsafe.Pointer(&hp[0]), np, x, end, po, w0, &k)
 		x = end
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2

@@ -69,8 +69,9 @@ var aaYK = func() (k aaYConst) {
 
 // aaVRow3Y is aaVRow3's loop over the columns [x, n) (n-x a multiple of 16, np >= 1) in assembly on
 // AVX2 (resize_aa_avx2_amd64.s): out the three planes' output rows, hs the first of the 2*np rows'
-// slice headers (pair i: hs[2i] and hs[2i+1]; each row's plane c at byte offset po[c] + column), w the pairs' weights (aaVPairs), k
-// the row's split and the normalisation. The same floats as aaVRow3's archsimd loop had.
+// slice headers (pair i: hs[2i] and hs[2i+1]; each row's plane c at byte offset po[c] + column), w
+// the pairs' weights (aaVPairs), k the row's split and the normalisation. The same floats as
+// aaVScalar (TestAAVRowEqualScalarRandom).
 //
 //go:noescape
 func aaVRow3Y(out *[3]unsafe.Pointer, hs unsafe.Pointer, np, x, n int, po *[3]int, w unsafe.Pointer, k *aaVConst)

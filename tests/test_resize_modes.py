@@ -164,13 +164,16 @@ def test_area_f32_follows_cv2(size):
 # ------------------------------------------------------------------------------------------ nearest
 
 
+def _assert_equals_torch(img, size, interpolation, mode):
+    """goprep's ``interpolation`` gives exactly ``interpolate(mode=mode)``, on uint8 and on float32."""
+    for x in (img, _f32(img)):
+        assert_array_identical(goprep.resize(x, size, interpolation=interpolation), _torch(x, size, mode=mode))
+
+
 @pytest.mark.parametrize("size", SIZES + [(7, 3)])
 @pytest.mark.parametrize("name", NAMES)
 def test_nearest_exact_equals_torch(name, size):
-    img = PHOTOS[name]
-    assert_array_identical(goprep.resize(img, size, interpolation="nearest-exact"), _torch(img, size, mode="nearest-exact"))
-    f = _f32(img)
-    assert_array_identical(goprep.resize(f, size, interpolation="nearest-exact"), _torch(f, size, mode="nearest-exact"))
+    _assert_equals_torch(PHOTOS[name], size, "nearest-exact", "nearest-exact")
 
 
 @pytest.mark.parametrize("size", SIZES + [(7, 3)])
@@ -184,10 +187,7 @@ def test_nearest_pil_equals_pillow(name, size):
 @pytest.mark.parametrize("name", NAMES)
 def test_nearest_torch_equals_torch(name, size):
     """PyTorch's legacy ``nearest`` (torchvision's NEAREST on tensors), uint8 and float32."""
-    img = PHOTOS[name]
-    assert_array_identical(goprep.resize(img, size, interpolation="nearest-torch"), _torch(img, size, mode="nearest"))
-    f = _f32(img)
-    assert_array_identical(goprep.resize(f, size, interpolation="nearest-torch"), _torch(f, size, mode="nearest"))
+    _assert_equals_torch(PHOTOS[name], size, "nearest-torch", "nearest")
 
 
 def test_nearest_torch_every_small_size_pair():

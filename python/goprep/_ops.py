@@ -18,6 +18,7 @@ from ._errors import DTypeError, InvalidArgumentError, ShapeError, from_native
 from ._inputs import as_array, is_tensor, out_array, to_output
 from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultralytics_letterbox
 from ._trace import (
+    AA_TORCH,
     LetterboxInfo,
     Traced,
     check_out_size,
@@ -360,7 +361,6 @@ def run_jobs(
 
 _INTERP = ("bilinear", "bicubic", "area", "nearest", "nearest-exact", "nearest-pil", "nearest-torch")
 _INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant and PyTorch's uint8 kernels
-_AA_TORCH = ("torch", "torch-noaa")  # PyTorch's uint8 kernels, with and without antialias
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
@@ -403,7 +403,7 @@ def _resize_t(t: Traced, size: Size, interpolation: str, antialias: Union[bool, 
     # "torch" / "torch-noaa": PyTorch's uint8 kernels with / without antialias (torchvision's tensor
     # Resize); on float32 data PyTorch's kernels are goprep's float ones, so they are True / False there.
     aa: Union[bool, str]
-    if isinstance(antialias, str) and antialias in _AA_TORCH:
+    if isinstance(antialias, str) and antialias in AA_TORCH:
         aa = antialias
     elif isinstance(antialias, str):
         raise InvalidArgumentError(f"must be True, False, 'torch' or 'torch-noaa', got {antialias!r}", argument="antialias")
@@ -411,7 +411,7 @@ def _resize_t(t: Traced, size: Size, interpolation: str, antialias: Union[bool, 
         aa = _validate.as_flag("antialias", antialias)
     if aa is not False and interpolation not in _INTERP_AA:
         raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
-    if aa in _AA_TORCH and t.dtype != "u8":
+    if aa in AA_TORCH and t.dtype != "u8":
         aa = aa == "torch"
     h, w = resize_size(t, size, max_size)
     return t.resized(interpolation, aa, h, w)

@@ -53,6 +53,9 @@ def check_traced(t: "Traced", argument: str = "src") -> "Traced":
     return t
 
 
+AA_TORCH = ("torch", "torch-noaa")  # antialias values for PyTorch's uint8 kernels, with and without antialias
+
+
 @dataclass(frozen=True)
 class View:
     """Logical (y, x) reads parent (y0 + sy*y, x0 + sx*x)."""
@@ -277,7 +280,7 @@ class Traced:
             "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
             "pre": dataclasses.asdict(self.pre),
             "resize": {"kind": kind, "antialias": aa is True or aa == "torch", "h": rh, "w": rw,
-                       **({"torch_u8": True} if aa in ("torch", "torch-noaa") else {})},
+                       **({"torch_u8": True} if aa in AA_TORCH else {})},
             "canvas": canvas,
             "post": post,
             "cmap": list(self.cmap),

@@ -1,15 +1,18 @@
 """Every code block in README.md and docs/*.md runs as written.
 
-- ```python blocks run in order, one namespace per file (a later block may use an earlier one's
-  names, as a reader would). docs/GPU.md's blocks run on the simulated GPU when no real one is
-  usable; a block right after `<!-- docs-test: needs-cuda-gpu -->` needs a real GPU and is skipped
-  (reported as skipped) without one.
+- ```python blocks each run in a fresh namespace that holds only what the block imports, with
+  goprep's lazily imported submodules (goprep.transforms, .ray, ...) unloaded as in a new process, so
+  a block that relies on an earlier block's names or imports fails: a reader can copy any one block.
+  docs/GPU.md's blocks run on the simulated GPU when no real one is usable; a block right after
+  `<!-- docs-test: needs-cuda-gpu -->` needs a real GPU and is skipped (reported as skipped) without
+  one. A block right after `<!-- no-run: why -->` (a cluster, the reader's own model) is compiled only.
 - ```sh blocks: each `python -m goprep ...` command runs (with this Python); the install, build and
   test commands (pip install, go test, pytest, scripts/build_wheels.sh, python -m build) are what
   .ci/run runs, so they are only recognised here. Any other command fails this test, so that a new
   block cannot slip through unrun.
 """
 
+import contextlib
 import gc
 import os
 import pathlib
@@ -54,6 +57,42 @@ def _rel(path):
     return str(path.relative_to(ROOT))
 
 
+# goprep's public submodules, which `import goprep` imports only on first access (PEP 562).
+LAZY_SUBMODULES = ("transforms", "metrics", "ray", "dask", "testing")
+
+
+@contextlib.contextmanager
+def _as_in_a_new_process():
+    """Unload goprep's lazily imported submodules for the duration (restoring this process's after), so
+    that a block which uses `goprep.transforms` without importing it works only through the lazy import."""
+    saved = {}
+    for sub in LAZY_SUBMODULES:
+        saved[sub] = sys.modules.pop(f"goprep.{sub}", None)
+        goprep.__dict__.pop(sub, None)
+    try:
+        yield
+    finally:
+        for sub, mod in saved.items():
+            sys.modules.pop(f"goprep.{sub}", None)
+            goprep.__dict__.pop(sub, None)
+            if mod is not None:
+                sys.modules[f"goprep.{sub}"] = mod
+                setattr(goprep, sub, mod)
+
+
+def _run_block(code):
+    """Run one compiled block in a namespace of its own."""
+    namespace: dict = {"__name__": "__docs__"}
+    try:
+        with _as_in_a_new_process():
+            exec(code, namespace)
+    finally:
+        # Drop the block's objects now (DeviceArrays hold pooled device memory that later tests count);
+        # a failure's traceback would otherwise keep the namespace alive.
+        namespace.clear()
+        gc.collect()
+
+
 @pytest.mark.parametrize("path", DOCS, ids=_rel)
 def test_python_blocks_run(path):
     py = [b for b in blocks(path) if b[0] == "python"]
@@ -65,7 +104,6 @@ def test_python_blocks_run(path):
         import goprep.testing as gt
 
         gt.simulate_gpu(True)
-    namespace: dict = {"__name__": "__docs__"}
     skipped = []
     try:
         for _, body, line, needs_gpu, no_run in py:
@@ -74,12 +112,8 @@ def test_python_blocks_run(path):
                 continue
             code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
             if not no_run:  # a no-run block (it needs a cluster or the reader's own model) is compiled only
-                exec(code, namespace)
+                _run_block(code)
     finally:
-        # Drop the blocks' objects now (DeviceArrays hold pooled device memory that later tests count);
-        # a skip's traceback would otherwise keep this frame, and so the namespace, alive.
-        namespace.clear()
-        gc.collect()
         if simulated:
             gt.simulate_gpu(False)
     if skipped:
@@ -166,9 +200,13 @@ def test_scale_doc_examples_run():
     path = README.parent / "docs" / "SCALE.md"
     blocks = _python_blocks(path.read_text())
     assert sum(runs for _, runs in blocks) >= 2, "docs/SCALE.md lost its runnable examples"
-    namespace: dict = {}
+    shapes = []
     for i, (code, runs) in enumerate(blocks, 1):
         compiled = compile(code, f"docs/SCALE.md python block {i}", "exec")  # every block is valid Python
         if runs:
-            exec(compiled, namespace)  # in order, one namespace: later blocks use earlier ones' names
-    assert namespace["first"].shape == (4, 3, 224, 224)
+            namespace: dict = {}  # each block on its own: a reader can copy any one
+            with _as_in_a_new_process():
+                exec(compiled, namespace)
+            if "first" in namespace:
+                shapes.append(namespace["first"].shape)
+    assert shapes == [(4, 3, 224, 224)]

@@ -1,12 +1,14 @@
 """goprep: fused, GIL-free image preprocessing for ML inference, with a Go engine.
 
 Importing goprep loads nothing native: the Go extension is loaded on the first call that needs it.
+The public submodules (``goprep.transforms``, ``metrics``, ``ray``, ``dask``, ``testing``) are imported
+on first attribute access (PEP 562), so ``import goprep`` loads no torch, Ray, Dask or Prometheus.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml and the engine read it
 
@@ -25,6 +27,13 @@ from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad,
 from ._pipeline import Pipeline, pipeline
 from ._profile import profiling, set_profiling, stats
 from ._trace import LetterboxInfo
+
+if TYPE_CHECKING:  # type checkers see the lazily imported submodules as attributes
+    from . import dask, metrics, ray, testing, transforms
+
+# The public submodules, imported on first access by __getattr__ below. Not in __all__: a star import
+# would import them all.
+_SUBMODULES = ("dask", "metrics", "ray", "testing", "transforms")
 
 __all__ = [
     "__version__",
@@ -57,6 +66,20 @@ __all__ = [
     "DeviceError",
     "ForkError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``goprep.<submodule>`` after a plain ``import goprep``: the submodule is imported on first use
+    (importing it binds it on this package, so later accesses do not come here)."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))
 
 
 def set_num_threads(n: int) -> None:

@@ -24,6 +24,7 @@ import time
 from typing import Any, Iterator, Optional
 
 from . import _profile
+from ._optional import require
 
 __all__ = ["register", "unregister", "enable_tracing", "disable_tracing", "GoprepCollector"]
 
@@ -90,10 +91,9 @@ _registered: "dict[int, tuple[Any, GoprepCollector]]" = {}
 def register(registry: Any = None) -> GoprepCollector:
     """Register goprep's collector with ``registry`` (default: prometheus_client's global REGISTRY) and
     turn the profiler on. Registering twice with one registry returns the first collector."""
-    try:
-        import prometheus_client
-    except ImportError as e:
-        raise ImportError("goprep.metrics needs prometheus-client: pip install 'goprep[serve]'") from e
+    require("prometheus_client", "goprep.metrics.register")
+    import prometheus_client
+
     reg = prometheus_client.REGISTRY if registry is None else registry
     if id(reg) in _registered:
         return _registered[id(reg)][1]
@@ -118,10 +118,9 @@ def enable_tracing(tracer: Optional[Any] = None) -> None:
     """Emit an OpenTelemetry span per goprep call (``tracer``: default ``trace.get_tracer("goprep")``),
     with attributes ``goprep.pipeline``, ``goprep.device``, ``goprep.engine_s``, ``goprep.gil_wait_s``,
     ``goprep.python_s``. Turns the profiler on. Needs ``opentelemetry-api``."""
-    try:
-        from opentelemetry import trace
-    except ImportError as e:
-        raise ImportError("goprep.metrics.enable_tracing needs opentelemetry-api: pip install opentelemetry-api") from e
+    require("opentelemetry", "goprep.metrics.enable_tracing")
+    from opentelemetry import trace
+
     tr = tracer if tracer is not None else trace.get_tracer("goprep")
     # Spans take wall-clock (epoch) times; the profiler reads perf_counter_ns. Offset measured once.
     offset = time.time_ns() - time.perf_counter_ns()

@@ -23,6 +23,9 @@ import numpy as np
 import goprep
 from goprep import _validate
 from goprep._errors import InvalidArgumentError
+from goprep._optional import require
+
+require("ray", "goprep.ray")  # checked without importing Ray: that happens on first use
 
 __all__ = ["Preprocessor", "preprocess", "deployment", "actor_threads", "NPY_MEDIA_TYPE"]
 

@@ -115,16 +115,25 @@ class Converted:
     ``(C, H, W)`` / ``(N, C, H, W)``, or a list of them; ``out=`` as for pipelines. ``notes`` lists
     what the conversion skipped (eval-mode no-ops)."""
 
-    def __init__(self, chain: _Chain, source: str, flavor: Optional[str] = None, device: str = "auto") -> None:
+    def __init__(self, chain: _Chain, source: str, flavor: Optional[str] = None, device: str = "auto",
+                 clip: bool = False) -> None:
         self._chain = chain
         self._source = source
         self._flavor = flavor  # fixed numerics ("pil"/"tensor"), or None: follow the input
         self._device = device
+        self._clip = clip  # torchvision's VideoClassification layout (see _call_clip)
         self._pipes: Dict[str, Any] = {}
         self.notes = list(chain.notes)
 
     def __repr__(self) -> str:
         return f"<goprep.transforms.Converted from {self._source}>"
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickled as the converted chain and options; the compiled pipelines are rebuilt on the first
+        call in the receiving process (as for ``goprep.pipeline``)."""
+        state = dict(self.__dict__)
+        state["_pipes"] = {}
+        return state
 
     def _fused(self, ops: List[Op], flavor: str, last: bool, output: Optional[str], device: str, stage: str = "") -> Any:
         c = self._chain
@@ -164,7 +173,26 @@ class Converted:
             self._pipes[flavor] = p
         return p
 
+    def _call_clip(self, src: Any, out: Any) -> Any:
+        """torchvision's ``VideoClassification``: a ``(T, C, H, W)`` or ``(B, T, C, H, W)`` tensor, its
+        frames run as one batch, the result viewed as ``(C, T, h, w)`` / ``(B, C, T, h, w)`` (the
+        preset's permute: a view, as there)."""
+        if out is not None:
+            raise PipelineError("is not supported by a VideoClassification preset (its result is a permuted view)",
+                                argument="out")
+        if not is_tensor(src) or src.ndim not in (4, 5):
+            what = f"a {src.ndim}-D tensor" if is_tensor(src) else type(src).__name__
+            raise PipelineError(f"VideoClassification takes a (T, C, H, W) or (B, T, C, H, W) video tensor, as "
+                                f"torchvision's preset does; got {what}", argument="src")
+        vid = src[None] if src.ndim == 4 else src
+        n, t, c, h, w = vid.shape
+        y = self._pipe("tensor")(vid.reshape(n * t, c, h, w))
+        y = y.view(n, t, *y.shape[1:]).permute(0, 2, 1, 3, 4)
+        return y[0] if src.ndim == 4 else y
+
     def __call__(self, src: Any, *, out: Any = None) -> Any:
+        if self._clip:
+            return self._call_clip(src, out)
         flavor = self._flavor
         if flavor is None:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
@@ -323,14 +351,63 @@ class _Resize:
         return f.astype(np.uint8)
 
 
-def _center_crop_op(size: Any, fill: Any = 0) -> Op:
+# The ops below are small classes, not closures, so that a Converted pipeline pickles (into
+# DataLoader workers started with "spawn", say): it travels as its chain of ops and options.
+
+
+class _CenterCrop:
     """torchvision's ``CenterCrop`` (zero padding where the crop is larger than the image, the window
     at ``int(round((H - h) / 2.0))``: goprep's ``center_crop``), or with a ``fill`` timm's
-    ``CenterCropOrPad``, which pads the same way with that value."""
-    h, w = _pair(size)
-    if isinstance(fill, numbers.Number) and fill == 0:
-        return lambda img, flavor: _ops.center_crop(img, (h, w))
-    return lambda img, flavor: _ops.center_crop(_pad_to_crop(img, h, w, fill), (h, w))
+    ``CenterCropOrPad``, which pads the same way with that value (an Op)."""
+
+    def __init__(self, size: Any, fill: Any = 0) -> None:
+        self.h, self.w = _pair(size)
+        self.fill = fill
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        if not (isinstance(self.fill, numbers.Number) and self.fill == 0):
+            img = _pad_to_crop(img, self.h, self.w, self.fill)
+        return _ops.center_crop(img, (self.h, self.w))
+
+
+def _center_crop_op(size: Any, fill: Any = 0) -> Op:
+    return _CenterCrop(size, fill)
+
+
+class _Flip:
+    """``RandomHorizontalFlip(p=1)`` / ``RandomVerticalFlip(p=1)`` (an Op)."""
+
+    def __init__(self, horizontal: bool) -> None:
+        self.horizontal = horizontal
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.flip(img, horizontal=self.horizontal, vertical=not self.horizontal)
+
+
+class _Pad:
+    """torchvision's constant ``Pad`` (an Op)."""
+
+    def __init__(self, padding: Any, fill: Any) -> None:
+        self.padding, self.fill = padding, fill
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.pad(img, self.padding, value=self.fill)
+
+
+class _Gray:
+    """torchvision's ``Grayscale(num_output_channels)`` on 1-channel images, the only ones goprep can
+    express (it has no RGB -> gray op) (an Op)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        if img.channels != 1:
+            raise PipelineError(
+                f"Grayscale on a {img.channels}-channel image is not expressible in goprep (no RGB -> gray op); "
+                "pass 1-channel images or convert beforehand"
+            )
+        return _ops.cvt_color(img, "gray2rgb") if self.n == 3 else img
 
 
 def _pad_to_crop(img: Any, h: int, w: int, fill: Any) -> Any:
@@ -340,18 +417,24 @@ def _pad_to_crop(img: Any, h: int, w: int, fill: Any) -> Any:
     return _ops.pad(img, padding, value=fill) if any(padding) else img
 
 
-def _floor_center_crop_op(h: int, w: int) -> Op:
+class _FloorCenterCrop:
     """Hugging Face's center crop: zero padding as torchvision, then the window at
-    ``int((H - h) / 2.0)`` (truncated, not rounded)."""
+    ``int((H - h) / 2.0)`` (truncated, not rounded) (an Op)."""
 
-    def op(img: Any, flavor: str) -> Any:
+    def __init__(self, h: int, w: int) -> None:
+        self.h, self.w = h, w
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        h, w = self.h, self.w
         img = _pad_to_crop(img, h, w, 0)
         H, W = img.height, img.width
         if (H, W) == (h, w):
             return img
         return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
 
-    return op
+
+def _floor_center_crop_op(h: int, w: int) -> Op:
+    return _FloorCenterCrop(h, w)
 
 
 def _pair(size: Any) -> Tuple[int, int]:
@@ -417,12 +500,54 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. An empty ``Compose`` is
     the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
     ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
-    depends on the input (``Grayscale`` on a multi-channel image)."""
+    depends on the input (``Grayscale`` on a multi-channel image).
+
+    The model weights' presets convert too: ``from_torchvision(ResNet50_Weights.DEFAULT.transforms())``
+    or the weights entry itself (``from_torchvision(ResNet50_Weights.DEFAULT)``), for
+    ``ImageClassification``, ``SemanticSegmentation``, ``ObjectDetection`` and
+    ``VideoClassification`` (whose clip layout is kept: ``(T, C, H, W)`` or ``(B, T, C, H, W)`` tensors
+    in, ``(C, T, h, w)`` / ``(B, C, T, h, w)`` out, the frames run as one batch)."""
+    if _is_weights(t):
+        t = t.transforms()
     chain = _Chain()
     _tv_walk(t, chain)
     for n in chain.notes:
         warnings.warn(f"goprep.transforms.from_torchvision: {n}", stacklevel=2)
-    return Converted(chain, f"torchvision {type(t).__name__}", device=device)
+    clip = type(t).__name__ == "VideoClassification" and _is_preset(t)
+    return Converted(chain, f"torchvision {type(t).__name__}", device=device, clip=clip)
+
+
+def _is_weights(t: Any) -> bool:
+    """A torchvision ``WeightsEnum`` entry (``ResNet50_Weights.IMAGENET1K_V2``), found by its shape:
+    this module imports no torchvision."""
+    return callable(getattr(t, "transforms", None)) and isinstance(getattr(t, "meta", None), dict) and hasattr(t, "url")
+
+
+def _is_preset(t: Any) -> bool:
+    """One of torchvision's weights presets (``torchvision.transforms._presets``)."""
+    return str(getattr(type(t), "__module__", "")).startswith("torchvision.transforms._presets")
+
+
+def _tv_preset(t: Any, chain: _Chain) -> None:
+    """A weights preset's ``forward``, step for step: ``F.resize`` (v1, on tensors too), ``F.center_crop``,
+    ``pil_to_tensor`` + ``convert_image_dtype(float)`` (1/255 on uint8, float input kept), ``F.normalize``."""
+    name = type(t).__name__
+    if name == "ObjectDetection":  # the image scaled to [0, 1], nothing else
+        chain.to_float(name, 1 / 255, by_dtype=True)
+        return
+    if name == "OpticalFlow":
+        raise PipelineError("OpticalFlow takes an image pair and returns a pair; goprep.transforms.from_torchvision "
+                            "converts single-image transforms (use one ObjectDetection-like pipeline per image)")
+    if name not in ("ImageClassification", "SemanticSegmentation", "VideoClassification"):
+        raise PipelineError(f"the torchvision preset {name} is not supported by goprep.transforms.from_torchvision")
+    # VideoClassification hard-codes antialias=False (torchvision keeps its trained models' numbers)
+    antialias = False if name == "VideoClassification" else t.antialias
+    if t.resize_size is not None:  # SemanticSegmentation(resize_size=None) does not resize
+        chain.geometric(name, _Resize(name, t.resize_size, t.interpolation, antialias, None, "v1"))
+    if name != "SemanticSegmentation":
+        chain.geometric(name, _CenterCrop(t.crop_size))
+    chain.to_float(name, 1 / 255, by_dtype=True)
+    chain.normalize(name, _floats(t.mean, f"{name}.mean"), _floats(t.std, f"{name}.std", nonzero=True))
 
 
 _NOOPS = ("Identity", "ToPureTensor", "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ClampKeyPoints")
@@ -452,6 +577,9 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
     if name in _NOOPS:
         chain.notes.append(f"skipped {name} (no effect on an image)")
         return
+    if _is_preset(t):
+        _tv_preset(t, chain)
+        return
     p = getattr(t, "p", None)
     if name in ("RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomApply", "RandomErasing",
                 "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast",
@@ -459,8 +587,7 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
         chain.notes.append(f"skipped {name}(p=0) (never applied)")
         return
     if name in ("RandomHorizontalFlip", "RandomVerticalFlip") and p == 1:
-        hor = name == "RandomHorizontalFlip"
-        chain.geometric(name, lambda img, f: _ops.flip(img, horizontal=hor, vertical=not hor))
+        chain.geometric(name, _Flip(name == "RandomHorizontalFlip"))
         return
     if name == "Resize":
         op = _Resize(name, t.size, t.interpolation, getattr(t, "antialias", True), t.max_size, _tv_api(t))
@@ -482,20 +609,9 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
         if isinstance(fill, dict):  # v2: a fill per input type
             fill = next((v for k, v in fill.items() if getattr(k, "__name__", "") in ("Image", "Tensor")), 0)
             fill = 0 if fill is None else fill
-        padding = t.padding
-        chain.geometric(name, lambda img, f: _ops.pad(img, padding, value=fill))
+        chain.geometric(name, _Pad(t.padding, fill))
     elif name == "Grayscale":
-        n = int(t.num_output_channels)
-
-        def gray(img: Any, flavor: str) -> Any:
-            if img.channels != 1:
-                raise PipelineError(
-                    f"Grayscale on a {img.channels}-channel image is not expressible in goprep (no RGB -> gray op); "
-                    "pass 1-channel images or convert beforehand"
-                )
-            return _ops.cvt_color(img, "gray2rgb") if n == 3 else img
-
-        chain.geometric(name, gray)
+        chain.geometric(name, _Gray(int(t.num_output_channels)))
     elif name in ("ToTensor", "MaybeToTensor"):  # MaybeToTensor: timm's ToTensor that passes tensors through
         chain.to_float(name, 1 / 255, by_dtype=True)
     elif name in ("PILToTensor", "ToImage"):
@@ -693,14 +809,20 @@ def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Conver
     return Converted(chain, "timm eval transform", device=device)
 
 
-def _keep_ratio_op(target: Tuple[int, int], interp: Any, longest: float = 0.0) -> _Resize:
-    """timm's ``ResizeKeepRatio(size, longest)``: the ratio blends the per-axis ratios
-    (``max * longest + min * (1 - longest)``; 0 covers ``target``), sides ``round(side / ratio)``;
-    then torchvision's v1 ``F.resize`` (antialias=True)."""
+class _KeepRatioSize:
+    """timm's ``ResizeKeepRatio(size, longest)`` sizing, ``(h, w) -> (h, w)``: the ratio blends the
+    per-axis ratios (``max * longest + min * (1 - longest)``; 0 covers ``target``), sides
+    ``round(side / ratio)``."""
 
-    def size(h: int, w: int) -> Tuple[int, int]:
-        rh, rw = h / target[0], w / target[1]
-        ratio = max(rh, rw) * longest + min(rh, rw) * (1.0 - longest)
+    def __init__(self, target: Tuple[int, int], longest: float) -> None:
+        self.target, self.longest = target, longest
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        rh, rw = h / self.target[0], w / self.target[1]
+        ratio = max(rh, rw) * self.longest + min(rh, rw) * (1.0 - self.longest)
         return (max(1, round(h / ratio)), max(1, round(w / ratio)))
 
-    return _Resize("ResizeKeepRatio", size, interp, True, None, "v1")
+
+def _keep_ratio_op(target: Tuple[int, int], interp: Any, longest: float = 0.0) -> _Resize:
+    """timm's ``ResizeKeepRatio``: ``_KeepRatioSize``, then torchvision's v1 ``F.resize`` (antialias=True)."""
+    return _Resize("ResizeKeepRatio", _KeepRatioSize(target, longest), interp, True, None, "v1")

@@ -1,0 +1,189 @@
+"""The zoo sweep: every preprocessing the installed model zoos ship in code (torchvision weights presets,
+timm pretrained data configs, transformers image-processor classes with their class defaults; no hub
+access) either converts and matches the library within the stated bound, or is refused with a
+goprep.PipelineError at conversion. A silent mismatch fails. Parametrized from what is installed, so a
+new library version's new entries are covered without editing this file.
+
+Bounds: on PIL images 1e-5, relative to the value where it is larger than 1 (VGG16's
+IMAGENET1K_FEATURES normalises with std = 1/255, so its values reach ~150); on uint8 tensors one uint8
+level before normalisation (``|got - want| * 255 * std <= 1``)."""
+
+import collections
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import goprep
+import goprep.transforms as gt
+from conftest import PHOTOS
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+Image = pytest.importorskip("PIL.Image")
+
+# A photo with an odd width, and a small random image (upscales in every preset).
+_IMAGES = {
+    "chelsea": np.ascontiguousarray(PHOTOS["chelsea"]),
+    "noise": np.random.default_rng(7).integers(0, 256, size=(97, 131, 3), dtype=np.uint8),
+}
+
+REFUSED = collections.Counter()  # reason -> count, printed at the end of the module (pytest -s)
+
+
+def _pil(a):
+    return Image.fromarray(a)
+
+
+def _tensor(a):
+    return torch.from_numpy(a.copy()).permute(2, 0, 1).contiguous()
+
+
+def _close_pil(got, want):
+    """max |got - want| / max(1, |want|): 1e-5 is the PIL bound."""
+    got, want = got.double(), want.double()
+    return float(((got - want).abs() / want.abs().clamp(min=1)).max())
+
+
+def _levels(got, want, std, channel_dim):
+    """max |got - want| in uint8 levels before normalisation (one level = 1 / 255 / std)."""
+    shape = [1] * want.ndim
+    shape[channel_dim] = -1
+    s = torch.as_tensor(std, dtype=torch.float64).reshape(shape)
+    return float(((got.double() - want.double()).abs() * 255 * s).max())
+
+
+def _convert_or_refusal(fn, *args):
+    """(converted, None), or (None, reason) for a goprep.PipelineError at conversion."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args), None
+        except goprep.PipelineError as e:
+            return None, f"{type(e).__name__}: {e}"
+
+
+# --------------------------------------------------------------------------------------------------
+# torchvision: every weights entry of every model
+
+
+def _tv_presets():
+    """One weights entry per distinct preset (class, sizes, interpolation, antialias, mean, std)."""
+    from torchvision.models import get_model_weights, list_models
+
+    out = {}
+    total = 0
+    for model in list_models():
+        for w in get_model_weights(model):
+            total += 1
+            t = w.transforms()
+            key = (type(t).__name__, repr(t), getattr(t, "antialias", None))
+            out.setdefault(key, f"{type(w).__name__}.{w.name}")
+    return total, sorted(out.values())
+
+
+TV_TOTAL, TV_PRESETS = _tv_presets()
+
+
+def _weights(spec):
+    import torchvision.models as m
+
+    cls, entry = spec.split(".")
+    for mod in (m, m.detection, m.segmentation, m.video, m.optical_flow, m.quantization):
+        if hasattr(mod, cls):
+            return getattr(getattr(mod, cls), entry)
+    raise LookupError(spec)
+
+
+def test_torchvision_sweep_covers_every_weights_entry():
+    assert TV_TOTAL >= 100 and len(TV_PRESETS) >= 10, (TV_TOTAL, len(TV_PRESETS))
+
+
+@pytest.mark.parametrize("spec", TV_PRESETS)
+def test_torchvision_weights_preset(spec):
+    w = _weights(spec)
+    t = w.transforms()
+    conv, why = _convert_or_refusal(gt.from_torchvision, w)
+    if conv is None:
+        REFUSED[f"torchvision {type(t).__name__}: {why}"] += 1
+        assert type(t).__name__ == "OpticalFlow", why  # the one preset goprep refuses, by name
+        assert "OpticalFlow" in why
+        return
+    std = getattr(t, "std", [1.0, 1.0, 1.0])
+    for name, a in _IMAGES.items():
+        x = _tensor(a)
+        if type(t).__name__ == "VideoClassification":  # tensors only, as torchvision's
+            clip = torch.stack([x, x.flip(-1), x.flip(-2)])  # (T, C, H, W)
+            got, want = conv(clip), t(clip)
+            assert got.shape == want.shape, (spec, got.shape, want.shape)
+            assert _levels(got, want, std, 0) <= 1 + 1e-3, (spec, name)
+            continue
+        got, want = conv(_pil(a)), t(_pil(a))
+        assert isinstance(got, torch.Tensor) and got.shape == want.shape, (spec, name, got.shape, want.shape)
+        assert _close_pil(got, want) <= 1e-5, (spec, name)
+        got, want = conv(x), t(x)
+        assert got.shape == want.shape, (spec, name)
+        assert _levels(got, want, std, 0) <= 1 + 1e-3, (spec, name)
+
+
+def test_torchvision_presets_given_directly_and_batched():
+    from torchvision.models import ResNet50_Weights
+    from torchvision.models.video import R3D_18_Weights
+
+    t = ResNet50_Weights.IMAGENET1K_V2.transforms()
+    a = _IMAGES["chelsea"]
+    assert _close_pil(gt.from_torchvision(t)(_pil(a)), t(_pil(a))) <= 1e-5  # the preset object itself
+    batch = torch.stack([_tensor(a), _tensor(a).flip(-1)])
+    got = gt.from_torchvision(ResNet50_Weights.DEFAULT)(batch)
+    assert got.shape == (2, 3, 224, 224) and _levels(got, t(batch), t.std, 1) <= 1 + 1e-3
+    vt = R3D_18_Weights.DEFAULT.transforms()
+    conv = gt.from_torchvision(vt)
+    clips = torch.stack([torch.stack([_tensor(a)] * 4)] * 2)  # (B, T, C, H, W)
+    got, want = conv(clips), vt(clips)
+    assert got.shape == want.shape == (2, 3, 4, 112, 112)
+    assert _levels(got, want, vt.std, 1) <= 1 + 1e-3
+    with pytest.raises(goprep.PipelineError, match="VideoClassification takes"):
+        conv(_pil(a))
+    with pytest.raises(goprep.PipelineError, match="out"):
+        conv(clips[0], out=torch.empty(3, 4, 112, 112))
+
+
+# --------------------------------------------------------------------------------------------------
+# timm: every pretrained data config
+
+
+def _timm_configs():
+    timm = pytest.importorskip("timm")
+    from timm.data import resolve_data_config
+
+    out = {}
+    names = timm.list_pretrained()
+    for n in names:
+        cfg = timm.models.get_pretrained_cfg(n)
+        if cfg is None:
+            continue
+        dc = resolve_data_config(pretrained_cfg=cfg.to_dict())
+        key = tuple(sorted((k, str(v)) for k, v in dc.items()))
+        out.setdefault(key, (n, dc))
+    return len(names), [out[k] for k in sorted(out)]
+
+
+TIMM_TOTAL, TIMM_CONFIGS = _timm_configs()
+
+
+def test_timm_sweep_covers_every_pretrained_config():
+    assert TIMM_TOTAL >= 1000 and len(TIMM_CONFIGS) >= 100, (TIMM_TOTAL, len(TIMM_CONFIGS))
+
+
+@pytest.mark.parametrize("name,cfg", TIMM_CONFIGS, ids=[n for n, _ in TIMM_CONFIGS])
+def test_timm_pretrained_config(name, cfg):
+    from timm.data import create_transform
+
+    tf = create_transform(**cfg, is_training=False)
+    conv, why = _convert_or_refusal(gt.from_timm, cfg)
+    assert conv is not None, f"{name}: timm's configs all convert today; refused: {why}"
+    a = _IMAGES["chelsea"]
+    got, want = conv(_pil(a)), tf(_pil(a))
+    assert got.shape == want.shape, name
+    assert _close_pil(got, want) <= 1e-5, name

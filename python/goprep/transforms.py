@@ -668,30 +668,138 @@ def _hf_size(v: Any, square: bool) -> Dict[str, int]:
                         argument="size")
 
 
+# What from_hf reads: the generic resize / center-crop / rescale / normalize path.
+_HF_READ = frozenset({"do_resize", "size", "resample", "do_center_crop", "crop_size", "do_rescale", "rescale_factor",
+                      "do_normalize", "image_mean", "image_std", "crop_pct", "default_to_square", "do_convert_rgb"})
+# Keys that never change pixel_values (metadata, and output-format options goprep has its own of).
+_HF_INERT = frozenset({"image_processor_type", "feature_extractor_type", "processor_class", "_processor_class",
+                       "auto_map", "return_tensors", "data_format", "input_data_format", "device", "disable_grouping",
+                       "model_input_names"})
+# The methods through which a processor class computes pixel_values. A class that defines one of them
+# itself (below transformers' backends) has code of its own, which goprep reproduces only for the
+# classes listed in _HF_VERIFIED: those whose own code was read (transformers 5.24) to run the generic
+# resize / crop / rescale-and-normalize steps for the keys above (anything else they do is behind a key
+# that is refused), and that the zoo sweep (tests/test_zoo.py) finds equal with their class defaults.
+# (DepthPro, say, is equal with its defaults only because they upscale: it resizes without antialias.)
+_HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_crop", "rescale", "normalize",
+                               "rescale_and_normalize", "convert_to_rgb", "pad", "process_image",
+                               "_preprocess_image_like_inputs", "_prepare_image_like_inputs",
+                               "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
+_HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt"})
+_HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
+
+
+def _hf_class(kind: str) -> Any:
+    """The transformers class a config dict names, when transformers is installed (never imported
+    here otherwise: a config dict needs no library), else None."""
+    import importlib.util
+    import sys
+
+    if "transformers" not in sys.modules and importlib.util.find_spec("transformers") is None:
+        return None
+    import transformers
+
+    try:
+        return getattr(transformers, kind, None)
+    except Exception:  # transformers' lazy module raises for a class whose backend is missing
+        return None
+
+
+def _hf_own_code(cls: Any) -> List[str]:
+    """The pixel-path methods that ``cls`` (or a class between it and transformers' backends) defines."""
+    own = set()
+    for c in cls.__mro__:
+        if c.__name__ in _HF_BACKENDS or c is object:
+            break
+        own |= _HF_PIXEL_METHODS & set(vars(c))
+    return sorted(own)
+
+
+def _hf_base_name(kind: str) -> str:
+    """``ConvNextImageProcessorPil`` -> ``ConvNext``."""
+    for suffix in ("Pil", "Fast"):
+        if kind.endswith(suffix):
+            kind = kind[: -len(suffix)]
+    for suffix in ("ImageProcessor", "FeatureExtractor"):
+        if kind.endswith(suffix):
+            kind = kind[: -len(suffix)]
+    return kind
+
+
+def _hf_active(v: Any) -> bool:
+    """Whether a config value turns something on (None, False and empty values do not)."""
+    if v is None or v is False:
+        return False
+    if isinstance(v, (list, tuple, dict, str)) and not v:
+        return False
+    return True
+
+
 def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
     """A goprep pipeline computing a Hugging Face image processor's ``pixel_values`` (for one image:
     ``(3, H, W)``; for a batch or list: ``(N, 3, H, W)``), from the processor or its
     ``preprocessor_config.json`` dict (which needs no transformers install). Covers the
     resize / center-crop / rescale / normalize processors: ViT, CLIP, ConvNeXt (``crop_pct``),
-    DeiT, BEiT, SigLIP. A config it cannot read raises ``goprep.PipelineError`` naming the field
-    (``.argument``)."""
+    DeiT, BEiT, SigLIP and the others the zoo sweep finds equal.
+
+    Never silently different: every key of the config is read (a processor object's attributes, with
+    its class defaults; a dict naming a class is completed with that class's defaults when transformers
+    is installed), and a key that turns on something goprep does not reproduce, or a class with
+    pixel code of its own that goprep does not reproduce, raises ``goprep.PipelineError`` naming the
+    class, the key and its value. Pillow or tensor numerics follow the backend the class runs
+    (transformers' ``PilBackend`` or ``TorchvisionBackend``). A config it cannot read raises
+    ``goprep.PipelineError`` naming the field (``.argument``)."""
     obj = processor_or_config
+    cls: Any = None
     if isinstance(obj, Mapping):
         cfg = dict(obj)
         kind = str(cfg.get("image_processor_type") or cfg.get("feature_extractor_type") or "dict")
+        cls = _hf_class(kind) if kind != "dict" else None
+        if cls is not None and callable(getattr(cls, "from_dict", None)):
+            try:  # the class's defaults for every key the dict leaves out
+                full = cls.from_dict(cfg).to_dict()
+            except Exception:  # a config the class itself rejects: read as given, checked below
+                full = None
+            if isinstance(full, Mapping):
+                cfg = {**dict(full), **{k: v for k, v in cfg.items() if k not in full}}
     elif callable(getattr(obj, "to_dict", None)) or hasattr(obj, "__dict__"):
         cfg = obj.to_dict() if callable(getattr(obj, "to_dict", None)) else dict(vars(obj))
         if not isinstance(cfg, Mapping):
             raise PipelineError(f"to_dict() returned {type(cfg).__name__}, not a dict", argument="processor_or_config")
         cfg = dict(cfg)
-        kind = type(obj).__name__
+        cls = type(obj)
+        kind = cls.__name__
     else:
         raise PipelineError(
             f"must be a Hugging Face image processor or its config dict, got {type(obj).__name__}",
             argument="processor_or_config",
         )
-    # transformers 5: the default processors run torchvision on tensors; the *Pil ones run Pillow.
-    flavor = "pil" if kind.endswith("Pil") else "tensor"
+    if cls is not None and isinstance(cls, type):
+        own = _hf_own_code(cls)
+        if own and _hf_base_name(kind) not in _HF_VERIFIED:
+            raise PipelineError(
+                f"{kind} computes pixel_values with code of its own ({', '.join(own)}), which goprep does not "
+                "reproduce: refused rather than converted to something different", argument="processor_or_config")
+        names = {c.__name__ for c in cls.__mro__}
+        flavor = "pil" if "PilBackend" in names else "tensor" if "TorchvisionBackend" in names else None
+    else:
+        flavor = None
+    try:
+        return _hf_convert(cfg, kind, flavor, device)
+    except PipelineError as e:  # every refusal names the class
+        if kind in str(e):
+            raise
+        raise PipelineError(f"{e.detail} ({kind})", argument=e.argument, code=e.code) from None
+
+
+def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: str) -> Converted:
+    """from_hf's conversion of a complete config (``kind``: the class name, for messages)."""
+    for k, v in cfg.items():
+        if k not in _HF_READ and k not in _HF_INERT and _hf_active(v):
+            raise PipelineError(f"{v!r} ({kind}) is not reproduced by goprep.transforms.from_hf: refused rather "
+                                f"than ignored", argument=k)
+    if flavor is None:  # no class to ask (a dict without transformers): transformers 5's naming
+        flavor = "pil" if kind.endswith("Pil") else "tensor"
     chain = _Chain()
     interp = cfg.get("resample")
     interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
@@ -702,10 +810,19 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
     def resize(size: Any) -> _Resize:  # the torchvision backend's tvF.resize (v2, antialias=True)
         return _Resize("resize", size, interp, True, None, "v2")
 
+    convnext = "ConvNext" in kind or "ConvNeXt" in kind
+    if _hf_active(cfg.get("crop_pct")) and not convnext:  # e.g. PoolFormer's rule, another than ConvNeXt's
+        raise PipelineError(f"{cfg['crop_pct']!r} ({kind}) is not reproduced by goprep.transforms.from_hf: only "
+                            "ConvNeXt's crop_pct rule is", argument="crop_pct")
+
     if cfg.get("do_resize", True):
         raw = cfg.get("size")
-        size = _hf_size(raw, kind.startswith(_HF_SQUARE)) if raw is not None else {}
-        convnext = "ConvNext" in kind or "ConvNeXt" in kind
+        square = cfg.get("default_to_square")
+        square = kind.startswith(_HF_SQUARE) if square is None else bool(square)
+        if raw is None:
+            raise PipelineError(f"None ({kind} resizes but sets no size; goprep reproduces sizing by 'height' and "
+                                "'width' or by 'shortest_edge')", argument="size")
+        size = _hf_size(raw, square)
         if convnext or "crop_pct" in cfg and "shortest_edge" in size and not cfg.get("do_center_crop"):
             if "shortest_edge" not in size:  # HF: "Size dictionary must contain 'shortest_edge' key"
                 raise PipelineError(f"ConvNeXt's resize needs 'shortest_edge', got {raw!r}", argument="size")
@@ -735,8 +852,6 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
         else:
             ch, cw = _int_or_hw("crop_size", crop)
         chain.geometric("center_crop", _floor_center_crop_op(ch, cw))
-    if cfg.get("do_pad"):
-        raise PipelineError("is not supported by goprep.transforms.from_hf", argument="do_pad")
     if cfg.get("do_rescale", True):
         rf = cfg.get("rescale_factor")
         chain.to_float("rescale", 1 / 255 if rf is None else _pos_float("rescale_factor", rf))

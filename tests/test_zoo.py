@@ -244,3 +244,45 @@ def test_hf_processor_class(kind):
     if "PilBackend" not in names:
         got_d = gt.from_hf(d)(_pil(a))
         assert torch.equal(got_d, got), kind
+
+
+# Class rules goprep reproduces, beyond the class defaults: each variant against the class itself.
+_HF_VARIANTS = [
+    ("LevitImageProcessor", {"size": {"shortest_edge": 160}, "crop_size": {"height": 160, "width": 160}}),
+    ("LevitImageProcessor", {"size": {"height": 200, "width": 180}}),
+    ("PoolFormerImageProcessor", {"crop_pct": 0.8}),
+    ("PoolFormerImageProcessor", {"size": {"height": 200, "width": 240}, "crop_size": {"height": 160, "width": 200}}),
+    ("PoolFormerImageProcessorPil", {"size": {"height": 192, "width": 192}, "crop_pct": 0.95}),
+    ("MobileViTImageProcessor", {"do_flip_channel_order": False}),
+    ("MobileViTImageProcessorPil", {}),
+    ("EfficientNetImageProcessor", {"rescale_offset": True, "rescale_factor": 1 / 127.5, "include_top": False}),
+    ("EfficientNetImageProcessorPil", {"rescale_offset": True, "rescale_factor": 1 / 127.5}),
+    ("EfficientNetImageProcessor", {"do_normalize": False}),
+]
+
+
+@pytest.mark.parametrize("kind,kwargs", _HF_VARIANTS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(_HF_VARIANTS)])
+def test_hf_class_rules(kind, kwargs):
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    proc = getattr(transformers, kind)(**kwargs)
+    conv = gt.from_hf(proc)
+    for a in _IMAGES.values():
+        want, got = _hf_reference(proc, _pil(a)), conv(_pil(a))
+        assert got.shape == want.shape, (kind, kwargs, got.shape, want.shape)
+        if kind.endswith("Pil"):
+            assert _close_pil(got, want) <= 1e-5, (kind, kwargs)
+        else:
+            std = proc.image_std if proc.do_normalize and "MobileViT" not in kind else [1.0] * 3
+            assert _levels(got, want, std, 0) <= 1 + 1e-3, (kind, kwargs)
+
+
+def test_hf_keys_of_another_class_are_refused():
+    # ConvNeXt's and PoolFormer's crop_pct differ; EfficientNet's include_top means nothing to ViT
+    for cfg, key in [({"image_processor_type": "ViTImageProcessor", "crop_pct": 0.9}, "crop_pct"),
+                     ({"image_processor_type": "ViTImageProcessor", "include_top": True}, "include_top"),
+                     ({"size": 224, "do_flip_channel_order": True}, "do_flip_channel_order")]:
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(cfg)
+        assert ei.value.argument == key, ei.value

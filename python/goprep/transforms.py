@@ -394,6 +394,16 @@ class _Pad:
         return _ops.pad(img, self.padding, value=self.fill)
 
 
+class _Cvt:
+    """A channel reorder, ``goprep.cvt_color(img, code)`` (an Op)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.cvt_color(img, self.code)
+
+
 class _Gray:
     """torchvision's ``Grayscale(num_output_channels)`` on 1-channel images, the only ones goprep can
     express (it has no RGB -> gray op) (an Op)."""
@@ -670,7 +680,14 @@ def _hf_size(v: Any, square: bool) -> Dict[str, int]:
 
 # What from_hf reads: the generic resize / center-crop / rescale / normalize path.
 _HF_READ = frozenset({"do_resize", "size", "resample", "do_center_crop", "crop_size", "do_rescale", "rescale_factor",
-                      "do_normalize", "image_mean", "image_std", "crop_pct", "default_to_square", "do_convert_rgb"})
+                      "do_normalize", "image_mean", "image_std", "default_to_square", "do_convert_rgb"})
+# Keys read for one class only, with that class's meaning (by _hf_base_name).
+_HF_CLASS_KEYS = {
+    "ConvNext": frozenset({"crop_pct"}),  # shorter side se / crop_pct, then a crop (below 384)
+    "PoolFormer": frozenset({"crop_pct"}),  # the shorter side (or a square's side) / crop_pct
+    "MobileViT": frozenset({"do_flip_channel_order"}),  # RGB -> BGR after the rescale; never normalises
+    "EfficientNet": frozenset({"rescale_offset", "include_top"}),  # x * f - 1; a second division by std
+}
 # Keys that never change pixel_values (metadata, and output-format options goprep has its own of).
 _HF_INERT = frozenset({"image_processor_type", "feature_extractor_type", "processor_class", "_processor_class",
                        "auto_map", "return_tensors", "data_format", "input_data_format", "device", "disable_grouping",
@@ -685,7 +702,8 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "rescale_and_normalize", "convert_to_rgb", "pad", "process_image",
                                "_preprocess_image_like_inputs", "_prepare_image_like_inputs",
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
-_HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt"})
+_HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet"})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 
 
@@ -794,8 +812,10 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
 
 def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: str) -> Converted:
     """from_hf's conversion of a complete config (``kind``: the class name, for messages)."""
+    base = _hf_base_name(kind)
+    reads = _HF_READ | _HF_CLASS_KEYS.get(base, frozenset())
     for k, v in cfg.items():
-        if k not in _HF_READ and k not in _HF_INERT and _hf_active(v):
+        if k not in reads and k not in _HF_INERT and _hf_active(v):
             raise PipelineError(f"{v!r} ({kind}) is not reproduced by goprep.transforms.from_hf: refused rather "
                                 f"than ignored", argument=k)
     if flavor is None:  # no class to ask (a dict without transformers): transformers 5's naming
@@ -810,10 +830,7 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
     def resize(size: Any) -> _Resize:  # the torchvision backend's tvF.resize (v2, antialias=True)
         return _Resize("resize", size, interp, True, None, "v2")
 
-    convnext = "ConvNext" in kind or "ConvNeXt" in kind
-    if _hf_active(cfg.get("crop_pct")) and not convnext:  # e.g. PoolFormer's rule, another than ConvNeXt's
-        raise PipelineError(f"{cfg['crop_pct']!r} ({kind}) is not reproduced by goprep.transforms.from_hf: only "
-                            "ConvNeXt's crop_pct rule is", argument="crop_pct")
+    convnext = base in ("ConvNext", "ConvNeXt")
 
     if cfg.get("do_resize", True):
         raw = cfg.get("size")
@@ -823,7 +840,23 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
             raise PipelineError(f"None ({kind} resizes but sets no size; goprep reproduces sizing by 'height' and "
                                 "'width' or by 'shortest_edge')", argument="size")
         size = _hf_size(raw, square)
-        if convnext or "crop_pct" in cfg and "shortest_edge" in size and not cfg.get("do_center_crop"):
+        pool_pct = cfg.get("crop_pct") if base == "PoolFormer" else None
+        if base == "Levit" and "shortest_edge" in size:  # LeViT's resize: the shorter side to 256/224 of it
+            chain.geometric("resize", resize(int((256 / 224) * size["shortest_edge"])))
+        elif pool_pct is not None:  # PoolFormer's resize (an int is a shorter side, a pair exact)
+            pct = _pos_float("crop_pct", pool_pct)
+            if "shortest_edge" in size:
+                target: Any = int(size["shortest_edge"] / pct)
+            elif "height" in size and "width" in size:
+                h, w = size["height"], size["width"]
+                target = int(h / pct) if h == w else (int(h / pct), int(w / pct))
+            else:
+                raise PipelineError(f"{raw!r} (PoolFormer's resize needs shortest_edge or height and width)",
+                                    argument="size")
+            if (min(target) if isinstance(target, tuple) else target) < 1:
+                raise PipelineError(f"{pct} resizes to {target}", argument="crop_pct")
+            chain.geometric("resize", resize(target))
+        elif convnext:
             if "shortest_edge" not in size:  # HF: "Size dictionary must contain 'shortest_edge' key"
                 raise PipelineError(f"ConvNeXt's resize needs 'shortest_edge', got {raw!r}", argument="size")
             se = size["shortest_edge"]
@@ -852,15 +885,24 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         else:
             ch, cw = _int_or_hw("crop_size", crop)
         chain.geometric("center_crop", _floor_center_crop_op(ch, cw))
-    if cfg.get("do_rescale", True):
+    if base == "MobileViT" and cfg.get("do_flip_channel_order"):
+        chain.geometric("flip_channel_order", _Cvt("rgb2bgr"))  # a channel permutation: before the rescale
+    do_rescale = cfg.get("do_rescale", True)
+    if do_rescale:
         rf = cfg.get("rescale_factor")
         chain.to_float("rescale", 1 / 255 if rf is None else _pos_float("rescale_factor", rf))
     else:
         chain.to_float("rescale", 1.0)
-    if cfg.get("do_normalize", True):
+    if base == "EfficientNet" and do_rescale and cfg.get("rescale_offset"):
+        chain.normalize("rescale_offset", [1.0], [1.0])  # EfficientNet's rescale(offset=True): x * f - 1
+    std: Optional[List[float]] = None
+    if cfg.get("do_normalize", True) and base != "MobileViT":  # MobileViT's code never normalises
         mean = _floats(cfg.get("image_mean", 0.5), "image_mean", channels=3)  # pixel_values are RGB
         std = _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
         chain.normalize("normalize", mean, std)
+    if base == "EfficientNet" and cfg.get("include_top"):  # normalize(image, 0, image_std) once more
+        top = std if std is not None else _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
+        chain.normalize("include_top", [0.0], top)
     return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device)
 
 

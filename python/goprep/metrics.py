@@ -93,7 +93,8 @@ def register(registry: Any = None) -> GoprepCollector:
     try:
         import prometheus_client
     except ImportError as e:
-        raise ImportError("goprep.metrics needs prometheus-client: pip install 'goprep[serve]'") from e
+        raise ImportError("goprep.metrics needs prometheus-client: pip install prometheus-client "
+                          "(or goprep's serve extra, pip install '.[serve]' in a goprep checkout)") from e
     reg = prometheus_client.REGISTRY if registry is None else registry
     if id(reg) in _registered:
         return _registered[id(reg)][1]

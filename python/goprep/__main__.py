@@ -1,11 +1,16 @@
-"""``python -m goprep demo | bench | info``."""
+"""The command line: ``python -m goprep COMMAND``, also installed as the ``goprep`` command."""
 
 from __future__ import annotations
 
 import sys
 from typing import List, Optional
 
-USAGE = """usage: python -m goprep COMMAND [options]
+USAGE = """usage: python -m goprep [-h] [-V] COMMAND [options]
+       goprep COMMAND [options]     (the same: the command pip installs with goprep)
+
+options:
+  -h, --help     show this message and exit
+  -V, --version  print goprep's version and exit
 
 commands:
   demo    preprocess a batch of images with a fused pipeline, check it against NumPy, print throughput
@@ -15,8 +20,15 @@ commands:
   serve   a gRPC inference server preprocessing with python, opencv or goprep
   serve-bench  load-test the server with each preprocessing implementation
 
-`python -m goprep COMMAND --help` describes each command's options.
+python -m goprep COMMAND --help describes each command's options.
 """
+
+
+def version() -> str:
+    """What --version prints: the package's version (goprep.__version__, its one source)."""
+    from . import __version__
+
+    return f"goprep {__version__}"
 
 
 def _info(argv: List[str]) -> int:
@@ -41,6 +53,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(USAGE)
         return 0 if args else 2
+    if args[0] in ("-V", "--version"):
+        print(version())
+        return 0
     cmd, rest = args[0], args[1:]
     if cmd == "demo":
         from ._demo import main as demo

@@ -78,6 +78,12 @@ class ForkError(BackendError):
     default_code = "forked"
 
 
+# Tracebacks, reprs and pickles name these classes where users import them from, goprep.DTypeError,
+# not goprep._errors.DTypeError (goprep/__init__.py exports each one, so pickle finds them there).
+for _name in __all__:
+    globals()[_name].__module__ = "goprep"
+del _name
+
 _BY_CODE = {
     "invalid_argument": InvalidArgumentError,
     "read_only": InvalidArgumentError,

@@ -498,7 +498,9 @@ def main(argv: List[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m goprep profile [--json PATH] SCRIPT [args...]\n\n"
               "Runs SCRIPT (like `python SCRIPT args`) with goprep's profiler on, then prints where the\n"
-              "time of each pipeline and eager op went: engine, GIL wait, Python, GPU, percentiles.")
+              "time of each pipeline and eager op went: engine, GIL wait, Python, GPU, percentiles.\n\n"
+              "options:\n"
+              "  --json PATH  also write the statistics (goprep.stats()) to PATH as JSON")
         return 0 if argv else 2
     json_path = None
     if argv[0] == "--json":

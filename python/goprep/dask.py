@@ -1,4 +1,5 @@
-"""goprep over Dask arrays (``pip install "goprep[dask]"``; see docs/SCALE.md).
+"""goprep over Dask arrays (the ``dask`` extra: ``pip install ".[dask]"`` in a source checkout, or
+``pip install "dist/goprep-<version>-<tags>.whl[dask]"`` for a built wheel; see docs/SCALE.md).
 
 ``import goprep`` never imports Dask; ``import goprep.dask`` does (absolute imports only, so that
 ``dask`` here is the top-level package, not this module).

@@ -1,4 +1,5 @@
-"""goprep in Ray Data and Ray Serve (``pip install "goprep[ray]"``; see docs/SCALE.md).
+"""goprep in Ray Data and Ray Serve (the ``ray`` extra: ``pip install ".[ray]"`` in a source checkout, or
+``pip install "dist/goprep-<version>-<tags>.whl[ray]"`` for a built wheel; see docs/SCALE.md).
 
 ``import goprep`` never imports Ray; ``import goprep.ray`` does. All imports here are absolute, so
 that the top-level ``ray`` package, not this module, is what ``import ray`` finds.

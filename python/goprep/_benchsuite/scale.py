@@ -1,6 +1,6 @@
 """``python -m goprep bench --scale``: a Ray Data job with 1 vs 2 actors on a 2-node local cluster.
 
-What it measures (side by side in one run; needs ``pip install "goprep[ray]"``):
+What it measures (side by side in one run; needs the ``ray`` extra: ``pip install ".[ray]"`` in a source checkout):
 
 - the local baseline: the same pipeline called on the same batches in this process, 1 goprep thread
   (an actor holds 1 CPU, so it runs 1 goprep thread);
@@ -61,7 +61,8 @@ class TimedPreprocessor(goprep_ray.Preprocessor):
 
 
 def _parse(argv: Optional[Sequence[str]]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m goprep bench --scale", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m goprep bench --scale",
+                                description="A Ray Data job with 1 vs 2 actors on a 2-node local cluster (docs/SCALE.md).")
     p.add_argument("--images", type=int, default=192, help="images in the large job (default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=16, help="images per batch (default: %(default)s)")
     p.add_argument("--size", type=int, default=256, help="input images are SIZE x SIZE x 3 (default: %(default)s)")

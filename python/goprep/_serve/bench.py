@@ -192,8 +192,16 @@ def targets(results: List[Dict[str, Any]], top: int) -> List[Tuple[str, bool, st
     return out
 
 
+DESCRIPTION = (
+    "Load-test the reference server (python -m goprep serve) with each preprocessing implementation: each "
+    "server in its own process, driven by a load generator in another process at several concurrency levels "
+    "with raw frames and JPEGs; every reply is checked. Prints a table of QPS, latency and server CPU per "
+    "request, and the targets; --json writes the results. See docs/SERVING.md."
+)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m goprep serve-bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m goprep serve-bench", description=DESCRIPTION)
     ap.add_argument("--quick", action="store_true", help="concurrency 1 and 16, 3 s per level (under 3 minutes on 2 cores)")
     ap.add_argument("--json", metavar="PATH", help="write the results here")
     ap.add_argument("--concurrency", help="comma-separated levels (default 1,4,16,32; --quick 1,16)")
@@ -202,7 +210,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--preprocess", default=",".join(VARIANTS),
                     help="variants to run (default none,python,opencv,goprep; none = no preprocessing, the floor)")
     ap.add_argument("--frame", default="480x640", help="raw frame size HxW (default 480x640)")
-    ap.add_argument("--payloads", default="raw,jpeg")
+    ap.add_argument("--payloads", default="raw,jpeg",
+                    help="request payloads: raw uint8 frames, their JPEGs, or both (default raw,jpeg)")
     # Two worker threads per core: on the 2-core machine, 4 workers against 8 (four alternated --quick
     # runs, raw frames, 16 in flight, medians) served Python 231 vs 185 QPS, OpenCV 364 vs 367, goprep
     # 585 vs 523, with less server CPU per request for all three (fewer threads contending for the GIL).

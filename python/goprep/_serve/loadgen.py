@@ -290,15 +290,16 @@ def _figures(concurrency: int, lat: List[float], errors: List[str], wall: float,
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m goprep._serve.loadgen")
+    p = argparse.ArgumentParser(prog="python -m goprep._serve.loadgen",
+                                description="serve-bench's load generator: drives one or more servers and prints JSON.")
     p.add_argument("--target", required=True, help="HOST:PORT, or several comma-separated (interleaved, aio client)")
-    p.add_argument("--payload", choices=list(protocol.PAYLOADS), default="raw")
-    p.add_argument("--concurrency", default="1,4,16")
-    p.add_argument("--warmup", type=float, default=1.0)
-    p.add_argument("--duration", type=float, default=5.0)
-    p.add_argument("--images", type=int, default=8)
-    p.add_argument("--height", type=int, default=480)
-    p.add_argument("--width", type=int, default=640)
+    p.add_argument("--payload", choices=list(protocol.PAYLOADS), default="raw", help="request payload (default raw)")
+    p.add_argument("--concurrency", default="1,4,16", help="comma-separated requests in flight (default 1,4,16)")
+    p.add_argument("--warmup", type=float, default=1.0, metavar="S", help="unmeasured seconds per level (default 1)")
+    p.add_argument("--duration", type=float, default=5.0, metavar="S", help="measured seconds per level (default 5)")
+    p.add_argument("--images", type=int, default=8, metavar="N", help="distinct frames the requests cycle through (default 8)")
+    p.add_argument("--height", type=int, default=480, metavar="PX", help="frame height (default 480)")
+    p.add_argument("--width", type=int, default=640, metavar="PX", help="frame width (default 640)")
     p.add_argument("--model", action="store_true", help="the servers run the model: check top-k replies")
     p.add_argument("--none", action="store_true", help="the server is the 'none' calibration variant: check shapes")
     p.add_argument("--none-targets", default="",

@@ -31,29 +31,47 @@ READY = "goprep-serve listening on"
 WORKERS = 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
+DESCRIPTION = (
+    "The reference gRPC inference front end: takes raw uint8 frames or JPEG bytes, preprocesses them with "
+    "Pillow+NumPy (python), OpenCV+NumPy (opencv) or goprep into the same tensor (224x224 bilinear, flip, "
+    "ImageNet normalize, CHW float32), optionally runs a small ONNX model, and serves Prometheus metrics. "
+    "See docs/SERVING.md."
+)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m goprep serve", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m goprep serve", description=DESCRIPTION)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=50051, help="gRPC port; 0 picks a free one (printed)")
-    p.add_argument("--preprocess", choices=list(IMPLEMENTATIONS), default="goprep")
-    p.add_argument("--workers", type=int, default=WORKERS, help=f"gRPC worker threads (default 2 per core: {WORKERS})")
+    p.add_argument("--port", type=int, default=50051, metavar="N",
+                   help="gRPC port (default 50051); 0 picks a free one (printed)")
+    p.add_argument("--preprocess", choices=list(IMPLEMENTATIONS), default="goprep",
+                   help="who preprocesses: Pillow+NumPy, OpenCV+NumPy, goprep (default), or none "
+                        "(no preprocessing: the transport's floor)")
+    p.add_argument("--workers", type=int, default=WORKERS, metavar="N",
+                   help=f"gRPC worker threads (default 2 per core: {WORKERS})")
     p.add_argument("--model", action="store_true", help="run the built-in ONNX classifier and reply with top-k")
-    p.add_argument("--topk", type=int, default=5)
-    p.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port (0: a free one, printed)")
+    p.add_argument("--topk", type=int, default=5, metavar="K", help="classes in a --model reply (default 5)")
+    p.add_argument("--metrics-port", type=int, default=None, metavar="N",
+                   help="serve Prometheus metrics on this port (0: a free one, printed)")
     p.add_argument("--device", default="cpu", help='goprep placement: "cpu" (default), "auto", "cuda", "cuda:N"')
-    p.add_argument("--num-threads", type=int, default=None, help="goprep.set_num_threads / cv2.setNumThreads for each call")
+    p.add_argument("--num-threads", type=int, default=None, metavar="N",
+                   help="goprep.set_num_threads / cv2.setNumThreads for each call (default: the libraries' own)")
     p.add_argument("--switch-interval", type=float, default=None, metavar="S",
                    help="sys.setswitchinterval for the server (default Python's 0.005 s); see docs/SERVING.md")
     p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default malloc settings (default: keep ~1 MB request buffers in the heap, malloc.py)")
     p.add_argument("--profile", action="store_true", help="turn goprep's profiler on (implied by --metrics-port)")
-    p.add_argument("--simulate-gpu", action="store_true", help="testing: use goprep's simulated GPU")
-    p.add_argument("--fault-every", type=int, default=0, help="testing: inject GPU faults every N requests")
-    p.add_argument("--fault-kind", default="launch", choices=["launch", "oom"])
-    p.add_argument("--fault-count", type=int, default=3, help="testing: faults per injection (3 opens the breaker)")
-    p.add_argument("--breaker-cooldown", type=float, default=None, help="testing: GPU breaker cool-down in seconds")
-    p.add_argument("--parent-pid", type=int, default=0, help="exit when this process is gone (load tests)")
-    p.add_argument("--max-seconds", type=float, default=0, help="exit after this long (0: run until stopped)")
+    p.add_argument("--max-seconds", type=float, default=0, metavar="S",
+                   help="exit after this long (default 0: run until stopped)")
+    # Test and load-test plumbing, hidden from --help (tests/test_serve.py, serve-bench, docs/SERVING.md
+    # "Faults under load"): the simulated GPU, injected faults, and the parent to outlive.
+    hidden = argparse.SUPPRESS
+    p.add_argument("--simulate-gpu", action="store_true", help=hidden)  # goprep's simulated GPU
+    p.add_argument("--fault-every", type=int, default=0, help=hidden)  # inject GPU faults every N requests
+    p.add_argument("--fault-kind", default="launch", choices=["launch", "oom"], help=hidden)
+    p.add_argument("--fault-count", type=int, default=3, help=hidden)  # faults per injection (3 opens the breaker)
+    p.add_argument("--breaker-cooldown", type=float, default=None, help=hidden)  # GPU breaker cool-down, seconds
+    p.add_argument("--parent-pid", type=int, default=0, help=hidden)  # exit when this process is gone (serve-bench)
     return p
 
 

@@ -86,7 +86,7 @@ def test_unmap_boxes():
     fwd = boxes.copy()
     fwd[:, [0, 2]] = fwd[:, [0, 2]] * info.scale + info.left
     fwd[:, [1, 3]] = fwd[:, [1, 3]] * info.scale + info.top
-    back = np.asarray(info.unmap_boxes(fwd))
+    back = np.asarray(info.unmap_boxes(fwd, clip=False))  # [-1, -2, ...] lies outside: not clipped here
     assert back.shape == (3, 4)
     np.testing.assert_allclose(back, boxes, rtol=1e-6, atol=1e-4)
     # and the documented formula directly

@@ -428,7 +428,7 @@ def _letterbox_t(t: Traced, size: Size, pad_value: Any, scaleup: Any, auto: Any,
     up, au = _check_flag("scaleup", scaleup), _check_flag("auto", auto)
     st = _opt_int("stride", stride)
     r, nh, nw, top, bottom, left, right = ultralytics_letterbox(t.height, t.width, oh, ow, up, au, st or 1)
-    info = LetterboxInfo(r, top, left, nh, nw)
+    info = LetterboxInfo(r, top, left, nh, nw, t.height, t.width)
     return t.resized("bilinear", False, nh, nw).padded_by(top, bottom, left, right, pad, "size"), info
 
 

@@ -83,27 +83,63 @@ class View:
         )
 
 
+BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+
+
 @dataclass(frozen=True)
 class LetterboxInfo:
-    """Where letterbox put the content: map boxes back with ``(x - left) / scale``, ``(y - top) / scale``."""
+    """Where letterbox put the content: the source image, ``src_height`` x ``src_width``, was resized by
+    ``scale`` to ``height`` x ``width`` and placed at ``top``, ``left``. Map points back with
+    ``(x - left) / scale``, ``(y - top) / scale`` (``unmap_boxes`` does it for boxes)."""
 
     scale: float
     top: int
     left: int
     height: int
     width: int
+    src_height: int = 0  # 0: unknown (an info built by hand with the five fields), then no clipping
+    src_width: int = 0
 
-    def unmap_boxes(self, boxes: Any) -> np.ndarray:
-        """Map ``(K, 4)`` boxes ``x1, y1, x2, y2`` from the letterboxed image back to the source image."""
+    def unmap_boxes(self, boxes: Any, *, format: str = "xyxy", clip: bool = True) -> np.ndarray:
+        """Map boxes from the letterboxed image back to the source image, as ultralytics'
+        ``scale_boxes`` does: a single box ``(4+,)`` or ``(K, 4+)`` boxes, whose columns after the
+        first four (scores, classes: YOLO's ``(K, 6)`` detections) are kept as they are.
+        ``format``: ``"xyxy"`` (corners), ``"xywh"`` (top-left corner and size) or ``"cxcywh"`` (centre
+        and size, YOLO's raw output); the result is in the same format. ``clip`` (default True)
+        clips the boxes to the source image, as ``scale_boxes`` does; a clipped box keeps its format.
+        Returns a new float64 array."""
+        fmt = _validate.as_choice("format", format, BOX_FORMATS)
+        if not isinstance(clip, (bool, np.bool_)):
+            raise InvalidArgumentError(f"must be True or False, got {clip!r}", argument="clip")
         try:
             b = np.array(boxes, dtype=np.float64, copy=True)
         except (TypeError, ValueError, OverflowError) as e:  # a non-number, a ragged list, an int beyond float64
-            raise InvalidArgumentError(f"must be a (K, 4) array of numbers ({e})", argument="boxes") from None
-        if b.ndim != 2 or b.shape[1] != 4:
-            raise ShapeError(f"must have shape (K, 4), got {b.shape}", argument="boxes")
-        b[:, [0, 2]] = (b[:, [0, 2]] - self.left) / self.scale
-        b[:, [1, 3]] = (b[:, [1, 3]] - self.top) / self.scale
-        return b
+            raise InvalidArgumentError(f"must be a (K, 4+) array of numbers ({e})", argument="boxes") from None
+        single = b.ndim == 1
+        if single:
+            b = b[None]
+        if b.ndim != 2 or b.shape[1] < 4:
+            raise ShapeError(f"must have shape (4+,) or (K, 4+) (x, y, x, y or {fmt} first), got {np.shape(boxes)}",
+                             argument="boxes")
+        xy = b[:, :4]  # a view: the extra columns are left as they are
+        if fmt == "xywh":  # to corners
+            xy[:, 2:] += xy[:, :2]
+        elif fmt == "cxcywh":
+            half = xy[:, 2:] / 2
+            xy[:, 2:] = xy[:, :2] + half
+            xy[:, :2] -= half
+        xy[:, [0, 2]] = (xy[:, [0, 2]] - self.left) / self.scale
+        xy[:, [1, 3]] = (xy[:, [1, 3]] - self.top) / self.scale
+        if clip and self.src_height > 0 and self.src_width > 0:
+            xy[:, [0, 2]] = np.clip(xy[:, [0, 2]], 0, self.src_width)
+            xy[:, [1, 3]] = np.clip(xy[:, [1, 3]], 0, self.src_height)
+        if fmt == "xywh":  # back to the caller's format
+            xy[:, 2:] -= xy[:, :2]
+        elif fmt == "cxcywh":
+            size = xy[:, 2:] - xy[:, :2]
+            xy[:, :2] += size / 2
+            xy[:, 2:] = size
+        return b[0] if single else b
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from PIL import Image
 # --------------------------------------------------------------------------------------------------
 # images
 
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
 
 def _photos():
     astronaut = skimage.data.astronaut()  # (512, 512, 3)

@@ -11,9 +11,18 @@ import pytest
 
 import goprep
 import goprep.testing as gt
-from conftest import PHOTOS, assert_array_identical, assert_goprep_error, rand_f32, rand_u8, run_concurrently
+from conftest import (
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    PHOTOS,
+    assert_array_identical,
+    assert_goprep_error,
+    rand_f32,
+    rand_u8,
+    run_concurrently,
+)
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 torch and PIL stay unimported for NumPy users."""
 
 import gc
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,9 +9,9 @@ import torch
 from PIL import Image
 
 import goprep
-from conftest import PHOTOS, assert_array_identical, rand_f32, rand_u8
+from conftest import IMAGENET_MEAN, IMAGENET_STD, PHOTOS, assert_array_identical, rand_f32, rand_u8, run_python
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 def _prep(x):
@@ -207,5 +205,5 @@ def test_numpy_users_never_import_torch_or_pil():
         "bad = [m for m in ('torch', 'torchvision', 'transformers', 'timm') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr

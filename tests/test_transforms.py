@@ -1,8 +1,6 @@
 """goprep.transforms: torchvision / Hugging Face / timm preprocessing converted to fused pipelines,
 checked against the libraries themselves on real photographs (PIL images and uint8 tensors)."""
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -14,9 +12,9 @@ from PIL import Image
 
 import goprep
 import goprep.transforms as gt
-from conftest import PHOTOS
+from conftest import IMAGENET_MEAN, IMAGENET_STD, PHOTOS, run_python
 
-M, S = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+M, S = IMAGENET_MEAN, IMAGENET_STD
 RGB = ["chelsea", "astronaut", "coffee"]
 BIL, BIC = T.InterpolationMode.BILINEAR, T.InterpolationMode.BICUBIC
 
@@ -493,7 +491,7 @@ def test_from_hf_dict_needs_no_transformers():
         "bad = [m for m in ('transformers', 'timm', 'torchvision') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr
 
 
@@ -529,7 +527,7 @@ def test_importing_transforms_loads_no_ml_library():
         "bad = [m for m in ('torch', 'torchvision', 'transformers', 'timm', 'PIL') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr
 
 

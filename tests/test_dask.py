@@ -60,8 +60,9 @@ def test_errors_name_the_argument():
 
 @pytest.fixture(scope="module")
 def local_cluster():
-    import psutil
-    from distributed import Client, LocalCluster
+    psutil = pytest.importorskip("psutil")
+    distributed = pytest.importorskip("distributed")  # dask[distributed]
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
     t0 = time.perf_counter()
     # processes=True: the nanny starts each worker with multiprocessing "spawn" (Dask's default

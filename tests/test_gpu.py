@@ -268,7 +268,7 @@ def test_breaker_opens_and_recovers(sim_gpu):
 
 
 def test_output_oom_falls_back_and_is_counted(sim_gpu):
-    import prometheus_client
+    prometheus_client = pytest.importorskip("prometheus_client")  # the serve extra
 
     from goprep import metrics
 

@@ -5,7 +5,6 @@ import gc
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 import goprep
@@ -24,12 +23,14 @@ prep = goprep.pipeline(_prep, device="cpu")
 
 
 def _chw(a):
+    torch = pytest.importorskip("torch")
     return torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, -1, -3)))
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "sliced"])
 @pytest.mark.parametrize("dtype", ["u8", "f32"])
 def test_tensor_in_tensor_out(layout, dtype):
+    torch = pytest.importorskip("torch")
     img = PHOTOS["coffee"] if dtype == "u8" else PHOTOS["coffee"].astype(np.float32) / 255
     want = prep(img)
     t = _chw(img)
@@ -49,6 +50,7 @@ def test_tensor_in_tensor_out(layout, dtype):
 
 
 def test_tensor_batch_and_list():
+    torch = pytest.importorskip("torch")
     batch = rand_u8((3, 40, 50, 3))
     t = torch.from_numpy(batch).permute(0, 3, 1, 2)  # an (N, C, H, W) view of NHWC memory
     got = prep(t)
@@ -62,6 +64,7 @@ def test_tensor_batch_and_list():
 
 
 def test_output_option():
+    torch = pytest.importorskip("torch")
     img = rand_u8((30, 40, 3))
     as_torch = goprep.pipeline(_prep, device="cpu", output="torch")
     got = as_torch(img)
@@ -78,6 +81,7 @@ def test_output_option():
 
 
 def test_out_tensor():
+    torch = pytest.importorskip("torch")
     img = rand_u8((30, 40, 3))
     out = torch.empty((3, 64, 80))
     res = prep(_chw(img), out=out)
@@ -173,6 +177,7 @@ def test_pil_modes_rejected(mode):
 
 
 def test_tensor_errors():
+    torch = pytest.importorskip("torch")
     cases = [
         (torch.empty((3, 8, 8), device="meta"), goprep.InvalidArgumentError, "meta"),
         (torch.zeros((3, 8, 8), dtype=torch.int64), goprep.DTypeError, "int64"),

@@ -7,7 +7,6 @@ import sys
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import goprep
@@ -15,6 +14,7 @@ from conftest import assert_array_identical, run_python
 from scale_funcs import image, prep
 
 ray = pytest.importorskip("ray")  # the test extra installs it; skipped runs are reported as skipped
+pd = pytest.importorskip("pandas")  # the ray extra
 import goprep.ray  # noqa: E402
 from goprep._benchsuite.cluster import LocalRayCluster, free_port  # noqa: E402
 

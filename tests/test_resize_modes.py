@@ -6,7 +6,6 @@ nearest-exact and nearest-torch (PyTorch) and nearest-pil (Pillow NEAREST)."""
 import cv2
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 import goprep
@@ -29,6 +28,7 @@ SIZES = DOWN + UP
 
 def _torch(x, size, **kw):
     """torch interpolate on an HWC array, in the array's dtype (float64 gives the float64 evaluation)."""
+    torch = pytest.importorskip("torch")
     t = torch.from_numpy(np.ascontiguousarray(x)).permute(2, 0, 1)[None]
     return torch.nn.functional.interpolate(t, size=size, **kw)[0].permute(1, 2, 0).numpy()
 
@@ -200,7 +200,8 @@ def test_nearest_torch_every_small_size_pair():
 def test_torch_noaa_u8_equals_torch(name, size):
     """antialias="torch-noaa": PyTorch's uint8 bilinear / bicubic without antialias (torchvision v2's
     Resize(antialias=False) on uint8 tensors), bit for bit, 3 and 4 channels, on the fast path too."""
-    import torchvision.transforms.v2.functional as F
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torchvision.transforms.v2.functional")
 
     img = PHOTOS[name]
     t = torch.from_numpy(img).permute(2, 0, 1)

@@ -106,8 +106,7 @@ def test_model_topk():
 
 
 def _scrape(url):
-    from prometheus_client.parser import text_string_to_metric_families
-
+    text_string_to_metric_families = pytest.importorskip("prometheus_client.parser").text_string_to_metric_families
     text = urllib.request.urlopen(url, timeout=10).read().decode()
     return {s.name: s.value for fam in text_string_to_metric_families(text) for s in fam.samples if not s.labels}
 

@@ -5,14 +5,17 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
-import torchvision.transforms as T
-import torchvision.transforms.v2 as v2
 from PIL import Image
 
 import goprep
 import goprep.transforms as gt
 from conftest import IMAGENET_MEAN, IMAGENET_STD, PHOTOS, run_python
+
+# the converters are checked against torchvision itself (the torch extra), timm and transformers (the
+# timm and hf extras, per test below): a machine without them skips these tests
+torch = pytest.importorskip("torch")
+T = pytest.importorskip("torchvision.transforms")
+v2 = pytest.importorskip("torchvision.transforms.v2")
 
 M, S = IMAGENET_MEAN, IMAGENET_STD
 RGB = ["chelsea", "astronaut", "coffee"]
@@ -287,7 +290,8 @@ def test_from_timm_on_tensors_follows_v1(cfg):
     v1's F.resize, so tensors get v1's numerics (timm's own transform cannot take uint8 tensors: its
     MaybeToTensor passes them to Normalize unconverted); from_timm and from_torchvision(timm's
     transform) agree."""
-    import timm.data
+    timm = pytest.importorskip("timm")
+    pytest.importorskip("timm.data")
 
     conv = gt.from_timm(cfg)
     tf = timm.data.create_transform(**cfg, is_training=False)
@@ -379,7 +383,7 @@ def test_good_configs_still_convert():
 
 
 def _hf_processors():
-    import transformers
+    transformers = pytest.importorskip("transformers")
     from transformers import (
         BeitImageProcessor,
         CLIPImageProcessor,
@@ -465,7 +469,7 @@ def test_from_hf_int_size_in_a_config_dict(kind):
     """An int size in a raw preprocessor_config.json is a square for ViT-style processors
     (transformers' default_to_square) and the shorter side for CLIP/SigLIP; goprep read every int as
     the shorter side, which gave ViT configs another shape."""
-    import transformers
+    transformers = pytest.importorskip("transformers")
 
     transformers.logging.set_verbosity_error()
     cfg = {"image_processor_type": kind, "size": 96, "do_center_crop": False, "resample": 2, "do_rescale": True,
@@ -508,7 +512,8 @@ _TIMM = [
 
 @pytest.mark.parametrize("cfg", _TIMM, ids=lambda c: f"{c['input_size'][1]}x{c['input_size'][2]}-{c['interpolation']}-{c['crop_mode']}")
 def test_from_timm_matches_create_transform(cfg):
-    import timm.data
+    timm = pytest.importorskip("timm")
+    pytest.importorskip("timm.data")
 
     tf = timm.data.create_transform(**cfg, is_training=False)
     conv = gt.from_timm(cfg)

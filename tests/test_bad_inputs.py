@@ -691,6 +691,7 @@ def forked_outcomes(tmp_path_factory):
     return json.loads(p.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid", FORKED)
 def test_bad_input_forked(cid, forked_outcomes):
     check(cid, forked_outcomes[cid])

@@ -17,6 +17,7 @@ import goprep.dask  # noqa: E402
 BATCH = np.stack([image(i, 64, 48) for i in range(20)])
 
 
+@pytest.mark.slow
 def test_lazy_graph_has_the_output_shape_without_computing():
     from conftest import run_python
 
@@ -89,6 +90,7 @@ def local_cluster():
         assert not alive, f"dask worker processes left running: {alive}"
 
 
+@pytest.mark.slow
 def test_distributed_two_worker_processes(local_cluster):
     client, pids = local_cluster
     assert len(set(pids)) == 2 and os.getpid() not in pids

@@ -198,6 +198,7 @@ def test_tensor_errors():
     assert goprep.resize(t, (4, 4)).shape == (3, 4, 4)
 
 
+@pytest.mark.slow
 def test_numpy_users_never_import_torch_or_pil():
     code = (
         "import sys, numpy as np, goprep\n"

@@ -60,6 +60,7 @@ def test_results_independent_of_thread_count(restore_threads):
             assert_array_identical(a, b)
 
 
+@pytest.mark.slow
 def test_env_num_threads():
     p = run_python(
         "import goprep; print(goprep.get_num_threads(), goprep.info()['threads'])",

@@ -484,6 +484,7 @@ def test_from_hf_int_size_in_a_config_dict(kind):
     assert gt.from_hf(old_style)(img).shape == want.shape
 
 
+@pytest.mark.slow
 def test_from_hf_dict_needs_no_transformers():
     code = (
         "import sys, numpy as np, goprep.transforms as gt\n"
@@ -526,6 +527,7 @@ def test_from_timm_matches_create_transform(cfg):
     assert float((gt.from_torchvision(tf)(_pil("coffee")) - tf(_pil("coffee"))).abs().max()) <= 1e-5
 
 
+@pytest.mark.slow
 def test_importing_transforms_loads_no_ml_library():
     code = (
         "import sys, goprep.transforms\n"

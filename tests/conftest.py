@@ -20,6 +20,8 @@ from PIL import Image
 # --------------------------------------------------------------------------------------------------
 # images
 
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
 
 def _photos():
     astronaut = skimage.data.astronaut()  # (512, 512, 3)
@@ -126,19 +128,25 @@ def bilinear_ref_f64(x, size, coord_dtype=np.float64):
     return _per_image(_bilinear_f64_one, x, size, coord_dtype)
 
 
-def _pil_one(x, size):
+def _pil_one(x, size, resample):
     h, w = size
     chans = []
     for c in range(x.shape[-1]):
         # one channel at a time: mode "L" (uint8) or "F" (float32). This avoids Pillow's RGBA
-        # premultiplication and gives the plain separable triangle filter per channel.
+        # premultiplication and gives the plain separable filter per channel.
         im = Image.fromarray(np.ascontiguousarray(x[..., c]))
-        chans.append(np.asarray(im.resize((w, h), Image.BILINEAR)))
+        chans.append(np.asarray(im.resize((w, h), resample)))
     return np.stack(chans, axis=-1)
 
 
-def pil_resize(x, size):
-    return _per_image(_pil_one, x, size)
+def pil_resize(x, size, resample=Image.BILINEAR):
+    """Pillow's resize with `resample` (BILINEAR: the triangle filter), one channel at a time."""
+    return _per_image(_pil_one, x, size, resample)
+
+
+def to_unit_f32(img):
+    """A uint8 image as float32 in [0, 1] (x / 255, in float32)."""
+    return img.astype(np.float32) / np.float32(255)
 
 
 def normalize_ref(x, mean, std, scale=1 / 255, dtype="float32", layout="CHW"):

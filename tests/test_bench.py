@@ -11,7 +11,10 @@ import re
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_bench_smoke(tmp_path):
     cmd = [sys.executable, "-m", "goprep", "bench", "--quick", "--sizes", "256", "--batches", "1",
            "--repeats", "1", "--out", str(tmp_path)]
@@ -62,6 +65,7 @@ def test_bench_smoke(tmp_path):
     assert "\r" not in proc.stdout + proc.stderr and "step/s" not in proc.stderr, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_help_texts():
     """Every option of every subcommand has a help text, in plain words (no RST markup)."""
     import argparse
@@ -86,6 +90,7 @@ def test_help_texts():
     assert isinstance(cli.USAGE, str) and argparse  # the module imports without running anything
 
 
+@pytest.mark.slow
 def test_quick_duration_agrees_with_readme():
     readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
     m = re.search(r"`--quick` takes ([^.;(]+?) \(", " ".join(readme.split()))

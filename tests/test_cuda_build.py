@@ -30,6 +30,7 @@ def test_extension_does_not_need_driver_libraries():
     assert not [ln for ln in needed if "libcuda" in ln or "libnvidia-ml" in ln], needed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bind_now", ["", "1"])
 def test_import_and_probe_never_exit(bind_now):
     env = {"LD_BIND_NOW": bind_now} if bind_now else {}

@@ -17,6 +17,7 @@ import goprep.dask  # noqa: E402
 BATCH = np.stack([image(i, 64, 48) for i in range(20)])
 
 
+@pytest.mark.slow
 def test_lazy_graph_has_the_output_shape_without_computing():
     from conftest import run_python
 
@@ -60,8 +61,9 @@ def test_errors_name_the_argument():
 
 @pytest.fixture(scope="module")
 def local_cluster():
-    import psutil
-    from distributed import Client, LocalCluster
+    psutil = pytest.importorskip("psutil")
+    distributed = pytest.importorskip("distributed")  # dask[distributed]
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
 
     t0 = time.perf_counter()
     # processes=True: the nanny starts each worker with multiprocessing "spawn" (Dask's default
@@ -88,6 +90,7 @@ def local_cluster():
         assert not alive, f"dask worker processes left running: {alive}"
 
 
+@pytest.mark.slow
 def test_distributed_two_worker_processes(local_cluster):
     client, pids = local_cluster
     assert len(set(pids)) == 2 and os.getpid() not in pids

@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 
 def test_demo_cuda_line_in_plain_words():
     from goprep._demo import cuda_line
@@ -16,6 +18,7 @@ def test_demo_cuda_line_in_plain_words():
                       "cuda_reason": ""}).startswith("CUDA: NVIDIA H200")
 
 
+@pytest.mark.slow
 def test_demo_matches_its_numpy_reference_exactly():
     r = subprocess.run([sys.executable, "-m", "goprep", "demo", "--batch", "3", "--seconds", "0.2"],
                        capture_output=True, text=True, timeout=300)
@@ -25,6 +28,7 @@ def test_demo_matches_its_numpy_reference_exactly():
     assert r.stdout.rstrip().splitlines()[-1].startswith("CUDA: "), r.stdout
 
 
+@pytest.mark.slow
 def test_demo_rejects_bad_arguments():
     r = subprocess.run([sys.executable, "-m", "goprep", "demo", "--batch", "0"], capture_output=True, text=True,
                        timeout=120)

@@ -141,6 +141,7 @@ SH = [(p, line, cmd) for p in DOCS for lang, body, line, *_ in blocks(p) if lang
       for cmd in _commands(body)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path,line,cmd", SH, ids=[f"{_rel(p)}:{n}:{c[:40]}" for p, n, c in SH])
 def test_shell_commands(path, line, cmd):
     if cmd.startswith(CI_COMMANDS):

@@ -46,6 +46,7 @@ def wait_child(pid, deadline_s):
 """
 
 
+@pytest.mark.slow
 def test_fork_after_import_only():
     code = PRELUDE + r"""
 assert not any("_native" in l and ".so" in l for l in open("/proc/self/maps")), "import goprep loaded the native module"
@@ -63,6 +64,7 @@ sys.exit(0 if rc == 0 else 1)
     assert "CHILD_RC 0" in p.stdout
 
 
+@pytest.mark.slow
 def test_multiprocessing_fork_pool_after_import_only():
     code = r"""
 import multiprocessing as mp, sys
@@ -84,6 +86,7 @@ if __name__ == "__main__":
     assert p.returncode == 0, f"{p.stdout}\n{p.stderr}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exit_how", ["os._exit", "sys.exit"])
 def test_fork_after_use(exit_how):
     code = PRELUDE + r"""
@@ -118,6 +121,7 @@ sys.exit(0 if rc in (0, 10) else 1)
     assert p.returncode == 0, f"child must succeed or raise goprep.ForkError\n{p.stdout}\n{p.stderr}"
 
 
+@pytest.mark.slow
 def test_fork_after_use_pipeline_in_child():
     code = PRELUDE + r"""
 pipe = goprep.pipeline(lambda x: goprep.flip(goprep.resize(x, (32, 40))))

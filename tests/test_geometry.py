@@ -3,15 +3,13 @@ crop -> pad chains, checked against torchvision's own functions and against op-b
 
 import numpy as np
 import pytest
-import torch
-import torchvision.transforms.v2.functional as F
 
 import goprep
 from conftest import PHOTOS, assert_array_identical, rand_f32, rand_u8
 
 
 def _tv_size(h, w, size, max_size=None):
-    from torchvision.transforms.functional import _compute_resized_output_size
+    _compute_resized_output_size = pytest.importorskip("torchvision.transforms.functional")._compute_resized_output_size
 
     # torchvision's own size rule; goprep keeps a side of at least 1 where torchvision would reach 0
     return tuple(max(v, 1) for v in _compute_resized_output_size((h, w), size, max_size, allow_size_none=True))
@@ -43,6 +41,8 @@ def test_max_size_errors():
 @pytest.mark.parametrize("hw", [(400, 600), (300, 451), (224, 224), (225, 227), (100, 80), (50, 300)])
 @pytest.mark.parametrize("size", [224, (224, 200), (101, 99), (120, 500), (1, 1)])
 def test_center_crop_matches_torchvision(hw, size):
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torchvision.transforms.v2.functional")
     img = rand_u8(hw + (3,), seed=hash((hw, str(size))) % 2**32)
     want = F.center_crop(torch.from_numpy(img).permute(2, 0, 1), list(size) if isinstance(size, tuple) else [size])
     got = goprep.center_crop(img, size)
@@ -50,6 +50,8 @@ def test_center_crop_matches_torchvision(hw, size):
 
 
 def test_center_crop_float_and_batch():
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torchvision.transforms.v2.functional")
     img = rand_f32((2, 31, 40, 3))
     got = goprep.center_crop(img, (35, 20))
     want = F.center_crop(torch.from_numpy(img).permute(0, 3, 1, 2), [35, 20]).permute(0, 2, 3, 1).numpy()
@@ -59,6 +61,8 @@ def test_center_crop_float_and_batch():
 @pytest.mark.parametrize("padding", [3, (2, 5), (1, 2, 3, 4), [0, 0, 7, 0]])
 @pytest.mark.parametrize("value", [0, 17, (10, 20, 30)])
 def test_pad_matches_torchvision(padding, value):
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torchvision.transforms.v2.functional")
     img = PHOTOS["chelsea"]
     got = goprep.pad(img, padding, value=value)
     t = torch.from_numpy(img.copy()).permute(2, 0, 1)

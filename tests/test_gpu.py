@@ -11,9 +11,18 @@ import pytest
 
 import goprep
 import goprep.testing as gt
-from conftest import PHOTOS, assert_array_identical, assert_goprep_error, rand_f32, rand_u8, run_concurrently
+from conftest import (
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    PHOTOS,
+    assert_array_identical,
+    assert_goprep_error,
+    rand_f32,
+    rand_u8,
+    run_concurrently,
+)
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 @pytest.fixture
@@ -259,7 +268,7 @@ def test_breaker_opens_and_recovers(sim_gpu):
 
 
 def test_output_oom_falls_back_and_is_counted(sim_gpu):
-    import prometheus_client
+    prometheus_client = pytest.importorskip("prometheus_client")  # the serve extra
 
     from goprep import metrics
 

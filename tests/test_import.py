@@ -4,6 +4,7 @@ import goprep
 from conftest import run_python
 
 
+@pytest.mark.slow
 def test_ld_bind_now_info_devices():
     p = run_python(
         "import goprep; i = goprep.info(); d = goprep.devices(); print(sorted(i), type(d).__name__)",
@@ -12,6 +13,7 @@ def test_ld_bind_now_info_devices():
     assert p.returncode == 0, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}"
 
 
+@pytest.mark.slow
 def test_import_is_lazy_and_loads_no_gpu_libs():
     p = run_python(
         r"""
@@ -81,6 +83,7 @@ def test_version_attribute_matches_info():
     assert v == importlib.metadata.version("goprep")  # what pip installed
 
 
+@pytest.mark.slow
 def test_use_after_lazy_import_in_subprocess():
     p = run_python(
         r"""
@@ -93,6 +96,7 @@ print("ok")
     assert p.returncode == 0 and "ok" in p.stdout, p.stderr
 
 
+@pytest.mark.slow
 def test_version_has_one_source():
     """__init__.py's __version__ is the only place the version is written: pyproject.toml reads it and the
     engine's copy (gomod/binding/version.go) is generated from it and checked fresh here and in CI."""

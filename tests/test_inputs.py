@@ -2,18 +2,15 @@
 torch and PIL stay unimported for NumPy users."""
 
 import gc
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 import goprep
-from conftest import PHOTOS, assert_array_identical, rand_f32, rand_u8
+from conftest import IMAGENET_MEAN, IMAGENET_STD, PHOTOS, assert_array_identical, rand_f32, rand_u8, run_python
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 def _prep(x):
@@ -26,12 +23,14 @@ prep = goprep.pipeline(_prep, device="cpu")
 
 
 def _chw(a):
+    torch = pytest.importorskip("torch")
     return torch.from_numpy(np.ascontiguousarray(np.moveaxis(a, -1, -3)))
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "sliced"])
 @pytest.mark.parametrize("dtype", ["u8", "f32"])
 def test_tensor_in_tensor_out(layout, dtype):
+    torch = pytest.importorskip("torch")
     img = PHOTOS["coffee"] if dtype == "u8" else PHOTOS["coffee"].astype(np.float32) / 255
     want = prep(img)
     t = _chw(img)
@@ -51,6 +50,7 @@ def test_tensor_in_tensor_out(layout, dtype):
 
 
 def test_tensor_batch_and_list():
+    torch = pytest.importorskip("torch")
     batch = rand_u8((3, 40, 50, 3))
     t = torch.from_numpy(batch).permute(0, 3, 1, 2)  # an (N, C, H, W) view of NHWC memory
     got = prep(t)
@@ -64,6 +64,7 @@ def test_tensor_batch_and_list():
 
 
 def test_output_option():
+    torch = pytest.importorskip("torch")
     img = rand_u8((30, 40, 3))
     as_torch = goprep.pipeline(_prep, device="cpu", output="torch")
     got = as_torch(img)
@@ -80,6 +81,7 @@ def test_output_option():
 
 
 def test_out_tensor():
+    torch = pytest.importorskip("torch")
     img = rand_u8((30, 40, 3))
     out = torch.empty((3, 64, 80))
     res = prep(_chw(img), out=out)
@@ -175,6 +177,7 @@ def test_pil_modes_rejected(mode):
 
 
 def test_tensor_errors():
+    torch = pytest.importorskip("torch")
     cases = [
         (torch.empty((3, 8, 8), device="meta"), goprep.InvalidArgumentError, "meta"),
         (torch.zeros((3, 8, 8), dtype=torch.int64), goprep.DTypeError, "int64"),
@@ -195,6 +198,7 @@ def test_tensor_errors():
     assert goprep.resize(t, (4, 4)).shape == (3, 4, 4)
 
 
+@pytest.mark.slow
 def test_numpy_users_never_import_torch_or_pil():
     code = (
         "import sys, numpy as np, goprep\n"
@@ -207,5 +211,5 @@ def test_numpy_users_never_import_torch_or_pil():
         "bad = [m for m in ('torch', 'torchvision', 'transformers', 'timm') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -171,6 +171,7 @@ def test_cpu_only_build_names_the_missing_header(capsys, tmp_path):
         _cuda_cflags(dict(env, GOPREP_CUDA="1"))
 
 
+@pytest.mark.slow
 def test_cpu_only_build_offline_names_the_go_module(capsys, tmp_path):
     # cuda.h is there, but nvml.h comes from the go-nvml module, which offline with an empty module
     # cache cannot be had: the message must say that, not "headers not found".

@@ -42,6 +42,7 @@ def metered(img):
     return goprep.resize(img, 24)
 
 
+@pytest.mark.slow
 def test_scrape_counts_and_split(endpoint):
     assert goprep.profiling()
     before = scrape(endpoint)
@@ -65,6 +66,7 @@ def test_scrape_counts_and_split(endpoint):
     assert ("goprep_gpu_pool_bytes", (("state", "limit"),)) in m
 
 
+@pytest.mark.slow
 def test_breaker_visible(endpoint):
     import goprep.testing as gt
 

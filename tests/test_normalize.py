@@ -2,9 +2,18 @@ import numpy as np
 import pytest
 
 import goprep
-from conftest import PHOTO_NAMES, PHOTOS, assert_array_identical, normalize_ref, rand_f32, rand_u8
+from conftest import (
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    PHOTO_NAMES,
+    PHOTOS,
+    assert_array_identical,
+    normalize_ref,
+    rand_f32,
+    rand_u8,
+)
 
-IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+IMAGENET = (IMAGENET_MEAN, IMAGENET_STD)
 
 
 def _mean_std(c):

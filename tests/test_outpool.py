@@ -117,6 +117,7 @@ def test_pool_env_values(monkeypatch, value, cap):
     assert _outpool._cap_bytes() == cap
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["inf", "nan", "1e400"])
 def test_import_never_fails_on_the_pool_env(value):
     # The bound is read when goprep is imported: a bad value once made `import goprep` raise.
@@ -158,6 +159,7 @@ def test_threads_never_share_a_live_block():
     assert not errors, errors[:3]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
 def test_forked_child_starts_with_an_empty_pool():
     keep = _outpool.empty(SHAPE, np.float32)

@@ -4,13 +4,16 @@ import concurrent.futures
 import multiprocessing as mp
 import pickle
 
-import cloudpickle
 import numpy as np
 import pytest
 
 import goprep
 from conftest import assert_array_identical, run_python
 from scale_funcs import call, image, plain_fn, prep
+
+# local functions and lambdas pickle through cloudpickle (the ray and dask extras): a machine without it
+# skips this file
+cloudpickle = pytest.importorskip("cloudpickle")
 
 DUMPS = {"pickle": pickle.dumps, "cloudpickle": cloudpickle.dumps}
 
@@ -90,6 +93,7 @@ def test_options_travel():
     assert f.__wrapped__ is plain_fn and f._device == "cpu"  # a module-level function by reference
 
 
+@pytest.mark.slow
 def test_unpickling_does_not_start_go_and_child_can_fork():
     data = pickle.dumps(goprep.pipeline(lambda x: goprep.resize(x, (16, 8))))
     code = f"""
@@ -113,6 +117,7 @@ print("OK")
     assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_lambda_without_cloudpickle_says_what_to_do():
     code = """
 import pickle, sys
@@ -131,6 +136,7 @@ except pickle.PicklingError as e:
     assert "ERR" in r.stdout and "pip install cloudpickle" in r.stdout and "<lambda>" in r.stdout, r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_multiprocessing_pool(method):
     # The parent has run goprep (Go runtime up), so only spawn/forkserver workers can work.
@@ -142,6 +148,7 @@ def test_multiprocessing_pool(method):
         assert_array_identical(g, w)
 
 
+@pytest.mark.slow
 def test_process_pool_executor():
     jobs = [(PIPES["local"], image(i)) for i in range(6)]
     with concurrent.futures.ProcessPoolExecutor(2, mp_context=mp.get_context("spawn")) as ex:

@@ -159,6 +159,7 @@ def test_simulated_gpu_time_is_gpu_s(profiling):
         gt.simulate_gpu(False)
 
 
+@pytest.mark.slow
 def test_env_var_and_profile_cli(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(

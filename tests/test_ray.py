@@ -7,7 +7,6 @@ import sys
 import time
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import goprep
@@ -15,6 +14,7 @@ from conftest import assert_array_identical, run_python
 from scale_funcs import image, prep
 
 ray = pytest.importorskip("ray")  # the test extra installs it; skipped runs are reported as skipped
+pd = pytest.importorskip("pandas")  # the ray extra
 import goprep.ray  # noqa: E402
 from goprep._benchsuite.cluster import LocalRayCluster, free_port  # noqa: E402
 
@@ -22,6 +22,7 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 IMAGES = [image(i) for i in range(12)]
 
 
+@pytest.mark.slow
 def test_import_goprep_does_not_import_ray():
     r = run_python("import sys, goprep, goprep.dask; assert 'ray' not in sys.modules; print('OK')")
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr
@@ -159,24 +160,29 @@ def _result(run, name):
     return res
 
 
+@pytest.mark.slow
 def test_cluster_has_two_nodes(cluster_run):
     assert _result(cluster_run, "nodes")["count"] == 2
     assert cluster_run["rc"] == 0, cluster_run["stderr"][-3000:]
 
 
+@pytest.mark.slow
 def test_map_batches_variable_shapes_on_both_nodes_bit_exact(cluster_run):
     r = _result(cluster_run, "numpy_variable_shapes")
     assert r["rows"] == 36 and r["nodes"] == 2 and r["threads"] == [1]
 
 
+@pytest.mark.slow
 def test_preprocess_pandas_letterbox_lambda(cluster_run):
     assert _result(cluster_run, "pandas_letterbox_lambda")["rows"] == 36
 
 
+@pytest.mark.slow
 def test_serve_through_http_proxy(cluster_run):
     assert _result(cluster_run, "serve_http")["requests"] == 8
 
 
+@pytest.mark.slow
 def test_cluster_stopped_without_leftovers(cluster_run):
     assert len(cluster_run["pids_while_running"]) >= 6  # 2 raylets, GCS, ... really ran
     assert cluster_run["left"] == [] and cluster_run["after_stop"] == []
@@ -210,6 +216,7 @@ def test_gpu_actor_runs_auto_pipeline_on_its_gpu(monkeypatch):
         gt.simulate_gpu(False)
 
 
+@pytest.mark.slow
 def test_bench_scale_command_line():
     r = run_python("from goprep.__main__ import main; import sys; sys.exit(main(['bench', '--scale', '--images', '4']))")
     assert r.returncode == 2 and "--images must be at least 2 batches" in r.stderr, r.stderr

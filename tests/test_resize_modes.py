@@ -6,12 +6,19 @@ nearest-exact and nearest-torch (PyTorch) and nearest-pil (Pillow NEAREST)."""
 import cv2
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 import goprep
 import goprep.testing as gt
-from conftest import PHOTOS, assert_array_identical, assert_close_to_cv2_u8, assert_goprep_error
+from conftest import (
+    PHOTOS,
+    assert_array_identical,
+    assert_close_to_cv2_u8,
+    assert_goprep_error,
+    cv2_resize,
+    pil_resize,
+    to_unit_f32,
+)
 
 NAMES = ["astronaut", "chelsea", "coffee", "camera", "chelsea_rgba"]
 DOWN = [(224, 224), (123, 301), (150, 225)]  # (150, 225) is an exact 2x for chelsea
@@ -19,26 +26,11 @@ UP = [(700, 901), (613, 517)]
 SIZES = DOWN + UP
 
 
-def _pil(x, size, resample):
-    """Pillow one channel at a time (mode "L" / "F"): no RGBA premultiplication."""
-    h, w = size
-    chans = [np.asarray(Image.fromarray(np.ascontiguousarray(x[..., c])).resize((w, h), resample)) for c in range(x.shape[-1])]
-    return np.stack(chans, axis=-1)
-
-
-def _cv2(x, size, interp):
-    r = cv2.resize(x, (size[1], size[0]), interpolation=interp)
-    return r[..., None] if r.ndim == 2 else r
-
-
 def _torch(x, size, **kw):
     """torch interpolate on an HWC array, in the array's dtype (float64 gives the float64 evaluation)."""
+    torch = pytest.importorskip("torch")
     t = torch.from_numpy(np.ascontiguousarray(x)).permute(2, 0, 1)[None]
     return torch.nn.functional.interpolate(t, size=size, **kw)[0].permute(1, 2, 0).numpy()
-
-
-def _f32(img):
-    return img.astype(np.float32) / np.float32(255)
 
 
 # ------------------------------------------------------------------------------------------ bicubic
@@ -49,7 +41,7 @@ def _f32(img):
 def test_bicubic_antialias_u8_equals_pillow(name, size):
     img = PHOTOS[name]
     got = goprep.resize(img, size, interpolation="bicubic", antialias=True)
-    assert_close_to_cv2_u8(got, _pil(img, size, Image.BICUBIC), min_equal=0.999)
+    assert_close_to_cv2_u8(got, pil_resize(img, size, Image.BICUBIC), min_equal=0.999)
 
 
 # Pillow 13 resizes vertically first where the height shrinks by more than twice what the width does
@@ -108,14 +100,14 @@ def test_antialias_u8_equals_pillow_on_random_crops():
 def test_bicubic_u8_equals_cv2(name, size):
     img = PHOTOS[name]
     got = goprep.resize(img, size, interpolation="bicubic")
-    assert_close_to_cv2_u8(got, _cv2(img, size, cv2.INTER_CUBIC), min_equal=0.999)
+    assert_close_to_cv2_u8(got, cv2_resize(img, size, cv2.INTER_CUBIC), min_equal=0.999)
 
 
 @pytest.mark.parametrize("antialias", [False, True])
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name", ["astronaut", "chelsea", "coffee"])
 def test_bicubic_f32_follows_torch(name, size, antialias):
-    img = _f32(PHOTOS[name])
+    img = to_unit_f32(PHOTOS[name])
     got = goprep.resize(img, size, interpolation="bicubic", antialias=antialias)
     ref64 = _torch(img.astype(np.float64), size, mode="bicubic", align_corners=False, antialias=antialias)
     ref32 = _torch(img, size, mode="bicubic", align_corners=False, antialias=antialias)
@@ -143,7 +135,7 @@ def test_bicubic_differs_from_bilinear():
 def test_area_u8_downscale_equals_cv2(name, size):
     img = PHOTOS[name]
     got = goprep.resize(img, size, interpolation="area")
-    assert_close_to_cv2_u8(got, _cv2(img, size, cv2.INTER_AREA), min_equal=0.99)
+    assert_close_to_cv2_u8(got, cv2_resize(img, size, cv2.INTER_AREA), min_equal=0.99)
 
 
 @pytest.mark.parametrize("size", UP + [(1000, 300)])  # (1000, 300): one axis grows, one shrinks
@@ -151,14 +143,14 @@ def test_area_u8_downscale_equals_cv2(name, size):
 def test_area_u8_upscale_is_cv2s_rule(name, size):
     img = PHOTOS[name]
     got = goprep.resize(img, size, interpolation="area")
-    assert_close_to_cv2_u8(got, _cv2(img, size, cv2.INTER_AREA), min_equal=0.99)
+    assert_close_to_cv2_u8(got, cv2_resize(img, size, cv2.INTER_AREA), min_equal=0.99)
 
 
 @pytest.mark.parametrize("size", [(224, 224), (256, 256), (700, 901)])
 def test_area_f32_follows_cv2(size):
-    img = _f32(PHOTOS["coffee"])
+    img = to_unit_f32(PHOTOS["coffee"])
     got = goprep.resize(img, size, interpolation="area")
-    assert np.abs(got - _cv2(img, size, cv2.INTER_AREA)).max() <= 1e-5
+    assert np.abs(got - cv2_resize(img, size, cv2.INTER_AREA)).max() <= 1e-5
 
 
 # ------------------------------------------------------------------------------------------ nearest
@@ -166,7 +158,7 @@ def test_area_f32_follows_cv2(size):
 
 def _assert_equals_torch(img, size, interpolation, mode):
     """goprep's ``interpolation`` gives exactly ``interpolate(mode=mode)``, on uint8 and on float32."""
-    for x in (img, _f32(img)):
+    for x in (img, to_unit_f32(img)):
         assert_array_identical(goprep.resize(x, size, interpolation=interpolation), _torch(x, size, mode=mode))
 
 
@@ -180,7 +172,7 @@ def test_nearest_exact_equals_torch(name, size):
 @pytest.mark.parametrize("name", NAMES)
 def test_nearest_pil_equals_pillow(name, size):
     img = PHOTOS[name]
-    assert_array_identical(goprep.resize(img, size, interpolation="nearest-pil"), _pil(img, size, Image.NEAREST))
+    assert_array_identical(goprep.resize(img, size, interpolation="nearest-pil"), pil_resize(img, size, Image.NEAREST))
 
 
 @pytest.mark.parametrize("size", SIZES + [(7, 3), (300, 451), (600, 902)])
@@ -208,7 +200,8 @@ def test_nearest_torch_every_small_size_pair():
 def test_torch_noaa_u8_equals_torch(name, size):
     """antialias="torch-noaa": PyTorch's uint8 bilinear / bicubic without antialias (torchvision v2's
     Resize(antialias=False) on uint8 tensors), bit for bit, 3 and 4 channels, on the fast path too."""
-    import torchvision.transforms.v2.functional as F
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torchvision.transforms.v2.functional")
 
     img = PHOTOS[name]
     t = torch.from_numpy(img).permute(2, 0, 1)
@@ -256,7 +249,7 @@ def _chain(kind, aa):
                 ("nearest-exact", False), ("nearest-pil", False), ("nearest-torch", False)]
 )
 def test_fusion_never_changes_results(kind, aa):
-    for img in (PHOTOS["coffee"], _f32(PHOTOS["coffee"])):
+    for img in (PHOTOS["coffee"], to_unit_f32(PHOTOS["coffee"])):
         assert_array_identical(goprep.pipeline(_chain(kind, aa))(img), _chain(kind, aa)(img))
 
 

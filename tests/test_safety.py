@@ -34,6 +34,7 @@ def _run_ok(code, timeout=120):
     return p
 
 
+@pytest.mark.slow
 def test_lying_subclass_source_eager():
     _run_ok(
         r"""
@@ -52,6 +53,7 @@ print("ok")
     )
 
 
+@pytest.mark.slow
 def test_lying_subclass_source_pipeline_and_list():
     _run_ok(
         r"""
@@ -65,6 +67,7 @@ print("ok")
     )
 
 
+@pytest.mark.slow
 def test_lying_subclass_out():
     _run_ok(
         r"""
@@ -111,6 +114,7 @@ def test_masked_array_refused():
 # --------------------------------------------------------------------------------- plan memory
 
 
+@pytest.mark.slow
 def test_huge_resize_refused_under_address_space_limit():
     """The review's abort: a 1 x 10^8 resize under RLIMIT_AS 4 GiB was a Go fatal error."""
     p = run_python(
@@ -134,6 +138,7 @@ print("ok")
     assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
 
 
+@pytest.mark.slow
 def test_rss_does_not_ratchet_after_wide_resize():
     p = run_python(
         r"""
@@ -160,6 +165,7 @@ print("ok")
 # ------------------------------------------------------------------------------ working directory
 
 
+@pytest.mark.slow
 def test_loading_never_changes_the_working_directory():
     p = run_python(
         r"""
@@ -190,6 +196,7 @@ def test_installed_loader_has_no_chdir():
 # ------------------------------------------------------------------------------------------ Ctrl-C
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_interrupts_long_call_quickly():
     p = run_python(
@@ -249,6 +256,7 @@ def test_interruptible_path_gives_same_results():
 # ----------------------------------------------------------------------------------- stderr noise
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL") or sys.platform == "win32", reason="fork")
 def test_failed_plan_creation_prints_nothing():
     p = run_python(

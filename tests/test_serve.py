@@ -66,6 +66,7 @@ def _grpc_call(target, method, body):
         return ch.unary_unary(method)(body, timeout=30)
 
 
+@pytest.mark.slow
 def test_bad_request_is_invalid_argument_and_server_survives():
     with server_process("goprep", ("--workers", "2")) as srv:
         with pytest.raises(grpc.RpcError) as e:
@@ -78,6 +79,7 @@ def test_bad_request_is_invalid_argument_and_server_survives():
     assert proc.poll() is not None  # shut down
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("impl,payloads_", [("goprep", ("raw", "jpeg")), ("python", ("raw",)), ("opencv", ("raw",))])
 def test_load_zero_errors(impl, payloads_):
     with server_process(impl, ("--workers", "4", "--profile")) as srv:
@@ -98,6 +100,7 @@ def test_load_zero_errors(impl, payloads_):
     assert proc.poll() is not None
 
 
+@pytest.mark.slow
 def test_model_topk():
     pytest.importorskip("onnxruntime")
     with server_process("goprep", ("--workers", "2", "--model", "--topk", "5")) as srv:
@@ -106,12 +109,12 @@ def test_model_topk():
 
 
 def _scrape(url):
-    from prometheus_client.parser import text_string_to_metric_families
-
+    text_string_to_metric_families = pytest.importorskip("prometheus_client.parser").text_string_to_metric_families
     text = urllib.request.urlopen(url, timeout=10).read().decode()
     return {s.name: s.value for fam in text_string_to_metric_families(text) for s in fam.samples if not s.labels}
 
 
+@pytest.mark.slow
 def test_faults_under_load():
     # The simulated GPU fails 3 calls in a row every 50 requests: the breaker opens (calls go to the
     # CPU) and closes after 0.2 s. Clients must not notice: zero errors, right tensors.
@@ -142,6 +145,7 @@ def test_faults_under_load():
     assert final["goprep_gpu_calls_total"] > final["goprep_gpu_failures_total"]  # the GPU served most calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rounds", ["2", "0"])  # the servers interleaved (the default), or one after the other
 def test_serve_bench_cli_json(tmp_path, rounds):
     out = tmp_path / "serve.json"
@@ -163,6 +167,7 @@ def test_serve_bench_cli_json(tmp_path, rounds):
     assert doc["machine"]["settings"]["interleaved_rounds"] == int(rounds)
 
 
+@pytest.mark.slow
 def test_malloc_tuning_applies_on_glibc():
     # The servers and the load generator keep ~1 MB buffers in glibc's heap (malloc.py); mallopt must
     # have accepted all three settings where glibc is the C library (CI and this machine).
@@ -178,6 +183,7 @@ def test_malloc_tuning_applies_on_glibc():
     assert malloc.SETTINGS["mmap_threshold"] <= 32 << 20  # glibc's ceiling for M_MMAP_THRESHOLD on 64-bit
 
 
+@pytest.mark.slow
 def test_serving_doc_example_runs():
     import pathlib
     import re
@@ -214,6 +220,7 @@ def test_interleaved_orders_are_balanced(n):
     assert len(follows) == n * (n - 1) and len(set(follows.values())) <= 1
 
 
+@pytest.mark.slow
 def test_loadgen_rounds_need_aio():
     r = subprocess.run([sys.executable, "-m", "goprep._serve.loadgen", "--target", "127.0.0.1:1", "--rounds", "3",
                         "--client", "threads"], capture_output=True, text=True, timeout=60)

@@ -5,9 +5,18 @@ import numpy as np
 import pytest
 
 import goprep
-from conftest import PHOTOS, assert_array_identical, assert_goprep_error, rand_u8, run_concurrently, run_python
+from conftest import (
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    PHOTOS,
+    assert_array_identical,
+    assert_goprep_error,
+    rand_u8,
+    run_concurrently,
+    run_python,
+)
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 # ------------------------------------------------------------------------------- thread count
@@ -51,6 +60,7 @@ def test_results_independent_of_thread_count(restore_threads):
             assert_array_identical(a, b)
 
 
+@pytest.mark.slow
 def test_env_num_threads():
     p = run_python(
         "import goprep; print(goprep.get_num_threads(), goprep.info()['threads'])",

@@ -1,22 +1,23 @@
 """goprep.transforms: torchvision / Hugging Face / timm preprocessing converted to fused pipelines,
 checked against the libraries themselves on real photographs (PIL images and uint8 tensors)."""
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
-import torch
-import torchvision.transforms as T
-import torchvision.transforms.v2 as v2
 from PIL import Image
 
 import goprep
 import goprep.transforms as gt
-from conftest import PHOTOS
+from conftest import IMAGENET_MEAN, IMAGENET_STD, PHOTOS, run_python
 
-M, S = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+# the converters are checked against torchvision itself (the torch extra), timm and transformers (the
+# timm and hf extras, per test below): a machine without them skips these tests
+torch = pytest.importorskip("torch")
+T = pytest.importorskip("torchvision.transforms")
+v2 = pytest.importorskip("torchvision.transforms.v2")
+
+M, S = IMAGENET_MEAN, IMAGENET_STD
 RGB = ["chelsea", "astronaut", "coffee"]
 BIL, BIC = T.InterpolationMode.BILINEAR, T.InterpolationMode.BICUBIC
 
@@ -289,7 +290,8 @@ def test_from_timm_on_tensors_follows_v1(cfg):
     v1's F.resize, so tensors get v1's numerics (timm's own transform cannot take uint8 tensors: its
     MaybeToTensor passes them to Normalize unconverted); from_timm and from_torchvision(timm's
     transform) agree."""
-    import timm.data
+    timm = pytest.importorskip("timm")
+    pytest.importorskip("timm.data")
 
     conv = gt.from_timm(cfg)
     tf = timm.data.create_transform(**cfg, is_training=False)
@@ -381,7 +383,7 @@ def test_good_configs_still_convert():
 
 
 def _hf_processors():
-    import transformers
+    transformers = pytest.importorskip("transformers")
     from transformers import (
         BeitImageProcessor,
         CLIPImageProcessor,
@@ -467,7 +469,7 @@ def test_from_hf_int_size_in_a_config_dict(kind):
     """An int size in a raw preprocessor_config.json is a square for ViT-style processors
     (transformers' default_to_square) and the shorter side for CLIP/SigLIP; goprep read every int as
     the shorter side, which gave ViT configs another shape."""
-    import transformers
+    transformers = pytest.importorskip("transformers")
 
     transformers.logging.set_verbosity_error()
     cfg = {"image_processor_type": kind, "size": 96, "do_center_crop": False, "resample": 2, "do_rescale": True,
@@ -482,6 +484,7 @@ def test_from_hf_int_size_in_a_config_dict(kind):
     assert gt.from_hf(old_style)(img).shape == want.shape
 
 
+@pytest.mark.slow
 def test_from_hf_dict_needs_no_transformers():
     code = (
         "import sys, numpy as np, goprep.transforms as gt\n"
@@ -493,7 +496,7 @@ def test_from_hf_dict_needs_no_transformers():
         "bad = [m for m in ('transformers', 'timm', 'torchvision') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr
 
 
@@ -510,7 +513,8 @@ _TIMM = [
 
 @pytest.mark.parametrize("cfg", _TIMM, ids=lambda c: f"{c['input_size'][1]}x{c['input_size'][2]}-{c['interpolation']}-{c['crop_mode']}")
 def test_from_timm_matches_create_transform(cfg):
-    import timm.data
+    timm = pytest.importorskip("timm")
+    pytest.importorskip("timm.data")
 
     tf = timm.data.create_transform(**cfg, is_training=False)
     conv = gt.from_timm(cfg)
@@ -523,13 +527,14 @@ def test_from_timm_matches_create_transform(cfg):
     assert float((gt.from_torchvision(tf)(_pil("coffee")) - tf(_pil("coffee"))).abs().max()) <= 1e-5
 
 
+@pytest.mark.slow
 def test_importing_transforms_loads_no_ml_library():
     code = (
         "import sys, goprep.transforms\n"
         "bad = [m for m in ('torch', 'torchvision', 'transformers', 'timm', 'PIL') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0, r.stderr
 
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import goprep
-from conftest import PHOTOS, assert_array_identical, rand_u8
+from conftest import IMAGENET_MEAN, IMAGENET_STD, PHOTOS, assert_array_identical, rand_u8
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 def _base():

@@ -9,6 +9,8 @@ import goprep
 import goprep.transforms as gt
 from conftest import PHOTOS
 
+pytestmark = pytest.mark.slow  # spawned DataLoader workers
+
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 Image = pytest.importorskip("PIL.Image")

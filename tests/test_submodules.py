@@ -8,6 +8,8 @@ import pytest
 
 from conftest import run_python
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per check
+
 # What the docs spell after `import goprep`, and the attribute each names.
 DOCUMENTED = {
     "transforms": ["from_torchvision", "from_hf", "from_timm"],

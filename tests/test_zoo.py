@@ -95,6 +95,7 @@ def test_torchvision_sweep_covers_every_weights_entry():
     assert TV_TOTAL >= 100 and len(TV_PRESETS) >= 10, (TV_TOTAL, len(TV_PRESETS))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", TV_PRESETS)
 def test_torchvision_weights_preset(spec):
     w = _weights(spec)
@@ -170,6 +171,7 @@ def test_timm_sweep_covers_every_pretrained_config():
     assert TIMM_TOTAL >= 1000 and len(TIMM_CONFIGS) >= 100, (TIMM_TOTAL, len(TIMM_CONFIGS))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,cfg", TIMM_CONFIGS, ids=[n for n, _ in TIMM_CONFIGS])
 def test_timm_pretrained_config(name, cfg):
     from timm.data import create_transform
@@ -214,6 +216,7 @@ def test_hf_sweep_covers_every_processor_class():
     assert len(HF_CLASSES) >= 150, len(HF_CLASSES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", HF_CLASSES)
 def test_hf_processor_class(kind):
     import transformers

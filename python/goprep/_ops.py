@@ -4,7 +4,7 @@ and fusing them give identical results by construction, through one run path."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
@@ -166,6 +166,9 @@ def _is_dtype(d: Any) -> bool:
 # public ops: each a one-op pipeline on the CPU (host sources only), whose memo serves repeated calls
 
 
+_NO_KWARGS: Dict[str, Any] = {}  # an eager op's keyword arguments to its pipeline: none (never mutated)
+
+
 def _eager(fn: Any, name: str) -> Pipeline:
     return Pipeline(fn, "cpu", None, name=name, host_only=True)
 
@@ -207,14 +210,14 @@ def resize(
     """
     if isinstance(src, Traced):
         return _resize_t(check_traced(src), size, interpolation, antialias, max_size)
-    return _RESIZE(src, size, interpolation, antialias, max_size, out=out)
+    return _RESIZE._call(src, (size, interpolation, antialias, max_size), _NO_KWARGS, out)
 
 
 def flip(src: Any, *, horizontal: bool = True, vertical: bool = False, out: Optional[np.ndarray] = None) -> Any:
     """Mirror left-right (``horizontal``) and/or top-bottom (``vertical``)."""
     if isinstance(src, Traced):
         return _flip_t(check_traced(src), horizontal, vertical)
-    return _FLIP(src, horizontal, vertical, out=out)
+    return _FLIP._call(src, (horizontal, vertical), _NO_KWARGS, out)
 
 
 def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
@@ -247,7 +250,7 @@ def letterbox(
     """
     if isinstance(src, Traced):
         return _letterbox_t(check_traced(src), size, pad_value, scaleup, auto, stride)
-    return _LETTERBOX(src, size, pad_value, scaleup, auto, stride, out=out)  # type: ignore[no-any-return]
+    return _LETTERBOX._call(src, (size, pad_value, scaleup, auto, stride), _NO_KWARGS, out)  # type: ignore[no-any-return]
 
 
 def pad(
@@ -267,7 +270,7 @@ def pad(
     with ``center=False``."""
     if isinstance(src, Traced):
         return _pad_t(check_traced(src), padding, size, multiple, value, center)
-    return _PAD(src, padding, size, multiple, value, center, out=out)
+    return _PAD._call(src, (padding, size, multiple, value, center), _NO_KWARGS, out)
 
 
 def center_crop(src: Any, size: Size, *, out: Optional[np.ndarray] = None) -> Any:
@@ -276,14 +279,14 @@ def center_crop(src: Any, size: Size, *, out: Optional[np.ndarray] = None) -> An
     zeros (``(h - H) // 2`` before, the rest after), as torchvision does."""
     if isinstance(src, Traced):
         return _center_crop_t(check_traced(src), size)
-    return _CENTER_CROP(src, size, out=out)
+    return _CENTER_CROP._call(src, (size,), _NO_KWARGS, out)
 
 
 def cvt_color(src: Any, code: str, out: Optional[np.ndarray] = None) -> Any:
     """Convert channel order: ``"rgb2bgr"``, ``"bgr2rgb"``, ``"rgba2rgb"`` (drop alpha), ``"gray2rgb"``."""
     if isinstance(src, Traced):
         return _cvt_color_t(check_traced(src), code)
-    return _CVT_COLOR(src, code, out=out)
+    return _CVT_COLOR._call(src, (code,), _NO_KWARGS, out)
 
 
 def normalize(
@@ -302,4 +305,4 @@ def normalize(
     ``ToDtype(scale=True)``)."""
     if isinstance(src, Traced):
         return _normalize_t(check_traced(src), mean, std, scale, dtype, layout)
-    return _NORMALIZE(src, mean, std, scale, dtype, layout, out=out)
+    return _NORMALIZE._call(src, (mean, std, scale, dtype, layout), _NO_KWARGS, out)

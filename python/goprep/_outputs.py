@@ -53,9 +53,10 @@ def host_result(out: Any, shape: Tuple[int, ...], dtype: np.dtype, size_arg: str
     checked against the result's shape and dtype and against overlapping the host ``sources``."""
     if out is None:
         return new_result(shape, dtype, size_arg)
-    out = base_array(out, "out")  # shape, dtype and flags as NumPy knows them, not as a subclass says
-    if not isinstance(out, np.ndarray):
-        raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(out).__name__}", argument="out")
+    if type(out) is not np.ndarray:
+        out = base_array(out, "out")  # shape, dtype and flags as NumPy knows them, not as a subclass says
+        if not isinstance(out, np.ndarray):
+            raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(out).__name__}", argument="out")
     if out.shape != shape:
         raise ShapeError(f"must have shape {shape}, got {out.shape}", argument="out")
     if out.dtype != dtype:

@@ -12,7 +12,7 @@ import numpy as np
 from . import _device, _inputs, _outputs, _pickling, _profile, _run
 from ._errors import InvalidArgumentError, ShapeError
 from ._outputs import SLOT, fill
-from ._signature import Memo, Signature, trace
+from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
 from ._trace import typed_key
 
 _OUTPUTS = (None, "numpy", "torch", "device")
@@ -91,10 +91,11 @@ class Pipeline:
                 self._cache.put(key, c)
         return c  # type: ignore[no-any-return]
 
-    def _host_device(self, c: Signature) -> str:
-        """Where a host call of ``c`` runs: the CPU when its signature was placed there, or under
-        "auto" into a host result when no GPU is usable; else the pipeline's device."""
-        return "cpu" if c.cpu or (self._auto_numpy and _device.gpu_count() == 0) else self._device
+    def _host_device(self, cpu: bool) -> str:
+        """Where a host call runs: the CPU when its signatures place it there (``cpu``: Signature.cpu,
+        or for a list auto_keeps_on_cpu of its total), or under "auto" into a host result when no GPU
+        is usable; else the pipeline's device."""
+        return "cpu" if cpu or (self._auto_numpy and _device.gpu_count() == 0) else self._device
 
     def __call__(self, src: Any, *args: Any, out: Optional[Any] = None, stream: Any = None, **kwargs: Any) -> Any:
         """Run on ``src``: a NumPy image or batch, a PIL image, a CPU torch tensor ((C, H, W) /
@@ -102,6 +103,11 @@ class Pipeline:
         as (C, H, W) / (N, C, H, W), CuPy arrays, ``goprep.DeviceArray``), or a list of these.
         ``stream=`` (an int handle, ``torch.cuda.Stream`` or ``cupy.cuda.Stream``) queues the work on
         that stream; with a device input and ``output="device"`` the call then returns without waiting."""
+        return self._call(src, args, kwargs, out, stream)
+
+    def _call(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any = None, stream: Any = None) -> Any:
+        """``self(src, *args, out=out, stream=stream, **kwargs)``: the one call path of goprep. Eager
+        ops call it directly (``kwargs`` empty), which spares them building the keyword dict."""
         # Profiling off costs this one check (and a None test on the way out): the body stays inline,
         # since a helper call measured +0.1 us on a 2.4 us call, and a profiled call is timed here,
         # not by calling back in (re-entering with keyword arguments measured ~0.5 us).
@@ -159,11 +165,12 @@ class Pipeline:
 
     def _run_host(self, c: Signature, src: np.ndarray, kind: Optional[str], out: Any, sh: int, st: Any) -> Any:
         """A call on one host source (NumPy, or a PIL image's or CPU tensor's array: ``kind``)."""
-        device = self._host_device(c) if sh < 0 else self._device
+        device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
         res = self._run([c], [src], c.shape, out, device, sh, st)
-        if res.__class__ is np.ndarray or out is not None:
-            res = _outputs.deliver(res, out, (self._output or kind) == "torch", c.chw)
-        return fill(c.template, res)
+        torch = (self._output or kind) == "torch"
+        if out is not None or torch:
+            res = _outputs.deliver(res, out, torch, c.chw)
+        return res if c.template is SLOT else fill(c.template, res)
 
     def _run(
         self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,
@@ -173,17 +180,16 @@ class Pipeline:
         batch): a host array (the new result, or ``out=`` as the engine writes it, a CPU tensor's
         memory unless not ``tensor_out``), or a DeviceArray."""
         first = sigs[0]
-        if out is not None and tensor_out:
+        if out is not None and tensor_out and type(out) is not np.ndarray:
             out = _outputs.out_view(out, shape, first.chw)
-        on_dev, device, wait = _run.check_sources([c.f32 for c in sigs], srcs, device)
-        handles = [c.handle for c in sigs]
+        on_dev, device, wait = _run.check_sources(sigs, srcs, device)
         if self._target == "device":
             if out is not None:
                 raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
-            h = _run.run(handles, srcs, None, shape, first.dtype, device, on_dev, sh, wait, st)
+            h = _run.run(sigs, srcs, None, shape, first.dtype, device, on_dev, sh, wait, st)
             return _outputs.device_result(h, shape, first.dtype)
         res = _outputs.host_result(out, shape, first.dtype, first.size_arg, srcs)
-        _run.run(handles, srcs, res, shape, first.dtype, device, on_dev, sh, wait, st)
+        _run.run(sigs, srcs, res, shape, first.dtype, device, on_dev, sh, wait, st)
         return res
 
     def _run_list(
@@ -217,10 +223,8 @@ class Pipeline:
         shape = (len(images),) + first.shape
         host = all(isinstance(x, np.ndarray) for x in srcs)
         device = self._device
-        if host and sh < 0 and (
-            self._cpu or (self._auto_numpy and (sum(c.moved for c in compiled) < _device.auto_min_bytes() or _device.gpu_count() == 0))
-        ):
-            device = "cpu"
+        if host and sh < 0:
+            device = self._host_device(self._cpu or (self._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in compiled))))
         res = self._run(compiled, srcs, shape, out, device, sh, timed)
         if res.__class__ is np.ndarray or out is not None:
             res = _outputs.deliver(res, out, (self._output or (kinds.pop() if len(kinds) == 1 else None)) == "torch", first.chw)

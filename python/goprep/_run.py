@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _native, _profile
 from ._errors import InvalidArgumentError, from_native
+from ._validate import check_aligned
 
 # Calls moving at least this many bytes (sources plus output) run where Ctrl-C can stop them: about
 # 10 ms of work or more, so the helper thread (~0.1 ms) costs under 1%, and smaller calls end before a
@@ -29,28 +30,21 @@ _perf_ns = time.perf_counter_ns  # the profiler's clock
 general_calls = [0]  # calls through run(): all but the fast path's (goprep.testing.general_path_calls)
 
 
-def check_aligned(f32: bool, src: Any, argument: str) -> None:
-    """The one float32-alignment check: the engine reads float32 sources as whole floats."""
-    if not f32:
-        return
-    if isinstance(src, np.ndarray):
-        ok = src.flags.aligned
-    else:  # a DeviceSource
-        ok = src.ptr % 4 == 0 and all(s % 4 == 0 for s in src.view.strides)
-    if not ok:
-        raise InvalidArgumentError("float32 data must be aligned", argument=argument)
-
-
-def check_sources(f32s: Sequence[bool], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
-    """Check a call's sources (all NumPy arrays, or all DeviceSources on one GPU) and return whether
+def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
+    """Check a call's sources (all NumPy arrays, or all DeviceSources on one GPU) against their
+    signatures (_signature.Signature: ``f32``, a float32 source) and return whether
     they are on a device, the device the call runs on (a device source's GPU), and the stream they
     were produced on (-1: none)."""
+    if len(srcs) == 1 and type(srcs[0]) is np.ndarray:  # one host image: the common general call
+        if sigs[0].f32 and not srcs[0].flags.aligned:
+            check_aligned(True, srcs[0], "src")
+        return False, device, -1
     on_dev = not isinstance(srcs[0], np.ndarray)
     if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
         raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
     one = len(srcs) == 1
-    for i, (f32, x) in enumerate(zip(f32s, srcs)):
-        check_aligned(f32, x, "src" if one else f"src[{i}]")
+    for i, (c, x) in enumerate(zip(sigs, srcs)):
+        check_aligned(c.f32, x, "src" if one else f"src[{i}]")
     if not on_dev:
         return False, device, -1
     devs = {x.device for x in srcs}
@@ -102,7 +96,7 @@ def _run_timed(handle: int, src: np.ndarray, res: np.ndarray, timed: Any) -> Non
 
 
 def run(
-    handles: Sequence[int],
+    sigs: Sequence[Any],
     srcs: Sequence[Any],
     res: Optional[np.ndarray],
     shape: Tuple[int, ...],
@@ -113,32 +107,33 @@ def run(
     wait: int = -1,
     timed: Any = None,
 ) -> int:
-    """Run plans ``handles`` on ``srcs`` (checked by check_sources) into ``res``, the host result
+    """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked by check_sources) into ``res``, the host result
     whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a new device
     array, whose handle is returned (0 otherwise). ``timed``: a profiled call's recording state."""
     general_calls[0] += 1
-    n = len(handles)
-    host = res is not None and not on_dev and stream < 0 and device == "cpu"
-    if host and timed is None and sum(x.nbytes for x in srcs) + res.nbytes >= INTERRUPTIBLE_MIN_BYTES:
-        desc = _descriptor(handles, srcs, on_dev, shape, dtype)
-        _run_cancellable(desc, n, res, (desc, srcs, res))
-        return 0
-    if host and n == 1:
-        if timed is None:
-            run = _native._raw_run
-            if run is None or _native._forked_child:
-                run = _native.raw_entries()[0]
-            try:
-                run(handles[0], id(srcs[0]), id(res))
-            except RuntimeError as e:
-                raise from_native(e) from None
-        else:
-            _run_timed(handles[0], srcs[0], res, timed)
-        return 0
+    n = len(sigs)
+    if res is not None and device == "cpu" and stream < 0 and not on_dev:
+        nbytes = srcs[0].nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
+        if timed is None and nbytes >= INTERRUPTIBLE_MIN_BYTES:
+            desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
+            _run_cancellable(desc, n, res, (desc, srcs, res))
+            return 0
+        if n == 1:
+            if timed is None:
+                run = _native._raw_run
+                if run is None or _native._forked_child:
+                    run = _native.raw_entries()[0]
+                try:
+                    run(sigs[0].handle, id(srcs[0]), id(res))
+                except RuntimeError as e:
+                    raise from_native(e) from None
+            else:
+                _run_timed(sigs[0].handle, srcs[0], res, timed)
+            return 0
     execute = _native._raw_execute
     if execute is None or _native._forked_child:
         execute = _native.raw_entries()[2]
-    desc = _descriptor(handles, srcs, on_dev, shape, dtype)
+    desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
     out = 0 if res is None else id(res)
     try:
         if timed is None:
@@ -153,14 +148,14 @@ def run(
         raise from_native(e) from None
 
 
-def _descriptor(handles: Sequence[int], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """Execute's job table: (plan handle, source, output byte offset) per job; a source is an array
     object's address (id) or a device address."""
-    n = len(handles)
+    n = len(sigs)
     step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
     desc = np.empty((n, 3), np.int64)
-    for i, (h, x) in enumerate(zip(handles, srcs)):
-        desc[i] = (h, x.ptr if on_dev else id(x), i * step)
+    for i, (c, x) in enumerate(zip(sigs, srcs)):
+        desc[i] = (c.handle, x.ptr if on_dev else id(x), i * step)
     return desc
 
 

@@ -105,6 +105,13 @@ def plan_for(t: Traced) -> PlanRef:
     return ref
 
 
+def auto_keeps_on_cpu(moved: int) -> bool:
+    """device="auto"'s rule for host calls into host results, the engine's (wantGPU's first test):
+    a call whose jobs move fewer than GPUAutoMinBytes between host and GPU (``moved``, summed over
+    its jobs' engine counts: binding PlanMovedBytes) stays on the CPU, whatever GPUs there are."""
+    return moved < _device.auto_min_bytes()
+
+
 class Signature:
     """One traced signature of one pipeline: its plan (``ref``, ``handle``), the result's ``shape``,
     ``dtype`` and layout (``chw``), the function's result around the image (``template``), the
@@ -136,7 +143,7 @@ class Signature:
             self.cpu = True
         elif device == "auto":
             self.moved = int(_native.call(_native.get().PlanMovedBytes, self.handle))
-            self.cpu = self.moved < _device.auto_min_bytes()
+            self.cpu = auto_keeps_on_cpu(self.moved)
         else:
             self.cpu = False
         out_bytes = math.prod(self.shape) * self.dtype.itemsize

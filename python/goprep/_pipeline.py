@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -130,9 +129,10 @@ class Pipeline:
                     key, c = None, None
                 if c is not None and c.fast and out is None and stream is None and (not c.f32 or src.flags.aligned):
                     return fill(c.template, _run.run_small(c.handle, c.shape, c.dtype, src, st))
+                sh = -1 if stream is None else _device.stream_handle(stream)
                 if c is None:
                     c = self._lookup(src, args, kwargs, key)
-                return self._run_host(c, src, None, out, -1 if stream is None else _device.stream_handle(stream), st)
+                return self._run_host(c, src, None, out, sh, st)
             return self._call_other(src, args, kwargs, out, stream, st)
         except BaseException:
             if st is not None:

@@ -12,7 +12,8 @@ import numpy as np
 
 import goprep
 from goprep._errors import InvalidArgumentError, PipelineError, ShapeError
-from goprep._pipeline import _SLOT, _split_result
+from goprep._outputs import SLOT as _SLOT
+from goprep._signature import split_result as _split_result
 from goprep._trace import trace_array, tracing
 
 __all__ = ["map_blocks"]

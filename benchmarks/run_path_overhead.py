@@ -8,8 +8,9 @@ alternates child processes of the two trees (old-new, new-old, ...: drift cancel
 blocks of calls on thread CPU time (other processes on a shared machine disturb it less than wall
 time), one engine thread, and prints the median per-call time of each probe. The report is the
 median over the alternations per tree and the ratio new / old (below 1: the new tree is cheaper).
-The profiler's cost is the probes' "profiled" minus plain times, as goprep._benchsuite.profiler
-measures it.
+The profiler's cost is the probes' "profiled" minus plain times; each child also runs
+benchmarks/profiler_cost.py's section 1 (goprep._benchsuite.profiler.overhead_us, 11 rounds), whose
+off/on per-call times and differences are reported as "profiler_cost.py ...".
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ for prof in (False, True):
             times.append((clock() - t) / block / 1e3)
         res[name + (" profiled" if prof else "")] = statistics.median(times)
 goprep.set_profiling(False)
+# benchmarks/profiler_cost.py's section 1 (the bench's profiler targets), in the same child
+from goprep._benchsuite.profiler import overhead_us
+prof = overhead_us(rounds=11)
+for k in ("call_us_profiling_off", "eager_call_us_profiling_off", "overhead_us", "eager_overhead_us"):
+    res["profiler_cost.py " + k] = prof[k]
+goprep.set_num_threads(1)
 print(json.dumps(res))
 """
 
@@ -79,7 +86,8 @@ def main() -> None:
     for name in names:
         o = statistics.median(r[name] for r in runs["old"])
         w = statistics.median(r[name] for r in runs["new"])
-        print(f"{name:44s} {o:8.2f} {w:8.2f} {w / o:8.3f}")
+        ratio = f"{w / o:8.3f}" if "overhead_us" not in name else f"{w - o:+7.2f}us"  # a difference: may be ~0
+        print(f"{name:44s} {o:8.2f} {w:8.2f} {ratio}")
     for name in names:
         if name.endswith(" profiled"):
             base = name[: -len(" profiled")]

@@ -473,33 +473,27 @@ def test_cache_keys_tell_argument_types_apart():
         prep(img, 1)
 
 
-def _count_general_path():
-    """Calls that take the general path from now on (goprep.testing.general_path_calls)."""
-    from goprep import testing
-
-    base = testing.general_path_calls()
-    return lambda: testing.general_path_calls() - base
-
-
 @pytest.mark.parametrize("fn", [resize_flip_normalize, crop_resize_cvt_normalize_f16_hwc, letterbox_normalize])
 def test_memo_path_equals_general_path(fn):
+    from goprep import testing
+
     # A repeated small call is served from the memo by the fast path, profiled or not; it must give
     # what the general path (taken here by out=) gives, and a fresh array each call.
     img = rand_u8((300, 280, 3), seed=3)
     pipe = goprep.pipeline(fn)
     first = pipe(img)
-    calls = _count_general_path()
-    again = pipe(img)
-    goprep.set_profiling(True)
-    try:
-        third = pipe(img)
-    finally:
-        goprep.set_profiling(False)
-    assert calls() == 0  # all took the memo path
-    image = (lambda r: r[0]) if isinstance(first, tuple) else (lambda r: r)
-    buf = np.empty_like(image(first))
-    general = pipe(img, out=buf)
-    assert calls() == 1 and image(general) is buf
+    with testing.count_general_path() as calls:
+        again = pipe(img)
+        goprep.set_profiling(True)
+        try:
+            third = pipe(img)
+        finally:
+            goprep.set_profiling(False)
+        assert calls() == 0  # all took the memo path
+        image = (lambda r: r[0]) if isinstance(first, tuple) else (lambda r: r)
+        buf = np.empty_like(image(first))
+        general = pipe(img, out=buf)
+        assert calls() == 1 and image(general) is buf
     for r in (first, again, third):
         assert_array_identical(image(r), buf)
         if isinstance(r, tuple):
@@ -525,18 +519,20 @@ def test_memo_path_float32_alignment_still_checked():
 
 
 def test_eager_memo_path_equals_general_path():
+    from goprep import testing
+
     img = rand_u8((64, 48, 3), seed=4)
     first = goprep.flip(goprep.resize(img, (20, 30)))
-    calls = _count_general_path()
-    again = goprep.flip(goprep.resize(img, (20, 30)))
-    goprep.set_profiling(True)
-    try:
-        third = goprep.flip(goprep.resize(img, (20, 30)))
-    finally:
-        goprep.set_profiling(False)
-    assert calls() == 0
-    buf = np.empty_like(first)
-    general = goprep.flip(goprep.resize(img, (20, 30)), out=buf)
-    assert calls() == 1 and general is buf
+    with testing.count_general_path() as calls:
+        again = goprep.flip(goprep.resize(img, (20, 30)))
+        goprep.set_profiling(True)
+        try:
+            third = goprep.flip(goprep.resize(img, (20, 30)))
+        finally:
+            goprep.set_profiling(False)
+        assert calls() == 0
+        buf = np.empty_like(first)
+        general = goprep.flip(goprep.resize(img, (20, 30)), out=buf)
+        assert calls() == 1 and general is buf
     for r in (first, again, third):
         assert_array_identical(r, buf)

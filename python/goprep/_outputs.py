@@ -50,7 +50,7 @@ def out_view(out: Any, shape: Tuple[int, ...], chw: bool) -> Any:
 
 def host_result(out: Any, shape: Tuple[int, ...], dtype: np.dtype, size_arg: str, sources: Sequence[Any]) -> np.ndarray:
     """The host array the engine writes: a new one (``out`` None), or ``out`` (out_view's array)
-    checked against the result's shape and dtype and against overlapping the host ``sources``."""
+    checked against the result's shape and dtype and against overlapping ``sources`` (host arrays)."""
     if out is None:
         return new_result(shape, dtype, size_arg)
     if type(out) is not np.ndarray:
@@ -66,8 +66,8 @@ def host_result(out: Any, shape: Tuple[int, ...], dtype: np.dtype, size_arg: str
         raise InvalidArgumentError("is read-only", argument="out", code="read_only")
     if not flags.c_contiguous or not flags.aligned:
         raise InvalidArgumentError("must be C-contiguous and aligned", argument="out")
-    for s in sources:
-        if isinstance(s, np.ndarray) and np.may_share_memory(out, s):
+    for s in sources:  # host sources only
+        if np.may_share_memory(out, s):
             raise InvalidArgumentError("overlaps an input; results are written while inputs are read", argument="out", code="overlap")
     return out
 
@@ -97,7 +97,7 @@ def tensor_out(out: Any, shape: Tuple[int, ...], chw: bool) -> np.ndarray:
 
 def deliver(res: np.ndarray, out: Any, torch: bool, chw: bool) -> Any:
     """A host result for the caller: ``out=`` as the object passed (a tensor as it is), else ``res``;
-    with ``torch``, as a tensor sharing its memory."""
+    with ``torch``, as a tensor sharing its memory. (Pipeline._run inlines the case without torch.)"""
     if out is not None:
         if type(out) is not np.ndarray and is_tensor(out):
             return out

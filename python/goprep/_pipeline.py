@@ -13,6 +13,7 @@ from ._errors import InvalidArgumentError, ShapeError
 from ._outputs import SLOT, fill
 from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
 from ._trace import typed_key
+from ._validate import check_aligned
 
 _OUTPUTS = (None, "numpy", "torch", "device")
 _perf_ns = time.perf_counter_ns  # the profiler's clock and record layout
@@ -128,11 +129,13 @@ class Pipeline:
                 except TypeError:  # unhashable extra arguments: traced below
                     key, c = None, None
                 if c is not None and c.fast and out is None and stream is None and (not c.f32 or src.flags.aligned):
-                    return fill(c.template, _run.run_small(c.handle, c.shape, c.dtype, src, st))
+                    return fill(c.template, _run.run_one(c.handle, src, None, st, c.shape, c.dtype))
                 sh = -1 if stream is None else _device.stream_handle(stream)
                 if c is None:
                     c = self._lookup(src, args, kwargs, key)
-                return self._run_host(c, src, None, out, sh, st)
+                device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
+                res = self._run([c], [src], c.shape, out, device, sh, st)
+                return res if c.template is SLOT else fill(c.template, res)
             return self._call_other(src, args, kwargs, out, stream, st)
         except BaseException:
             if st is not None:
@@ -158,39 +161,46 @@ class Pipeline:
             ds = _inputs.device_source(src, sh if sh >= 0 else None)
             if ds is not None:  # a CUDA array: out= is a NumPy array, the result NumPy or a DeviceArray
                 c = self._lookup(ds.view, args, kwargs)
-                res = self._run([c], [ds], c.shape, out, self._device, sh, st, tensor_out=False)
-                return fill(c.template, res if out is None else out)
+                res = self._run([c], [ds], c.shape, out, self._device, sh, st, host=False)
+                return res if c.template is SLOT else fill(c.template, res)
         a, kind = _inputs.host_array(src, self._accepts)
-        return self._run_host(self._lookup(a, args, kwargs), a, kind, out, sh, st)
-
-    def _run_host(self, c: Signature, src: np.ndarray, kind: Optional[str], out: Any, sh: int, st: Any) -> Any:
-        """A call on one host source (NumPy, or a PIL image's or CPU tensor's array: ``kind``)."""
+        c = self._lookup(a, args, kwargs)
         device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
-        res = self._run([c], [src], c.shape, out, device, sh, st)
-        torch = (self._output or kind) == "torch"
-        if out is not None or torch:
-            res = _outputs.deliver(res, out, torch, c.chw)
+        res = self._run([c], [a], c.shape, out, device, sh, st, kind)
         return res if c.template is SLOT else fill(c.template, res)
 
     def _run(
         self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,
-        tensor_out: bool = True,
+        kind: Optional[str] = None, host: bool = True,
     ) -> Any:
         """Run signatures ``sigs`` on ``srcs`` into one result of ``shape`` (one image's, or a list's
-        batch): a host array (the new result, or ``out=`` as the engine writes it, a CPU tensor's
-        memory unless not ``tensor_out``), or a DeviceArray."""
+        batch), and return it for the caller (_outputs): a DeviceArray, or a host result (new, or
+        ``out=`` as the caller passed it), as a tensor when the pipeline's output or the sources'
+        ``kind`` says torch. For device sources (not ``host``) ``out=`` is a NumPy array and the
+        result stays NumPy."""
         first = sigs[0]
-        if out is not None and tensor_out and type(out) is not np.ndarray:
+        given = out
+        if out is not None and host and type(out) is not np.ndarray:
             out = _outputs.out_view(out, shape, first.chw)
-        on_dev, device, wait = _run.check_sources(sigs, srcs, device)
+        x = srcs[0]
+        if len(srcs) == 1 and type(x) is np.ndarray:  # one host image: the common general call
+            if first.f32 and not x.flags.aligned:
+                check_aligned(True, x, "src")
+            on_dev, wait = False, -1
+        else:
+            on_dev, device, wait = _run.check_sources(sigs, srcs, device)
         if self._target == "device":
             if out is not None:
                 raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
             h = _run.run(sigs, srcs, None, shape, first.dtype, device, on_dev, sh, wait, st)
             return _outputs.device_result(h, shape, first.dtype)
-        res = _outputs.host_result(out, shape, first.dtype, first.size_arg, srcs)
+        res = _outputs.host_result(out, shape, first.dtype, first.size_arg, () if on_dev else srcs)
         _run.run(sigs, srcs, res, shape, first.dtype, device, on_dev, sh, wait, st)
-        return res
+        if not host:
+            return res if given is None else given
+        if (self._output or kind) != "torch":
+            return res if given is None else given  # out= comes back as the object passed (a tensor too)
+        return _outputs.deliver(res, given, True, first.chw)
 
     def _run_list(
         self,
@@ -225,9 +235,7 @@ class Pipeline:
         device = self._device
         if host and sh < 0:
             device = self._host_device(self._cpu or (self._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in compiled))))
-        res = self._run(compiled, srcs, shape, out, device, sh, timed)
-        if res.__class__ is np.ndarray or out is not None:
-            res = _outputs.deliver(res, out, (self._output or (kinds.pop() if len(kinds) == 1 else None)) == "torch", first.chw)
+        res = self._run(compiled, srcs, shape, out, device, sh, timed, kinds.pop() if len(kinds) == 1 else None)
         if first.template is SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.

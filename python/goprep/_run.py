@@ -27,7 +27,6 @@ from ._validate import check_aligned
 INTERRUPTIBLE_MIN_BYTES = 16 << 20
 
 _perf_ns = time.perf_counter_ns  # the profiler's clock
-general_calls = [0]  # calls through run(): all but the fast path's (goprep.testing.general_path_calls)
 
 
 def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
@@ -35,10 +34,6 @@ def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tupl
     signatures (_signature.Signature: ``f32``, a float32 source) and return whether
     they are on a device, the device the call runs on (a device source's GPU), and the stream they
     were produced on (-1: none)."""
-    if len(srcs) == 1 and type(srcs[0]) is np.ndarray:  # one host image: the common general call
-        if sigs[0].f32 and not srcs[0].flags.aligned:
-            check_aligned(True, srcs[0], "src")
-        return False, device, -1
     on_dev = not isinstance(srcs[0], np.ndarray)
     if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
         raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
@@ -61,13 +56,15 @@ def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tupl
     return True, f"cuda:{d}", int(streams.pop()) if streams else -1
 
 
-def run_small(handle: int, shape: Tuple[int, ...], dtype: np.dtype, src: np.ndarray, timed: Any = None) -> np.ndarray:
-    """One host image on the CPU into a new ``np.empty`` result, for a signature the fast path may
-    take (_signature.Signature.fast: a result below the pool's size, a call below the interruptible
-    size, an aligned source). Pipeline calls and eager ops of small images take it from their memo:
-    a 4x4x3 flip pipeline 5.8 -> 3.1 us per call (its engine call 1.4 us). ``timed``: a profiled
-    call's recording state, else None."""
-    res = np.empty(shape, dtype)
+def run_one(handle: int, src: np.ndarray, res: Optional[np.ndarray], timed: Any = None, shape: Tuple[int, ...] = (), dtype: Any = None) -> np.ndarray:
+    """One host image on the CPU through Run (RunTimed when profiled: ``timed``, the call's recording
+    state, whose row the engine fills; the finish time is noted as Python resumes) into ``res``, or
+    with ``res`` None into a new ``np.empty(shape, dtype)``, which is returned. The fast path calls it
+    straight from the memo (_signature.Signature.fast: a result below the pool's size, a call below
+    the interruptible size, an aligned source): a 4x4x3 flip pipeline 5.8 -> 3.1 us per call (its
+    engine call 1.4 us); run() for every other call of one host image on the CPU."""
+    if res is None:
+        res = np.empty(shape, dtype)
     if timed is None:
         run = _native._raw_run
         if run is None or _native._forked_child:
@@ -76,14 +73,7 @@ def run_small(handle: int, shape: Tuple[int, ...], dtype: np.dtype, src: np.ndar
             run(handle, id(src), id(res))
         except RuntimeError as e:
             raise from_native(e) from None
-    else:
-        _run_timed(handle, src, res, timed)
-    return res
-
-
-def _run_timed(handle: int, src: np.ndarray, res: np.ndarray, timed: Any) -> None:
-    """RunTimed: Run that also records the call's engine time in row ``timed.i`` of the thread's
-    buffer; the finish time as Python resumes (see _profile)."""
+        return res
     run_timed = _native._raw_run_timed
     if run_timed is None or _native._forked_child:
         run_timed = _native.raw_entries()[1]
@@ -93,6 +83,7 @@ def _run_timed(handle: int, src: np.ndarray, res: np.ndarray, timed: Any) -> Non
     except RuntimeError as e:
         raise from_native(e) from None
     timed.res[i] = _perf_ns()
+    return res
 
 
 def run(
@@ -110,7 +101,6 @@ def run(
     """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked by check_sources) into ``res``, the host result
     whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a new device
     array, whose handle is returned (0 otherwise). ``timed``: a profiled call's recording state."""
-    general_calls[0] += 1
     n = len(sigs)
     if res is not None and device == "cpu" and stream < 0 and not on_dev:
         nbytes = srcs[0].nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
@@ -119,16 +109,7 @@ def run(
             _run_cancellable(desc, n, res, (desc, srcs, res))
             return 0
         if n == 1:
-            if timed is None:
-                run = _native._raw_run
-                if run is None or _native._forked_child:
-                    run = _native.raw_entries()[0]
-                try:
-                    run(sigs[0].handle, id(srcs[0]), id(res))
-                except RuntimeError as e:
-                    raise from_native(e) from None
-            else:
-                _run_timed(sigs[0].handle, srcs[0], res, timed)
+            run_one(sigs[0].handle, srcs[0], res, timed)
             return 0
     execute = _native._raw_execute
     if execute is None or _native._forked_child:

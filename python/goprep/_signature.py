@@ -121,7 +121,7 @@ class Signature:
       host result when it moves fewer bytes than the engine's GPU threshold (``moved``, the engine's
       own count: binding PlanMovedBytes). Otherwise "auto" asks per call whether a GPU is usable.
     - ``fast``: a call of it from a NumPy source into a new NumPy result may take the fast path
-      (_run.run_small): placed on the CPU, a result below the pool's size, a call below the
+      (_run.run_one): placed on the CPU, a result below the pool's size, a call below the
       interruptible size, and the pipeline's output NumPy.
     """
 

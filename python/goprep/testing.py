@@ -7,7 +7,7 @@ GPU. ``inject_gpu_fault()`` makes the next GPU calls fail the way a real device 
 
 The run path's hooks let tests observe and steer it without patching goprep's internals: the caches'
 sizes and bounds (``cache_sizes``, ``cache_limits``, ``clear_caches``), how many functions were
-traced (``trace_count``), how many calls took the general path (``general_path_calls``), results that cannot
+traced (``trace_count``), which calls took the general path (``count_general_path``), results that cannot
 be allocated (``refuse_allocations``), and long calls held inside the engine until interrupted
 (``hold_calls``, ``wait_held``).
 """
@@ -15,7 +15,7 @@ be allocated (``refuse_allocations``), and long calls held inside the engine unt
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 from . import _device, _native, _outputs, _run, _signature
 
@@ -31,7 +31,7 @@ __all__ = [
     "cache_limits",
     "clear_caches",
     "trace_count",
-    "general_path_calls",
+    "count_general_path",
     "refuse_allocations",
     "hold_calls",
     "wait_held",
@@ -126,10 +126,23 @@ def trace_count() -> int:
     return _signature.traces[0]
 
 
-def general_path_calls() -> int:
-    """How many calls took the general path of the run path (_run.run): every call but those the fast
-    path serves (a memoised small signature on the CPU, a NumPy source, a new NumPy result)."""
-    return _run.general_calls[0]
+@contextlib.contextmanager
+def count_general_path() -> Iterator[Callable[[], int]]:
+    """Count the calls that take the general path of the run path (every call but those the fast path
+    serves: a memoised small signature on the CPU, a NumPy source, a new NumPy result) while the block
+    runs; yields a function returning the count so far."""
+    calls = [0]
+    real = _run.run
+
+    def counted(*args: Any) -> int:
+        calls[0] += 1
+        return real(*args)
+
+    _run.run = counted
+    try:
+        yield lambda: calls[0]
+    finally:
+        _run.run = real
 
 
 @contextlib.contextmanager

@@ -31,9 +31,9 @@ _perf_ns = time.perf_counter_ns  # the profiler's clock
 
 def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
     """Check a call's sources (all NumPy arrays, or all DeviceSources on one GPU) against their
-    signatures (_signature.Signature: ``f32``, a float32 source) and return whether
-    they are on a device, the device the call runs on (a device source's GPU), and the stream they
-    were produced on (-1: none)."""
+    signatures (_signature.Signature: ``f32``, a float32 source) and return whether they are on a
+    device, the device the call runs on (a device source's GPU), and the stream they were produced on
+    (-1: none). (Pipeline._run checks one host source inline, with the same check_aligned.)"""
     on_dev = not isinstance(srcs[0], np.ndarray)
     if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
         raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
@@ -98,9 +98,12 @@ def run(
     wait: int = -1,
     timed: Any = None,
 ) -> int:
-    """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked by check_sources) into ``res``, the host result
-    whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a new device
-    array, whose handle is returned (0 otherwise). ``timed``: a profiled call's recording state."""
+    """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked) into ``res``, the
+    host result whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a
+    new device array, whose handle is returned (0 otherwise). ``timed``: a profiled call's recording
+    state. One host image on the CPU goes through Run (run_one); a CPU call from and into host memory
+    of INTERRUPTIBLE_MIN_BYTES or more, unprofiled, through a cancellable Execute; the rest through
+    Execute."""
     n = len(sigs)
     if res is not None and device == "cpu" and stream < 0 and not on_dev:
         nbytes = srcs[0].nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes

@@ -55,10 +55,10 @@ def main() -> None:
     flip_pipeline(tiny)
     st = _profile.state()
     goprep.set_profiling(False)
-    ref = next(v[0] for v in _ops._eager.values())
+    sig = next(iter(_ops._FLIP._cache.values()))  # the eager flip's signature (a one-op pipeline's)
     out = np.empty_like(tiny)
-    run, run_timed = _native._raw_run, _native._raw_run_timed
-    h, s, o, base = ref.handle, id(tiny), id(out), st.eaddr
+    run, run_timed, _ = _native.raw_entries()
+    h, s, o, base = sig.handle, id(tiny), id(out), st.eaddr
     tls, clock = _profile._tls, time.perf_counter_ns
     lst, arr = [0] * 4096, array.array("q", bytes(8 * 4096))
     m = 20000

@@ -38,22 +38,21 @@ _UNALLOCATABLE = {  # results of 3 to 12 TiB: within MAX_OUT_BYTES, beyond what 
 
 
 @pytest.mark.parametrize("case", list(_UNALLOCATABLE))
-def test_unallocatable_result_is_too_large(case, monkeypatch):
+def test_unallocatable_result_is_too_large(case):
     # NumPy's MemoryError ("Unable to allocate 3.00 TiB") escaped. Where the machine would grant the
     # address space (vm.overcommit_memory=1), the allocation fails here on purpose instead.
+    import contextlib
+
+    from goprep import testing
+
     fn, arg = _UNALLOCATABLE[case]
     try:
         np.empty(2**40, np.uint8)  # never touched: nothing is committed
     except MemoryError:
-        pass
+        refuse = contextlib.nullcontext()
     else:
-        from goprep import _outpool
-
-        def fail(shape, dtype):
-            raise MemoryError(f"Unable to allocate {shape}")
-
-        monkeypatch.setattr(_outpool, "empty", fail)
-    with pytest.raises(goprep.ShapeError) as ei:
+        refuse = testing.refuse_allocations()
+    with refuse, pytest.raises(goprep.ShapeError) as ei:
         fn(rand_u8((8, 8, 3)))
     assert_goprep_error(ei.value, goprep.ShapeError, argument=arg, code="too_large", builtin=ValueError)
 
@@ -128,6 +127,7 @@ def test_error_mapping_across_the_boundary():
     h = b.NewPlan(spec())
     try:
         src, out = rand_u8((4, 5, 3)), np.empty((4, 5, 3), np.uint8)
+        desc = np.array([[h, id(src), 0]], np.int64)  # Execute's job table: (plan, source, output offset)
         cases = [
             (_native_error(b.NewPlan, "{"), goprep.InvalidArgumentError, "invalid_argument", "spec"),
             (_native_error(b.NewPlan, spec(in__dtype="i16")), goprep.DTypeError, "bad_dtype", "src"),
@@ -136,8 +136,8 @@ def test_error_mapping_across_the_boundary():
             (_native_error(b.SetNumThreads, 0), goprep.InvalidArgumentError, "invalid_argument", "n"),
             (_native_error(b.CheckNumThreadsEnv, "x"), goprep.InvalidArgumentError, "invalid_argument", "GOPREP_NUM_THREADS"),
             (_native_error(b.PlanBytes, -5), goprep.BackendError, "internal", "plan"),
-            (_native_error(b.RunCancel, h, id(src), id(out), id(stop)), goprep.BackendError, "cancelled", None),
-            (_native_error(b.Execute, 0, 1, id(out), "tpu", False, -1, -1), goprep.InvalidArgumentError, "invalid_argument", "device"),
+            (_native_error(b.Execute, id(desc), 1, id(out), "cpu", False, -1, -1, id(stop), 0, 0), goprep.BackendError, "cancelled", None),
+            (_native_error(b.Execute, 0, 1, id(out), "tpu", False, -1, -1, 0, 0, 0), goprep.InvalidArgumentError, "invalid_argument", "device"),
         ]
     finally:
         b.FreePlan(h)
@@ -178,6 +178,6 @@ def test_device_grammar_agrees(device):
         py_ok = True
     except goprep.InvalidArgumentError:
         py_ok = False
-    e = _native_error(_binding().Execute, 0, 1, 1, device, False, -1, -1)  # a valid device fails later, on the job table
+    e = _native_error(_binding().Execute, 0, 1, 1, device, False, -1, -1, 0, 0, 0)  # a valid device fails later, on the job table
     go_ok = "device:" not in str(e)
     assert py_ok == go_ok, (device, py_ok, str(e))

@@ -3,7 +3,6 @@ import pytest
 
 import goprep
 from conftest import PHOTOS, assert_array_identical, rand_u8
-from goprep._trace import trace_array as _trace_array
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -260,41 +259,41 @@ def test_plan_reuse_and_new_shapes():
     assert len(traces) == n == 4, traces  # a, c, float c, batch: one trace each, none for the return
 
 
-def test_python_caches_are_hit_and_bounded(monkeypatch):
-    """The three Python caches (engine plans by spec, the eager-call memo, each pipeline's signatures)
-    are hit on repeats and stay bounded however many shapes go through; evicted plans are freed."""
+def test_python_caches_are_hit_and_bounded():
+    """The Python caches (engine plans by spec, each pipeline's signatures, eager ops' included) are hit
+    on repeats and stay bounded however many shapes go through; evicted plans are freed."""
     import gc
-    from collections import OrderedDict
 
-    from goprep import _native, _ops, _pipeline
+    from goprep import testing
 
-    b = _native.get()
-    monkeypatch.setattr(_ops, "_PLAN_CACHE_SIZE", 6)
-    monkeypatch.setattr(_ops, "_EAGER_CACHE_SIZE", 5)
-    monkeypatch.setattr(_pipeline, "_CACHE_SIZE", 4)
-    monkeypatch.setattr(_ops, "_plans", OrderedDict())
-    monkeypatch.setattr(_ops, "_eager", {})
-    gc.collect()
-    base = b.NumPlans()
-    x = PHOTOS["chelsea"]
-    traced = []
-    monkeypatch.setattr(_ops, "trace_array", lambda a: (traced.append(1), _trace_array(a))[1])
-    goprep.resize(x, (7, 9))
-    goprep.resize(x, (7, 9))
-    assert len(traced) == 1, "the eager memo must skip tracing on a repeated call"
-    fused = goprep.pipeline(lambda im, s: goprep.resize(im, s), device="cpu")
-    for k in range(30):
-        goprep.resize(x, (k + 1, 5))
-        fused(x, (k + 1, 6))
-        assert len(_ops._plans) <= 6 and len(_ops._eager) <= 5 and len(fused._cache) <= 4
-    gc.collect()
-    live = b.NumPlans() - base
-    assert 0 < live <= 6 + 5 + 4, live  # plans are shared between caches, never more than all of them hold
-    _ops._plans.clear()
-    _ops._eager.clear()
-    fused._cache.clear()
-    gc.collect()
-    assert b.NumPlans() - base <= 0, "plans no cache holds must be freed"
+    b = _binding()
+    with testing.cache_limits(plans=6, signatures=4):
+        testing.clear_caches()
+        gc.collect()
+        base = b.NumPlans()
+        x = PHOTOS["chelsea"]
+        traced = testing.trace_count()
+        goprep.resize(x, (7, 9))
+        goprep.resize(x, (7, 9))
+        assert testing.trace_count() == traced + 1, "the eager memo must skip tracing on a repeated call"
+        fused = goprep.pipeline(lambda im, s: goprep.resize(im, s), device="cpu")
+        for k in range(30):
+            goprep.resize(x, (k + 1, 5))
+            fused(x, (k + 1, 6))
+            sizes = testing.cache_sizes()
+            assert sizes["plans"] <= 6 and max(sizes["signatures"]) <= 4, sizes
+        gc.collect()
+        live = b.NumPlans() - base
+        assert 0 < live <= 6 + 4 + 4, live  # plans are shared between caches, never more than all of them hold
+        testing.clear_caches()
+        gc.collect()
+        assert b.NumPlans() - base <= 0, "plans no cache holds must be freed"
+
+
+def _binding():
+    from goprep import _native
+
+    return _native.get()
 
 
 # ---------------------------------------------------------------------------- letterbox info
@@ -474,36 +473,27 @@ def test_cache_keys_tell_argument_types_apart():
         prep(img, 1)
 
 
-def _count_general_path(monkeypatch):
-    """Count the calls that reach run_plan (the general path) from pipelines and eager ops."""
-    from goprep import _ops, _pipeline
-
-    calls = []
-    for mod in (_ops, _pipeline):
-        real = mod.run_plan
-        monkeypatch.setattr(mod, "run_plan", lambda *a, _real=real, **k: calls.append(1) or _real(*a, **k))
-    return calls
-
-
 @pytest.mark.parametrize("fn", [resize_flip_normalize, crop_resize_cvt_normalize_f16_hwc, letterbox_normalize])
-def test_memo_path_equals_general_path(fn, monkeypatch):
-    # A repeated small call is served from the memo by run_small, profiled or not; it must give what
-    # the general path (run_plan, taken here by out=) gives, and a fresh array each call.
+def test_memo_path_equals_general_path(fn):
+    from goprep import testing
+
+    # A repeated small call is served from the memo by the fast path, profiled or not; it must give
+    # what the general path (taken here by out=) gives, and a fresh array each call.
     img = rand_u8((300, 280, 3), seed=3)
     pipe = goprep.pipeline(fn)
     first = pipe(img)
-    calls = _count_general_path(monkeypatch)
-    again = pipe(img)
-    goprep.set_profiling(True)
-    try:
-        third = pipe(img)
-    finally:
-        goprep.set_profiling(False)
-    assert calls == []  # all took the memo path
-    image = (lambda r: r[0]) if isinstance(first, tuple) else (lambda r: r)
-    buf = np.empty_like(image(first))
-    general = pipe(img, out=buf)
-    assert calls == [1] and image(general) is buf
+    with testing.count_general_path() as calls:
+        again = pipe(img)
+        goprep.set_profiling(True)
+        try:
+            third = pipe(img)
+        finally:
+            goprep.set_profiling(False)
+        assert calls() == 0  # all took the memo path
+        image = (lambda r: r[0]) if isinstance(first, tuple) else (lambda r: r)
+        buf = np.empty_like(image(first))
+        general = pipe(img, out=buf)
+        assert calls() == 1 and image(general) is buf
     for r in (first, again, third):
         assert_array_identical(image(r), buf)
         if isinstance(r, tuple):
@@ -528,19 +518,21 @@ def test_memo_path_float32_alignment_still_checked():
         goprep.flip(bad)
 
 
-def test_eager_memo_path_equals_general_path(monkeypatch):
+def test_eager_memo_path_equals_general_path():
+    from goprep import testing
+
     img = rand_u8((64, 48, 3), seed=4)
     first = goprep.flip(goprep.resize(img, (20, 30)))
-    calls = _count_general_path(monkeypatch)
-    again = goprep.flip(goprep.resize(img, (20, 30)))
-    goprep.set_profiling(True)
-    try:
-        third = goprep.flip(goprep.resize(img, (20, 30)))
-    finally:
-        goprep.set_profiling(False)
-    assert calls == []
-    buf = np.empty_like(first)
-    general = goprep.flip(goprep.resize(img, (20, 30)), out=buf)
-    assert calls == [1] and general is buf
+    with testing.count_general_path() as calls:
+        again = goprep.flip(goprep.resize(img, (20, 30)))
+        goprep.set_profiling(True)
+        try:
+            third = goprep.flip(goprep.resize(img, (20, 30)))
+        finally:
+            goprep.set_profiling(False)
+        assert calls() == 0
+        buf = np.empty_like(first)
+        general = goprep.flip(goprep.resize(img, (20, 30)), out=buf)
+        assert calls() == 1 and general is buf
     for r in (first, again, third):
         assert_array_identical(r, buf)

@@ -143,6 +143,11 @@ func ArrayDataPtr(obj int64) (int64, error) {
 	return int64(uintptr(p)), err
 }
 
+// The run entries are three: Run (one host job on the CPU, the common small call), RunTimed (Run
+// for a profiled call, profile.go) and Execute (everything else: several jobs, placement, device
+// sources and outputs, streams, a cancel flag, a profile record; gpu.go). python/goprep/_run.py is
+// their only caller.
+
 // Run executes plan h reading the array object src and writing the array object out.
 func Run(h, src, out int64) (n int64, err error) {
 	defer engine.Recover(&err)
@@ -152,23 +157,6 @@ func Run(h, src, out int64) (n int64, err error) {
 	}
 	job := [1]engine.Job{j}
 	return 0, engine.CPU{}.Run(job[:])
-}
-
-// RunCancel is Run with a cancel flag: stop is an int32 NumPy array object whose first element the
-// caller sets non-zero (from another thread) to stop the call with code "cancelled". Python uses it
-// for long calls, so Ctrl-C interrupts them.
-func RunCancel(h, src, out, stop int64) (n int64, err error) {
-	defer engine.Recover(&err)
-	j, err := oneJob(h, src, out)
-	if err != nil {
-		return 0, err
-	}
-	sp, err := readArrayData(stop)
-	if err != nil {
-		return 0, err
-	}
-	job := [1]engine.Job{j}
-	return 0, engine.CPU{Stop: (*int32)(sp)}.Run(job[:])
 }
 
 // oneJob resolves a plan handle and array objects into a Job.
@@ -186,20 +174,6 @@ func oneJob(h, src, out int64) (engine.Job, error) {
 		return engine.Job{}, err
 	}
 	return engine.Job{Plan: p, Src: sp, Out: op}, nil
-}
-
-// RunManyCancel runs count host jobs (Execute's descriptor array) on the CPU with RunCancel's cancel flag.
-func RunManyCancel(desc, count, out, stop int64) (n int64, err error) {
-	defer engine.Recover(&err)
-	jobs, err := decodeJobs(desc, count, out, false)
-	if err != nil {
-		return 0, err
-	}
-	sp, err := readArrayData(stop)
-	if err != nil {
-		return 0, err
-	}
-	return 0, engine.CPU{Stop: (*int32)(sp)}.Run(jobs)
 }
 
 // decodeJobs decodes Execute's descriptor array; out == 0 leaves every Job.Out nil (device

@@ -47,14 +47,29 @@ func GPUCount() int64 {
 // GPUAutoMinBytes is the smallest call (source plus output bytes) device="auto" sends to a GPU.
 func GPUAutoMinBytes() int64 { return int64(engine.GPUAutoMinBytes()) }
 
+// PlanMovedBytes is what a call of plan h moves between host and GPU (engine.Plan.MovedBytes): a call
+// whose jobs move fewer than GPUAutoMinBytes in all stays on the CPU under device="auto", and Python
+// applies that rule to a traced signature once, with this figure, instead of asking per call.
+func PlanMovedBytes(h int64) (int64, error) {
+	p, err := lookup(h)
+	if err != nil {
+		return 0, err
+	}
+	return int64(p.MovedBytes()), nil
+}
+
 // GPUStats returns the GPU counters (calls, failures, fallbacks, breaker, pool) as JSON.
 func GPUStats() (string, error) {
 	b, err := json.Marshal(engine.Stats())
 	return string(b), err
 }
 
+// placement parses a device string; anything but "cpu" probes the GPUs first (once per process), so
+// a process that only runs on the CPU never loads the driver.
 func placement(device string) (engine.Placement, error) {
-	ensureGPU()
+	if device != "cpu" {
+		ensureGPU()
+	}
 	return engine.ParseDevice(device)
 }
 
@@ -65,14 +80,26 @@ var arrays handles[*engine.DeviceArray]
 // with devSrc a device address on the call's GPU. With out (a NumPy array object) every output lands
 // there; with out == 0 they go into one new device array, whose handle is returned. stream is the
 // caller's CUDA stream handle (-1: none), wait a stream the device sources were produced on (-1: none).
-func Execute(desc, count, out int64, device string, devSrc bool, stream, wait int64) (h int64, err error) {
-	h, _, _, err = execute(desc, count, out, device, devSrc, stream, wait, false)
+// stop (0: none) is an int32 NumPy array object, a cancel flag the caller sets non-zero from another
+// thread to stop the call with code "cancelled" (engine.CPU.Stop); it applies to device="cpu" calls
+// from host sources into host outputs, which Python makes cancellable when they are long, so Ctrl-C
+// stops them. buf and row (0 and any: none) are the profile record to fill (profile.go), with the
+// entry and finish times, the backend that ran and, when the GPU ran, the device time of its copies
+// and kernels (engine.GPUTimes), so the profiler can split gpu_s.
+func Execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop, buf, row int64) (h int64, err error) {
+	if buf == 0 {
+		h, _, _, err = execute(desc, count, out, device, devSrc, stream, wait, stop, false)
+		return h, err
+	}
+	start := nanotime()
+	h, ran, gt, err := execute(desc, count, out, device, devSrc, stream, wait, stop, true)
+	finish(record(buf, row), start, ran, gt)
 	return h, err
 }
 
 // execute is Execute that also reports which backend ran ("cpu" or "cuda") and, when timed, the
-// device time of its copies and kernels, for ExecuteTimed.
-func execute(desc, count, out int64, device string, devSrc bool, stream, wait int64, timed bool) (h int64, ran string, gt engine.GPUTimes, err error) {
+// device time of its copies and kernels.
+func execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop int64, timed bool) (h int64, ran string, gt engine.GPUTimes, err error) {
 	defer engine.Recover(&err)
 	pl, err := placement(device)
 	if err != nil {
@@ -81,6 +108,17 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait in
 	jobs, err := decodeJobs(desc, count, out, devSrc)
 	if err != nil {
 		return 0, "", gt, err
+	}
+	if stop != 0 {
+		if pl.Device != "cpu" || devSrc || out == 0 {
+			return 0, "", gt, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "stop", Msg: "a cancel flag applies to device=\"cpu\" calls from and into host memory"}
+		}
+		sp, err := readArrayData(stop)
+		if err != nil {
+			return 0, "", gt, err
+		}
+		holdIfArmed((*int32)(sp))
+		return 0, "cpu", gt, engine.CPU{Stop: (*int32)(sp)}.Run(jobs)
 	}
 	c := engine.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc, Timed: timed}
 	if stream >= 0 {

@@ -103,13 +103,3 @@ func RunTimed(h, src, out, buf, row int64) (int64, error) {
 	finish(record(buf, row), start, "cpu", engine.GPUTimes{})
 	return 0, err
 }
-
-// ExecuteTimed is Execute into a host output (out != 0) that also fills row `row` of the profile
-// buffer at buf with the entry and finish times, the backend that ran and, when the GPU ran, the device time of its
-// copies and kernels (engine.GPUTimes), so the profiler can split gpu_s.
-func ExecuteTimed(desc, count, out int64, device string, devSrc bool, stream, wait, buf, row int64) (int64, error) {
-	start := nanotime()
-	_, ran, gt, err := execute(desc, count, out, device, devSrc, stream, wait, true)
-	finish(record(buf, row), start, ran, gt)
-	return 0, err
-}

@@ -49,11 +49,11 @@ func TestTimedEntryPointsFillTheRecord(t *testing.T) {
 	}
 	rec[recDevice] = 5
 	before = MonotonicNs()
-	if _, err := ExecuteTimed(0, 1, 1, "cpu", false, -1, -1, addr, 1); err == nil {
+	if _, err := Execute(0, 1, 1, "cpu", false, -1, -1, 0, addr, 1); err == nil {
 		t.Fatal("a missing job table must fail")
 	}
 	if rec[recStart] < before || rec[recFinish] < rec[recStart] || rec[recFinish] > MonotonicNs() || rec[recDevice] != 0 || !guards() {
-		t.Fatalf("ExecuteTimed record %v", buf)
+		t.Fatalf("Execute's record %v", buf)
 	}
 	saved := *buf
 	if _, err := RunTimed(987654, 0, 0, 0, 1); err == nil { // no buffer: nothing written, still an error

@@ -117,6 +117,14 @@ func callBytes(jobs []Job) (up, down, cpuBytes int) {
 	return up, down, cpuBytes
 }
 
+// MovedBytes is what a call of p alone moves between host and GPU (callBytes' up + down): the figure
+// device="auto" compares with GPUAutoMinBytes, summed over a call's jobs (wantGPU). The binding
+// exports it (PlanMovedBytes) so Python applies the same rule with the same definition.
+func (p *Plan) MovedBytes() int {
+	up, down, _ := callBytes([]Job{{Plan: p}})
+	return up + down
+}
+
 // infoTTL: device properties take several queries; the cost model reuses them this long.
 const infoTTL = time.Second
 

@@ -1,4 +1,9 @@
-"""PIL images and torch tensors in, torch tensors out.
+"""Input adaptation: every source the run path accepts, as what the engine reads.
+
+NumPy arrays (a subclass as its base-class view), PIL images, CPU torch tensors and lists of them
+become NumPy arrays; CUDA arrays (``__cuda_array_interface__``, DLPack kDLCUDA: torch CUDA tensors,
+CuPy arrays, ``goprep.DeviceArray``) become ``DeviceSource``s. A new kind of input (encoded bytes,
+once decoding lands) is one more branch of ``host_array``.
 
 The engine reads NumPy-described memory (address, shape, strides). A PIL image becomes an HWC array
 (``np.asarray``); a CPU ``torch.Tensor`` in torchvision's ``(C, H, W)`` / ``(N, C, H, W)`` convention
@@ -15,10 +20,11 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ._device import DeviceArray, _DLManagedTensor, _kDLCUDA
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
+from ._validate import base_array
 
 _PIL_MODES = ("RGB", "RGBA", "L")
-OUTPUTS = ("numpy", "torch")
 
 
 def _torch() -> Any:
@@ -33,6 +39,37 @@ def is_tensor(x: Any) -> bool:
 def is_pil(x: Any) -> bool:
     m = sys.modules.get("PIL.Image")
     return m is not None and isinstance(x, m.Image)
+
+
+def host_array(src: Any, accepts: str = "a numpy.ndarray", argument: str = "src") -> Tuple[np.ndarray, Optional[str]]:
+    """A host source (anything but a plain ``numpy.ndarray``, which callers take as it is) as the
+    plain NumPy array the engine reads, and what it came from: None (NumPy), ``"pil"`` or
+    ``"torch"``. Anything else is refused, saying what the caller ``accepts``."""
+    a, kind = as_array(src, argument)
+    if type(a) is not np.ndarray:
+        if not isinstance(a, np.ndarray):
+            raise InvalidArgumentError(f"must be {accepts}, got {type(a).__name__}", argument=argument)
+        a = base_array(a, argument)  # an ndarray subclass: its base-class view (never its attributes)
+    return a, kind
+
+
+def list_item(item: Any, i: int, stream: Optional[int]) -> Tuple[Any, np.ndarray, Optional[str]]:
+    """Item ``i`` of a list source: (what the engine reads, a NumPy array or a DeviceSource; its host
+    view for tracing; its kind as host_array says, None for device sources)."""
+    ds = None if isinstance(item, np.ndarray) else device_source(item, stream)
+    if ds is not None:
+        src: Any = ds
+        img, kind = ds.view, None
+    else:
+        img, kind = as_array(item)
+        img = base_array(img, "src")
+        src = img
+    if not isinstance(img, np.ndarray) or img.ndim != 3:
+        raise ShapeError(
+            f"item {i} must be an (H, W, C) numpy.ndarray, got {getattr(img, 'shape', type(img).__name__)}",
+            argument="src",
+        )
+    return src, img, kind
 
 
 def as_array(src: Any, argument: str = "src") -> Tuple[Any, Optional[str]]:
@@ -76,6 +113,21 @@ class _ArrowView:
 
 
 _capsule_pointer: Any = None  # (PyCapsule_GetPointer, the ArrowArray struct), made on first use
+_get_pointer: Any = None
+
+
+def capsule_pointer_fn() -> Any:
+    """PyCapsule_GetPointer(capsule object, name) through a private prototype: the shared
+    ``ctypes.pythonapi.PyCapsule_GetPointer`` can have its argtypes changed by any other library in the
+    process, so goprep never sets them there."""
+    global _get_pointer
+    if _get_pointer is None:
+        import ctypes
+
+        _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", ctypes.pythonapi)
+        )
+    return _get_pointer
 
 
 def _arrow_array(capsule: Any) -> Any:
@@ -98,9 +150,7 @@ def _arrow_array(capsule: Any) -> Any:
             ("release", ctypes.c_void_p),
             ("private_data", ctypes.c_void_p),
         ]
-        f = ctypes.pythonapi.PyCapsule_GetPointer
-        f.restype, f.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        _capsule_pointer = (f, ctypes.POINTER(ArrowArray), ctypes.cast)
+        _capsule_pointer = (capsule_pointer_fn(), ctypes.POINTER(ArrowArray), ctypes.cast)
     f, ptr, cast = _capsule_pointer
     return cast(f(capsule, b"arrow_array"), ptr).contents
 
@@ -167,38 +217,99 @@ def tensor_as_hwc(t: Any, argument: str = "src") -> np.ndarray:
     return a.transpose(1, 2, 0) if a.ndim == 3 else a.transpose(0, 2, 3, 1)
 
 
-def to_output(res: np.ndarray, kind: Optional[str], chw: bool) -> Any:
-    """The result for the caller: NumPy, or (``kind="torch"``) a tensor sharing its memory in
-    torchvision's layout: a CHW result as it is, an HWC one as a channels-last (C, H, W) view."""
-    if kind != "torch":
-        return res
-    torch = _torch()
-    if torch is None:
-        import torch  # output="torch" asked for it
-    t = torch.from_numpy(res)
-    return t if chw else t.movedim(-1, -3)
+# ---------------------------------------------------------------------------------------------
+# device-resident inputs: __cuda_array_interface__ (v2/v3) and __dlpack__ (kDLCUDA)
+
+_TYPESTR = {"|u1": np.dtype(np.uint8), "<f4": np.dtype(np.float32), "=f4": np.dtype(np.float32)}
 
 
-def out_array(out: Any, shape: Tuple[int, ...], chw: bool) -> Any:
-    """``out=`` as the NumPy array the engine writes: a CPU tensor (pinned or not) of the result's
-    torchvision-layout shape, whose memory is the result's C-contiguous layout."""
-    if not is_tensor(out):
-        return out
-    if out.device.type != "cpu":
-        raise InvalidArgumentError(f"is a {out.device.type} tensor; out= takes CPU tensors", argument="out")
-    try:
-        a = out.detach().numpy()
-    except (RuntimeError, TypeError) as e:
-        raise InvalidArgumentError(f"tensor layout cannot be written in place ({e})", argument="out") from None
-    if a.shape == shape:
-        return a
-    if not chw and a.ndim == len(shape) and a.ndim in (3, 4):
-        v = np.moveaxis(a, -3, -1)  # a (C, H, W) tensor whose memory is HWC (channels-last)
-        if v.shape == shape and v.flags.c_contiguous:
-            return v
-    want = shape if chw else shape[:-3] + (shape[-1],) + shape[-3:-1]
-    raise ShapeError(
-        f"must be a tensor of shape {want} whose memory is the result's layout "
-        f"({'contiguous' if chw else 'channels-last'}), got shape {tuple(out.shape)} strides {out.stride()}",
-        argument="out",
-    )
+class DeviceSource:
+    """A device array given as input: its data pointer, device, the stream it was produced on (or
+    None), and a host stand-in with its shape, strides and dtype for tracing (never read)."""
+
+    __slots__ = ("ptr", "device", "stream", "view", "keep")
+
+    def __init__(self, ptr: int, device: int, stream: Optional[int], view: np.ndarray, keep: Any) -> None:
+        self.ptr, self.device, self.stream, self.view, self.keep = ptr, device, stream, view, keep
+
+
+def _stand_in(shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: np.dtype, chw: bool) -> np.ndarray:
+    if chw and len(shape) in (3, 4):  # torchvision's (C, H, W) / (N, C, H, W): read through the strides
+        k = len(shape)
+        order = (0, 2, 3, 1) if k == 4 else (1, 2, 0)
+        shape = tuple(shape[i] for i in order)
+        strides = tuple(strides[i] for i in order)
+    # A zero-filled one-element buffer viewed with the array's shape and strides: the tracer reads only
+    # shape, strides and dtype; the engine reads the device pointer.
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=strides, writeable=False)
+
+
+def _is_torch(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch"
+
+
+def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
+    """The device source for a CUDA array (CAI or DLPack kDLCUDA), or None for anything else."""
+    if isinstance(obj, np.ndarray):
+        return None
+    if _is_torch(obj):
+        # A torch tensor is a device source only on CUDA; CPU (and meta, ...) tensors are read as host
+        # arrays by _inputs, and asking them for __dlpack_device__ can raise.
+        if not getattr(obj, "is_cuda", False):
+            return None
+        cai = obj.__cuda_array_interface__
+    else:
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        dt = _TYPESTR.get(cai["typestr"])
+        if dt is None:
+            raise InvalidArgumentError(f"dtype must be uint8 or float32, got {cai['typestr']!r}", argument="src")
+        shape = tuple(int(v) for v in cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            st, acc = [], dt.itemsize
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        ptr = int(cai["data"][0])
+        dev = _device_of(ptr, obj)
+        return DeviceSource(ptr, dev, cai.get("stream"), _stand_in(shape, tuple(strides), dt, _is_torch(obj)), obj)
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        kind, dev = obj.__dlpack_device__()
+        if int(kind) != _kDLCUDA:
+            return None
+        cap = obj.__dlpack__(stream=stream if stream is not None else 1)
+        # Read in place while holding the capsule (not consumed: its producer frees it as usual).
+        mt = _DLManagedTensor.from_address(capsule_pointer_fn()(cap, b"dltensor"))
+        t = mt.dl_tensor
+        codes = {(1, 8): np.dtype(np.uint8), (2, 32): np.dtype(np.float32)}
+        dt = codes.get((t.dtype.code, t.dtype.bits))
+        if dt is None or t.dtype.lanes != 1:
+            raise InvalidArgumentError("dtype must be uint8 or float32", argument="src")
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        if t.strides:
+            strides = tuple(t.strides[i] * dt.itemsize for i in range(t.ndim))
+        else:
+            st, acc = [], dt.itemsize
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        ptr = int(t.data or 0) + int(t.byte_offset)
+        # The producer has ordered our stream after its work (__dlpack__(stream=)): nothing to wait on.
+        return DeviceSource(ptr, int(dev), None, _stand_in(shape, strides, dt, _is_torch(obj)), (obj, cap))
+    return None
+
+
+def _device_of(ptr: int, obj: Any) -> int:
+    if isinstance(obj, DeviceArray):
+        return obj.device
+    dev = getattr(obj, "device", None)
+    idx = getattr(dev, "index", None)  # torch.device
+    if isinstance(idx, int):
+        return idx
+    idx = getattr(dev, "id", None)  # cupy.cuda.Device
+    if isinstance(idx, int):
+        return idx
+    return int(getattr(obj, "__dlpack_device__", lambda: (_kDLCUDA, 0))()[1])

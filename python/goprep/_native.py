@@ -21,9 +21,11 @@ from ._errors import BackendError, ForkError, from_native
 _lock = threading.Lock()
 _mod: Any = None
 _loaded_pid: int = 0
+# The binding's three run entries as the extension's C functions (gopy's Python wrappers cost ~0.2 us
+# a call); _run.py is their only caller.
 _raw_run: Any = None
 _raw_run_timed: Any = None
-_raw_execute_timed: Any = None
+_raw_execute: Any = None
 _forked_child = False  # set in a child forked after the Go runtime started (cheaper than getpid per call)
 _limits: Dict[str, int] = {}
 
@@ -98,25 +100,20 @@ def _load() -> None:
                "big_plan_bytes": int(binding.BigPlanBytes())}
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
-    global _raw_run, _raw_run_timed, _raw_execute_timed
+    global _raw_run, _raw_run_timed, _raw_execute
     from ._ext import _native as raw  # type: ignore[attr-defined]
 
     _raw_run = raw.binding_Run
     _raw_run_timed = raw.binding_RunTimed
-    _raw_execute_timed = raw.binding_ExecuteTimed
+    _raw_execute = raw.binding_Execute
     _mod = binding
 
 
-def raw_run() -> Callable[..., Any]:
-    """The extension's C entry point for Run, skipping gopy's Python-level wrapper (~0.2 us a call)."""
+def raw_entries() -> Tuple[Any, Any, Any]:
+    """The C entry points of the binding's run entries Run, RunTimed and Execute (loads the extension,
+    or raises ForkError in a forked child)."""
     get()
-    return _raw_run
-
-
-def raw_timed() -> Callable[..., Any]:
-    """The C entry point of RunTimed (the profiler's Run, which also fills the call's engine row)."""
-    get()
-    return _raw_run_timed
+    return _raw_run, _raw_run_timed, _raw_execute
 
 
 def loaded() -> bool:
@@ -136,60 +133,3 @@ def limit(name: str) -> int:
     dimension), "max_threads", "big_plan_bytes" (plans above it are not cached)."""
     get()
     return _limits[name]
-
-
-# Calls moving at least this many bytes (source plus output) run where Ctrl-C can stop them: about 10 ms
-# of work or more, so the helper thread (~0.1 ms) costs under 1%, and smaller calls end before a user
-# could notice a late interrupt.
-INTERRUPTIBLE_MIN_BYTES = 16 << 20
-
-
-def run_interruptible(fn: Callable[..., Any], args: Tuple[Any, ...], keep: Tuple[Any, ...]) -> Any:
-    """Call ``fn(*args, stop)``, a binding entry point taking a cancel flag, so that Ctrl-C stops it.
-    ``keep`` holds the objects whose addresses ``args`` pass (arrays, descriptor): the helper thread
-    keeps them alive for as long as Go may touch their memory, whatever happens to the caller.
-
-    The signal handler of Python runs only in the main thread and only between bytecodes, so while the
-    main thread sits in a long Go call a SIGINT waits for the call to end (2.57 s on a 48 x 1080p
-    batch). Here the call runs on a helper thread while the main thread waits in short, interruptible
-    waits; on KeyboardInterrupt (or any exception) it sets the flag, which the engine checks between
-    bands of rows, waits for the call to stop (milliseconds) and re-raises. Off the main thread no signal
-    can arrive, so the call runs directly.
-
-    The wait is an Event, not Thread.join: CPython 3.11's join, interrupted by KeyboardInterrupt, can
-    mark a still-running thread as finished (its bpo-45274 clean-up releases the running thread's
-    lock), after which the caller would free memory Go still writes (reproduced as a SIGSEGV).
-    """
-    stop = np.zeros(1, np.int32)
-    if threading.current_thread() is not threading.main_thread():
-        return call(fn, *args, id(stop))
-    box: Dict[str, Any] = {}
-    done = threading.Event()
-
-    def work(held: Tuple[Any, ...] = (keep, stop)) -> None:  # held: alive until the thread ends
-        try:
-            box["r"] = fn(*args, id(stop))
-        except BaseException as e:  # handed to the caller's thread
-            box["e"] = e
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name="goprep-call", daemon=True).start()
-    try:
-        while not done.wait(0.05):
-            pass
-    except BaseException:
-        stop[0] = 1
-        while True:  # the caller's memory must outlive the call: a second Ctrl-C does not cut this short
-            try:
-                if done.wait(0.05):
-                    break
-            except BaseException:
-                pass
-        raise
-    e = box.get("e")
-    if e is not None:
-        if isinstance(e, RuntimeError):
-            raise from_native(e) from None
-        raise e
-    return box.get("r")

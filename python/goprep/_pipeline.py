@@ -3,88 +3,53 @@
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _pickling, _profile
-from ._errors import InvalidArgumentError, PipelineError, ShapeError
-from ._inputs import as_array, is_tensor, out_array, to_output
-from ._ops import PlanRef, plan_for, run_jobs, run_plan, run_small, small_call
-from ._trace import Traced, trace_array, tracing, typed_key
-from ._validate import base_array
+from . import _device, _inputs, _outputs, _pickling, _profile, _run
+from ._errors import InvalidArgumentError, ShapeError
+from ._outputs import SLOT, fill
+from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
+from ._trace import typed_key
+from ._validate import check_aligned
 
 _OUTPUTS = (None, "numpy", "torch", "device")
-_CACHE_SIZE = 256  # traced signatures per pipeline: many shapes must not grow memory without limit
 _perf_ns = time.perf_counter_ns  # the profiler's clock and record layout
 _tls = _profile._tls
-_SLOT = object()  # marks where the image goes in a traced function's result
-
-
-class _Compiled:
-    """One traced signature: its plan and how to build the function's result."""
-
-    __slots__ = ("ref", "shape", "dtype", "template", "f32", "traced", "moved", "chw", "small")
-
-    def __init__(self, traced: Traced, template: Any, src_bytes: int) -> None:
-        self.traced = traced
-        self.ref: PlanRef = plan_for(traced)
-        self.shape = traced.shape
-        self.dtype = traced.out_dtype
-        self.template = template
-        self.f32 = traced.dtype == "f32"
-        self.chw = traced.chw
-        self.moved = src_bytes + int(np.prod(self.shape)) * self.dtype.itemsize  # bytes a GPU call would copy
-        self.small = small_call(src_bytes, self.shape, self.dtype)  # run_small may serve it on the CPU
-
-
-def _split_result(res: Any) -> Tuple[Traced, Any]:
-    """Find the one traced image in a function's result; return it and the result's shape around it."""
-    if isinstance(res, Traced):
-        return res, _SLOT
-    if isinstance(res, tuple):
-        found = [x for x in res if isinstance(x, Traced)]
-        if len(found) == 1:
-            return found[0], tuple(_SLOT if isinstance(x, Traced) else x for x in res)
-    raise PipelineError(
-        "a @goprep.pipeline function must return the processed image, or a tuple holding it once "
-        f"(e.g. the result of goprep.letterbox); got {type(res).__name__}"
-    )
-
-
-def _key(src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-    """A call's memo key: the source's layout and the extra arguments. dtype objects compare byte
-    order too, and are cheaper to hash than dtype.str is to build. TypeError: unhashable arguments."""
-    return (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
-
-
-def _fill(template: Any, image: np.ndarray) -> Any:
-    if template is _SLOT:
-        return image
-    return tuple(image if x is _SLOT else x for x in template)
+_ACCEPTS = "a numpy.ndarray, a PIL image, a torch.Tensor, a CUDA array or a list of them"
+_NO_KEY = object()  # _lookup: the caller has not built the memo key
 
 
 class Pipeline:
-    """A function of goprep ops compiled into fused engine passes (see ``goprep.pipeline``)."""
+    """A function of goprep ops compiled into fused engine passes (see ``goprep.pipeline``). Every call
+    of goprep runs through one: an eager op is a one-op pipeline (_ops.py)."""
 
-    def __init__(self, fn: Callable[..., Any], device: str, output: Optional[str] = None) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], device: str, output: Optional[str] = None, *, name: Optional[str] = None,
+        host_only: bool = False,
+    ) -> None:
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._device = device
         self._output = output
         # where the engine writes: host memory (NumPy, or a tensor over it) or a DeviceArray
         self._target = "device" if output == "device" else "numpy"
-        self._cache: Dict[Any, _Compiled] = {}
-        self._lock = threading.Lock()
-        # device="cpu" (and "auto" once no GPU is found) takes the engine's direct CPU entry point,
-        # skipping placement: that keeps the per-call overhead of small images at its CPU-only level.
+        self._cache = Memo("signatures")
         self._cpu = device == "cpu" and self._target == "numpy"
         self._auto_numpy = device == "auto" and self._target == "numpy"
-        self._plain = output in (None, "numpy")  # NumPy results for NumPy sources (run_small's)
-        self._name = getattr(fn, "__qualname__", None) or repr(fn)  # the profiler's key
+        self._plain = output in (None, "numpy")  # NumPy results for NumPy sources (the fast path's)
+        # host_only: NumPy, PIL and CPU tensors only (the eager ops: no lists, no CUDA arrays)
+        self._host_only = host_only
+        self._accepts = "a numpy.ndarray" if host_only else _ACCEPTS
+        self._name = name or getattr(fn, "__qualname__", None) or repr(fn)  # the profiler's key
         self._pid = _profile.name_id(self._name)  # its id in the profiler's rows (per process)
+
+    @property
+    def _lock(self) -> Any:
+        """The lock guarding this pipeline's memo (its Memo's)."""
+        return self._cache.lock
 
     def __repr__(self) -> str:
         return (
@@ -99,42 +64,38 @@ class Pipeline:
         return super().__reduce_ex__(protocol)
 
     def __getstate__(self) -> Dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_cache", "_lock", "__wrapped__", "_pid")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_cache", "__wrapped__", "_pid")}
         state["_fn"] = _pickling.FnRef(self._fn)
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
+        state.setdefault("_host_only", False)
+        state.setdefault("_accepts", _ACCEPTS)
         self.__dict__.update(state, _fn=state["_fn"].fn, __wrapped__=state["_fn"].fn)
-        self._cache = {}
-        self._lock = threading.Lock()
+        self._cache = Memo("signatures")
         self._pid = _profile.name_id(self._name)
 
-    def _on_cpu(self, moved: int = 0) -> bool:
-        # Under "auto", calls below the engine's GPU threshold skip the placement call entirely (the
-        # engine would choose the CPU for them anyway), so small requests pay no GPU-path overhead.
-        return self._cpu or (self._auto_numpy and (moved < _device.auto_min_bytes() or _device.gpu_count() == 0))
-
-    def _compile(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any) -> _Compiled:
-        with tracing():
-            traced, template = _split_result(self._fn(trace_array(src), *args, **kwargs))
-        c = _Compiled(traced, template, src.nbytes)
-        if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
-            with self._lock:
-                if len(self._cache) >= _CACHE_SIZE:
-                    self._cache.clear()
-                self._cache[key] = c
-        return c
-
-    def _lookup(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> _Compiled:
-        key: Any = _key(src, args, kwargs)
+    def _lookup(self, src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], key: Any = _NO_KEY) -> Signature:
+        """The signature of a call: memoised by the source's layout and the extra arguments (dtype
+        objects compare byte order too, and are cheaper to hash than dtype.str is to build), traced on
+        a miss. Unhashable extra arguments are traced every call."""
+        if key is _NO_KEY:
+            key = (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
         try:
             c = self._cache.get(key)
-        except TypeError:  # unhashable extra arguments: trace every call
-            key = None
-            c = None
+        except TypeError:
+            key, c = None, None
         if c is None:
-            c = self._compile(src, args, kwargs, key)
-        return c
+            c = trace(self._fn, src, args, kwargs, self._device, self._target, self._plain)
+            if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
+                self._cache.put(key, c)
+        return c  # type: ignore[no-any-return]
+
+    def _host_device(self, cpu: bool) -> str:
+        """Where a host call runs: the CPU when its signatures place it there (``cpu``: Signature.cpu,
+        or for a list auto_keeps_on_cpu of its total), or under "auto" into a host result when no GPU
+        is usable; else the pipeline's device."""
+        return "cpu" if cpu or (self._auto_numpy and _device.gpu_count() == 0) else self._device
 
     def __call__(self, src: Any, *args: Any, out: Optional[Any] = None, stream: Any = None, **kwargs: Any) -> Any:
         """Run on ``src``: a NumPy image or batch, a PIL image, a CPU torch tensor ((C, H, W) /
@@ -142,6 +103,11 @@ class Pipeline:
         as (C, H, W) / (N, C, H, W), CuPy arrays, ``goprep.DeviceArray``), or a list of these.
         ``stream=`` (an int handle, ``torch.cuda.Stream`` or ``cupy.cuda.Stream``) queues the work on
         that stream; with a device input and ``output="device"`` the call then returns without waiting."""
+        return self._call(src, args, kwargs, out, stream)
+
+    def _call(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any = None, stream: Any = None) -> Any:
+        """``self(src, *args, out=out, stream=stream, **kwargs)``: the one call path of goprep. Eager
+        ops call it directly (``kwargs`` empty), which spares them building the keyword dict."""
         # Profiling off costs this one check (and a None test on the way out): the body stays inline,
         # since a helper call measured +0.1 us on a 2.4 us call, and a profiled call is timed here,
         # not by calling back in (re-entering with keyword arguments measured ~0.5 us).
@@ -154,54 +120,30 @@ class Pipeline:
         else:
             st = None
         try:
-            # The common call first: a NumPy image of a traced signature that run_small serves (small,
-            # on the CPU, a new NumPy result), straight from the memo; the rest below (run_small).
-            if type(src) is np.ndarray and out is None and stream is None and self._plain:
+            if type(src) is np.ndarray:
+                # The common call first: a NumPy image of a signature the fast path serves, straight
+                # from the memo (Signature.fast; float32 sources aligned).
+                key: Any = (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
                 try:
-                    c = self._cache.get(_key(src, args, kwargs))
+                    c = self._cache.get(key)
                 except TypeError:  # unhashable extra arguments: traced below
-                    c = None
-                if c is not None and c.small and (not c.f32 or src.flags.aligned) and (self._cpu or self._on_cpu(c.moved)):
-                    return _fill(c.template, run_small(c.ref, c.shape, c.dtype, src, st))
-            sh = _device.stream_handle(stream)
-            kind = None
-            if type(src) is not np.ndarray:
-                if isinstance(src, (list, tuple)):
-                    return self._run_list(list(src), args, kwargs, out, sh, st)
-                ds = _device.device_source(src, sh if sh >= 0 else None)
-                if ds is not None:
-                    c = self._lookup(ds.view, args, kwargs)
-                    res = run_plan(
-                        c.ref, c.shape, c.dtype, c.f32, ds, out, self._device, self._target, sh, st, c.traced.size_arg
-                    )
-                    return _fill(c.template, res)
-                src, kind = as_array(src)
-                if type(src) is not np.ndarray:
-                    if not isinstance(src, np.ndarray):
-                        raise InvalidArgumentError(
-                            f"must be a numpy.ndarray, a PIL image, a torch.Tensor, a CUDA array or a list of them, "
-                            f"got {type(src).__name__}",
-                            argument="src",
-                        )
-                    src = base_array(src)  # an ndarray subclass: its base-class view (never its attributes)
-            c = self._lookup(src, args, kwargs)
-            device = "cpu" if sh < 0 and self._on_cpu(c.moved) else self._device
-            if out is not None and type(out) is not np.ndarray and is_tensor(out):
-                run_plan(
-                    c.ref, c.shape, c.dtype, c.f32, src, out_array(out, c.shape, c.chw), device, self._target, sh, st
-                )
-                return _fill(c.template, out)
-            res = run_plan(c.ref, c.shape, c.dtype, c.f32, src, out, device, self._target, sh, st, c.traced.size_arg)
-            if (self._output or kind) == "torch":
-                res = to_output(res, "torch", c.chw)
-            return _fill(c.template, res)
+                    key, c = None, None
+                if c is not None and c.fast and out is None and stream is None and (not c.f32 or src.flags.aligned):
+                    return fill(c.template, _run.run_one(c.handle, src, None, st, c.shape, c.dtype))
+                sh = -1 if stream is None else _device.stream_handle(stream)
+                if c is None:
+                    c = self._lookup(src, args, kwargs, key)
+                device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
+                res = self._run([c], [src], c.shape, out, device, sh, st)
+                return res if c.template is SLOT else fill(c.template, res)
+            return self._call_other(src, args, kwargs, out, stream, st)
         except BaseException:
             if st is not None:
                 _profile.failed(st, self._name)
                 st = None
             raise
         finally:
-            if st is not None:  # commit the call's row (as _ops.run_eager does)
+            if st is not None:  # commit the call's row
                 i = st.i
                 st.name[i] = self._pid
                 st.t0[i] = t0
@@ -209,6 +151,56 @@ class Pipeline:
                 st.i = i + 1
                 if i >= st.last:  # the buffer is full, or a hook is set
                     _profile.commit(st)
+
+    def _call_other(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, stream: Any, st: Any) -> Any:
+        """A call whose source is not a plain NumPy array: adapted by _inputs, then run as one."""
+        sh = _device.stream_handle(stream)
+        if not self._host_only:
+            if isinstance(src, (list, tuple)):
+                return self._run_list(list(src), args, kwargs, out, sh, st)
+            ds = _inputs.device_source(src, sh if sh >= 0 else None)
+            if ds is not None:  # a CUDA array: out= is a NumPy array, the result NumPy or a DeviceArray
+                c = self._lookup(ds.view, args, kwargs)
+                res = self._run([c], [ds], c.shape, out, self._device, sh, st, host=False)
+                return res if c.template is SLOT else fill(c.template, res)
+        a, kind = _inputs.host_array(src, self._accepts)
+        c = self._lookup(a, args, kwargs)
+        device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
+        res = self._run([c], [a], c.shape, out, device, sh, st, kind)
+        return res if c.template is SLOT else fill(c.template, res)
+
+    def _run(
+        self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,
+        kind: Optional[str] = None, host: bool = True,
+    ) -> Any:
+        """Run signatures ``sigs`` on ``srcs`` into one result of ``shape`` (one image's, or a list's
+        batch), and return it for the caller (_outputs): a DeviceArray, or a host result (new, or
+        ``out=`` as the caller passed it), as a tensor when the pipeline's output or the sources'
+        ``kind`` says torch. For device sources (not ``host``) ``out=`` is a NumPy array and the
+        result stays NumPy."""
+        first = sigs[0]
+        given = out
+        if out is not None and host and type(out) is not np.ndarray:
+            out = _outputs.out_view(out, shape, first.chw)
+        x = srcs[0]
+        if len(srcs) == 1 and type(x) is np.ndarray:  # one host image: the common general call
+            if first.f32 and not x.flags.aligned:
+                check_aligned(True, x, "src")
+            on_dev, wait = False, -1
+        else:
+            on_dev, device, wait = _run.check_sources(sigs, srcs, device)
+        if self._target == "device":
+            if out is not None:
+                raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+            h = _run.run(sigs, srcs, None, shape, first.dtype, device, on_dev, sh, wait, st)
+            return _outputs.device_result(h, shape, first.dtype)
+        res = _outputs.host_result(out, shape, first.dtype, first.size_arg, () if on_dev else srcs)
+        _run.run(sigs, srcs, res, shape, first.dtype, device, on_dev, sh, wait, st)
+        if not host:
+            return res if given is None else given
+        if (self._output or kind) != "torch":
+            return res if given is None else given  # out= comes back as the object passed (a tensor too)
+        return _outputs.deliver(res, given, True, first.chw)
 
     def _run_list(
         self,
@@ -221,25 +213,14 @@ class Pipeline:
     ) -> Any:
         if not images:
             raise ShapeError("the list of images is empty", argument="src")
-        compiled: List[_Compiled] = []
+        compiled: List[Signature] = []
         kinds = set()
         srcs: List[Any] = []
         for i, item in enumerate(images):
-            ds = None if isinstance(item, np.ndarray) else _device.device_source(item, sh if sh >= 0 else None)
-            if ds is not None:
-                srcs.append(ds)
-                img = ds.view
-            else:
-                img, kind = as_array(item)
+            x, img, kind = _inputs.list_item(item, i, sh if sh >= 0 else None)
+            srcs.append(x)  # kept alive until the call returns
+            if x is img:
                 kinds.add(kind)
-                img = base_array(img, "src")
-                srcs.append(img)  # kept alive until the call returns
-            if not isinstance(img, np.ndarray) or img.ndim != 3:
-                raise ShapeError(
-                    f"item {i} must be an (H, W, C) numpy.ndarray, got "
-                    f"{getattr(img, 'shape', type(img).__name__)}",
-                    argument="src",
-                )
             c = self._lookup(img, args, kwargs)
             if compiled and (c.shape != compiled[0].shape or c.dtype != compiled[0].dtype):
                 raise ShapeError(
@@ -251,30 +232,15 @@ class Pipeline:
         first = compiled[0]
         shape = (len(images),) + first.shape
         host = all(isinstance(x, np.ndarray) for x in srcs)
-        device = "cpu" if host and sh < 0 and self._on_cpu(sum(c.moved for c in compiled)) else self._device
-        given = out
-        if out is not None and type(out) is not np.ndarray and is_tensor(out):
-            out = out_array(out, shape, first.chw)
-        res: Any = run_jobs(
-            [(c.ref, c.f32, x) for c, x in zip(compiled, srcs)],
-            shape,
-            first.dtype,
-            out,
-            device,
-            self._target,
-            sh,
-            timed,
-            first.traced.size_arg,
-        )
-        if given is not None and is_tensor(given):
-            res = given
-        elif (self._output or (kinds.pop() if len(kinds) == 1 else None)) == "torch":
-            res = to_output(res, "torch", first.chw)
-        if first.template is _SLOT:
+        device = self._device
+        if host and sh < 0:
+            device = self._host_device(self._cpu or (self._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in compiled))))
+        res = self._run(compiled, srcs, shape, out, device, sh, timed, kinds.pop() if len(kinds) == 1 else None)
+        if first.template is SLOT:
             return res
         # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.
         return tuple(
-            res if x is _SLOT else [c.template[k] for c in compiled] for k, x in enumerate(first.template)
+            res if x is SLOT else [c.template[k] for c in compiled] for k, x in enumerate(first.template)
         )
 
 

@@ -41,7 +41,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._errors import from_native
 
 ON: bool = os.environ.get("GOPREP_PROFILE", "").strip().lower() not in ("", "0", "false", "no", "off")
 
@@ -310,7 +309,7 @@ def name_id(name: str) -> int:
 
 def commit(st: _State) -> None:
     """After row ``st.i - 1`` was committed at or past ``st.last``: call the hook, aggregate a full
-    buffer. The callers (Pipeline.__call__, _ops.run_eager) time a call and commit its row inline
+    buffer. The caller (Pipeline.__call__, every call's) times a call and commit its row inline
     (``st.name[i], st.t0[i], st.t1[i] = ...; st.i = i + 1; if i >= st.last: commit(st)``), since
     every helper call measured 0.1-0.2 us."""
     try:
@@ -328,38 +327,6 @@ def failed(st: _State, name: str) -> None:
         if e is None:
             e = st.agg[name] = _Entry()
         e.errors += 1
-
-
-def engine(st: _State, fn: Callable[..., Any], *args: Any) -> None:
-    """Call a timed engine entry point (gomod/binding/profile.go) with this thread's engine buffer and
-    the call's row, which the engine fills with its entry and finish times and the backend; note when
-    Python resumes. (run_plan inlines this for the CPU entry point.)"""
-    i = st.i
-    try:
-        fn(*args, st.eaddr, i)
-    except RuntimeError as e:
-        raise from_native(e) from None
-    st.res[i] = _clock()
-
-
-def engine_untimed(st: _State, fn: Callable[..., Any], *args: Any) -> Any:
-    """An engine call with no finish timestamp (device outputs): all of it counts as engine time, and
-    the call counts as "cuda" (its result is on the GPU even when the CPU computed it after a GPU
-    failure; goprep_cpu_fallbacks_total counts those)."""
-    t0 = _clock()
-    try:
-        res = fn(*args)
-    except RuntimeError as e:
-        raise from_native(e) from None
-    i = st.i
-    st.res[i] = t = _clock()
-    cols, devs, _ = layout()
-    r = st.erows[i]
-    r[:] = 0
-    r[cols["start"]] = t0
-    r[cols["finish"]] = t
-    r[cols["device"]] = devs.index("cuda")
-    return res
 
 
 def _call_hook(st: _State, i: int) -> None:

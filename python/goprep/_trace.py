@@ -394,8 +394,7 @@ def trace_array(a: Any, argument: str = "src") -> Traced:
         raise ShapeError(f"image size {h}x{w} has a zero dimension", argument=argument)
     if c not in (1, 3, 4):
         raise ShapeError(f"channels must be 1, 3 or 4, got {c}", argument=argument)
-    if code == "f32" and not a.flags.aligned:
-        raise InvalidArgumentError("float32 data must be aligned", argument=argument)
+    _validate.check_aligned(code == "f32", a, argument)
     return Traced(code, n, h, w, c, (sn, sh, sw, sc), View.identity(h, w), cmap=tuple(range(c)))
 
 

@@ -45,6 +45,19 @@ def base_array(a: Any, argument: str = "src") -> Any:
     return np.ndarray.view(a, np.ndarray)
 
 
+def check_aligned(f32: bool, src: Any, argument: str = "src") -> None:
+    """The one float32-alignment check (tracing and every run): the engine reads float32 sources as
+    whole floats. ``src``: a NumPy array, or a device source (its ``ptr`` and its stand-in ``view``)."""
+    if not f32:
+        return
+    if isinstance(src, np.ndarray):
+        ok = src.flags.aligned
+    else:  # a DeviceSource
+        ok = src.ptr % 4 == 0 and all(s % 4 == 0 for s in src.view.strides)
+    if not ok:
+        raise InvalidArgumentError("float32 data must be aligned", argument=argument)
+
+
 def is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 

@@ -14,7 +14,8 @@ import numpy as np
 import goprep
 from goprep._errors import InvalidArgumentError, PipelineError, ShapeError
 from goprep._optional import require
-from goprep._pipeline import _SLOT, _split_result
+from goprep._outputs import SLOT as _SLOT
+from goprep._signature import split_result as _split_result
 from goprep._trace import trace_array, tracing
 
 require("dask", "goprep.dask")  # checked without importing Dask: that happens on first use

@@ -1,14 +1,23 @@
-"""Test-only switches of the GPU path. Not for production use.
+"""Test-only switches of the GPU path and hooks into the run path. Not for production use.
 
 ``simulate_gpu()`` swaps in a simulated GPU (host memory; the real CUDA kernels of kernels/*.cu
 compiled as C++ for the CPU, in extensions built with ``-tags cpukernel``, which setup.py does when a
 C++ compiler is found), so the GPU path, its CPU fallback and the circuit breaker can be exercised on machines without a
 GPU. ``inject_gpu_fault()`` makes the next GPU calls fail the way a real device can.
+
+The run path's hooks let tests observe and steer it without patching goprep's internals: the caches'
+sizes and bounds (``cache_sizes``, ``cache_limits``, ``clear_caches``), how many functions were
+traced (``trace_count``), which calls took the general path (``count_general_path``), results that cannot
+be allocated (``refuse_allocations``), and long calls held inside the engine until interrupted
+(``hold_calls``, ``wait_held``).
 """
 
 from __future__ import annotations
 
-from . import _device, _native
+import contextlib
+from typing import Any, Callable, Dict, Iterator, Optional
+
+from . import _device, _native, _outputs, _run, _signature
 
 __all__ = [
     "simulate_gpu",
@@ -17,7 +26,18 @@ __all__ = [
     "inject_gpu_fault",
     "reset_gpu",
     "set_cpu_cost",
+    "INTERRUPTIBLE_MIN_BYTES",
+    "cache_sizes",
+    "cache_limits",
+    "clear_caches",
+    "trace_count",
+    "count_general_path",
+    "refuse_allocations",
+    "hold_calls",
+    "wait_held",
 ]
+
+INTERRUPTIBLE_MIN_BYTES = _run.INTERRUPTIBLE_MIN_BYTES  # CPU calls moving this many bytes are cancellable
 
 
 def simulated_gpu_available() -> bool:
@@ -63,3 +83,91 @@ def simulated_trace() -> dict:
     import json
 
     return dict(json.loads(_native.call(_native.get().TestingSimTrace)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the run path
+
+
+def cache_sizes() -> Dict[str, Any]:
+    """Entries held by the run path's caches: ``plans`` (engine plans, shared by spec) and
+    ``signatures`` (each pipeline's memo, eager ops' included, as a list of sizes)."""
+    memos = _signature.memos()
+    return {
+        "plans": sum(len(m) for m in memos if m.kind == "plans"),
+        "signatures": [len(m) for m in memos if m.kind == "signatures"],
+    }
+
+
+def clear_caches() -> None:
+    """Empty every cache of the run path (plans no pipeline holds are then freed)."""
+    for m in _signature.memos():
+        m.clear()
+
+
+@contextlib.contextmanager
+def cache_limits(plans: Optional[int] = None, signatures: Optional[int] = None) -> Iterator[None]:
+    """Bound the plan cache and each pipeline's signature memo (one policy: a full cache is emptied
+    before the next entry) to these sizes while the block runs; the bounds are restored after it."""
+    saved = dict(_signature.LIMITS)
+    try:
+        if plans is not None:
+            _signature.LIMITS["plans"] = int(plans)
+        if signatures is not None:
+            _signature.LIMITS["signatures"] = int(signatures)
+        yield
+    finally:
+        _signature.LIMITS.update(saved)
+
+
+def trace_count() -> int:
+    """How many times this process traced a function (a pipeline's, or an eager op's one-op
+    pipeline): a call served from a memo adds none."""
+    return _signature.traces[0]
+
+
+@contextlib.contextmanager
+def count_general_path() -> Iterator[Callable[[], int]]:
+    """Count the calls that take the general path of the run path (every call but those the fast path
+    serves: a memoised small signature on the CPU, a NumPy source, a new NumPy result) while the block
+    runs; yields a function returning the count so far."""
+    calls = [0]
+    real = _run.run
+
+    def counted(*args: Any) -> int:
+        calls[0] += 1
+        return real(*args)
+
+    _run.run = counted
+    try:
+        yield lambda: calls[0]
+    finally:
+        _run.run = real
+
+
+@contextlib.contextmanager
+def refuse_allocations() -> Iterator[None]:
+    """Make every new result's allocation fail with MemoryError, as NumPy's does on a machine without
+    the memory, while the block runs."""
+
+    def refuse(shape: Any, dtype: Any) -> Any:
+        raise MemoryError(f"Unable to allocate {shape} (goprep.testing.refuse_allocations)")
+
+    saved = _outputs._empty
+    _outputs._empty = refuse
+    try:
+        yield
+    finally:
+        _outputs._empty = saved
+
+
+def hold_calls(n: int = 1) -> None:
+    """Make the next ``n`` cancellable calls (CPU calls moving ``INTERRUPTIBLE_MIN_BYTES`` or more,
+    which Ctrl-C stops) wait inside the engine until they are cancelled (at most 60 s), so a test can
+    interrupt a call that is provably still running. 0 disarms."""
+    _native.get().TestingHoldCalls(int(n))
+
+
+def wait_held(timeout: float = 30.0) -> bool:
+    """Wait until a call armed by ``hold_calls`` is waiting inside the engine; False on timeout."""
+    return bool(_native.get().TestingWaitHeld(int(timeout * 1000)))

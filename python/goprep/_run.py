@@ -1,0 +1,216 @@
+"""The engine runner: the only caller of the binding's run entries (gomod/binding: Run, RunTimed,
+Execute). It checks what the engine reads (float32 alignment, device sources' GPU and stream), picks
+the entry, and makes long CPU calls interruptible; callers hand it sources and an allocated result
+(_outputs.py) and get back nothing, or a device array's handle.
+
+Entries: ``Run`` for one host image on the CPU (the common small call), ``RunTimed`` for the same call
+profiled, ``Execute`` for everything else, its arguments saying what the call is: several jobs, a
+placement, device sources or a device output, a stream, a cancel flag (cancellable), a profile row
+(profiled).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _native, _profile
+from ._errors import InvalidArgumentError, from_native
+from ._validate import check_aligned
+
+# Calls moving at least this many bytes (sources plus output) run where Ctrl-C can stop them: about
+# 10 ms of work or more, so the helper thread (~0.1 ms) costs under 1%, and smaller calls end before a
+# user could notice a late interrupt.
+INTERRUPTIBLE_MIN_BYTES = 16 << 20
+
+_perf_ns = time.perf_counter_ns  # the profiler's clock
+
+
+def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
+    """Check a call's sources (all NumPy arrays, or all DeviceSources on one GPU) against their
+    signatures (_signature.Signature: ``f32``, a float32 source) and return whether they are on a
+    device, the device the call runs on (a device source's GPU), and the stream they were produced on
+    (-1: none). (Pipeline._run checks one host source inline, with the same check_aligned.)"""
+    on_dev = not isinstance(srcs[0], np.ndarray)
+    if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
+        raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
+    one = len(srcs) == 1
+    for i, (c, x) in enumerate(zip(sigs, srcs)):
+        check_aligned(c.f32, x, "src" if one else f"src[{i}]")
+    if not on_dev:
+        return False, device, -1
+    devs = {x.device for x in srcs}
+    if len(devs) != 1:
+        raise InvalidArgumentError(f"inputs live on several GPUs {sorted(devs)}", argument="src")
+    (d,) = devs
+    if device == "cpu":
+        raise InvalidArgumentError('device="cpu" cannot read a CUDA array: use "auto" or "cuda"', argument="device")
+    if device not in ("auto", "cuda") and device != f"cuda:{d}":
+        raise InvalidArgumentError(f"the input lives on cuda:{d}, not {device}", argument="device")
+    streams = {x.stream for x in srcs if x.stream is not None}
+    if len(streams) > 1:
+        raise InvalidArgumentError("inputs were produced on different streams", argument="src")
+    return True, f"cuda:{d}", int(streams.pop()) if streams else -1
+
+
+def run_one(handle: int, src: np.ndarray, res: Optional[np.ndarray], timed: Any = None, shape: Tuple[int, ...] = (), dtype: Any = None) -> np.ndarray:
+    """One host image on the CPU through Run (RunTimed when profiled: ``timed``, the call's recording
+    state, whose row the engine fills; the finish time is noted as Python resumes) into ``res``, or
+    with ``res`` None into a new ``np.empty(shape, dtype)``, which is returned. The fast path calls it
+    straight from the memo (_signature.Signature.fast: a result below the pool's size, a call below
+    the interruptible size, an aligned source): a 4x4x3 flip pipeline 5.8 -> 3.1 us per call (its
+    engine call 1.4 us); run() for every other call of one host image on the CPU."""
+    if res is None:
+        res = np.empty(shape, dtype)
+    if timed is None:
+        run = _native._raw_run
+        if run is None or _native._forked_child:
+            run = _native.raw_entries()[0]  # loads the extension, or raises ForkError
+        try:
+            run(handle, id(src), id(res))
+        except RuntimeError as e:
+            raise from_native(e) from None
+        return res
+    run_timed = _native._raw_run_timed
+    if run_timed is None or _native._forked_child:
+        run_timed = _native.raw_entries()[1]
+    i = timed.i
+    try:
+        run_timed(handle, id(src), id(res), timed.eaddr, i)
+    except RuntimeError as e:
+        raise from_native(e) from None
+    timed.res[i] = _perf_ns()
+    return res
+
+
+def run(
+    sigs: Sequence[Any],
+    srcs: Sequence[Any],
+    res: Optional[np.ndarray],
+    shape: Tuple[int, ...],
+    dtype: np.dtype,
+    device: str,
+    on_dev: bool = False,
+    stream: int = -1,
+    wait: int = -1,
+    timed: Any = None,
+) -> int:
+    """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked) into ``res``, the
+    host result whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a
+    new device array, whose handle is returned (0 otherwise). ``timed``: a profiled call's recording
+    state. One host image on the CPU goes through Run (run_one); a CPU call from and into host memory
+    of INTERRUPTIBLE_MIN_BYTES or more, unprofiled, through a cancellable Execute; the rest through
+    Execute."""
+    n = len(sigs)
+    if res is not None and device == "cpu" and stream < 0 and not on_dev:
+        nbytes = srcs[0].nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
+        if timed is None and nbytes >= INTERRUPTIBLE_MIN_BYTES:
+            desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
+            _run_cancellable(desc, n, res, (desc, srcs, res))
+            return 0
+        if n == 1:
+            run_one(sigs[0].handle, srcs[0], res, timed)
+            return 0
+    execute = _native._raw_execute
+    if execute is None or _native._forked_child:
+        execute = _native.raw_entries()[2]
+    desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
+    out = 0 if res is None else id(res)
+    try:
+        if timed is None:
+            return int(execute(id(desc), n, out, device, on_dev, stream, wait, 0, 0, 0))
+        if res is not None:
+            i = timed.i
+            execute(id(desc), n, out, device, on_dev, stream, wait, 0, timed.eaddr, i)
+            timed.res[i] = _perf_ns()
+            return 0
+        return _device_output_timed(timed, execute, id(desc), n, device, on_dev, stream, wait)
+    except RuntimeError as e:
+        raise from_native(e) from None
+
+
+def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """Execute's job table: (plan handle, source, output byte offset) per job; a source is an array
+    object's address (id) or a device address."""
+    n = len(sigs)
+    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
+    desc = np.empty((n, 3), np.int64)
+    for i, (c, x) in enumerate(zip(sigs, srcs)):
+        desc[i] = (c.handle, x.ptr if on_dev else id(x), i * step)
+    return desc
+
+
+def _device_output_timed(st: Any, execute: Any, desc: int, n: int, device: str, on_dev: bool, stream: int, wait: int) -> int:
+    """A profiled call into a device output: the engine fills no row (its output never reaches the
+    host), so all of the call counts as engine time, and as "cuda" (its result is on the GPU even when
+    the CPU computed it after a GPU failure; goprep_cpu_fallbacks_total counts those)."""
+    t0 = _perf_ns()
+    h = int(execute(desc, n, 0, device, on_dev, stream, wait, 0, 0, 0))
+    i = st.i
+    st.res[i] = t = _perf_ns()
+    cols, devs, _ = _profile.layout()
+    r = st.erows[i]
+    r[:] = 0
+    r[cols["start"]] = t0
+    r[cols["finish"]] = t
+    r[cols["device"]] = devs.index("cuda")
+    return h
+
+
+def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any, ...]) -> None:
+    """Execute a host CPU call with a cancel flag, so that Ctrl-C stops it. ``keep`` holds the objects
+    whose addresses the call reads (arrays, descriptor): the helper thread keeps them alive for as long
+    as Go may touch their memory, whatever happens to the caller.
+
+    The signal handler of Python runs only in the main thread and only between bytecodes, so while the
+    main thread sits in a long Go call a SIGINT waits for the call to end (2.57 s on a 48 x 1080p
+    batch). Here the call runs on a helper thread while the main thread waits in short, interruptible
+    waits; on KeyboardInterrupt (or any exception) it sets the flag, which the engine checks between
+    bands of rows, waits for the call to stop (milliseconds) and re-raises. Off the main thread no signal
+    can arrive, so the call runs directly.
+
+    The wait is an Event, not Thread.join: CPython 3.11's join, interrupted by KeyboardInterrupt, can
+    mark a still-running thread as finished (its bpo-45274 clean-up releases the running thread's
+    lock), after which the caller would free memory Go still writes (reproduced as a SIGSEGV).
+    """
+    execute = _native.raw_entries()[2]
+    stop = np.zeros(1, np.int32)
+    args = (id(desc), n, id(res), "cpu", False, -1, -1, id(stop), 0, 0)
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            execute(*args)
+        except RuntimeError as e:
+            raise from_native(e) from None
+        return
+    box: Dict[str, Any] = {}
+    done = threading.Event()
+
+    def work(held: Tuple[Any, ...] = (keep, stop)) -> None:  # held: alive until the thread ends
+        try:
+            execute(*args)
+        except BaseException as e:  # handed to the caller's thread
+            box["e"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="goprep-call", daemon=True).start()
+    try:
+        while not done.wait(0.05):
+            pass
+    except BaseException:
+        stop[0] = 1
+        while True:  # the caller's memory must outlive the call: a second Ctrl-C does not cut this short
+            try:
+                if done.wait(0.05):
+                    break
+            except BaseException:
+                pass
+        raise
+    e = box.get("e")
+    if e is not None:
+        if isinstance(e, RuntimeError):
+            raise from_native(e) from None
+        raise e

@@ -10,6 +10,27 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Dict, List
 
+def _in_subinterpreter() -> bool:
+    """Whether this code runs in a sub-interpreter (CPython's ``_interpreters``, 3.13+, or
+    ``_xxsubinterpreters``, 3.10-3.12); False where neither can say."""
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            mod = __import__(name)
+            cur, main = mod.get_current(), mod.get_main()
+        except Exception:
+            continue
+        cur, main = (cur[0] if isinstance(cur, tuple) else cur), (main[0] if isinstance(main, tuple) else main)
+        return bool(cur != main)
+    return False
+
+
+if _in_subinterpreter():
+    # The extension (gopy's single-phase init) and the Go runtime are process-wide, and a plan freed
+    # while a sub-interpreter shuts down hung the process's exit (CPython 3.11): refused plainly.
+    raise ImportError("goprep cannot be imported in a sub-interpreter: its native extension and Go runtime are "
+                      "process-wide; import goprep in the main interpreter (mod_wsgi: "
+                      "WSGIApplicationGroup %{GLOBAL})")
+
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml and the engine read it
 
 from ._errors import (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import weakref
 from typing import Any, Callable, Dict, Tuple
@@ -75,7 +76,8 @@ class PlanRef:
 
     def __del__(self) -> None:
         try:
-            if self.handle and self.pid == os.getpid() and _native.loaded():
+            # Never into a finalizing interpreter: the process is ending and the OS takes the memory.
+            if self.handle and self.pid == os.getpid() and _native.loaded() and not sys.is_finalizing():
                 _native.get().FreePlan(self.handle)
         except Exception:  # interpreter shutdown (module globals already None): nothing to free into
             pass

@@ -27,7 +27,9 @@ from ._run import INTERRUPTIBLE_MIN_BYTES
 from ._trace import Traced, check_out_size, trace_array, tracing
 
 # Bounds of the caches by kind, read when an entry is added (goprep.testing.cache_limits sets them).
-LIMITS: Dict[str, int] = {"plans": 1024, "signatures": 256}
+# "plan_bytes": the engine memory (tables and scratch, binding PlanBytes) of all live plans; past it
+# every cache is emptied and the memory returned to the OS (very wide outputs make plans of tens of MB).
+LIMITS: Dict[str, int] = {"plans": 1024, "signatures": 256, "plan_bytes": 256 << 20}
 _memos: "weakref.WeakValueDictionary[int, Memo]" = weakref.WeakValueDictionary()  # by id: a dict is unhashable
 traces = [0]  # functions traced by this process (goprep.testing.trace_count)
 
@@ -57,10 +59,21 @@ def memos() -> "list[Memo]":
     return list(_memos.values())
 
 
+# The engine memory of every live PlanRef (an RLock: a PlanRef's __del__ may run from a collection
+# triggered while this thread holds it).
+_live_bytes = [0]
+_live_lock = threading.RLock()
+
+
+def live_plan_bytes() -> int:
+    """The engine memory (binding PlanBytes) of the plans alive in this process."""
+    return _live_bytes[0]
+
+
 class PlanRef:
     """Owns one engine plan handle; freed when the last user drops it (caches evict by dropping)."""
 
-    __slots__ = ("handle", "pid", "big")
+    __slots__ = ("handle", "pid", "big", "nbytes")
 
     def __init__(self, spec: str) -> None:
         # Set before anything can fail (a forked child's ForkError, a refused spec), so __del__ of a
@@ -68,19 +81,36 @@ class PlanRef:
         self.handle: int = 0
         self.pid = os.getpid()
         self.big = False
+        self.nbytes = 0
         mod = _native.get()
         self.handle = _native.call(mod.NewPlan, spec)
+        nbytes = _native.call(mod.PlanBytes, self.handle)
+        with _live_lock:
+            _live_bytes[0] += nbytes
+            self.nbytes = nbytes
         # A plan whose tables are big is used once and freed (the engine then returns its memory to
         # the OS): cached, it would keep up to a GiB resident for the life of the process.
-        self.big = _native.call(mod.PlanBytes, self.handle) > _native.limit("big_plan_bytes")
+        self.big = nbytes > _native.limit("big_plan_bytes")
 
     def __del__(self) -> None:
         try:
+            with _live_lock:
+                _live_bytes[0] -= self.nbytes
+                self.nbytes = 0
             # Never into a finalizing interpreter: the process is ending and the OS takes the memory.
             if self.handle and self.pid == os.getpid() and _native.loaded() and not sys.is_finalizing():
                 _native.get().FreePlan(self.handle)
         except Exception:  # interpreter shutdown (module globals already None): nothing to free into
             pass
+
+
+def evict_all() -> None:
+    """Empty every cache of the run path (the plans no caller holds are freed with them) and return
+    the freed engine memory to the OS."""
+    for m in memos():
+        m.clear()
+    if _native.loaded():
+        _native.get().ReleaseMemory()
 
 
 # Keyed by the spec text: Traced images that compare equal can still differ (-0.0 and 0.0 as mean or
@@ -103,6 +133,8 @@ def plan_for(t: Traced) -> PlanRef:
             raise
         raise ShapeError(e.detail, argument=t.size_arg, code=e.code) from None
     if not ref.big:
+        if live_plan_bytes() > LIMITS["plan_bytes"]:  # the new plan included: bounded in bytes too
+            evict_all()
         _plans.put(spec, ref)
     return ref
 

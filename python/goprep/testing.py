@@ -100,21 +100,30 @@ def cache_sizes() -> Dict[str, Any]:
 
 
 def clear_caches() -> None:
-    """Empty every cache of the run path (plans no pipeline holds are then freed)."""
-    for m in _signature.memos():
-        m.clear()
+    """Empty every cache of the run path (plans no pipeline holds are then freed, and their memory
+    returned to the OS)."""
+    _signature.evict_all()
+
+
+def live_plan_bytes() -> int:
+    """The engine memory of the plans alive in this process (what the ``plan_bytes`` bound counts)."""
+    return _signature.live_plan_bytes()
 
 
 @contextlib.contextmanager
-def cache_limits(plans: Optional[int] = None, signatures: Optional[int] = None) -> Iterator[None]:
+def cache_limits(plans: Optional[int] = None, signatures: Optional[int] = None,
+                 plan_bytes: Optional[int] = None) -> Iterator[None]:
     """Bound the plan cache and each pipeline's signature memo (one policy: a full cache is emptied
-    before the next entry) to these sizes while the block runs; the bounds are restored after it."""
+    before the next entry) to these sizes, and the live plans' engine memory to ``plan_bytes`` (past it
+    every cache is emptied), while the block runs; the bounds are restored after it."""
     saved = dict(_signature.LIMITS)
     try:
         if plans is not None:
             _signature.LIMITS["plans"] = int(plans)
         if signatures is not None:
             _signature.LIMITS["signatures"] = int(signatures)
+        if plan_bytes is not None:
+            _signature.LIMITS["plan_bytes"] = int(plan_bytes)
         yield
     finally:
         _signature.LIMITS.update(saved)

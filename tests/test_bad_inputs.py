@@ -412,6 +412,10 @@ def namespace():
 
 
 def _add_in_process_cases():
+    # --- a closed PIL image: goprep's error, not Pillow's "Operation on closed image"
+    closed = "from PIL import Image; im = Image.fromarray(np.zeros((6, 7, 3), np.uint8)); im.close(); "
+    for op, call in [("resize", "goprep.resize(im, (3, 3))"), ("pipeline", "PIPE(im)"), ("list", "PIPE([im])")]:
+        _add(f"closed_pil-{op}", closed + call, Raises(IAE, code="invalid_argument", argument="src", builtin="ValueError"))
     # --- src
     for op in SRC_OPS:
         for dtype in ["int16", "float64", "uint16", "int8", "bool", "object", "complex64"]:

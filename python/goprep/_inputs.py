@@ -85,6 +85,11 @@ def as_array(src: Any, argument: str = "src") -> Tuple[Any, Optional[str]]:
 
 
 def pil_as_hwc(img: Any, argument: str = "src") -> np.ndarray:
+    try:
+        img.im  # Pillow raises ValueError("Operation on closed image") after Image.close()
+    except ValueError as e:
+        raise InvalidArgumentError(f"the PIL image cannot be read ({e}): was it closed? Read it before "
+                                   "Image.close(), or open it again", argument=argument) from None
     mode = img.mode
     if mode not in _PIL_MODES:
         raise DTypeError(

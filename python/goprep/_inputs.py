@@ -278,6 +278,7 @@ def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
                 acc *= max(n, 1)
             strides = tuple(reversed(st))
         ptr = int(cai["data"][0])
+        _check_pointer(ptr, shape)
         dev = _device_of(ptr, obj)
         return DeviceSource(ptr, dev, cai.get("stream"), _stand_in(shape, tuple(strides), dt, _is_torch(obj)), obj)
     if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
@@ -302,9 +303,18 @@ def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
                 acc *= max(n, 1)
             strides = tuple(reversed(st))
         ptr = int(t.data or 0) + int(t.byte_offset)
+        _check_pointer(int(t.data or 0), shape)
         # The producer has ordered our stream after its work (__dlpack__(stream=)): nothing to wait on.
         return DeviceSource(ptr, int(dev), None, _stand_in(shape, strides, dt, _is_torch(obj)), (obj, cap))
     return None
+
+
+def _check_pointer(ptr: int, shape: Tuple[int, ...]) -> None:
+    """A device array with elements must have a data pointer: a null one (which the engine would hand
+    to the device as it is) is refused here. Whether the claimed extent lies inside one allocation is
+    checked by the device itself before any copy or launch."""
+    if ptr == 0 and all(n > 0 for n in shape):
+        raise InvalidArgumentError(f"the device array's data pointer is null (shape {shape})", argument="src")
 
 
 def _device_of(ptr: int, obj: Any) -> int:

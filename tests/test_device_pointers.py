@@ -1,0 +1,46 @@
+"""Device arrays whose interface lies: a null data pointer, or a shape larger than the memory behind the
+pointer, get a goprep error before anything is read; the process never crashes (simulated GPU, whose
+device memory is host memory, so a wrong pointer would otherwise be read as host memory)."""
+
+import numpy as np
+import pytest
+
+import goprep
+import goprep.testing as gt
+
+
+@pytest.fixture
+def sim_gpu():
+    if not gt.simulated_gpu_available():
+        pytest.skip("extension built without -tags cpukernel (no C++ compiler): no simulated GPU")
+    gt.simulate_gpu(True)
+    gt.reset_gpu(breaker_cooldown=0.2)
+    yield
+    gt.reset_gpu()
+    gt.simulate_gpu(False)
+
+
+class _Cai:
+    """A __cuda_array_interface__ producer that says whatever it is told."""
+
+    def __init__(self, ptr, shape, keep=None, typestr="|u1"):
+        self._keep = keep
+        self.__cuda_array_interface__ = {"shape": shape, "strides": None, "typestr": typestr,
+                                         "data": (ptr, False), "version": 3, "stream": None}
+
+
+def _prep(img):
+    return goprep.resize(img, (16, 16))
+
+
+def test_null_pointer_is_refused(sim_gpu):
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(_prep)(_Cai(0, (32, 32, 3)))
+    assert ei.value.argument == "src" and "null" in str(ei.value)
+
+
+def test_valid_device_array_still_works(sim_gpu):
+    img = np.random.default_rng(3).integers(0, 256, (32, 32, 3), np.uint8)
+    dev = goprep.to_device(img)
+    got = goprep.pipeline(_prep)(_Cai(dev.ptr, (32, 32, 3), keep=dev))
+    np.testing.assert_array_equal(got, goprep.pipeline(device="cpu")(_prep)(img))

@@ -140,11 +140,30 @@ def _cvt_color_t(t: Traced, code: Any) -> Traced:
     return t.mapped(cmap)
 
 
+# What an image of this many channels probably is, when mean/std do not fit it.
+_CHANNEL_HINTS = {
+    4: "the image has 4 channels (RGBA?): convert it to RGB first (goprep.cvt_color(img, 'rgba2rgb'), or "
+       "PIL's img.convert('RGB')), or pass 4 values",
+    1: "the image has 1 channel (grayscale): goprep.cvt_color(img, 'gray2rgb') makes it RGB, or pass 1 value",
+}
+
+
 def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout: Any) -> Traced:
     c = t.channels
-    m = _validate.per_channel("mean", mean, c)
-    s = _validate.per_channel("std", std, c, nonzero=True)
+    try:
+        m = _validate.per_channel("mean", mean, c)
+        s = _validate.per_channel("std", std, c, nonzero=True)
+    except InvalidArgumentError as e:
+        hint = _CHANNEL_HINTS.get(c)
+        if hint is None or "one per channel" not in e.detail:
+            raise
+        raise InvalidArgumentError(f"{e.detail}: {hint}", argument=e.argument, code=e.code) from None
     if scale is None:  # torchvision's ToDtype(scale=True): uint8 [0, 255] -> [0, 1]; float stays
+        if t.dtype == "u8" and max(abs(v) for v in m) > 1.0:
+            raise InvalidArgumentError(
+                f"{tuple(m)} is on the 0-255 scale, but a uint8 image is first scaled to [0, 1] (scale=1/255, "
+                "torchvision's ToDtype(scale=True)): give mean and std on the [0, 1] scale, or pass scale=1 to "
+                "normalize 0-255 values (OpenCV's and mmcv's convention)", argument="mean")
         scale = 1 / 255 if t.dtype == "u8" else 1.0
     sc = _validate.as_float32("scale", scale)
     key = dtype if isinstance(dtype, str) else getattr(np.dtype(dtype) if _is_dtype(dtype) else None, "name", None)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _device, _inputs, _outputs, _pickling, _profile, _run
-from ._errors import InvalidArgumentError, ShapeError
+from ._errors import DTypeError, InvalidArgumentError, ShapeError
 from ._outputs import SLOT, fill
 from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
 from ._trace import typed_key
@@ -221,6 +221,12 @@ class Pipeline:
             srcs.append(x)  # kept alive until the call returns
             if x is img:
                 kinds.add(kind)
+            if i == 0:
+                first_dtype = img.dtype
+            elif img.dtype != first_dtype:  # a silent trap: normalize's default scale follows each dtype
+                raise DTypeError(
+                    f"item {i} is {img.dtype} but item 0 is {first_dtype}; the images of a list must share one "
+                    "dtype (uint8 is scaled by 1/255, float32 is not): convert them first", argument="src")
             c = self._lookup(img, args, kwargs)
             if compiled and (c.shape != compiled[0].shape or c.dtype != compiled[0].dtype):
                 raise ShapeError(

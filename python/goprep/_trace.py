@@ -393,7 +393,11 @@ def trace_array(a: Any, argument: str = "src") -> Traced:
     if h == 0 or w == 0:
         raise ShapeError(f"image size {h}x{w} has a zero dimension", argument=argument)
     if c not in (1, 3, 4):
-        raise ShapeError(f"channels must be 1, 3 or 4, got {c}", argument=argument)
+        lead = a.shape[-3]
+        hint = (f"; {a.shape} looks like CHW: goprep takes HWC NumPy arrays (a.transpose(1, 2, 0), or "
+                "a.transpose(0, 2, 3, 1) for a batch), or pass a torch tensor, which is read as (C, H, W)"
+                if lead in (1, 3, 4) else "")
+        raise ShapeError(f"channels must be 1, 3 or 4, got {c}{hint}", argument=argument)
     _validate.check_aligned(code == "f32", a, argument)
     return Traced(code, n, h, w, c, (sn, sh, sw, sc), View.identity(h, w), cmap=tuple(range(c)))
 

@@ -145,7 +145,9 @@ class Converted:
                 n = img.channels
                 mean = _bcast(c.mean, n) if c.mean is not None else [0.0] * n
                 std = _bcast(c.std, n) if c.std is not None else [1.0] * n
-                img = _ops.normalize(img, mean=mean, std=std, scale=None if c.scale_by_dtype else c.scale)
+                # scale always given: normalize's check for a 0-255 mean is for hand-written calls
+                scale = (1 / 255 if img.dtype == "u8" else 1.0) if c.scale_by_dtype else c.scale
+                img = _ops.normalize(img, mean=mean, std=std, scale=scale)
             return img
 
         fn.__qualname__ = f"converted<{self._source}>{stage}"

@@ -289,3 +289,22 @@ def test_hf_keys_of_another_class_are_refused():
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(cfg)
         assert ei.value.argument == key, ei.value
+
+
+@pytest.mark.parametrize("kind", ["CLIPImageProcessor", "CLIPImageProcessorPil", "SiglipImageProcessor"])
+@pytest.mark.parametrize("mode", ["L", "RGBA", "P", "LA"])
+def test_hf_do_convert_rgb_on_non_rgb_pil_images(kind, mode):
+    """do_convert_rgb: transparency composited onto white, then RGB, as the processor does."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    proc = getattr(transformers, kind)(do_convert_rgb=True)
+    rng = np.random.default_rng(5)
+    rgba = Image.fromarray(rng.integers(0, 256, (90, 120, 4), np.uint8), "RGBA")
+    img = rgba.convert(mode) if mode != "P" else rgba.convert("RGB").quantize(16)
+    want, got = _hf_reference(proc, img), gt.from_hf(proc)(img)
+    assert got.shape == want.shape
+    if kind.endswith("Pil"):
+        assert _close_pil(got, want) <= 1e-5
+    else:
+        assert _levels(got, want, proc.image_std, 0) <= 1 + 1e-3

@@ -33,7 +33,7 @@ import numpy as np
 from . import _ops, _validate
 from ._errors import PipelineError
 from ._geometry import center_crop_geometry
-from ._inputs import is_tensor
+from ._inputs import is_pil, is_tensor
 from ._pipeline import pipeline
 
 __all__ = ["Converted", "from_torchvision", "from_hf", "from_timm"]
@@ -122,6 +122,7 @@ class Converted:
         self._flavor = flavor  # fixed numerics ("pil"/"tensor"), or None: follow the input
         self._device = device
         self._clip = clip  # torchvision's VideoClassification layout (see _call_clip)
+        self._convert_rgb = False  # Hugging Face's do_convert_rgb on PIL images (see _to_rgb)
         self._pipes: Dict[str, Any] = {}
         self.notes = list(chain.notes)
 
@@ -195,11 +196,26 @@ class Converted:
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if self._clip:
             return self._call_clip(src, out)
+        if self._convert_rgb:
+            src = [_to_rgb(x) for x in src] if isinstance(src, (list, tuple)) else _to_rgb(src)
         flavor = self._flavor
         if flavor is None:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
             flavor = "tensor" if is_tensor(first) else "pil"
         return self._pipe(flavor)(src, out=out)
+
+
+def _to_rgb(img: Any) -> Any:
+    """Hugging Face's ``convert_to_rgb`` on a PIL image that is not RGB: transparency (an alpha band, or
+    a palette's ``transparency``) composited onto white, then ``convert("RGB")``; anything else as it is."""
+    if not (is_pil(img) and img.mode != "RGB"):
+        return img
+    from PIL import Image
+
+    if "A" in img.getbands() or img.info.get("transparency") is not None:
+        rgba = img.convert("RGBA")
+        return Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba).convert("RGB")
+    return img.convert("RGB")
 
 
 class _Staged:
@@ -905,7 +921,9 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
     if base == "EfficientNet" and cfg.get("include_top"):  # normalize(image, 0, image_std) once more
         top = std if std is not None else _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
         chain.normalize("include_top", [0.0], top)
-    return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device)
+    conv = Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device)
+    conv._convert_rgb = bool(cfg.get("do_convert_rgb"))
+    return conv
 
 
 # ---------------------------------------------------------------------------------------------

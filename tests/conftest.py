@@ -284,3 +284,17 @@ def restore_threads():
     n = goprep.get_num_threads()
     yield
     goprep.set_num_threads(n)
+
+
+@pytest.fixture
+def sim_gpu():
+    """The simulated GPU (goprep.testing) for one test, its breaker reset before and after."""
+    import goprep.testing as gt
+
+    if not gt.simulated_gpu_available():
+        pytest.skip("extension built without -tags cpukernel (no C++ compiler): no simulated GPU")
+    gt.simulate_gpu(True)
+    gt.reset_gpu(breaker_cooldown=0.2)
+    yield
+    gt.reset_gpu()
+    gt.simulate_gpu(False)

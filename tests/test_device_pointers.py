@@ -9,17 +9,6 @@ import goprep
 import goprep.testing as gt
 
 
-@pytest.fixture
-def sim_gpu():
-    if not gt.simulated_gpu_available():
-        pytest.skip("extension built without -tags cpukernel (no C++ compiler): no simulated GPU")
-    gt.simulate_gpu(True)
-    gt.reset_gpu(breaker_cooldown=0.2)
-    yield
-    gt.reset_gpu()
-    gt.simulate_gpu(False)
-
-
 class _Cai:
     """A __cuda_array_interface__ producer that says whatever it is told."""
 

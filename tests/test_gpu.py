@@ -25,17 +25,6 @@ from conftest import (
 MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
-@pytest.fixture
-def sim_gpu():
-    if not gt.simulated_gpu_available():
-        pytest.skip("extension built without -tags cpukernel (no C++ compiler): no simulated GPU")
-    gt.simulate_gpu(True)
-    gt.reset_gpu(breaker_cooldown=0.2)
-    yield
-    gt.reset_gpu()
-    gt.simulate_gpu(False)
-
-
 def _imagenet(img):
     img = goprep.resize(img, (224, 224))
     img = goprep.flip(img)

@@ -270,15 +270,6 @@ def test_unknown_interpolation_lists_the_kinds():
 # --------------------------------------------------------------------------------------------- GPU
 
 
-@pytest.fixture
-def sim_gpu():
-    gt.simulate_gpu(True)
-    gt.reset_gpu()
-    yield
-    gt.reset_gpu()
-    gt.simulate_gpu(False)
-
-
 @pytest.mark.parametrize(
     "kind,aa", [("bicubic", True), ("bicubic", False), ("bicubic", "torch-noaa"), ("area", False), ("nearest-exact", False),
                 ("nearest-pil", False), ("nearest-torch", False)]

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import goprep
-import goprep.testing as gt
 
 
 class _Cai:

@@ -9,7 +9,6 @@ import pytest
 from PIL import Image
 
 import goprep
-import goprep.testing as gt
 from conftest import (
     PHOTOS,
     assert_array_identical,

@@ -423,3 +423,32 @@ def test_sigterm_drains():
         assert srv["proc"].wait(15) == 0
         c.close()
         c2.close()
+
+
+@pytest.mark.parametrize("spec", ["ResNet50_Weights.IMAGENET1K_V2", "timm:resnet50"])
+def test_preset_preprocessing(spec):
+    # --preprocess with a preset: the converted pipeline's tensor, and for torchvision the weights' own
+    # transforms() on the PIL image within float rounding.
+    from goprep._serve.oip import Engine, Limits
+    from goprep._serve.preprocess import make
+
+    tv = pytest.importorskip("torchvision")
+    eng = Engine("goprep", make(spec), None, 0, Limits())
+    eng.warm()
+    img = frames(1, 300, 400)[0]
+    t = protocol.outputs(eng.infer(protocol.infer_request("goprep", "raw", img)))[protocol.TENSOR]
+    if spec.startswith("timm:"):
+        timm = pytest.importorskip("timm")
+        import timm.data
+
+        from goprep import transforms
+
+        cfg = timm.data.resolve_data_config({}, pretrained_cfg=timm.models.get_pretrained_cfg("resnet50").to_dict())
+        want = transforms.from_timm(cfg)(img)
+        assert t.shape == (1, *cfg["input_size"])
+        np.testing.assert_array_equal(t[0], want)
+    else:
+        want = tv.models.get_weight(spec).transforms()(PIL.fromarray(img)).numpy()
+        assert t.shape == (1, 3, 224, 224)
+        np.testing.assert_allclose(t[0], want, rtol=0, atol=1e-5)
+    assert [m[0] for m in eng.out_meta] == [protocol.TENSOR]

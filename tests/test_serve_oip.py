@@ -397,9 +397,20 @@ def test_ipv6_loopback():
         proc.wait(30)
 
 
+def _health(target, service):
+    """grpc.health.v1 Health/Check, as a Kubernetes gRPC probe calls it: the status's name."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(target) as ch:
+        rep = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(rep.status)
+
+
 def test_sigterm_drains():
+    # In-flight requests finish; new ones get UNAVAILABLE; the readiness probe fails, liveness holds.
     img = frames(1, 64, 64)[0]
     with server_process("goprep", ("--workers", "2", "--test-delay", "1.5", "--grace", "10")) as srv:
+        assert [_health(srv["target"], s) for s in ("live", "ready", "")] == ["SERVING"] * 3
         c = _client(srv)
         first = {}
 
@@ -417,6 +428,8 @@ def test_sigterm_drains():
         c2 = _client(srv)
         code, msg = _error(lambda: c2.infer("goprep", [_frame_input(img)], client_timeout=30))
         assert code == "StatusCode.UNAVAILABLE", (code, msg)
+        assert not c2.is_server_ready() and c2.is_server_live()
+        assert [_health(srv["target"], s) for s in ("live", "ready")] == ["SERVING", "NOT_SERVING"]
         t.join(30)
         assert "e" not in first, first.get("e")
         np.testing.assert_allclose(first["t"][0], reference(img), rtol=0, atol=1e-5)
@@ -452,3 +465,20 @@ def test_preset_preprocessing(spec):
         assert t.shape == (1, 3, 224, 224)
         np.testing.assert_allclose(t[0], want, rtol=0, atol=1e-5)
     assert [m[0] for m in eng.out_meta] == [protocol.TENSOR]
+
+
+def test_serving_doc_client_example_runs(tmp_path):
+    # docs/SERVING.md's tritonclient example, as written, against a server on a free port.
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "SERVING.md").read_text()
+    code = re.search(r"## A client with tritonclient\n\n<!-- no-run:[^\n]*-->\n```python\n(.*?)```", doc, re.S).group(1)
+    jpg = tmp_path / "cat.jpg"
+    jpg.write_bytes(_encode(frames(1, 200, 300)[0], "JPEG"))
+    with server_process("goprep", ("--workers", "2", "--model", "builtin")) as srv:
+        ns: dict = {}
+        exec(compile(code.replace("127.0.0.1:8001", srv["target"]).replace('"cat.jpg"', repr(str(jpg))),
+                     "SERVING.md", "exec"), ns)
+        assert ns["result"].as_numpy("prob").shape == (1, 1000)
+        ns["client"].close()

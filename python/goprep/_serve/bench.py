@@ -273,7 +273,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def extra_of(v: str) -> Tuple[str, ...]:
         extra = ("--workers", str(a.workers)) + (("--model", "builtin", "--topk", "5") if a.model and v != "none" else ())
-        extra += ("--metrics-port", "0") if v == "goprep" else ()
+        extra += ("--metrics-port", "0")  # every variant records the same request metrics
         if a.num_threads is not None:
             extra += ("--num-threads", str(a.num_threads))
         if not a.tune_malloc:

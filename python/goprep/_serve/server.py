@@ -272,6 +272,25 @@ def main(argv: List[str]) -> int:
     return asyncio.run(_serve(args, engine, metrics, registry))
 
 
+# grpc.health.v1.Health service names (Kubernetes' gRPC probes call Health/Check): "live" answers
+# SERVING for as long as the process serves (ServerLive); "ready", "" and the inference service's name
+# answer SERVING until shutdown begins (ServerReady).
+HEALTH_LIVE = ("live",)
+HEALTH_READY = ("ready", "", "inference.GRPCInferenceService")
+NOT_SERVING = 2  # health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def _add_health(server: Any) -> Any:
+    """Add the standard gRPC health service (grpcio-health-checking) to ``server``; its servicer."""
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    hs = health.aio.HealthServicer()
+    for name in HEALTH_LIVE + HEALTH_READY:
+        await hs.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+    return hs
+
+
 async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any) -> int:
     import grpc
 
@@ -290,6 +309,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
         maximum_concurrent_rpcs=args.max_concurrent_rpcs,
     )
     server.add_generic_rpc_handlers((svc.handler(),))
+    health = await _add_health(server)
     addr = bind_address(args.host, args.port)
     try:
         port = server.add_insecure_port(addr)
@@ -322,6 +342,8 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
     print(line, flush=True)
     try:
         await stop.wait()
+        for name in HEALTH_READY:  # readiness probes fail at once; liveness stays
+            await health.set(name, NOT_SERVING)
         await svc.drain(args.grace)  # new requests UNAVAILABLE; running ones finish
         await server.stop(1.0)
     finally:

@@ -186,13 +186,41 @@ def test_image_bombs_are_refused_from_the_header():
         c.close()
 
 
-def test_batch_limit_is_resource_exhausted():
+def test_batch_and_message_limits_are_resource_exhausted():
     img = frames(1, 32, 32)[0]
-    with server_process("goprep", ("--workers", "2", "--max-batch", "2")) as srv:
+    with server_process("goprep", ("--workers", "2", "--max-batch", "2", "--max-request-mb", "1")) as srv:
         c = _client(srv)
         assert c.infer("goprep", [_frame_input(np.stack([img, img]))]).as_numpy("TENSOR").shape[0] == 2
         code, msg = _error(lambda: c.infer("goprep", [_frame_input(np.stack([img] * 3))]))
         assert code == "StatusCode.RESOURCE_EXHAUSTED" and "at most 2" in msg
+        big = np.zeros((1024, 1024, 3), np.uint8)  # 3 MiB over the 1 MiB message limit
+        code, msg = _error(lambda: c.infer("goprep", [_frame_input(big)]))
+        assert code == "StatusCode.RESOURCE_EXHAUSTED", (code, msg)
+        c.close()
+
+
+def test_queue_limit_is_resource_exhausted():
+    # One worker, no queue, each request 1 s: of three sent at once, one runs, two are refused.
+    img = frames(1, 32, 32)[0]
+    with server_process("goprep", ("--workers", "1", "--max-queue", "0", "--test-delay", "1", "--metrics-port", "0")) as srv:
+        c = _client(srv)
+        codes = []
+
+        def send():
+            try:
+                c.infer("goprep", [_frame_input(img)], client_timeout=30)
+                codes.append("OK")
+            except tc.InferenceServerException as e:
+                codes.append(e.status())
+
+        ts = [threading.Thread(target=send) for _ in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(30)
+        assert sorted(codes) == ["OK", "StatusCode.RESOURCE_EXHAUSTED", "StatusCode.RESOURCE_EXHAUSTED"], codes
+        assert _scrape(srv)[("goprep_serve_rejected_total", (("reason", "queue"),))] == 2
+        assert c.infer("goprep", [_frame_input(img)]).as_numpy("TENSOR").shape == (1, 3, 224, 224)  # free again
         c.close()
 
 

@@ -510,3 +510,25 @@ def test_serving_doc_client_example_runs(tmp_path):
                      "SERVING.md", "exec"), ns)
         assert ns["result"].as_numpy("prob").shape == (1, 1000)
         ns["client"].close()
+
+
+def test_connection_limit():
+    # --max-connections: a connection beyond the limit is closed at once (UNAVAILABLE for its client);
+    # once the stalled ones go, clients are served again.
+    img = frames(1, 32, 32)[0]
+    with server_process("goprep", ("--workers", "2", "--max-connections", "2")) as srv:
+        socks = [_stall(int(srv["target"].rsplit(":", 1)[1]), streams=1) for _ in range(2)]
+        time.sleep(0.5)
+        c = _client(srv)
+        code, _ = _error(lambda: c.infer("goprep", [_frame_input(img)], client_timeout=5))
+        assert code == "StatusCode.UNAVAILABLE"
+        for s in socks:
+            s.close()
+        t0, t = time.monotonic(), None
+        while t is None and time.monotonic() - t0 < 20:  # the client's reconnect back-off
+            try:
+                t = c.infer("goprep", [_frame_input(img)], client_timeout=5).as_numpy("TENSOR")
+            except tc.InferenceServerException:
+                time.sleep(0.5)
+        assert t is not None and t.shape == (1, 3, 224, 224)
+        c.close()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -236,7 +235,6 @@ class Servicer:
         self.workers = workers
         self.state = State()
         self.version = goprep.__version__
-        self._lock = threading.Lock()
 
     def handler(self) -> Any:
         import grpc

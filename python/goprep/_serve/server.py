@@ -113,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="calls open at once, all methods, including ones still sending their body (default 256)")
     p.add_argument("--max-streams-per-connection", type=_ranged(int, 1, 100000), default=100, metavar="N",
                    help="calls open at once on one connection (HTTP/2 MAX_CONCURRENT_STREAMS; default 100)")
+    p.add_argument("--max-connections", type=_ranged(int, 1, 1000000), default=1024, metavar="N",
+                   help="client connections open at once; more are closed at once (default 1024)")
     p.add_argument("--body-timeout", type=_positive, default=10.0, metavar="S",
                    help="seconds a call may take to send its request body; then DEADLINE_EXCEEDED (default 10)")
     p.add_argument("--max-pixels", type=_ranged(int, 1, 1 << 31), default=4096 * 4096, metavar="N",
@@ -302,6 +304,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
             ("grpc.max_receive_message_length", args.max_request_mb << 20),
             ("grpc.max_send_message_length", 1 << 30),
             ("grpc.max_concurrent_streams", args.max_streams_per_connection),
+            ("grpc.max_allowed_incoming_connections", args.max_connections),
             # a connection that has not finished its HTTP/2 handshake by then is closed
             ("grpc.server_handshake_timeout_ms", int(1000 * max(args.body_timeout, 1.0))),
             ("grpc.so_reuseport", 0),

@@ -532,3 +532,25 @@ def test_connection_limit():
                 time.sleep(0.5)
         assert t is not None and t.shape == (1, 3, 224, 224)
         c.close()
+
+
+def test_hf_preset_from_a_config_file(tmp_path, capsys):
+    # --preprocess hf:PATH: a Hugging Face preprocessor_config.json (or its folder) through from_hf.
+    import json
+
+    from goprep import transforms
+    from goprep._serve.oip import Engine, Limits
+    from goprep._serve.preprocess import make
+
+    cfg = {"image_processor_type": "ViTImageProcessor", "do_resize": True, "size": {"height": 224, "width": 224},
+           "resample": 2, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+           "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(cfg))
+    eng = Engine("goprep", make(f"hf:{tmp_path}"), None, 0, Limits())
+    eng.warm()
+    img = frames(1, 300, 400)[0]
+    t = protocol.outputs(eng.infer(protocol.infer_request("goprep", "raw", img)))[protocol.TENSOR]
+    np.testing.assert_array_equal(t[0], transforms.from_hf(cfg)(img))
+    assert server.main(["--port", "0", "--preprocess", f"hf:{tmp_path}/missing.json"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "Traceback" not in err, err

@@ -102,14 +102,16 @@ IMPLEMENTATIONS: Dict[str, str] = {
 }
 
 
-PRESET_HELP = ("a torchvision weights name (ResNet50_Weights.IMAGENET1K_V2: its transforms()) or timm:MODEL "
-               "(timm:resnet50: the model's pretrained data config), converted by goprep.transforms")
+PRESET_HELP = ("a torchvision weights name (ResNet50_Weights.IMAGENET1K_V2: its transforms()), timm:MODEL "
+               "(timm:resnet50: the model's pretrained data config) or hf:PATH (a Hugging Face "
+               "preprocessor_config.json, or the model folder holding it), converted by goprep.transforms")
 
 
 def make_preset(spec: str, device: str = "cpu") -> Preprocess:
     """A preset's preprocessing as one goprep pipeline: ``Xxx_Weights.ENTRY`` through
     ``goprep.transforms.from_torchvision(weights)``, ``timm:MODEL`` through
-    ``from_timm(resolve_data_config(pretrained_cfg=...))``. ValueError naming the spec if it is neither
+    ``from_timm(resolve_data_config(pretrained_cfg=...))``, ``hf:PATH`` through ``from_hf`` of the
+    JSON config (read from disk: nothing is downloaded). ValueError naming the spec if it is neither
     or the library does not know it."""
     from goprep import transforms
 
@@ -123,6 +125,26 @@ def make_preset(spec: str, device: str = "cpu") -> Preprocess:
         if cfg is None:
             raise ValueError(f"--preprocess {spec}: timm has no pretrained config called {spec[5:]!r}")
         conv = transforms.from_timm(timm.data.resolve_data_config({}, pretrained_cfg=cfg.to_dict()), device=device)
+    elif spec.startswith("hf:"):
+        import json
+        import os
+
+        path = spec[3:]
+        if os.path.isdir(path):
+            path = os.path.join(path, "preprocessor_config.json")
+        try:
+            with open(path) as f:
+                cfg = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"--preprocess {spec}: cannot read {path} as a JSON config ({type(e).__name__})") from None
+        if not isinstance(cfg, dict):
+            raise ValueError(f"--preprocess {spec}: {path} does not hold a JSON object")
+        from goprep import PipelineError
+
+        try:
+            conv = transforms.from_hf(cfg, device=device)
+        except PipelineError as e:
+            raise ValueError(f"--preprocess {spec}: {e}") from None
     elif "_Weights." in spec:
         try:
             import torchvision

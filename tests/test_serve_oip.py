@@ -380,6 +380,8 @@ def test_metrics_endpoint_bounds_idle_connections():
     (["--body-timeout", "0"], "--body-timeout: 0 must be a positive number"),
     (["--max-pixels", "0"], "--max-pixels: 0 is out of range"),
     (["--model-name", "a/b"], "--model-name must be"),
+    (["--device", "gpu7"], "--device: 'gpu7' is not cpu, auto, cuda or cuda:N"),
+    (["--grace", "nan"], "--grace: nan is out of range"),
     (["--model", "builtin", "--preprocess", "none"], "--model needs preprocessing"),
 ])
 def test_arguments_are_checked(argv, words, capsys):

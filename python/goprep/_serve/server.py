@@ -81,6 +81,14 @@ def _host(text: str) -> str:
     return t
 
 
+def _device(text: str) -> str:
+    """goprep's placement names: cpu, auto, cuda, cuda:N."""
+    t = text.strip().lower()
+    if t in ("cpu", "auto", "cuda") or (t.startswith("cuda:") and t[5:].isdigit()):
+        return t
+    raise argparse.ArgumentTypeError(f"{text!r} is not cpu, auto, cuda or cuda:N")
+
+
 def bind_address(host: str, port: int) -> str:
     """HOST:PORT as grpc and clients take it (IPv6 in brackets)."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -127,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="on SIGTERM/SIGINT: seconds running requests get to finish while new ones are refused (default 10)")
     p.add_argument("--metrics-port", type=PORT, default=None, metavar="N",
                    help="serve Prometheus metrics on this port, 0..65535 (0: a free one, printed)")
-    p.add_argument("--device", default="cpu", help='goprep placement: "cpu" (default), "auto", "cuda", "cuda:N"')
+    p.add_argument("--device", type=_device, default="cpu", help='goprep placement: "cpu" (default), "auto", "cuda", "cuda:N"')
     p.add_argument("--num-threads", type=_ranged(int, 1, 1024), default=None, metavar="N",
                    help="goprep.set_num_threads / cv2.setNumThreads for each call (default: the libraries' own)")
     p.add_argument("--switch-interval", type=_positive, default=None, metavar="S",

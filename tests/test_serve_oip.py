@@ -556,3 +556,32 @@ def test_hf_preset_from_a_config_file(tmp_path, capsys):
     assert server.main(["--port", "0", "--preprocess", f"hf:{tmp_path}/missing.json"]) == 2
     err = capsys.readouterr().err
     assert "cannot read" in err and "Traceback" not in err, err
+
+
+def test_failing_requests_cannot_flood_the_log(tmp_path):
+    # 40 model failures: the first 5 logged with tracebacks, then at most a line a second; onnxruntime's
+    # own per-failure log is off.
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    path = tmp_path / "reshape.onnx"
+    _reshape_model(path)
+    proc = subprocess.Popen([sys.executable, "-m", "goprep", "serve", "--port", "0", "--workers", "2", "--model",
+                             str(path), "--max-seconds", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(server.READY), line
+        c = tc.InferenceServerClient(line.split()[3])
+        batch = np.stack(frames(2, 32, 32))
+        t0 = time.monotonic()
+        for _ in range(40):
+            assert _error(lambda: c.infer("goprep", [_frame_input(batch)]))[0] == "StatusCode.INTERNAL"
+        seconds = time.monotonic() - t0
+        c.close()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert err.count("Traceback") == 5, err[-3000:]
+    assert err.count("ModelInfer failed") <= 5 + int(seconds) + 1, err[-3000:]
+    assert "[E:onnxruntime" not in err

@@ -68,6 +68,8 @@ class OnnxModel:
         # call keeps N concurrent calls from each starting a pool sized to all cores.
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+        # onnxruntime would log every failed run itself; the server logs failures, rate-limited (oip.py)
+        opts.log_severity_level = 4
         avail = ort.get_available_providers()
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in avail]
         self._sess = ort.InferenceSession(source, sess_options=opts, providers=providers)

@@ -214,6 +214,9 @@ class Engine:
             outputs=[TM(name=n, datatype=d, shape=s) for n, d, s in self.out_meta])
 
 
+TRACEBACKS = 5  # failed requests logged with their traceback; later ones in one line, at most one a second
+
+
 class State:
     """What the servicer and the shutdown share: draining, and the requests being worked on."""
 
@@ -235,6 +238,7 @@ class Servicer:
         self.workers = workers
         self.state = State()
         self.version = goprep.__version__
+        self._failures, self._last_log = 0, 0.0
 
     def handler(self) -> Any:
         import grpc
@@ -318,8 +322,8 @@ class Servicer:
                             code, msg, reason = grpc.StatusCode.RESOURCE_EXHAUSTED, str(e), e.reason
                         except NotFound as e:
                             code, msg = grpc.StatusCode.NOT_FOUND, str(e)
-                        except Exception:  # noqa: BLE001 - logged here; the client gets a generic INTERNAL
-                            log.exception("ModelInfer failed (request id %r)", req.id)
+                        except Exception as e:  # noqa: BLE001 - logged here; the client gets a generic INTERNAL
+                            self._log_failure(e, req.id)
                             code, msg = grpc.StatusCode.INTERNAL, "internal error while running the model (see the server's log)"
         finally:
             if counted:
@@ -336,6 +340,20 @@ class Servicer:
         if code != grpc.StatusCode.OK:
             await ctx.abort(code, msg)
         return rep
+
+    def _log_failure(self, e: BaseException, rid: str) -> None:
+        """Log a failed request: the first TRACEBACKS with their traceback, then at most one line a
+        second (with how many were not logged), so failing requests cannot flood the server's log."""
+        self._failures += 1
+        if self._failures <= TRACEBACKS:
+            log.error("ModelInfer failed (request id %r)", rid, exc_info=e)
+            return
+        now = time.monotonic()
+        if now - self._last_log >= 1.0:
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            log.error("ModelInfer failed (request id %r): %s: %s (%d failures so far, tracebacks of the first %d only)",
+                      rid, type(e).__name__, first, self._failures, TRACEBACKS)
+            self._last_log = now
 
     async def drain(self, grace: float) -> None:
         """Refuse new requests (UNAVAILABLE, ServerReady false) and wait up to ``grace`` seconds for

@@ -17,7 +17,8 @@ commands:
   bench   benchmark goprep against NumPy, OpenCV, Pillow and PyTorch
   info    print version, backend, threads, SIMD level and CUDA status as JSON
   profile run a script with the profiler on and print where goprep's time went (profile SCRIPT [args])
-  serve   a gRPC inference server preprocessing with python, opencv or goprep
+  serve   an inference server speaking KServe v2 / Triton gRPC (tritonclient works): your ONNX model
+          behind goprep preprocessing
   serve-bench  load-test the server with each preprocessing implementation
 
 python -m goprep COMMAND --help describes each command's options.

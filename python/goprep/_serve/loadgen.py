@@ -1,4 +1,5 @@
-"""The load generator of ``serve-bench``: a separate process driving a server with N requests in
+"""The load generator of ``serve-bench``: a separate process driving a server (Open Inference
+Protocol v2 over gRPC, ModelInfer, the same for every variant) with N requests in
 flight (N client threads, or N grpc.aio coroutines, each sending its next request when the last reply
 came back), checking every reply against its own reference tensor (protocol.py). Given several
 servers (comma-separated ``--target``, aio) it drives them in interleaved slices (run_levels_aio).
@@ -38,19 +39,25 @@ def frames(count: int, height: int, width: int, seed: int = 0) -> List[np.ndarra
     return out
 
 
-def payloads(kind: str, images: List[np.ndarray]) -> Tuple[List[bytes], List[np.ndarray]]:
-    """The requests for ``images`` and the RGB image each one decodes to on the server."""
+MODEL = "goprep"  # the model name the servers serve (serve's default)
+INFER = f"/{protocol.SERVICE}/ModelInfer"
+
+
+def payloads(kind: str, images: List[np.ndarray], model: str = MODEL) -> Tuple[List[bytes], List[np.ndarray]]:
+    """The serialised ModelInferRequests for ``images`` (one image each: a FRAME, or its JPEG as IMAGE)
+    and the RGB image each one decodes to on the server (decoded here by the server's own decode)."""
     if kind == "raw":
-        return [protocol.encode_request(protocol.RAW, im.tobytes(), im.shape) for im in images], images
+        return [protocol.infer_request(model, "raw", im).SerializeToString() for im in images], images
     import cv2
+
+    from .decode import decode_image
 
     reqs, decoded = [], []
     for im in images:
         ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(im[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90])
         assert ok
-        reqs.append(protocol.encode_request(protocol.JPEG, buf.tobytes()))
-        bgr = cv2.imdecode(buf, cv2.IMREAD_COLOR)  # the server decodes the same bytes with the same OpenCV
-        decoded.append(np.ascontiguousarray(bgr[..., ::-1]))
+        reqs.append(protocol.infer_request(model, "jpeg", buf.tobytes()).SerializeToString())
+        decoded.append(decode_image(buf.tobytes(), 1 << 30))
     return reqs, decoded
 
 
@@ -64,11 +71,15 @@ def _cpu_seconds(pid: int) -> Optional[float]:
 
 
 class Checker:
+    """Checks every reply of one server: the full tensor against the reference within
+    protocol.TOLERANCE, the top-k against the built-in model run here (``model``), or the decoded
+    shape (``shapes``: the "none" calibration variant)."""
+
     def __init__(self, refs: List[np.ndarray], model: bool, shapes: Optional[List[Tuple[int, ...]]] = None) -> None:
         self.refs = refs
-        self.expected = [protocol.Expected(r) for r in refs]  # computed once, not per reply
-        self.shapes = shapes  # set when the server is the "none" calibration variant
+        self.shapes = shapes
         self.scores: Optional[List[np.ndarray]] = None
+        self._parse = protocol.pb().ModelInferResponse.FromString
         if model:
             from .model import Classifier
 
@@ -77,19 +88,21 @@ class Checker:
 
     def check(self, i: int, rep: bytes) -> str:
         try:
-            r = protocol.decode_reply(rep)
+            out = protocol.outputs(self._parse(rep))
         except Exception as e:  # noqa: BLE001 - any malformed reply is an error to report
             return f"bad reply: {e}"
         if self.shapes is not None:
-            ok = r["kind"] == "none" and tuple(r["shape"]) == self.shapes[i]
-            return "" if ok else f"expected the decoded shape {self.shapes[i]}, got {r}"
+            got = out.get(protocol.SHAPE)
+            ok = got is not None and got.shape == (1, 3) and tuple(got[0]) == self.shapes[i]
+            return "" if ok else f"expected the decoded shape {self.shapes[i]}, got {out}"
         if self.scores is not None:
-            if r["kind"] != "topk":
-                return f"expected a top-k reply, got {r['kind']}"
-            return protocol.check_topk(r, self.scores[i])
-        if r["kind"] != "checksum":
-            return f"expected a checksum reply, got {r['kind']}"
-        return protocol.check_checksum(r, self.expected[i])
+            if protocol.TOPK_INDEX not in out or protocol.TOPK_SCORE not in out:
+                return f"expected a top-k reply, got {sorted(out)}"
+            return protocol.check_topk(out[protocol.TOPK_INDEX][0], out[protocol.TOPK_SCORE][0], self.scores[i])
+        t = out.get(protocol.TENSOR)
+        if t is None:
+            return f"expected a {protocol.TENSOR} output, got {sorted(out)}"
+        return protocol.tensor_error(t[0], self.refs[i])
 
 
 class _Tally:
@@ -134,7 +147,7 @@ def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int
     try:
         for channel in chans:
             grpc.channel_ready_future(channel).result(timeout=timeout)
-        stubs = [ch.unary_unary(protocol.INFER) for ch in chans]
+        stubs = [ch.unary_unary(INFER) for ch in chans]  # requests are serialised once, up front
         lat: List[float] = []
         errors: List[str] = []
         tally = _Tally(lat, errors, threading.Lock())
@@ -231,7 +244,7 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
         try:
             for ch in channels:
                 await asyncio.wait_for(ch.channel_ready(), timeout)
-            infers = [ch.unary_unary(protocol.INFER) for ch in channels]
+            infers = [ch.unary_unary(INFER) for ch in channels]
             order = balanced_orders(len(targets))
             done = 0  # rounds run so far: the design's rows carry on across levels
             out = []
@@ -293,7 +306,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m goprep._serve.loadgen",
                                 description="serve-bench's load generator: drives one or more servers and prints JSON.")
     p.add_argument("--target", required=True, help="HOST:PORT, or several comma-separated (interleaved, aio client)")
-    p.add_argument("--payload", choices=list(protocol.PAYLOADS), default="raw", help="request payload (default raw)")
+    p.add_argument("--payload", choices=["raw", "jpeg"], default="raw", help="request payload (default raw)")
     p.add_argument("--concurrency", default="1,4,16", help="comma-separated requests in flight (default 1,4,16)")
     p.add_argument("--warmup", type=float, default=1.0, metavar="S", help="unmeasured seconds per level (default 1)")
     p.add_argument("--duration", type=float, default=5.0, metavar="S", help="measured seconds per level (default 5)")

@@ -1,5 +1,7 @@
-"""The three preprocessing implementations the server can use, all producing the tensor defined in
-protocol.py (224x224 bilinear without antialiasing, horizontal flip, ImageNet normalisation, CHW
+"""The preprocessing the server can use: three implementations of one fixed tensor, for comparing
+like with like (serve-bench), and presets converted by goprep.transforms (make_preset).
+
+The three implementations all produce the tensor defined in protocol.py (224x224 bilinear without antialiasing, horizontal flip, ImageNet normalisation, CHW
 float32) from an (H, W, 3) uint8 RGB image.
 
 Each is written the way a service would write it with that library, not tuned to lose: the NumPy
@@ -100,8 +102,71 @@ IMPLEMENTATIONS: Dict[str, str] = {
 }
 
 
+PRESET_HELP = ("a torchvision weights name (ResNet50_Weights.IMAGENET1K_V2: its transforms()), timm:MODEL "
+               "(timm:resnet50: the model's pretrained data config) or hf:PATH (a Hugging Face "
+               "preprocessor_config.json, or the model folder holding it), converted by goprep.transforms")
+
+
+def make_preset(spec: str, device: str = "cpu") -> Preprocess:
+    """A preset's preprocessing as one goprep pipeline: ``Xxx_Weights.ENTRY`` through
+    ``goprep.transforms.from_torchvision(weights)``, ``timm:MODEL`` through
+    ``from_timm(resolve_data_config(pretrained_cfg=...))``, ``hf:PATH`` through ``from_hf`` of the
+    JSON config (read from disk: nothing is downloaded). ValueError naming the spec if it is neither
+    or the library does not know it."""
+    from goprep import transforms
+
+    if spec.startswith("timm:"):
+        try:
+            import timm
+            import timm.data
+        except ImportError:
+            raise ValueError(f"--preprocess {spec}: needs timm (pip install timm)") from None
+        cfg = timm.models.get_pretrained_cfg(spec[5:]) if spec[5:] else None
+        if cfg is None:
+            raise ValueError(f"--preprocess {spec}: timm has no pretrained config called {spec[5:]!r}")
+        conv = transforms.from_timm(timm.data.resolve_data_config({}, pretrained_cfg=cfg.to_dict()), device=device)
+    elif spec.startswith("hf:"):
+        import json
+        import os
+
+        path = spec[3:]
+        if os.path.isdir(path):
+            path = os.path.join(path, "preprocessor_config.json")
+        try:
+            with open(path) as f:
+                cfg = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"--preprocess {spec}: cannot read {path} as a JSON config ({type(e).__name__})") from None
+        if not isinstance(cfg, dict):
+            raise ValueError(f"--preprocess {spec}: {path} does not hold a JSON object")
+        from goprep import PipelineError
+
+        try:
+            conv = transforms.from_hf(cfg, device=device)
+        except PipelineError as e:
+            raise ValueError(f"--preprocess {spec}: {e}") from None
+    elif "_Weights." in spec:
+        try:
+            import torchvision
+        except ImportError:
+            raise ValueError(f"--preprocess {spec}: needs torchvision (pip install torchvision)") from None
+        try:
+            weights = torchvision.models.get_weight(spec)
+        except (ValueError, KeyError, AttributeError):
+            raise ValueError(f"--preprocess {spec}: torchvision has no weights called {spec!r}") from None
+        conv = transforms.from_torchvision(weights, device=device)
+    else:
+        raise ValueError(f"--preprocess must be one of {', '.join(IMPLEMENTATIONS)} or {PRESET_HELP}; got {spec!r}")
+
+    def run(img: np.ndarray) -> np.ndarray:
+        return np.asarray(conv(img))
+
+    return run
+
+
 def make(name: str, device: str = "cpu") -> Optional[Preprocess]:
-    """The implementation called ``name``; None for "none" (the server then replies with the shape)."""
+    """The implementation or preset called ``name``; None for "none" (the server then replies with the
+    decoded shapes). ValueError for an unknown one."""
     if name == "none":
         return None
     if name == "python":
@@ -110,7 +175,7 @@ def make(name: str, device: str = "cpu") -> Optional[Preprocess]:
         return make_opencv()
     if name == "goprep":
         return make_goprep(device)
-    raise ValueError(f"--preprocess must be one of {', '.join(IMPLEMENTATIONS)}, got {name!r}")
+    return make_preset(name, device)
 
 
 def reference(img: np.ndarray) -> np.ndarray:

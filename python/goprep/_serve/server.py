@@ -1,27 +1,30 @@
-"""``python -m goprep serve``: the reference gRPC inference front end.
+"""``python -m goprep serve``: an inference front end speaking the Open Inference Protocol v2 over
+gRPC (KServe v2 / Triton's ``inference.GRPCInferenceService``; protocol.py), so ``tritonclient.grpc``
+and KServe clients work unchanged.
 
-A grpcio sync server with a pool of worker threads, the way Python model servers run: each request
-is decoded (raw frames with ``np.frombuffer``, zero-copy; JPEG with OpenCV, which releases the GIL),
-preprocessed by the selected implementation, then either run through a small ONNX model (``--model``,
-top-k reply) or checksummed, so a client can verify the tensor (protocol.py).
+A grpc.aio server reads requests on its event loop and hands each one to a bounded pool of worker
+threads (oip.py): the image is decoded (Pillow, header checked against the pixel limit first;
+decode.py) or taken as a raw frame (``np.frombuffer``, zero-copy), preprocessed by the configured
+implementation or preset (preprocess.py), and run through the user's ONNX model (``--model
+PATH.onnx``, onnxruntime) or returned as the tensor. Every argument is checked before anything
+starts; SIGTERM drains (new requests UNAVAILABLE, running ones finish within ``--grace``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import asyncio
+import ipaddress
+import logging
 import os
 import signal
 import sys
 import threading
 import time
-from concurrent import futures
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List
 
-import numpy as np
 
-from . import protocol
-from .preprocess import IMPLEMENTATIONS, make
+from .preprocess import IMPLEMENTATIONS, PRESET_HELP, make
 
 READY = "goprep-serve listening on"
 # Two gRPC worker threads per core: with more, the threads mostly hand the GIL to each other (8 vs 4
@@ -32,102 +35,127 @@ WORKERS = 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") 
 
 
 DESCRIPTION = (
-    "The reference gRPC inference front end: takes raw uint8 frames or JPEG bytes, preprocesses them with "
-    "Pillow+NumPy (python), OpenCV+NumPy (opencv) or goprep into the same tensor (224x224 bilinear, flip, "
-    "ImageNet normalize, CHW float32), optionally runs a small ONNX model, and serves Prometheus metrics. "
-    "See docs/SERVING.md."
+    "An inference server speaking the Open Inference Protocol v2 over gRPC (KServe v2, Triton's "
+    "GRPCInferenceService: tritonclient.grpc works unchanged). Takes JPEG/PNG files (input IMAGE, BYTES) or raw "
+    "uint8 RGB frames (input FRAME), preprocesses them (python, opencv or goprep: the same 224x224 ImageNet "
+    "tensor; or a torchvision/timm preset through goprep.transforms), runs your ONNX model (--model PATH.onnx) "
+    "or returns the tensor, and serves Prometheus metrics. See docs/SERVING.md."
 )
+
+
+def _ranged(kind: Callable[[str], Any], lo: Any, hi: Any = None, what: str = "") -> Callable[[str], Any]:
+    """An argparse type: ``kind(text)`` within [lo, hi], else a message saying the range."""
+
+    def conv(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if v != v or v < lo or (hi is not None and v > hi):  # v != v: NaN
+            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({what or rng})")
+        return v
+
+    return conv
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
+    return v
+
+
+def _host(text: str) -> str:
+    """An IP address (v4 or v6, brackets optional) or a host name; the form grpc binds."""
+    t = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        return str(ipaddress.ip_address(t))
+    except ValueError:
+        pass
+    if not t or len(t) > 253 or not all(c.isalnum() or c in "-." for c in t):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an IP address or host name")
+    return t
+
+
+def _device(text: str) -> str:
+    """goprep's placement names: cpu, auto, cuda, cuda:N."""
+    t = text.strip().lower()
+    if t in ("cpu", "auto", "cuda") or (t.startswith("cuda:") and t[5:].isdigit()):
+        return t
+    raise argparse.ArgumentTypeError(f"{text!r} is not cpu, auto, cuda or cuda:N")
+
+
+def bind_address(host: str, port: int) -> str:
+    """HOST:PORT as grpc and clients take it (IPv6 in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+PORT = _ranged(int, 0, 65535, "0..65535; 0 picks a free port")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m goprep serve", description=DESCRIPTION)
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=50051, metavar="N",
-                   help="gRPC port (default 50051); 0 picks a free one (printed)")
-    p.add_argument("--preprocess", choices=list(IMPLEMENTATIONS), default="goprep",
-                   help="who preprocesses: Pillow+NumPy, OpenCV+NumPy, goprep (default), or none "
-                        "(no preprocessing: the transport's floor)")
-    p.add_argument("--workers", type=int, default=WORKERS, metavar="N",
-                   help=f"gRPC worker threads (default 2 per core: {WORKERS})")
-    p.add_argument("--model", action="store_true", help="run the built-in ONNX classifier and reply with top-k")
-    p.add_argument("--topk", type=int, default=5, metavar="K", help="classes in a --model reply (default 5)")
-    p.add_argument("--metrics-port", type=int, default=None, metavar="N",
-                   help="serve Prometheus metrics on this port (0: a free one, printed)")
-    p.add_argument("--device", default="cpu", help='goprep placement: "cpu" (default), "auto", "cuda", "cuda:N"')
-    p.add_argument("--num-threads", type=int, default=None, metavar="N",
+    p.add_argument("--host", type=_host, default="127.0.0.1", help="address to bind: IPv4, IPv6 (::1) or a name (default 127.0.0.1)")
+    p.add_argument("--port", type=PORT, default=8001, metavar="N",
+                   help="gRPC port, 0..65535 (default 8001, Triton's); 0 picks a free one (printed)")
+    p.add_argument("--preprocess", default="goprep", metavar="SPEC",
+                   help=f"who preprocesses: {', '.join(IMPLEMENTATIONS)} (default goprep; the same 224x224 ImageNet "
+                        f"tensor, none: decode only, the server's floor), or {PRESET_HELP}")
+    p.add_argument("--model", nargs="?", const="builtin", default="none", metavar="PATH.onnx",
+                   help="the ONNX model to run on the preprocessed batch (onnxruntime; CUDA when available) and "
+                        "reply with its outputs; 'builtin' (or --model alone): a tiny random-weight demo "
+                        "classifier; default none: reply with the tensor")
+    p.add_argument("--model-name", default="goprep", metavar="NAME", help="the model's name in the protocol (default goprep)")
+    p.add_argument("--topk", type=_ranged(int, 0, 100000), default=0, metavar="K",
+                   help="with --model: reply with the first output's top K per image (TOPK_INDEX, TOPK_SCORE) "
+                        "instead of the outputs; 0 (default): the outputs")
+    p.add_argument("--workers", type=_ranged(int, 1, 1024), default=WORKERS, metavar="N",
+                   help=f"worker threads running requests (default 2 per core: {WORKERS})")
+    p.add_argument("--max-queue", type=_ranged(int, 0, 100000), default=64, metavar="N",
+                   help="requests waiting for a worker beyond those running; more: RESOURCE_EXHAUSTED (default 64)")
+    p.add_argument("--max-concurrent-rpcs", type=_ranged(int, 1, 100000), default=256, metavar="N",
+                   help="calls open at once, all methods, including ones still sending their body (default 256)")
+    p.add_argument("--max-streams-per-connection", type=_ranged(int, 1, 100000), default=100, metavar="N",
+                   help="calls open at once on one connection (HTTP/2 MAX_CONCURRENT_STREAMS; default 100)")
+    p.add_argument("--max-connections", type=_ranged(int, 1, 1000000), default=1024, metavar="N",
+                   help="client connections open at once; more are closed at once (default 1024)")
+    p.add_argument("--body-timeout", type=_positive, default=10.0, metavar="S",
+                   help="seconds a call may take to send its request body; then DEADLINE_EXCEEDED (default 10)")
+    p.add_argument("--max-pixels", type=_ranged(int, 1, 1 << 31), default=4096 * 4096, metavar="N",
+                   help="largest image or frame, width x height, checked from the header before decoding "
+                        "(default 16777216 = 4096x4096)")
+    p.add_argument("--max-batch", type=_ranged(int, 1, 4096), default=64, metavar="N", help="images per request (default 64)")
+    p.add_argument("--max-request-mb", type=_ranged(int, 1, 2047), default=64, metavar="MB",
+                   help="largest request message, MiB (default 64)")
+    p.add_argument("--grace", type=_ranged(float, 0, 3600), default=10.0, metavar="S",
+                   help="on SIGTERM/SIGINT: seconds running requests get to finish while new ones are refused (default 10)")
+    p.add_argument("--metrics-port", type=PORT, default=None, metavar="N",
+                   help="serve Prometheus metrics on this port, 0..65535 (0: a free one, printed)")
+    p.add_argument("--device", type=_device, default="cpu", help='goprep placement: "cpu" (default), "auto", "cuda", "cuda:N"')
+    p.add_argument("--num-threads", type=_ranged(int, 1, 1024), default=None, metavar="N",
                    help="goprep.set_num_threads / cv2.setNumThreads for each call (default: the libraries' own)")
-    p.add_argument("--switch-interval", type=float, default=None, metavar="S",
+    p.add_argument("--switch-interval", type=_positive, default=None, metavar="S",
                    help="sys.setswitchinterval for the server (default Python's 0.005 s); see docs/SERVING.md")
     p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default malloc settings (default: keep ~1 MB request buffers in the heap, malloc.py)")
     p.add_argument("--profile", action="store_true", help="turn goprep's profiler on (implied by --metrics-port)")
-    p.add_argument("--max-seconds", type=float, default=0, metavar="S",
+    p.add_argument("--max-seconds", type=_ranged(float, 0, 1e9), default=0, metavar="S",
                    help="exit after this long (default 0: run until stopped)")
-    # Test and load-test plumbing, hidden from --help (tests/test_serve.py, serve-bench, docs/SERVING.md
-    # "Faults under load"): the simulated GPU, injected faults, and the parent to outlive.
+    # Test and load-test plumbing, hidden from --help (tests/test_serve*.py, serve-bench, docs/SERVING.md
+    # "Faults under load"): the simulated GPU, injected faults, a delay per request, the parent to outlive.
     hidden = argparse.SUPPRESS
     p.add_argument("--simulate-gpu", action="store_true", help=hidden)  # goprep's simulated GPU
-    p.add_argument("--fault-every", type=int, default=0, help=hidden)  # inject GPU faults every N requests
+    p.add_argument("--fault-every", type=_ranged(int, 0), default=0, help=hidden)  # inject GPU faults every N requests
     p.add_argument("--fault-kind", default="launch", choices=["launch", "oom"], help=hidden)
-    p.add_argument("--fault-count", type=int, default=3, help=hidden)  # faults per injection (3 opens the breaker)
-    p.add_argument("--breaker-cooldown", type=float, default=None, help=hidden)  # GPU breaker cool-down, seconds
-    p.add_argument("--parent-pid", type=int, default=0, help=hidden)  # exit when this process is gone (serve-bench)
+    p.add_argument("--fault-count", type=_ranged(int, 1), default=3, help=hidden)  # faults per injection (3 opens the breaker)
+    p.add_argument("--breaker-cooldown", type=_ranged(float, 0), default=None, help=hidden)  # GPU breaker cool-down, seconds
+    p.add_argument("--test-delay", type=_ranged(float, 0, 60), default=0.0, help=hidden)  # seconds each request sleeps (drain tests)
+    p.add_argument("--parent-pid", type=_ranged(int, 0), default=0, help=hidden)  # exit when this process is gone (serve-bench)
     return p
-
-
-class Service:
-    """The request handlers (plain callables over bytes, so tests can call them without a network)."""
-
-    def __init__(self, prep: Optional[Callable[[np.ndarray], np.ndarray]], model: Any = None, topk: int = 5,
-                 fault: Optional[Callable[[], None]] = None) -> None:
-        import cv2
-
-        self._cv2 = cv2
-        self._rgb = getattr(cv2, "IMREAD_COLOR_RGB", None)
-        self._prep = prep
-        self._model = model
-        self._topk = topk
-        self._fault = fault
-
-    def decode(self, req: bytes) -> np.ndarray:
-        kind, (h, w, c), body = protocol.decode_request(req)
-        if kind == protocol.RAW:
-            return np.frombuffer(body, np.uint8).reshape(h, w, c)  # a read-only view of the request bytes
-        buf = np.frombuffer(body, np.uint8)
-        img = self._cv2.imdecode(buf, self._rgb) if self._rgb is not None else None
-        if self._rgb is None:
-            bgr = self._cv2.imdecode(buf, self._cv2.IMREAD_COLOR)
-            img = None if bgr is None else self._cv2.cvtColor(bgr, self._cv2.COLOR_BGR2RGB)
-        if img is None:
-            raise ValueError("payload is not a decodable JPEG")
-        return img
-
-    def infer(self, req: bytes, context: Any = None) -> bytes:
-        try:
-            img = self.decode(req)
-        except ValueError as e:
-            if context is None:
-                raise
-            import grpc
-
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        if self._fault is not None:
-            self._fault()
-        if self._prep is None:
-            return protocol.none_reply(img)
-        t = self._prep(img)
-        if self._model is not None:
-            return protocol.topk_reply(self._model.scores(t), self._topk)
-        return protocol.checksum(t)
-
-    def stats(self, req: bytes, context: Any = None) -> bytes:
-        import goprep
-        from goprep import _native
-
-        out = {"stats": goprep.stats(reset=req == b"reset"), "pid": os.getpid()}
-        if _native.loaded():
-            out["gpu"] = goprep.info()["gpu"]
-        return json.dumps(out).encode()
 
 
 def _fault_injector(every: int, kind: str, count: int) -> Callable[[], None]:
@@ -146,18 +174,38 @@ def _fault_injector(every: int, kind: str, count: int) -> Callable[[], None]:
     return maybe
 
 
-def build_server(args: argparse.Namespace) -> Any:
-    import grpc
+def _load_model(spec: str) -> Any:
+    """The model to serve: None for "none", the built-in demo model, or an ONNX file (ValueError with
+    a one-line reason when it cannot be loaded)."""
+    from .model import OnnxModel, builtin
+
+    if spec == "none":
+        return None
+    if spec == "builtin":
+        return builtin()
+    if not os.path.isfile(spec):
+        raise ValueError(f"--model {spec}: no such file (give a .onnx file, 'builtin' or 'none')")
+    try:
+        return OnnxModel(spec, name=os.path.basename(spec))
+    except ValueError as e:
+        raise ValueError(f"--model {spec}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own exception types: reported in one line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"--model {spec}: onnxruntime cannot load it: {first[:300]}") from None
+
+
+def build_engine(args: argparse.Namespace, metrics: Any = None) -> Any:
+    """The request engine for ``args`` (oip.Engine), warmed up; ValueError for a preprocessing spec,
+    model or --topk that does not work."""
+    from .oip import Engine, Limits
 
     if args.num_threads is not None:
-        if args.preprocess == "goprep":
-            import goprep
+        import cv2
 
-            goprep.set_num_threads(args.num_threads)
-        if args.preprocess == "opencv":
-            import cv2
+        import goprep
 
-            cv2.setNumThreads(args.num_threads)
+        goprep.set_num_threads(args.num_threads)
+        cv2.setNumThreads(args.num_threads)
     if args.simulate_gpu or args.breaker_cooldown is not None:
         import goprep.testing
 
@@ -165,53 +213,46 @@ def build_server(args: argparse.Namespace) -> Any:
             goprep.testing.simulate_gpu(True)
         goprep.testing.reset_gpu(30.0 if args.breaker_cooldown is None else args.breaker_cooldown)
     prep = make(args.preprocess, args.device)
-    model = None
-    if args.model:
-        from .model import Classifier
-
-        model = Classifier()
+    model = _load_model(args.model)
     fault = _fault_injector(args.fault_every, args.fault_kind, args.fault_count) if args.fault_every > 0 else None
-    svc = Service(prep, model, args.topk, fault)
-    svc.infer(protocol.encode_request(protocol.RAW, np.zeros((480, 640, 3), np.uint8), (480, 640, 3)))  # warm: trace, plan
-    handler = grpc.method_handlers_generic_handler(
-        protocol.SERVICE,
-        {
-            "Infer": grpc.unary_unary_rpc_method_handler(svc.infer),
-            "Stats": grpc.unary_unary_rpc_method_handler(svc.stats),
-        },
-    )
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="goprep-serve"),
-        handlers=[handler],
-        options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.so_reuseport", 0)],
-    )
-    port = server.add_insecure_port(f"{args.host}:{args.port}")
-    if port == 0:
-        raise SystemExit(f"goprep serve: cannot bind {args.host}:{args.port}")
-    return server, port, svc
+    limits = Limits(max_pixels=args.max_pixels, max_batch=args.max_batch, body_timeout=args.body_timeout,
+                    max_queue=args.max_queue)
+    engine = Engine(args.model_name, prep, model, args.topk, limits, metrics, fault, args.test_delay)
+    engine.warm()
+    return engine
 
 
-def _watchdog(parent: int, max_seconds: float, stop: threading.Event) -> None:
+def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The checks that involve several arguments (argparse checked each one's range)."""
+    if args.model != "none" and args.preprocess == "none":
+        p.error("--model needs preprocessing (--preprocess is none)")
+    if args.topk and args.model == "none":
+        p.error("--topk needs --model")
+    if args.fault_every and not args.simulate_gpu:
+        p.error("--fault-every needs --simulate-gpu (faults are injected into the simulated GPU)")
+    if not args.model_name or len(args.model_name) > 200 or not all(c.isalnum() or c in "-_." for c in args.model_name):
+        p.error(f"--model-name must be 1-200 letters, digits, '-', '_' or '.', got {args.model_name!r}")
+    if args.metrics_port is not None and args.metrics_port == args.port != 0:
+        p.error("--metrics-port must differ from --port")
+
+
+def _watchdog(parent: int, max_seconds: float, quit_: threading.Event, loop: Any, stop: Any) -> None:
+    """Set the event loop's ``stop`` when the parent is gone or ``max_seconds`` have passed."""
     t_end = time.monotonic() + max_seconds if max_seconds > 0 else None
-    while not stop.wait(0.5):
+    while not quit_.wait(0.5):
         if parent and os.getppid() != parent:  # the parent is gone (we were re-parented)
             break
         if t_end is not None and time.monotonic() > t_end:
             break
-    stop.set()
+    if not quit_.is_set():
+        loop.call_soon_threadsafe(stop.set)
 
 
 def main(argv: List[str]) -> int:
-    args = _parser().parse_args(argv)
-    if args.workers < 1:
-        print("goprep serve: --workers must be at least 1", file=sys.stderr)
-        return 2
-    if args.model and args.preprocess == "none":
-        print("goprep serve: --model needs a preprocessing implementation (not none)", file=sys.stderr)
-        return 2
-    if args.fault_every and not args.simulate_gpu:
-        print("goprep serve: --fault-every needs --simulate-gpu (faults are injected into the simulated GPU)", file=sys.stderr)
-        return 2
+    p = _parser()
+    args = p.parse_args(argv)
+    _check(p, args)
+    logging.basicConfig(level=logging.INFO, format="goprep serve: %(levelname)s %(message)s")
     if args.tune_malloc:
         from .malloc import tune
 
@@ -222,29 +263,105 @@ def main(argv: List[str]) -> int:
         import goprep
 
         goprep.set_profiling(True)
-    server, port, _ = build_server(args)
-    metrics_port = None
+    registry = metrics = None
     if args.metrics_port is not None:
         import prometheus_client
 
-        from goprep import metrics
+        from goprep import metrics as engine_metrics
+
+        from .metrics import Metrics
 
         registry = prometheus_client.CollectorRegistry()
-        metrics.register(registry)
-        httpd, _t = prometheus_client.start_http_server(args.metrics_port, addr=args.host, registry=registry)
-        metrics_port = httpd.server_port
-    server.start()
-    stop = threading.Event()
+        engine_metrics.register(registry)
+        metrics = Metrics(registry)
+    try:
+        engine = build_engine(args, metrics)
+    except ValueError as e:
+        print(f"goprep serve: {e}", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(args, engine, metrics, registry))
+
+
+# grpc.health.v1.Health service names (Kubernetes' gRPC probes call Health/Check): "live" answers
+# SERVING for as long as the process serves (ServerLive); "ready", "" and the inference service's name
+# answer SERVING until shutdown begins (ServerReady).
+HEALTH_LIVE = ("live",)
+HEALTH_READY = ("ready", "", "inference.GRPCInferenceService")
+NOT_SERVING = 2  # health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def _add_health(server: Any) -> Any:
+    """Add the standard gRPC health service (grpcio-health-checking) to ``server``; its servicer."""
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    hs = health.aio.HealthServicer()
+    for name in HEALTH_LIVE + HEALTH_READY:
+        await hs.set(name, health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+    return hs
+
+
+async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any) -> int:
+    import grpc
+
+    from .oip import Servicer
+
+    svc = Servicer(engine, args.workers, metrics)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", args.max_request_mb << 20),
+            ("grpc.max_send_message_length", 1 << 30),
+            ("grpc.max_concurrent_streams", args.max_streams_per_connection),
+            ("grpc.max_allowed_incoming_connections", args.max_connections),
+            # a connection that has not finished its HTTP/2 handshake by then is closed
+            ("grpc.server_handshake_timeout_ms", int(1000 * max(args.body_timeout, 1.0))),
+            ("grpc.so_reuseport", 0),
+        ],
+        maximum_concurrent_rpcs=args.max_concurrent_rpcs,
+    )
+    server.add_generic_rpc_handlers((svc.handler(),))
+    health = await _add_health(server)
+    addr = bind_address(args.host, args.port)
+    try:
+        port = server.add_insecure_port(addr)
+    except RuntimeError:
+        port = 0
+    if port == 0:
+        print(f"goprep serve: cannot listen on {addr} (in use, or not an address of this machine)", file=sys.stderr)
+        return 2
+    metrics_port = httpd = None
+    if registry is not None:
+        from .metrics import serve as serve_metrics
+
+        try:
+            httpd, metrics_port = serve_metrics(args.host, args.metrics_port, registry)
+        except OSError as e:
+            print(f"goprep serve: cannot serve metrics on {bind_address(args.host, args.metrics_port)}: {e.strerror}",
+                  file=sys.stderr)
+            return 2
+    await server.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    threading.Thread(target=_watchdog, args=(args.parent_pid, args.max_seconds, stop), daemon=True).start()
-    line = f"{READY} {args.host}:{port} preprocess={args.preprocess} pid={os.getpid()}"
+        loop.add_signal_handler(sig, stop.set)
+    quit_watch = threading.Event()
+    threading.Thread(target=_watchdog, args=(args.parent_pid, args.max_seconds, quit_watch, loop, stop),
+                     daemon=True).start()
+    line = f"{READY} {bind_address(args.host, port)} preprocess={args.preprocess} model={args.model} pid={os.getpid()}"
     if metrics_port is not None:
-        line += f" metrics={args.host}:{metrics_port}"
+        line += f" metrics={bind_address(args.host, metrics_port)}"
     print(line, flush=True)
     try:
-        while not stop.wait(0.2):
-            pass
+        await stop.wait()
+        for name in HEALTH_READY:  # readiness probes fail at once; liveness stays
+            await health.set(name, NOT_SERVING)
+        await svc.drain(args.grace)  # new requests UNAVAILABLE; running ones finish
+        await server.stop(1.0)
     finally:
-        server.stop(grace=1.0).wait(5)
+        quit_watch.set()
+        svc.pool.shutdown(wait=False, cancel_futures=True)
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+    print("goprep serve: stopped", file=sys.stderr, flush=True)
     return 0

@@ -1,0 +1,24 @@
+"""The server's request errors, each mapped to one gRPC status code (oip.py): what a client did wrong
+(``BadRequest``: INVALID_ARGUMENT; ``TooLarge``, an image over the pixel limit, too) or asked for
+beyond a configured limit (``OverLimit``: RESOURCE_EXHAUSTED). Their messages go to the client, so they name the request's fields and the
+limits, never server paths or library internals; anything else raised while serving is logged on the
+server and answered with INTERNAL and a generic message."""
+
+from __future__ import annotations
+
+
+class BadRequest(ValueError):
+    """The request is malformed: INVALID_ARGUMENT."""
+
+
+class OverLimit(ValueError):
+    """The request exceeds a configured limit (batch size, queue): RESOURCE_EXHAUSTED."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason  # the label of goprep_serve_rejected_total
+
+
+class TooLarge(OverLimit):
+    """An image larger than the pixel limit, seen from its header or shape before decoding: a request
+    this server cannot take as sent, INVALID_ARGUMENT (issue 28), counted as a rejection."""

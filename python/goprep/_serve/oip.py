@@ -1,0 +1,365 @@
+"""The Open Inference Protocol v2 over gRPC (``inference.GRPCInferenceService``) for one model:
+ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata and ModelInfer (protocol.py says
+what the model takes and returns). The other methods of the service answer UNIMPLEMENTED.
+
+Two halves: ``Engine.infer`` is the synchronous work of a request (parse, decode, preprocess, run the
+model, build the reply), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
+which reads requests on the event loop, so a client that opens a call and never sends its body holds a
+coroutine, not a worker thread, and is cut off after ``body_timeout`` seconds. ModelInfer is
+registered as a stream-unary method for that: on the wire it is the same unary call, but the handler
+reads the request message itself, with a deadline.
+
+Status codes: INVALID_ARGUMENT for malformed requests, NOT_FOUND for another model's name,
+RESOURCE_EXHAUSTED for limits (pixels, batch, queue), DEADLINE_EXCEEDED for a body that did not
+arrive in time, UNAVAILABLE while draining, INTERNAL with a generic message for anything else (the
+details go to the server's log, never to the client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+from . import protocol
+from .decode import decode_image
+from .errors import BadRequest, OverLimit, TooLarge
+
+log = logging.getLogger("goprep.serve")
+
+
+class NotFound(ValueError):
+    """The request names a model this server does not serve: NOT_FOUND."""
+
+
+@dataclass
+class Limits:
+    max_pixels: int = 4096 * 4096  # per image, checked from the header (encoded) or the shape (raw)
+    max_batch: int = 64  # images per request
+    body_timeout: float = 10.0  # seconds for a request's body to arrive once its call has started
+    max_queue: int = 64  # ModelInfer requests waiting for a worker thread beyond those running
+
+
+class Engine:
+    """One request's work, synchronous: ``infer(ModelInferRequest) -> ModelInferResponse``.
+
+    ``prep`` maps an (H, W, 3) uint8 image to its tensor (None: reply with the decoded shapes);
+    ``model`` (model.OnnxModel or None) runs on the stacked tensors; ``topk`` > 0 replaces the
+    model's first output by its top K per image."""
+
+    def __init__(self, name: str, prep: Optional[Callable[[np.ndarray], np.ndarray]], model: Any, topk: int,
+                 limits: Limits, metrics: Any = None, fault: Optional[Callable[[], None]] = None,
+                 delay: float = 0.0) -> None:
+        self.name, self.prep, self.model, self.topk, self.limits = name, prep, model, topk, limits
+        self.metrics, self.fault, self.delay = metrics, fault, delay
+        self.item_shape: tuple = ()
+        self.out_meta: List[Any] = []
+
+    # -- start-up -------------------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Run one zero frame through (traces goprep's plan, loads the model) and derive the output
+        metadata; ValueError when the preprocessing's tensor does not fit the model or --topk does not
+        fit its output."""
+        frame = np.zeros((480, 640, 3), np.uint8)
+        if self.prep is None:
+            self.out_meta = [(protocol.SHAPE, "INT32", [-1, 3])]
+            return
+        t = np.asarray(self.prep(frame))
+        self.item_shape = tuple(t.shape)
+        if self.model is None:
+            self.out_meta = [(protocol.TENSOR, protocol.datatype(t.dtype), [-1, *t.shape])]
+            return
+        self.model.check_shape(self.item_shape)
+        outs = self.model.run(t[None])
+        first = next(iter(outs.values()))
+        if self.topk:
+            if first.ndim != 2 or self.topk > first.shape[1]:
+                raise ValueError(f"--topk {self.topk}: the model's first output has shape {list(first.shape)} for one "
+                                 f"image; --topk needs a 2-D output with at least K columns")
+            self.out_meta = [(protocol.TOPK_INDEX, "INT32", [-1, self.topk]),
+                             (protocol.TOPK_SCORE, protocol.datatype(first.dtype), [-1, self.topk])]
+        else:
+            self.out_meta = [(k, protocol.datatype(v.dtype), [-1, *v.shape[1:]]) for k, v in outs.items()]
+
+    # -- one request ----------------------------------------------------------------------------------
+
+    def _images(self, req: Any) -> List[np.ndarray]:
+        """The request's images as (H, W, 3) uint8 arrays (decoded from IMAGE, or views of FRAME)."""
+        if req.model_name != self.name:
+            raise NotFound(f"this server serves model {self.name!r}, not {req.model_name!r}")
+        if req.model_version not in ("", "1"):
+            raise NotFound(f"model {self.name!r} has version 1 only, not {req.model_version!r}")
+        if len(req.inputs) != 1:
+            raise BadRequest(f"send exactly one input ({protocol.IMAGE} or {protocol.FRAME}), got {len(req.inputs)}")
+        inp = req.inputs[0]
+        shape = list(inp.shape)
+        if any(d < 0 for d in shape):
+            raise BadRequest(f"input {inp.name} has a negative dimension in shape {shape}")
+        if req.raw_input_contents:
+            if len(req.raw_input_contents) != 1:
+                raise BadRequest(f"raw_input_contents has {len(req.raw_input_contents)} entries for 1 input")
+            raw = req.raw_input_contents[0]
+        else:
+            raw = None
+        lim = self.limits
+        if inp.name == protocol.IMAGE:
+            if inp.datatype != "BYTES" or len(shape) not in (1, 2) or (len(shape) == 2 and shape[1] != 1):
+                raise BadRequest(f"input {protocol.IMAGE} must be BYTES of shape [N] (encoded images), "
+                                 f"got {inp.datatype} {shape}")
+            n = shape[0]
+            if not 1 <= n <= lim.max_batch:
+                self._over(n, "batch")
+            if raw is not None:
+                try:
+                    files = protocol.unpack_bytes(raw, n)
+                except ValueError as e:
+                    raise BadRequest(f"input {protocol.IMAGE}: {e}") from None
+            elif len(inp.contents.bytes_contents) == n:
+                files = list(inp.contents.bytes_contents)
+            else:
+                raise BadRequest(f"input {protocol.IMAGE} has no data for its {n} elements")
+            return [decode_image(bytes(f), lim.max_pixels) for f in files]
+        if inp.name == protocol.FRAME:
+            if inp.datatype != "UINT8" or len(shape) not in (3, 4) or shape[-1] != 3:
+                raise BadRequest(f"input {protocol.FRAME} must be UINT8 of shape [H, W, 3] or [N, H, W, 3] (RGB), "
+                                 f"got {inp.datatype} {shape}")
+            n, (h, w) = (shape[0] if len(shape) == 4 else 1), shape[-3:-1]
+            if not 1 <= n <= lim.max_batch:
+                self._over(n, "batch")
+            if h < 1 or w < 1:
+                raise BadRequest(f"input {protocol.FRAME} has no pixels: shape {shape}")
+            if h * w > lim.max_pixels:
+                raise TooLarge(f"frame of {w}x{h} pixels is larger than the server's limit of {lim.max_pixels} pixels",
+                                "pixels")
+            if raw is None:
+                raise BadRequest(f"send input {protocol.FRAME} in raw_input_contents")
+            if len(raw) != n * h * w * 3:
+                raise BadRequest(f"input {protocol.FRAME} of shape {shape} needs {n * h * w * 3} bytes, got {len(raw)}")
+            a = np.frombuffer(raw, np.uint8).reshape(n, h, w, 3)  # read-only views of the request's bytes
+            return [a[i] for i in range(n)]
+        raise BadRequest(f"unknown input {inp.name!r}: this model takes {protocol.IMAGE} (BYTES) or {protocol.FRAME} (UINT8)")
+
+    def _over(self, n: int, what: str) -> None:
+        if n < 1:
+            raise BadRequest(f"a request needs at least one image, got {n}")
+        raise OverLimit(f"a request may carry at most {self.limits.max_batch} images, got {n}", what)
+
+    def infer(self, req: Any) -> Any:
+        """The reply to one ModelInferRequest; raises BadRequest, OverLimit, NotFound, or anything the
+        preprocessing or model raised."""
+        st = self.metrics.stages if self.metrics is not None else None
+        t0 = time.perf_counter()
+        images = self._images(req)
+        t1 = time.perf_counter()
+        want = [o.name for o in req.outputs]
+        known = [m[0] for m in self.out_meta]
+        for o in want:
+            if o not in known:
+                raise BadRequest(f"unknown output {o!r}: this model returns {', '.join(known)}")
+        if self.fault is not None:
+            self.fault()
+        if self.delay:
+            time.sleep(self.delay)
+        outs: Dict[str, np.ndarray]
+        if self.prep is None:
+            outs = {protocol.SHAPE: np.array([im.shape for im in images], np.int32)}
+            t2 = t3 = time.perf_counter()
+        else:
+            # Each tensor is copied into the batch before the next call: goprep's variant writes every
+            # call into the same buffer of its thread (preprocess.make_goprep).
+            first = np.asarray(self.prep(images[0]))
+            batch = np.empty((len(images), *first.shape), first.dtype)
+            batch[0] = first
+            for k in range(1, len(images)):
+                batch[k] = self.prep(images[k])
+            t2 = time.perf_counter()
+            if self.model is None:
+                outs = {protocol.TENSOR: batch}
+            else:
+                outs = self.model.run(batch)
+                if self.topk:
+                    first = next(iter(outs.values()))
+                    idx = np.argsort(-first, axis=1, kind="stable")[:, : self.topk].astype(np.int32)
+                    outs = {protocol.TOPK_INDEX: idx, protocol.TOPK_SCORE: np.take_along_axis(first, idx, 1)}
+            t3 = time.perf_counter()
+        if st is not None:
+            st["decode"].observe(t1 - t0)
+            if self.prep is not None:
+                st["preprocess"].observe(t2 - t1)
+            if self.model is not None:
+                st["model"].observe(t3 - t2)
+        m = protocol.pb()
+        rep = m.ModelInferResponse(model_name=self.name, model_version="1", id=req.id)
+        for name, a in outs.items():
+            if want and name not in want:
+                continue
+            a = np.ascontiguousarray(a)
+            rep.outputs.add(name=name, datatype=protocol.datatype(a.dtype), shape=list(a.shape))
+            rep.raw_output_contents.append(a.tobytes())
+        return rep
+
+    def metadata(self) -> Any:
+        m = protocol.pb()
+        TM = m.ModelMetadataResponse.TensorMetadata
+        return m.ModelMetadataResponse(
+            name=self.name, versions=["1"], platform="onnxruntime_onnx" if self.model is not None else "goprep",
+            inputs=[TM(name=protocol.IMAGE, datatype="BYTES", shape=[-1]),
+                    TM(name=protocol.FRAME, datatype="UINT8", shape=[-1, -1, -1, 3])],
+            outputs=[TM(name=n, datatype=d, shape=s) for n, d, s in self.out_meta])
+
+
+TRACEBACKS = 5  # failed requests logged with their traceback; later ones in one line, at most one a second
+
+
+class State:
+    """What the servicer and the shutdown share: draining, and the requests being worked on."""
+
+    def __init__(self) -> None:
+        self.draining = False
+        self.working = 0  # ModelInfer requests whose body arrived and that have not been answered
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+
+class Servicer:
+    """The grpc.aio handlers; ``handler()`` is the generic handler to add to a grpc.aio server."""
+
+    def __init__(self, engine: Engine, workers: int, metrics: Any = None) -> None:
+        import goprep
+
+        self.engine, self.metrics = engine, metrics
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goprep-serve")
+        self.workers = workers
+        self.state = State()
+        self.version = goprep.__version__
+        self._failures, self._last_log = 0, 0.0
+
+    def handler(self) -> Any:
+        import grpc
+
+        m = protocol.pb()
+
+        def unary(fn: Any, req: Any, rep: Any) -> Any:
+            return grpc.unary_unary_rpc_method_handler(fn, request_deserializer=req.FromString,
+                                                       response_serializer=rep.SerializeToString)
+
+        return grpc.method_handlers_generic_handler(protocol.SERVICE, {
+            "ServerLive": unary(self.server_live, m.ServerLiveRequest, m.ServerLiveResponse),
+            "ServerReady": unary(self.server_ready, m.ServerReadyRequest, m.ServerReadyResponse),
+            "ModelReady": unary(self.model_ready, m.ModelReadyRequest, m.ModelReadyResponse),
+            "ServerMetadata": unary(self.server_metadata, m.ServerMetadataRequest, m.ServerMetadataResponse),
+            "ModelMetadata": unary(self.model_metadata, m.ModelMetadataRequest, m.ModelMetadataResponse),
+            "ModelInfer": grpc.stream_unary_rpc_method_handler(
+                self.model_infer, request_deserializer=m.ModelInferRequest.FromString,
+                response_serializer=m.ModelInferResponse.SerializeToString),
+        })
+
+    async def server_live(self, req: Any, ctx: Any) -> Any:
+        return protocol.pb().ServerLiveResponse(live=True)
+
+    async def server_ready(self, req: Any, ctx: Any) -> Any:
+        return protocol.pb().ServerReadyResponse(ready=not self.state.draining)
+
+    async def model_ready(self, req: Any, ctx: Any) -> Any:
+        ok = req.name == self.engine.name and req.version in ("", "1")
+        return protocol.pb().ModelReadyResponse(ready=ok and not self.state.draining)
+
+    async def server_metadata(self, req: Any, ctx: Any) -> Any:
+        return protocol.pb().ServerMetadataResponse(name="goprep", version=self.version, extensions=[])
+
+    async def model_metadata(self, req: Any, ctx: Any) -> Any:
+        import grpc
+
+        if req.name != self.engine.name or req.version not in ("", "1"):
+            await ctx.abort(grpc.StatusCode.NOT_FOUND, f"this server serves model {self.engine.name!r} (version 1)")
+        return self.engine.metadata()
+
+    async def model_infer(self, requests: Any, ctx: Any) -> Any:
+        import grpc
+
+        t0 = time.perf_counter()
+        met = self.metrics
+        if met is not None:
+            met.in_flight.inc()
+        code, msg, reason = grpc.StatusCode.OK, "", ""
+        st = self.state
+        counted = False
+        try:
+            if st.draining:
+                code, msg = grpc.StatusCode.UNAVAILABLE, "the server is shutting down"
+            else:
+                try:
+                    req = await asyncio.wait_for(ctx.read(), self.engine.limits.body_timeout)
+                except asyncio.TimeoutError:
+                    req = None
+                    code, reason = grpc.StatusCode.DEADLINE_EXCEEDED, "body_timeout"
+                    msg = f"the request's body did not arrive within {self.engine.limits.body_timeout:g} s"
+                if req is grpc.aio.EOF:
+                    code, msg = grpc.StatusCode.INVALID_ARGUMENT, "the call carried no request message"
+                elif req is not None and st.draining:
+                    code, msg = grpc.StatusCode.UNAVAILABLE, "the server is shutting down"
+                elif req is not None:
+                    if st.working >= self.workers + self.engine.limits.max_queue:
+                        code, reason = grpc.StatusCode.RESOURCE_EXHAUSTED, "queue"
+                        msg = "the server is at its limit of queued requests; retry later"
+                    else:
+                        counted = True
+                        st.working += 1
+                        st.idle.clear()
+                        try:
+                            rep = await asyncio.get_running_loop().run_in_executor(self.pool, self.engine.infer, req)
+                        except BadRequest as e:
+                            code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(e)
+                        except TooLarge as e:
+                            code, msg, reason = grpc.StatusCode.INVALID_ARGUMENT, str(e), e.reason
+                        except OverLimit as e:
+                            code, msg, reason = grpc.StatusCode.RESOURCE_EXHAUSTED, str(e), e.reason
+                        except NotFound as e:
+                            code, msg = grpc.StatusCode.NOT_FOUND, str(e)
+                        except Exception as e:  # noqa: BLE001 - logged here; the client gets a generic INTERNAL
+                            self._log_failure(e, req.id)
+                            code, msg = grpc.StatusCode.INTERNAL, "internal error while running the model (see the server's log)"
+        finally:
+            if counted:
+                st.working -= 1
+                if st.working == 0:
+                    st.idle.set()
+            if met is not None:
+                met.in_flight.dec()
+                met.requests.labels(code=code.name).inc()
+                if reason:
+                    met.rejected.labels(reason=reason).inc()
+                if code == grpc.StatusCode.OK:
+                    met.stages["total"].observe(time.perf_counter() - t0)
+        if code != grpc.StatusCode.OK:
+            await ctx.abort(code, msg)
+        return rep
+
+    def _log_failure(self, e: BaseException, rid: str) -> None:
+        """Log a failed request: the first TRACEBACKS with their traceback, then at most one line a
+        second (with how many were not logged), so failing requests cannot flood the server's log."""
+        self._failures += 1
+        if self._failures <= TRACEBACKS:
+            log.error("ModelInfer failed (request id %r)", rid, exc_info=e)
+            return
+        now = time.monotonic()
+        if now - self._last_log >= 1.0:
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            log.error("ModelInfer failed (request id %r): %s: %s (%d failures so far, tracebacks of the first %d only)",
+                      rid, type(e).__name__, first, self._failures, TRACEBACKS)
+            self._last_log = now
+
+    async def drain(self, grace: float) -> None:
+        """Refuse new requests (UNAVAILABLE, ServerReady false) and wait up to ``grace`` seconds for
+        the ones being worked on to finish."""
+        self.state.draining = True
+        try:
+            await asyncio.wait_for(self.state.idle.wait(), grace)
+        except asyncio.TimeoutError:
+            log.warning("%d requests still running after the %g s grace period", self.state.working, grace)

@@ -2,17 +2,10 @@
 
 package engine
 
-import (
-	"simd/archsimd"
-	"unsafe"
-)
+import "unsafe"
 
-// hasVNNI: aaHRowsZ can run (AVX-512 VBMI for VPERMB, VNNI for VPDPWSSD). noVNNI switches it off
-// (tests and A/B benchmarks of the horizontal kernels in one process).
-var (
-	hasVNNI = hasVBMI && archsimd.X86.AVX512VNNI()
-	noVNNI  bool
-)
+// noVNNI switches aaHRowsZ off (tests and A/B benchmarks of the horizontal kernels in one process).
+var noVNNI bool
 
 // aaZEnabled reports whether plans build aaHRowsZ's tables.
 func aaZEnabled() bool { return hasVNNI }

@@ -7,6 +7,263 @@ import (
 	"unsafe"
 )
 
+// hresizeRow is the fast horizontal pass, 16 columns at a time on AVX-512 VBMI (pairGroup.pairs),
+// narrowed to int16: the same integers as hresizeScalar, which handles the columns no group covers and
+// CPUs without VBMI.
+// VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
+// Against hresizeAVX2 on the AVX-512 Xeon (whole plans, 1 thread, alternated in one run), an upscale
+// and a mild downscale: 180x180 -> 224 51 / 52 us against 61 / 59, 256x300 56 / 59 against 69 / 67.
+func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
+	n := len(f.taps)
+	if !hasVBMI || f.groups == nil { // no groups: see buildGroups
+		if hasAVX2 {
+			hresizeAVX2(d, src, rb, f)
+			return
+		}
+		hresizeScalar(d, src, rb, f, 0, n)
+		return
+	}
+	d = d[:3*n]
+	row := src[rb+f.minOff:]
+	for gi := range f.groups {
+		g := &f.groups[gi]
+		j := 16 * gi
+		if int(g.start)+windowBytes > len(row) {
+			// the array ends inside the window: reading it whole could touch memory past the end
+			archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+			hresizeScalar(d, src, rb, f, j, j+16)
+			continue
+		}
+		c0, c1, c2 := g.pairs(row)
+		c0.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[j:])
+		c1.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
+		c2.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	if done := 16 * len(f.groups); done < n {
+		hresizeScalar(d, src, rb, f, done, n)
+	}
+}
+
+// hresizeAVX2 is hresizeRow on AVX2 without VBMI, 8 columns per step: each column's two pixels are
+// one 8-byte load at its offset, four columns to a register (two per 128-bit lane); a per-lane byte
+// shuffle (VPSHUFB, hShuf01) lays out the zero-extended (lower, higher) pairs of channel 0 then 1 of
+// a lane's two columns, another (hShuf2) those of channel 2, VPMADDWD with the weights in the same
+// order (fastPlan.quadW) gives OpenCV's sums; two blocks of four packed together (VPACKSSDW, exact:
+// the shifted sums are <= 32640) and put in column order by one VPERMD give channel 0 in the low and
+// channel 1 in the high 128 bits. Columns with a clamped border (wHi 0) multiply whatever follows their
+// pixel by 0; an 8-column block whose loads could pass the end of the array, and the last n%8 columns,
+// take hresizeScalar. The same integers as hresizeScalar (TestHresizeAVX2EqualsScalar).
+// BenchmarkImagenet512 on an AVX2-only EPYC (hresizeScalar vs this, binaries alternated in one run
+// of 5 rounds, shared 2-core machine): median 702 -> 355 us/op (~2.0x; 629-726 vs 342-375).
+func hresizeAVX2(d []int16, src []uint8, rb int, f *fastPlan) {
+	n := len(f.taps)
+	d = d[:3*n]
+	row := src[rb+f.minOff:]
+	base := unsafe.Pointer(unsafe.SliceData(row))
+	out := unsafe.Pointer(unsafe.SliceData(d))
+	qw := unsafe.Pointer(unsafe.SliceData(f.quadW))
+	taps := f.taps
+	ends := f.octEnd
+	for b := 0; b < len(ends); {
+		if int(ends[b]) > len(row) {
+			hresizeScalar(d, src, rb, f, 8*b, 8*b+8)
+			b++
+			continue
+		}
+		e := b + 1
+		for e < len(ends) && int(ends[e]) <= len(row) {
+			e++
+		}
+		byteBlocks(base, unsafe.Pointer(&taps[8*b]), unsafe.Add(qw, 64*b), unsafe.Add(out, 16*b), e-b, uintptr(2*n))
+		b = e
+	}
+	if done := 8 * len(f.octEnd); done < n {
+		hresizeScalar(d, src, rb, f, done, n)
+	}
+}
+
+// byteBlocks runs hresizeAVX2's kernel over nb blocks: tp, qw and out point at the first block's
+// taps, weights and channel-0 output; a channel's row is n2 bytes. Pointers that step instead of
+// indices, in a function of its own (no call in its loop), keep the loop in registers: indexing inside
+// hresizeAVX2 spilled and reloaded ~10 values per block, ~100 instructions per 8 columns, and took
+// BenchmarkHresizeAVX2 from ~205 to ~135 us/op. (One 16-byte load per two columns with per-block
+// shuffle tables measured no faster than this, so it is not used.)
+func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
+	if nb <= 0 {
+		return
+	}
+	s01, s2 := archsimd.LoadInt8x32(&hShuf01), archsimd.LoadInt8x32(&hShuf2)
+	perm := archsimd.LoadUint32x8(&hPerm)
+	// the pointers step only when another block follows: none points past its array (checkptr)
+	for i := 1; ; i++ {
+		t := (*[8]pairTap)(tp)
+		ld := func(k int) uint64 { return *(*uint64)(unsafe.Add(base, t[k].off)) }
+		va := archsimd.Uint8x32{}.SetLo(archsimd.Uint64x2{}.SetElem(0, ld(0)).SetElem(1, ld(1)).AsUint8x16()).
+			SetHi(archsimd.Uint64x2{}.SetElem(0, ld(2)).SetElem(1, ld(3)).AsUint8x16())
+		vb := archsimd.Uint8x32{}.SetLo(archsimd.Uint64x2{}.SetElem(0, ld(4)).SetElem(1, ld(5)).AsUint8x16()).
+			SetHi(archsimd.Uint64x2{}.SetElem(0, ld(6)).SetElem(1, ld(7)).AsUint8x16())
+		wa := archsimd.LoadInt16x16((*[16]int16)(qw))
+		wb := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(qw, 32)))
+		pa := va.PermuteOrZeroGrouped(s01).AsInt16x16().DotProductPairs(wa).ShiftAllRight(4)
+		pb := vb.PermuteOrZeroGrouped(s01).AsInt16x16().DotProductPairs(wb).ShiftAllRight(4)
+		x := pa.SaturateToInt16ConcatGrouped(pb).AsInt32x8().Permute(perm).AsInt16x16()
+		qa := va.PermuteOrZeroGrouped(s2).AsInt16x16().DotProductPairs(wa).ShiftAllRight(4)
+		qb := vb.PermuteOrZeroGrouped(s2).AsInt16x16().DotProductPairs(wb).ShiftAllRight(4)
+		y := qa.SaturateToInt16ConcatGrouped(qb).AsInt32x8().Permute(perm).AsInt16x16()
+		x.GetLo().Store((*[8]int16)(out))
+		x.GetHi().Store((*[8]int16)(unsafe.Add(out, n2)))
+		y.GetLo().Store((*[8]int16)(unsafe.Add(out, 2*n2)))
+		if i == nb {
+			break
+		}
+		tp, qw, out = unsafe.Add(tp, 8*unsafe.Sizeof(pairTap{})), unsafe.Add(qw, 64), unsafe.Add(out, 16)
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+}
+
+// hShuf01 and hShuf2 are hresizeAVX2's per-lane byte shuffles of two 8-byte column loads (bytes 0-7
+// and 8-15 of a lane) into zero-extended int16 pairs: (lo, hi) of channel 0 of both columns, then of
+// channel 1 (hShuf01); of channel 2, upper half zero (hShuf2). hPerm puts the packed dwords (int16
+// pairs) in column order: channel 0's then channel 1's (or channel 2's then nothing).
+var (
+	hShuf01 = [32]int8{0, -1, 3, -1, 8, -1, 11, -1, 1, -1, 4, -1, 9, -1, 12, -1,
+		0, -1, 3, -1, 8, -1, 11, -1, 1, -1, 4, -1, 9, -1, 12, -1}
+	hShuf2 = [32]int8{2, -1, 5, -1, 10, -1, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+		2, -1, 5, -1, 10, -1, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+	hPerm = [8]uint32{0, 4, 2, 6, 1, 5, 3, 7}
+)
+
+// pairs is the horizontal pass of group g over one row, on AVX-512 VBMI: load the group's window into
+// two registers, gather each channel's (lower, higher) pixel pairs with two two-register byte permutes
+// (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD). It returns OpenCV's
+// s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2. Pixels (<= 255) and weights (<= 2048) fit
+// int16, the pair sums (<= 255*2048) int32: exact. row must hold g.start+windowBytes bytes.
+func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
+	win := (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
+	x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
+	y := archsimd.LoadUint8x64((*[64]uint8)(win[64:]))
+	a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
+	b := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx2))
+	w := archsimd.LoadInt16x32(&g.w)
+	c0 = a.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w)
+	c1 = a.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w)
+	c2 = b.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w)
+	return c0, c1, c2
+}
+
+// vnormRow is vnormScalar with SIMD: the rows hold OpenCV's pre-shifted values, so each term is a
+// 16-bit multiply keeping the high half (VPMULHW), exactly OpenCV's vertical step; the sum (<= 255)
+// is widened to int32, converted, and normalised with one IEEE instruction per step (no FMA), so the
+// results equal the table that vnormScalar reads, bit for bit. (A reciprocal multiply with an FMA
+// correction, proven exact for all 256 inputs, measured no faster than VDIVPS here, so it is not used.)
+// AVX2 on AVX-512 machines too: a 32-lane AVX-512 loop ahead of vnormBlocks measured slower on the
+// project's AVX-512 Xeon (1 thread, alternated in one run: 128x128 -> 224 47.4 / 45.7 us against
+// 45.3 / 43.1, 180x180 53.2 / 54.3 against 49.5 / 50.5, BenchmarkImagenet1080 201 / 213 against 198 /
+// 200), so it was removed.
+func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
+	if !hasAVX2 {
+		vnormScalar(out, s0, s1, b0, b1, lut)
+		return
+	}
+	n := len(out)
+	s0, s1 = s0[:n], s1[:n]
+	i := 0
+	if nb := n / 16; nb > 0 { // 16 int16 lanes per multiply, then 8 lanes at a time
+		vnormBlocks(unsafe.Pointer(&out[0]), unsafe.Pointer(&s0[0]), unsafe.Pointer(&s1[0]), nb, b0, b1, scale, mean, std)
+		i = 16 * nb
+	}
+	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
+	w0, w1, two := archsimd.BroadcastInt16x8(int16(b0)), archsimd.BroadcastInt16x8(int16(b1)), archsimd.BroadcastInt16x8(2)
+	for ; i+8 <= n; i += 8 {
+		v := archsimd.LoadInt16x8Slice(s0[i:]).MulHigh(w0).Add(archsimd.LoadInt16x8Slice(s1[i:]).MulHigh(w1)).Add(two).ShiftAllRight(2)
+		v.ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[i:])
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	if i < n {
+		vnormScalar(out[i:], s0[i:], s1[i:], b0, b1, lut)
+	}
+}
+
+// vnormBlocks is vnormRow's AVX2 loop over nb blocks of 16 columns, pointers stepping in a function
+// of its own (see byteBlocks): the same loop over slices inside vnormRow spent ~10 instructions per
+// block on slice bounds and bases. BenchmarkImagenet1080 (hresizeAVX2 + vnormRow: 1920 -> 224 pairs
+// do not fit duoBlocks), process CPU time medians of 7 alternated rounds, twice, loaded 2-core
+// machine: 285 -> 245 and 315 -> 280 us/op.
+func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, std float32) {
+	if nb <= 0 {
+		return
+	}
+	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
+	w0, w1, two := archsimd.BroadcastInt16x16(int16(b0)), archsimd.BroadcastInt16x16(int16(b1)), archsimd.BroadcastInt16x16(2)
+	for i := 1; ; i++ { // the pointers step only when another block follows (checkptr: see byteBlocks)
+		v := archsimd.LoadInt16x16((*[16]int16)(s0)).MulHigh(w0).Add(archsimd.LoadInt16x16((*[16]int16)(s1)).MulHigh(w1)).Add(two).ShiftAllRight(2)
+		v.GetLo().ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(out))
+		v.GetHi().ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Add(out, 32)))
+		if i == nb {
+			break
+		}
+		out, s0, s1 = unsafe.Add(out, 64), unsafe.Add(s0, 32), unsafe.Add(s1, 32)
+	}
+	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+}
+
+// fusedRow computes one output row straight from its two source rows, 16 columns at a time, keeping
+// the horizontal pass in registers: for downscales, where no source row is shared, this skips storing
+// and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
+// 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
+// having written nothing, when it cannot run: no VBMI, no groups (buildGroups), or a window running
+// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (duoEnabled); for
+// those without (a channel map that is not a permutation), this beats hresizeRow + vnormRow on the
+// AVX-512 Xeon (1 thread, alternated in one run, channels (1, 1, 0)): 480x520 -> 224 71 / 73 us
+// against 88 / 86, 512x512 67 / 69 against 84 / 83.
+func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
+	if !hasVBMI || len(f.groups) == 0 {
+		return false
+	}
+	n := len(f.taps)
+	r0, r1 := src[rb0+f.minOff:], src[rb1+f.minOff:]
+	if f.winEnd > len(r0) || f.winEnd > len(r1) {
+		return false
+	}
+	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
+	w0, w1, two := archsimd.BroadcastInt32x16(b0), archsimd.BroadcastInt32x16(b1), archsimd.BroadcastInt32x16(2)
+	vs := archsimd.BroadcastFloat32x16(nt.scale[0])
+	m0, m1, m2 := archsimd.BroadcastFloat32x16(nt.mean[0]), archsimd.BroadcastFloat32x16(nt.mean[1]), archsimd.BroadcastFloat32x16(nt.mean[2])
+	s0, s1, s2 := archsimd.BroadcastFloat32x16(nt.std[0]), archsimd.BroadcastFloat32x16(nt.std[1]), archsimd.BroadcastFloat32x16(nt.std[2])
+	cm := f.cmap
+	pick := func(k int, v0, v1, v2 archsimd.Int32x16) archsimd.Int32x16 {
+		switch k {
+		case 0:
+			return v0
+		case 1:
+			return v1
+		}
+		return v2
+	}
+	vert := func(p, q archsimd.Int32x16) archsimd.Int32x16 {
+		return p.ShiftAllRight(4).Mul(w0).ShiftAllRight(16).Add(q.ShiftAllRight(4).Mul(w1).ShiftAllRight(16)).Add(two).ShiftAllRight(2)
+	}
+	for gi := range f.groups {
+		g := &f.groups[gi]
+		j := 16 * gi
+		p0, p1, p2 := g.pairs(r0)
+		q0, q1, q2 := g.pairs(r1)
+		v0, v1, v2 := vert(p0, q0), vert(p1, q1), vert(p2, q2)
+		pick(cm[0], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m0).Div(s0).StoreSlice(o0[j:])
+		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])
+		pick(cm[2], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m2).Div(s2).StoreSlice(o2[j:])
+	}
+	archsimd.ClearAVXUpperBits()              // before scalar code: see hasAVX2
+	for j := 16 * len(f.groups); j < n; j++ { // the last columns, fewer than 16
+		p0, p1, p2 := pixD(src, rb0, f, j)
+		q0, q1, q2 := pixD(src, rb1, f, j)
+		v := [3]int32{vlinear(b0, b1, p0, q0), vlinear(b0, b1, p1, q1), vlinear(b0, b1, p2, q2)}
+		o0[j], o1[j], o2[j] = nt.lutF32[0][v[cm[0]]], nt.lutF32[1][v[cm[1]]], nt.lutF32[2][v[cm[2]]]
+	}
+	return true
+}
+
 // duoEnabled reports whether fused plans with duoBlocks tables take duoRows: on every AVX2 machine,
 // AVX-512 VBMI ones too, where fusedRow was the choice until duoRows (built on an AVX2-only EPYC) was
 // measured there. On the AVX-512 Xeon of this project, same runs, 1 thread: BenchmarkImagenet512 57.1 /

@@ -5,5 +5,6 @@ package engine
 // simdEnabled reports whether the row kernels use SIMD in this build.
 const simdEnabled = false
 
-// SIMDLevel names the row kernels in use.
-func SIMDLevel() string { return "none (pure Go)" }
+// detectCPU: without SIMD kernels in the build no feature matters; chooseKernels picks the pure-Go
+// kernels.
+func detectCPU() cpuFeatures { return cpuFeatures{} }

@@ -47,7 +47,8 @@ type Plan struct {
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
 	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
 	est               PlanBytes
-	aa                *aaPlan // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	kern              kernelSet // the row kernels it runs, chosen once (kernels.go)
 	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), the element
 	// offsets [lo, hi) its horizontal pass reads within a row, its vertical weight pairs per content
 	// row (aaVTables), and the tables of its horizontal pass's SIMD kernel where it can run
@@ -246,6 +247,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 		Spec: *s, N: max(in.N, 1),
 		OutC: len(s.CMap), OutDType: s.OutDType(),
 		inC: in.C, cmap: append([]int(nil), s.CMap...),
+		kern: currentKernels(),
 	}
 	p.OutH, p.OutW = s.OutSize()
 	for c := 0; c < p.OutC; c++ {

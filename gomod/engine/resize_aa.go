@@ -207,7 +207,7 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.pl = newAAPlanarTab(a, p)
 	} else {
 		newAAWide(a, p)
-		if aaZEnabled() {
+		if p.kern.AAHZ {
 			newAAZ(a)
 		}
 	}
@@ -382,10 +382,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	flush := func() {
 		if a.planar { // planar rows go in pairs (aaHPlanarRows); no lookahead
 			for q := 0; q+1 < nm; q += 2 {
-				aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
+				p.kern.aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
 			}
 			if nm%2 == 1 {
-				aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
+				p.kern.aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
 			}
 			nm = 0
 			return
@@ -407,16 +407,16 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		switch m {
 		case 4:
-			if !aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
-				aaHRows4(&hd, &ho, b.srcU8, a, p)
+			if !p.kern.aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
+				p.kern.aaHRows4(&hd, &ho, b.srcU8, a, p)
 			}
 		case 3:
-			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
-			aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
+			p.kern.aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
 		case 2:
-			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
 		case 1:
-			aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
+			p.kern.aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
 		}
 		nm = 0
 	}
@@ -441,11 +441,11 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	nt := p.norm
 	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
-	if aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
+	if p.kern.aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
 		return
 	}
 	for c := 0; c < 3; c++ {
-		aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		p.kern.aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
 }
 

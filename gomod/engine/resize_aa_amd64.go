@@ -8,16 +8,6 @@ import (
 	"unsafe"
 )
 
-// aaVWideEnabled reports whether aaVRow3 can hand its columns to aaVRow3W: on CPUs where the
-// horizontal pass runs at 512 bits too (aaHRowsZ), for the plans it runs for (aaVRow3's wide: the
-// plan has aaHRowsZ's tables). Whole 1080p -> 224 plans on the AVX-512 Xeon (photographs, the four
-// combinations in rotating order in one process, medians of 60, two runs): with aaHRowsZ, aaVRow3W
-// against aaVRow3's AVX2 loop 1227 / 1178 against 1259 / 1209 us bicubic; with aaHRowsY (256-bit)
-// it was 13% slower, 1660 / 1582 against 1466 / 1392, and with the planar pass (aaHPlanarRows,
-// BenchmarkEvalPlanar's plans, medians of 200, two runs) 4% at 512x512 and 9-11% at 1920x1080
-// (1417 / 1498 against 1267 / 1376 us): likely the cost of switching between 512-bit and 256-bit code.
-func aaVWideEnabled() bool { return hasVNNI }
-
 // Byte shuffles of the fast antialias horizontal pass (resize_aa.go): from the 16 bytes at a chunk's
 // first tap, lay out the (tap, tap+1) pixel pairs of each channel as int16, [r0 r1 g0 g1 b0 b1 0 0],
 // for taps 0, 1 (aaShufA) and 2, 3 (aaShufB); the same indices in both 128-bit lanes, which hold two
@@ -65,14 +55,14 @@ func aaPackShuffle(col int) (s [32]int8) {
 // instructions). With the row lookahead: BenchmarkAntialias1080 4.7/3.8/3.8 ms -> 2.9/2.3/2.2 ms per op
 // (old vs new binary, interleaved in one run, process CPU time).
 // Copying each 128-byte chunk in a range loop instead of indexing it made this path 30x slower.
-func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+func (k *kernelSet) aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	one := h1 == nil
 	if one {
 		rb1 = rb0
 	}
 	r0, r1 := rb0+a.minOff, rb1+a.minOff
-	if !hasAVX2 || r0+a.winEnd > len(src) || r1+a.winEnd > len(src) {
+	if !k.AVX2 || r0+a.winEnd > len(src) || r1+a.winEnd > len(src) {
 		aaHScalar(h0, src, rb0, a, p, 0, n)
 		if !one {
 			aaHScalar(h1, src, rb1, a, p, 0, n)
@@ -147,7 +137,7 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 			d1[j], d1[n+j], d1[2*n+j] = uint8(out[4]), uint8(out[5]), uint8(out[6])
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
@@ -170,9 +160,9 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 // alternated image by image in one process (150 rounds, shared 2-core machine, minimum / p10 us):
 // bilinear 1116/1196 -> 1009/1073 and 1161/1312 -> 1112/1194, bicubic 1878/2087 -> 1787/1992 (a
 // version that never adds the low halves, wrong but the floor of this scheme: 944-1016 / 1580-1627).
-func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
+func (k *kernelSet) aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	n := len(a.cols)
-	ok := hasAVX2
+	ok := k.AVX2
 	var q [4]unsafe.Pointer
 	var ps [4]unsafe.Pointer
 	base := unsafe.Pointer(unsafe.SliceData(src))
@@ -182,8 +172,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 		ps[i] = unsafe.Add(base, r)
 	}
 	if !ok {
-		aaHRows(h[0], h[1], src, rb[0], rb[1], a, p)
-		aaHRows(h[2], h[3], src, rb[2], rb[3], a, p)
+		k.aaHRows(h[0], h[1], src, rb[0], rb[1], a, p)
+		k.aaHRows(h[2], h[3], src, rb[2], rb[3], a, p)
 		return
 	}
 	for i := range h {
@@ -253,7 +243,7 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	if j < n {                   // the last n%4 columns
 		for i := range h {
 			aaHScalar(h[i], src, rb[i], a, p, j, n)
@@ -284,9 +274,9 @@ func aaPack4(res *[8]archsimd.Int32x8) (u, y archsimd.Uint32x8) {
 // rounds, minimum us): Pillow bilinear 375 -> 307, bicubic 741 -> 477, torch 212 -> 165, 379 -> 268
 // with pw and the row pointers alone; the high-halves-first test then took Pillow's from 205 to 195
 // (bilinear; bicubic 354 -> 358, even) and torch's from 206 to 188 (one loop for both tables).
-func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
+func (k *kernelSet) aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
 	n := len(out)
-	ok := hasAVX2
+	ok := k.AVX2
 	for _, h := range hs {
 		ok = ok && len(h) > po && cap(h) >= po+n+16 // the 16-byte loads below (16 spare bytes of capacity: worker.prepare)
 	}
@@ -296,7 +286,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	}
 	np := (len(hs) + 1) / 2
 	paired := np <= aaVMaxPairs && n >= 16 && len(pw) >= aaVPairLen*np
-	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
+	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see cpufeat_amd64.go
 	var rows [2 * aaVMaxPairs]unsafe.Pointer
 	if paired {
 		aaVPairRows(&rows, hs, po)
@@ -326,7 +316,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 		}
 		acc.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	aaVScalar(out, hs, po, wv, lut, x)
 }
 
@@ -378,16 +368,16 @@ func aaVPairSums(rp, w0 unsafe.Pointer, np, x int, vh *aaVHead) (a, b archsimd.I
 // [0, x) of the x it returns, 16 at a time while every row has the 16 bytes to load (its capacity
 // bounds the loads: the source image may end with the last row), and the caller the rest. The same
 // bytes as vresizeAAU8 (TestVResizeAAU8PairedEqualsScalar).
-func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
+func (k *kernelSet) vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
 	np := (len(hs) + 1) / 2
 	n := len(dst)
 	for _, h := range hs {
 		n = min(n, cap(h))
 	}
-	if !hasAVX2 || len(hs) == 0 || np > aaVMaxPairs || len(pw) < aaVPairLen*np || n < 16 {
+	if !k.AVX2 || len(hs) == 0 || np > aaVMaxPairs || len(pw) < aaVPairLen*np || n < 16 {
 		return 0
 	}
-	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
+	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see cpufeat_amd64.go
 	var rows [2 * aaVMaxPairs]unsafe.Pointer
 	aaVPairRows(&rows, hs, 0)
 	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
@@ -405,7 +395,7 @@ func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
 		*(*uint64)(unsafe.Pointer(&dst[x])) = q.GetLo().AsUint64x2().GetElem(0)
 		*(*uint64)(unsafe.Pointer(&dst[x+8])) = q.GetHi().AsUint64x2().GetElem(0)
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	return x
 }
 
@@ -471,9 +461,9 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // it: slower for both (same in-process alternation, minimum of 150: bilinear 801-922 -> 1278-1290
 // us, bicubic 1264-1282 -> 1581-1586; PREFETCHT2 measured no better), likely because it evicts the
 // weight tables and the current rows from L1.
-func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
+func (k *kernelSet) aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	n := len(a.cols)
-	if !hasAVX2 || a.wide == nil {
+	if !k.AVX2 || a.wide == nil {
 		return false
 	}
 	var ps, q [4]unsafe.Pointer
@@ -504,9 +494,9 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 	// The columns [0, n&^15) in assembly, aaHRowsZ where AVX-512 VNNI is there, else aaHRowsY; the
 	// rest below.
 	j := 0
-	if z := hasVNNI && !noVNNI && a.zw != nil; n >= 16 && (z || !noAsmY) {
+	if z := k.AAHZ && a.zw != nil; n >= 16 && (z || k.AAHY) {
 		j = n &^ 15
-		pf, pfn := aaPrefetch(rb, src, a, j, ps[0])
+		pf, pfn := aaPrefetch(k.AAPref, rb, src, a, j, ps[0])
 		if z {
 			var scratch [16][16]int32
 			var zr [4]unsafe.Pointer
@@ -629,7 +619,7 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	if j < n {                   // the last n%4 columns
 		for i := range h {
 			aaHScalar(h[i], src, rb[i], a, p, j, n)
@@ -645,8 +635,8 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 // EPYC (Zen 3) of earlier sessions a software prefetch of the next group's rows (PREFETCHT0, a
 // share per 16 columns) made the archsimd pass slower (see aaHRows4W), and this one is unmeasured
 // there.
-func aaPrefetch(rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
-	if s := rb[1] - rb[0]; isIntel && s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
+func aaPrefetch(next bool, rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
+	if s := rb[1] - rb[0]; next && s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
 		return uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff), min((4*s/j+63)&^63, 128)
 	}
 	return uintptr(p0), 0
@@ -680,11 +670,11 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 // same runs: 185 / 184 -> 182 / 181), bilinear 99 -> 77 (aaVRow 122 / 114). The last n%16 columns take
 // aaVScalar. The same floats as aaVRow (TestAAVRowEqualScalarRandom). It returns false, having
 // written nothing, where aaVRow's paired loop would not run (the caller then calls aaVRow per plane).
-// wide: the row's horizontal pass ran in aaHRowsZ, so aaVRow3W may take the columns (aaVWideEnabled).
-func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
+// wide: the row's horizontal pass ran in aaHRowsZ, so aaVRow3W may take the columns (kernelSet.AAV3W).
+func (k *kernelSet) aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
 	n := len(out[0])
 	np := (len(hs) + 1) / 2
-	if !hasAVX2 || np > aaVMaxPairs || n < 16 || len(pw) < aaVPairLen*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
+	if !k.AVX2 || np > aaVMaxPairs || n < 16 || len(pw) < aaVPairLen*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
 		return false
 	}
 	pmax := max(po[0], po[1], po[2])
@@ -704,22 +694,22 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 			hp = append(hp, hs[kk-1])
 		}
 	}
-	k := aaVConst{sh: int32(bits.TrailingZeros32(uint32(vh.mul))), base: vh.base, frac: 1<<pilPrecisionBits - 1,
+	vc := aaVConst{sh: int32(bits.TrailingZeros32(uint32(vh.mul))), base: vh.base, frac: 1<<pilPrecisionBits - 1,
 		thrm1: vh.thr - 1, top: 255, fix: 1<<(pilPrecisionBits-1) - vh.base,
 		scale: [3]float32(nt.scale[:3]), mean: [3]float32(nt.mean[:3]), std: [3]float32(nt.std[:3])}
 	o := [3]unsafe.Pointer{unsafe.Pointer(&out[0][0]), unsafe.Pointer(&out[1][0]), unsafe.Pointer(&out[2][0])}
 	w0 := unsafe.Pointer(unsafe.SliceData(pw))
 	x := 0
-	if wide && aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
-		var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see hasAVX2
+	if wide && k.AAV3W && n >= 32 {
+		var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see cpufeat_amd64.go
 		aaVPairRows(&rows, hs, 0)
 		x = aaVRow3W(out, unsafe.Pointer(&rows[0]), np, po, w0, vh, nt)
 	}
 	if end := x + (n-x)&^15; end > x {
-		aaVRow3Y(&o, unsafe.Pointer(&hp[0]), np, x, end, po, w0, &k)
+		aaVRow3Y(&o, unsafe.Pointer(&hp[0]), np, x, end, po, w0, &vc)
 		x = end
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	for c := range out {
 		aaVScalar(out[c], hs, po[c], wv, luts[c], x)
 	}

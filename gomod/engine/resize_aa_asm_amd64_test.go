@@ -50,7 +50,7 @@ func TestAAAsmLayout(t *testing.T) {
 	}
 }
 
-// cpuVendor gives the vendor string Linux reports (vendor_id in /proc/cpuinfo), and isIntel follows it.
+// cpuVendor gives the vendor string Linux reports (vendor_id in /proc/cpuinfo), and detectCPU's Intel follows it.
 func TestCPUVendor(t *testing.T) {
 	b, d, c := cpuVendor()
 	var v []byte
@@ -68,7 +68,7 @@ func TestCPUVendor(t *testing.T) {
 	if string(v) != string(m[1]) {
 		t.Fatalf("cpuVendor %q, /proc/cpuinfo %q", v, m[1])
 	}
-	if isIntel != (string(v) == "GenuineIntel") {
-		t.Fatalf("isIntel %v for %q", isIntel, v)
+	if cpu.Intel != (string(v) == "GenuineIntel") {
+		t.Fatalf("cpu.Intel %v for %q", cpu.Intel, v)
 	}
 }

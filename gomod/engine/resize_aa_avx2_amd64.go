@@ -4,9 +4,6 @@ package engine
 
 import "unsafe"
 
-// noAsmY switches aaHRowsY off (tests and A/B benchmarks: aaHRows4W's archsimd loop then runs).
-var noAsmY bool
-
 // aaHRowsY is aaHRows4W's column loop in assembly on AVX2 (resize_aa_avx2_amd64.s) for the columns
 // [0, n), n a multiple of 16: aaHRowsZ's contract (rows[i] from 4 bytes before row i's origin, as
 // aaHRows4W's ps; the columns aaPlan.ycols, the chunks w = aaPlan.wide with the low halves lodelta

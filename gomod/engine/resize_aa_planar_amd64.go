@@ -19,7 +19,7 @@ var aaPlanarJoin = [8]uint32{0, 4, 0, 0, 0, 0, 0, 0}
 // A 16-bit multiply-add version (two rows per register, one byte shuffle per 8 taps, 22-bit weights
 // split in hi/lo halves) drew the same share of perf samples in the same process (32.7% vs 33.8%,
 // 512² and 1080p eval transform) with more code and tables, so it was dropped.
-func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+func (k *kernelSet) aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	t := a.pl
 	n := len(a.cols)
 	one := h1 == nil
@@ -27,7 +27,7 @@ func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan
 		rb1 = rb0 // the second row's registers recompute the first's; their results are dropped
 	}
 	var r [6]int
-	ok := hasAVX2
+	ok := k.AVX2
 	for i := range r {
 		rb := rb0
 		if i >= 3 {
@@ -99,7 +99,7 @@ func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan
 			*(*uint8)(unsafe.Add(d1, 2*n+j)) = uint8(u >> 40)
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2 (resize_simd_amd64.go)
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // aaPlanarPack32 moves the low byte of the low lane's four dwords to bytes 0-3 and of the high lane's
@@ -165,5 +165,5 @@ func aaHPlanar8(h []uint8, src []uint8, r0, r1, r2 int, a *aaPlan, n int) {
 			*(*uint64)(unsafe.Add(d, j)) = u
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2 (resize_simd_amd64.go)
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }

@@ -4,12 +4,6 @@ package engine
 
 import "unsafe"
 
-// noVNNI switches aaHRowsZ off (tests and A/B benchmarks of the horizontal kernels in one process).
-var noVNNI bool
-
-// aaZEnabled reports whether plans build aaHRowsZ's tables.
-func aaZEnabled() bool { return hasVNNI }
-
 // aaHRowsZ is aaHRows4W's column loop in assembly (resize_aa_vnni_amd64.s) for the columns [0, n),
 // n a multiple of 16: the four rows at rows[i] (each at its origin, rb + minOff) into the planar
 // rows at dst[i] (plane stride plane), the same integers as aaHScalar. It sums the high halves

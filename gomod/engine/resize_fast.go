@@ -42,10 +42,6 @@ type fastPlan struct {
 	duoNorm [3]duoChan
 }
 
-// noDuo switches duoRows off (duoEnabled): tests run the plans it would take through fastRow's kernels
-// too (fusedRow on VBMI machines).
-var noDuo bool
-
 // duoChan is the normalisation of one source channel on the duo path: normTables' per-channel
 // constants of the output plane it goes to, its table and the plane.
 type duoChan struct {
@@ -297,9 +293,9 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	// (fused plans with duos take duoRows in resize_fast_amd64.go, whole bands at a time)
-	if f.fused && fusedEnabled() {
+	if f.fused && p.kern.VBMI {
 		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
-		if fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
+		if p.kern.fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
 			return
 		}
 	}
@@ -308,14 +304,14 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 		ri := r*2 + t
 		s, ok := w.slot(p.rows.Src[ri])
 		if !ok {
-			hresizeRow(w.hI16[s], b.srcU8, base+p.rows.Off[ri], f)
+			p.kern.hresizeRow(w.hI16[s], b.srcU8, base+p.rows.Off[ri], f)
 		}
 		h[t] = w.hI16[s]
 	}
 	for c := 0; c < 3; c++ {
 		sc := f.cmap[c] * n
 		nt := p.norm
-		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
+		p.kern.vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
 			&nt.lutF32[c])
 	}
 }

@@ -13,10 +13,10 @@ import (
 // VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
 // Against hresizeAVX2 on the AVX-512 Xeon (whole plans, 1 thread, alternated in one run), an upscale
 // and a mild downscale: 180x180 -> 224 51 / 52 us against 61 / 59, 256x300 56 / 59 against 69 / 67.
-func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
+func (k *kernelSet) hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	n := len(f.taps)
-	if !hasVBMI || f.groups == nil { // no groups: see buildGroups
-		if hasAVX2 {
+	if !k.VBMI || f.groups == nil { // no groups: see buildGroups
+		if k.AVX2 {
 			hresizeAVX2(d, src, rb, f)
 			return
 		}
@@ -30,7 +30,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 		j := 16 * gi
 		if int(g.start)+windowBytes > len(row) {
 			// the array ends inside the window: reading it whole could touch memory past the end
-			archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+			archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 			hresizeScalar(d, src, rb, f, j, j+16)
 			continue
 		}
@@ -39,7 +39,7 @@ func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 		c1.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
 		c2.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	if done := 16 * len(f.groups); done < n {
 		hresizeScalar(d, src, rb, f, done, n)
 	}
@@ -119,7 +119,7 @@ func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
 		}
 		tp, qw, out = unsafe.Add(tp, 8*unsafe.Sizeof(pairTap{})), unsafe.Add(qw, 64), unsafe.Add(out, 16)
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // hShuf01 and hShuf2 are hresizeAVX2's per-lane byte shuffles of two 8-byte column loads (bytes 0-7
@@ -161,8 +161,8 @@ func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
 // project's AVX-512 Xeon (1 thread, alternated in one run: 128x128 -> 224 47.4 / 45.7 us against
 // 45.3 / 43.1, 180x180 53.2 / 54.3 against 49.5 / 50.5, BenchmarkImagenet1080 201 / 213 against 198 /
 // 200), so it was removed.
-func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
-	if !hasAVX2 {
+func (k *kernelSet) vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
+	if !k.AVX2 {
 		vnormScalar(out, s0, s1, b0, b1, lut)
 		return
 	}
@@ -179,7 +179,7 @@ func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std floa
 		v := archsimd.LoadInt16x8Slice(s0[i:]).MulHigh(w0).Add(archsimd.LoadInt16x8Slice(s1[i:]).MulHigh(w1)).Add(two).ShiftAllRight(2)
 		v.ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[i:])
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	if i < n {
 		vnormScalar(out[i:], s0[i:], s1[i:], b0, b1, lut)
 	}
@@ -205,7 +205,7 @@ func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, 
 		}
 		out, s0, s1 = unsafe.Add(out, 64), unsafe.Add(s0, 32), unsafe.Add(s1, 32)
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // fusedRow computes one output row straight from its two source rows, 16 columns at a time, keeping
@@ -213,12 +213,12 @@ func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, 
 // and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
 // 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
 // having written nothing, when it cannot run: no VBMI, no groups (buildGroups), or a window running
-// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (duoEnabled); for
+// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (kernelSet.Duo); for
 // those without (a channel map that is not a permutation), this beats hresizeRow + vnormRow on the
 // AVX-512 Xeon (1 thread, alternated in one run, channels (1, 1, 0)): 480x520 -> 224 71 / 73 us
 // against 88 / 86, 512x512 67 / 69 against 84 / 83.
-func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
-	if !hasVBMI || len(f.groups) == 0 {
+func (k *kernelSet) fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
+	if !k.VBMI || len(f.groups) == 0 {
 		return false
 	}
 	n := len(f.taps)
@@ -254,7 +254,7 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])
 		pick(cm[2], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m2).Div(s2).StoreSlice(o2[j:])
 	}
-	archsimd.ClearAVXUpperBits()              // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits()              // before scalar code: see cpufeat_amd64.go
 	for j := 16 * len(f.groups); j < n; j++ { // the last columns, fewer than 16
 		p0, p1, p2 := pixD(src, rb0, f, j)
 		q0, q1, q2 := pixD(src, rb1, f, j)
@@ -263,18 +263,6 @@ func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 
 	}
 	return true
 }
-
-// duoEnabled reports whether fused plans with duoBlocks tables take duoRows: on every AVX2 machine,
-// AVX-512 VBMI ones too, where fusedRow was the choice until duoRows (built on an AVX2-only EPYC) was
-// measured there. On the AVX-512 Xeon of this project, same runs, 1 thread: BenchmarkImagenet512 57.1 /
-// 57.4 us/op against fusedRow's 68.3 / 68.8, BenchmarkImagenet512Cold 81.9 / 82.4 us/image against
-// 260 / 258 (fusedRow has no software prefetch, see prefetchDist), ColdThreads2 39.4 / 38.1 against
-// 126 / 133; 448x448 and 540x540 -> 224: 56 and 58 us against 61 and 75; 300x300 (a milder
-// downscale): 73 against 70. noDuo (tests) sends them to fastRow instead.
-func duoEnabled() bool { return hasAVX2 && !noDuo }
-
-// fusedEnabled reports whether fusedRow can run (it checks the rest itself).
-func fusedEnabled() bool { return hasVBMI }
 
 // prefetchSpan issues PREFETCHT0 for every 64-byte line of [p, p+n) (resize_fast_amd64.s: archsimd
 // has no prefetch; the hint never faults).
@@ -311,9 +299,9 @@ func prefetchAhead(p *Plan, src []uint8, base, img, r, t int) {
 // channel's plane row out[k]: duoBlocks over the runs of 8-column blocks whose loads stay inside the
 // array in both rows, duoScalar for the other blocks and the last n%8 columns. Exactly the general
 // path's values (TestDuoHEqualsScalar, TestFusedDownscaleEqualsGeneral).
-func duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
+func (k *kernelSet) duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
 	n := len(f.taps)
-	if !hasAVX2 {
+	if !k.AVX2 {
 		duoScalar(out, src, rb0, rb1, f, b0, b1, 0, n)
 		return
 	}
@@ -406,7 +394,7 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 		z := c0.Or(c2).ShiftAllRight(4).SaturateToInt16ConcatGrouped(c1.Or(c3).ShiftAllRight(4)).MulHigh(wb)
 		// Int32x8's shift, not Uint32x8's (the same here: the values are below 2^15): Go 1.26 compiles
 		// Uint32x8.ShiftAllRight(16) as a shift by register, its count set with a legacy-SSE MOVQ inside
-		// the loop (see hasAVX2), which made BenchmarkImagenet512 ~6x slower
+		// the loop (see cpufeat_amd64.go), which made BenchmarkImagenet512 ~6x slower
 		s := x.Select128FromPair(0, 2, y).Add(x.Select128FromPair(1, 3, y)).Add(two).ShiftAllRight(2).AsUint32x8()
 		t := z.Add(z.Select128FromPair(1, 0, z)).Add(two).ShiftAllRight(2).DotProductPairs(sel)
 		s.And(low).AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m0).Div(d0).Store((*[8]float32)(q0))
@@ -417,7 +405,7 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 		}
 		dp, q0 = unsafe.Add(dp, 4*unsafe.Sizeof(pairDuo{})), unsafe.Add(q0, 32)
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // duoSel: channel 2's int16 values of columns 0..3 are the low halves of the lower lane's int32s,
@@ -434,7 +422,7 @@ var duoSel = [16]int16{1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1}
 // machine), BenchmarkImagenet512Cold from 158 to 145.
 func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 	f := p.fast
-	if !f.fused || f.duos == nil || !duoEnabled() {
+	if !f.fused || f.duos == nil || !p.kern.Duo {
 		return 0
 	}
 	y1 = min(y1, p.rows.Hi)
@@ -497,7 +485,7 @@ func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 			for k := range out {
 				out[k] = unsafe.Slice((*float32)(q[k]), n)
 			}
-			duoH(&out, src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
+			p.kern.duoH(&out, src, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1)
 		}
 		if yy+1 < y1 { // the next row's planes (never past the last row's: checkptr)
 			for k := range q {

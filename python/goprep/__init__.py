@@ -5,6 +5,7 @@ Importing goprep loads nothing native: the Go extension is loaded on the first c
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Dict, List
 
@@ -91,7 +92,7 @@ def devices() -> List[Dict[str, Any]]:
 
 
 def info() -> Dict[str, Any]:
-    """Version, backend, threads, SIMD level, the GPUs and why CUDA is or is not in use, and the GPU
+    """Version, backend, threads, SIMD level and the row kernel of each CPU pass, the GPUs and why CUDA is or is not in use, and the GPU
     counters: calls, failures, CPU fallbacks, circuit-breaker trips and state, device pool usage."""
     from . import _device, _native
 
@@ -104,6 +105,7 @@ def info() -> Dict[str, Any]:
         "threads": int(mod.NumThreads()),
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
         "simd": mod.SIMD(),
+        "kernels": json.loads(mod.Kernels()),
         "cuda_built": bool(mod.CUDABuilt()),
         "cuda_available": bool(devs),
         "cuda_reason": reason,

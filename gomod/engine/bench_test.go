@@ -48,7 +48,7 @@ func benchPlanEdit(b *testing.B, s *Spec, threads int, edit func(p *Plan)) {
 	}
 }
 
-// The figures quoted in the kernels' comments come from these, on this project's 2-core machine.
+// The figures in docs/perf/2026-12-03-engine-notes.md come from these, on this project's 2-core machine.
 func BenchmarkImagenet512(b *testing.B)           { benchPlan(b, imagenetSpec(0, 512, 512), 1) }
 func BenchmarkImagenet512Threads2(b *testing.B)   { benchPlan(b, imagenetSpec(0, 512, 512), 2) }
 func BenchmarkImagenet512x2Threads1(b *testing.B) { benchPlan(b, imagenetSpec(2, 512, 512), 1) }

@@ -24,12 +24,8 @@ func detectCPU() cpuFeatures {
 // cpuVendor returns CPUID leaf 0's vendor words (cpufeat_amd64.s).
 func cpuVendor() (ebx, edx, ecx uint32)
 
-// Every SIMD kernel (resize_*_amd64.go) ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
-// back to scalar code. The Go compiler emits legacy-SSE encodings for scalar floats, struct zeroing
-// and copies (MOVSS, MOVUPS X15), and does not yet insert VZEROUPPER itself; executing them while
-// the upper halves of the YMM registers are dirty cost a state transition each on this project's
-// AVX2 machine (AMD EPYC, Zen 3 family 25): vnormRow alone over one image's 672 rows took 125 us
-// without it and 38 us with it (same loop, same binary), BenchmarkImagenet512 328/317 -> 212/197
-// us/op and BenchmarkAntialiasTorch1080 2173/2312 -> 1613/1769 us/op (old and new binaries
-// alternated, two rounds). Earlier "a variable shift made this 5x slower" findings were this same
-// stall: their count went through a legacy MOVSD.
+// Every SIMD kernel (resize_*_amd64.go) ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it
+// returns or falls back to scalar code, and zeroes its Go arrays before it dirties a vector register.
+// Why: the Go compiler emits legacy-SSE encodings for scalar floats, struct zeroing and copies
+// (MOVSS, MOVUPS X15) and does not insert VZEROUPPER itself; each such instruction after dirty upper
+// halves costs a state transition (3x slower kernels on AMD Zen 3: docs/perf/2026-12-03-engine-notes.md).

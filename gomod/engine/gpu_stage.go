@@ -172,10 +172,7 @@ func (d *gpuDev) stageAndSend(l *lane, imgs []stagedImage) error {
 	}
 	// This goroutine is one of the copiers and queues copies between its pieces: with a goroutine
 	// per core copying, a separate sender waited for a free core (the scheduler's 10 ms time
-	// slice) and queued a chunk's first copy only near the end of its staging. Measured on the
-	// simulated GPU, 2 loaded cores, 1080p -> 224 in 32 MiB chunks of 12 images, A/B/A in one
-	// session: the first copy queued at a median 79% of a chunk's staging time with a separate
-	// sender, 7-11% (one image of twelve: 8%) with this goroutine copying too.
+	// slice) and queued a chunk's first copy only near the end of its staging.
 	var wg sync.WaitGroup
 	for range threads - 1 {
 		wg.Add(1)

@@ -45,16 +45,15 @@ func aaPackShuffle(col int) (s [32]int8) {
 	return s
 }
 
-// aaHRows is the fast antialias horizontal pass of one or two source rows (h1 nil: one) into planar
-// rows, on AVX2: two rows in the two 128-bit lanes, 4 taps per step as two byte shuffles and four
-// VPMADDWD on the split weights (see resize_aa.go); exactly the integers of aaHScalar. Rows whose
-// 16-byte loads could run past the end of the array take aaHScalar.
-// Four columns are finished together: their sums are packed to uint16 with saturation (VPACKUSDW
-// clips below 0), clipped at 255, shuffled to channel-major bytes and written with three 32-bit stores
-// per row, instead of a spill and six byte stores per column (the scalar tail handled ~30% of the
-// instructions). With the row lookahead: BenchmarkAntialias1080 4.7/3.8/3.8 ms -> 2.9/2.3/2.2 ms per op
-// (old vs new binary, interleaved in one run, process CPU time).
-// Copying each 128-byte chunk in a range loop instead of indexing it made this path 30x slower.
+// aaHRows computes the antialias horizontal pass (Pillow's 22-bit or PyTorch's int16 weights, clipped
+// to uint8) of one or two interleaved RGB source rows (h1 nil: one) into planar rows (channel c at
+// h[c*n:]): two rows in the two 128-bit lanes, 4 taps per step as two byte shuffles and four
+// VPMADDWD on the split weights (aaSplit, colShift), four columns packed and stored together.
+// Invariants: without k.AVX2, or for a row whose 16-byte loads could pass the end of src, it is
+// aaHScalar; len(h0), len(h1) >= 3n.
+// Twin: aaHScalar (resize_aa_other.go); proved by TestAAHRowsEqualScalarRandom and
+// TestAntialiasFastPathEqualsGeneral.
+// Why: the pass for groups of one to three rows, and for vertical-first plans' single row.
 func (k *kernelSet) aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	one := h1 == nil
@@ -141,25 +140,14 @@ func (k *kernelSet) aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan
 }
 
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
-// pairs in two registers share each chunk's four weight loads and the loop, ~25% fewer instructions
-// per row than two aaHRows calls. Exactly the integers of aaHScalar. aaHRows4W, 8 taps per step, runs
-// instead wherever it can (its tables always exist with AVX2, and edge rows go through its scratch),
-// so this one is the fallback for the groups it declines. Its three tap loops (high halves for torch,
-// high and low halves for Pillow) are one, rows(c, wo), as in aaHRows4W; that costs the call per
-// column (BenchmarkAAHPass: this kernel ~10% slower relative to aaHRows4W than with the loops inline,
-// two alternated runs), which a fallback can pay.
-// Tried and not kept (BenchmarkAAHPass, kernels alternated in one process): laying the four rows'
-// pixels out once as VPMADDWD pairs in scratch (each pixel shuffled once instead of once per column
-// whose window holds it, no shuffle in the tap loop) ran no faster (bilinear 5-10% slower, bicubic
-// even): this kernel is not bound by its shuffles; halving its multiply-adds (a wrong-result probe)
-// gained 10-15%, and reading every column's weights from one L1-resident chunk (another probe) 6-16%.
-// Pillow's 22-bit weights: the column loop sums the high halves only (one VPMADDWD per tap pair, as
-// for PyTorch's weights), and a second loop adds the low halves' sum only for a column whose result it
-// could change (aaCol.thr, colShift): a few percent of the columns (4.6% bilinear / 7.9% bicubic
-// counted on a real 1080p photo -> 224). Old (both halves in one loop) vs this, horizontal pass of one image, the two kernels
-// alternated image by image in one process (150 rounds, shared 2-core machine, minimum / p10 us):
-// bilinear 1116/1196 -> 1009/1073 and 1161/1312 -> 1112/1194, bicubic 1878/2087 -> 1787/1992 (a
-// version that never adds the low halves, wrong but the floor of this scheme: 944-1016 / 1580-1627).
+// pairs in two registers share each chunk's four weight loads and the loop. The high halves are
+// summed first; a second pass adds the low halves only for a column whose rounded result they could
+// change (aaCol.thr, colShift). Invariants: without k.AVX2, or for rows whose 32-byte loads could
+// pass the end of src, it runs aaHRows on the two pairs; len(h[q]) >= 3n.
+// Twin: aaHScalar; proved by TestAAHRowsEqualScalarRandom (which also checks that dropping the low
+// halves is caught).
+// Why: the fallback for the groups aaHRows4W declines; ~25% fewer instructions per row than two
+// aaHRows calls.
 func (k *kernelSet) aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	ok := k.AVX2
@@ -264,16 +252,15 @@ func aaPack4(res *[8]archsimd.Int32x8) (u, y archsimd.Uint32x8) {
 	return u, y
 }
 
-// aaVRow is the fast antialias vertical pass plus normalisation of one output plane row, on AVX2:
-// 16 columns and 2 taps at a time (split weights, VPMADDWD, the weight pairs pw from aaVPairs; 8
-// columns with VPMULLD where the window is longer than aaVMaxPairs pairs or the row narrower than 16),
-// Pillow's 32-bit sums, the shift and clip, then the normalisation with one IEEE instruction per
-// step, which equals the table aaVScalar reads bit for bit (as in vnormRow).
-// Old (weights broadcast in the loop, rows sliced from hs, both halves of Pillow's split at 11) vs
-// this, the vertical pass of one 1080p -> 224 image, the kernels alternated in one process (150
-// rounds, minimum us): Pillow bilinear 375 -> 307, bicubic 741 -> 477, torch 212 -> 165, 379 -> 268
-// with pw and the row pointers alone; the high-halves-first test then took Pillow's from 205 to 195
-// (bilinear; bicubic 354 -> 358, even) and torch's from 206 to 188 (one loop for both tables).
+// aaVRow computes the antialias vertical pass plus normalisation of one output plane row from the
+// planar rows hs (plane offset po): Pillow's 32-bit sums over the window's rows, 16 columns and 2 taps
+// per step on the split weight pairs pw (aaVPairs, aaVPairSums), 8 columns with VPMULLD where the
+// window is longer than aaVMaxPairs pairs or the row narrower than 16; the shift and clip to [0, 255],
+// then (v*scale - mean) / std with one IEEE instruction per step, which equals the table aaVScalar
+// reads bit for bit. Invariants: every row has 16 spare bytes of capacity past po+len(out)
+// (worker.prepare), else (or without k.AVX2) it is aaVScalar.
+// Twin: aaVScalar (resize_aa_other.go); proved by TestAAVRowEqualScalarRandom.
+// Why: the per-plane fallback of aaVRow3, which takes the three planes at once where it can.
 func (k *kernelSet) aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
 	n := len(out)
 	ok := k.AVX2
@@ -325,11 +312,12 @@ func (k *kernelSet) aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw [
 // VPUNPCKL/HWD), then VPMADDWD on the split weights w0 (aaVPairs: hi*2^sh + lo, colShift, as in the
 // horizontal pass), the low halves' sum only where it could change a result (A = mul*sum(p*hi) +
 // base, exact when A mod 2^22 < thr in every lane, as in aaHRows4). It returns Pillow's sums plus
-// 2^21, columns [0..3, 8..11] in a and [4..7, 12..15] in b. 14 instructions per 2 taps x 16 columns
-// instead of 20 with VPMULLD; the weights come broadcast from w0 (two plain loads per pair) and the
-// rows through pointers: broadcasting them per step and slicing the rows took ~40% more instructions
-// per pair. A call per 16 columns, not inlined: aaVRow with it inline vs this (BenchmarkAAVPass,
-// aaVRow-min-us, two alternated runs) bilinear 115 / 113 vs 117 / 120 us, bicubic 197 / 197 vs 186 / 191.
+// 2^21, columns [0..3, 8..11] in a and [4..7, 12..15] in b.
+// Invariants: np <= aaVMaxPairs; each row pointer has 16 readable bytes at x.
+// Twin: aaVScalar / vresizeAAU8; proved by TestAAVRowEqualScalarRandom and
+// TestVResizeAAU8PairedEqualsScalar.
+// Why: 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD; a call, not inlined, ran
+// as fast.
 func aaVPairSums(rp, w0 unsafe.Pointer, np, x int, vh *aaVHead) (a, b archsimd.Int32x8) {
 	var aH, bH archsimd.Int32x8
 	r, w := rp, w0
@@ -365,9 +353,12 @@ func aaVPairSums(rp, w0 unsafe.Pointer, np, x int, vh *aaVHead) (a, b archsimd.I
 // vertical-first plans (vfirstRowU8, which runs it over source rows): aaVRow's loop over tap pairs
 // (the split weights pw and head vh from aaVPairs, 16 columns per step, the low halves only where a
 // result is in doubt), the results packed to bytes instead of normalised. It computes the columns
-// [0, x) of the x it returns, 16 at a time while every row has the 16 bytes to load (its capacity
-// bounds the loads: the source image may end with the last row), and the caller the rest. The same
-// bytes as vresizeAAU8 (TestVResizeAAU8PairedEqualsScalar).
+// [0, x) of the x it returns, and the caller the rest.
+// Invariants: 16 columns at a time while every row has the 16 bytes to load (its capacity bounds the
+// loads: the source image may end with the last row); x is 0 without k.AVX2.
+// Twin: vresizeAAU8 (the other build's method computes no column); proved by
+// TestVResizeAAU8PairedEqualsScalar.
+// Why: the vertical pass is most of a vertical-first plan's work.
 func (k *kernelSet) vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
 	np := (len(hs) + 1) / 2
 	n := len(dst)
@@ -417,50 +408,18 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // aaHRows4W is aaHRows4 with 8 taps per step and one plain load per row: the 32 bytes from 4 before a
 // chunk's first tap hold taps 0-3 at bytes 4-15 of the low 128-bit lane and taps 4-7 at bytes 0-11
 // of the high one, so two byte shuffles (aaWideA, aaWideB) give every tap pair of the 8 in [r r g g b
-// b 0 0] form, lanes (0,1 | 4,5) and (2,3 | 6,7), with no VINSERTI128 and one 32-byte weight load per
-// pair of multiply-adds for the four rows (aaWide): per 8 taps and four rows 4 loads, 8 shuffles, 8
-// VPMADDWD and 2 weight loads instead of aaHRows4's 8 loads, 4 inserts, 8 shuffles, 8 VPMADDWD and 4
-// weight loads, and half the weight bytes (the tables do not fit L1: they stream from L2 for every
-// group of rows). A row's two lanes are summed at the column's end (two lane selects and an add per
-// two rows), which leaves aaHRows4's layout, and the rest (split, low halves only where aaCol.thr
-// leaves a result in doubt, packing, stores) is aaHRows4's. Exactly the integers of aaHScalar
-// (TestAAHRowsEqualScalarRandom). It returns false, having written nothing, where it cannot run (no
-// AVX2 or tables, a row whose loads would leave the array): the caller then runs aaHRows4.
-// BenchmarkAAHPass (one 1080p image's horizontal pass, aaHRows4 vs this alternated image by image,
-// minimum of 40, three runs, loaded 2-core machine), with the two-rows tail chunk and before the
-// 16-column stores: bilinear 1057/1062/1092 -> 918/913/925 us, bicubic 1770/1785/1794 -> 1621/1571/
-// 1485, antialias="torch" 992/933/973 -> 817/803/811 and 1607/1578/1561 -> 1341/1323/1337. The
-// 16-column stores then took the bilinear ratio to aaHRows4 from ~0.87 to ~0.73 (bicubic 0.92-0.99,
-// even). Two chunks per loop iteration measured mixed (bicubic 0.82 vs 0.92-0.99, bilinear 0.79 vs
-// 0.73, two runs each) and is not used.
-// Also tried and not kept (BenchmarkAAHPass, each variant against this kernel alternated image by image
-// in one process, minimum of 150 images, 3-4 runs, shared 2-core machine; the two-loop eight-row
-// kernel and the shift passed TestAAHRowsEqualScalarRandom's byte-for-byte check, and a twin of it
-// caught a deliberate +1 in the eight-row kernel's sums):
-//   - eight rows per call, one tap loop with eight accumulators, to share each column's weight loads,
-//     split test and packing over twice the rows: 7-8% slower (bilinear 781-1130 -> 846-1219 us),
-//     10-16% slower (bicubic 1199-1235 -> 1325-1438). Go's scheduler puts a loop-carried add (no use
-//     in its block) at the block's end, so each row holds its old sum and its new products at once:
-//     eight sums, eight products, two weight and two shuffle registers and the loaded row, 21 of the
-//     15 the ABI leaves (X15 is zero): 5 spills and reloads per chunk step. Four rows just fit (14).
-//   - eight rows per call as two four-row tap loops per column (no spills; the second loop's weights
-//     come from L1): 3-11% slower bilinear, 9-15% bicubic (the two calls and the sums of eight rows
-//     held across them).
-//   - the high halves' tap loop inlined into col (no closure call per column): even (786-824 vs
-//     786-809 us bilinear, 1193-1373 vs 1193-1395 bicubic).
-//   - a variable left shift (VPSLLVD by the broadcast shift, all-VEX code) instead of the per-column
-//     VPMULLD by 2^sh: even (814-892 vs 821-885 bilinear, 1300-1519 vs 1311-1596 bicubic).
-//
-// The row groups are already full: aaRow's groups of four with aaLookahead cover 1080p -> 224 in 270
-// groups of four and none shorter (bilinear and bicubic), so larger groups have no short groups to
-// save. What does move this pass: with the four source rows taken from 8 rows that stay in cache
-// instead of the whole image, bicubic ran 1143-1166 instead of 1473-1576 us, bilinear 785-792 instead
-// of 814-839 (in-process, same runs): about a quarter of the bicubic pass goes to reading the source
-// rows from beyond L2 (the 6 MB image), very little of the bilinear one. Software prefetch of the
-// next group's four rows (prefetchSpan, PREFETCHT0, a share of them per 16 columns) did not recover
-// it: slower for both (same in-process alternation, minimum of 150: bilinear 801-922 -> 1278-1290
-// us, bicubic 1264-1282 -> 1581-1586; PREFETCHT2 measured no better), likely because it evicts the
-// weight tables and the current rows from L1.
+// b 0 0] form, lanes (0,1 | 4,5) and (2,3 | 6,7), with one 32-byte weight load per pair of
+// multiply-adds for the four rows (aaWide). A row's two lanes are summed at the column's end, which
+// leaves aaHRows4's layout; the rest (split, low halves only where aaCol.thr leaves a result in
+// doubt, packing, stores) is aaHRows4's. The columns [0, n&^15) run in assembly where the kernel set
+// says so: aaHRowsZ (k.AAHZ and the plan has its tables), else aaHRowsY (k.AAHY); else, and for the
+// last n%16 columns, this function's archsimd loop.
+// Invariants: returns false, having written nothing, where it cannot run (no k.AVX2, no aaWide
+// tables, a row offset before the array, an output row shorter than 3n): the caller then runs
+// aaHRows4. A row whose loads would pass either end of src is copied into its slot of edge first.
+// Twin: aaHScalar; proved by TestAAHRowsEqualScalarRandom, each column loop forced in turn through
+// kernelOverrides (NoZ, NoY), with a broken twin that must be caught.
+// Why: per 8 taps and four rows, half the loads, inserts and weight loads of aaHRows4.
 func (k *kernelSet) aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	n := len(a.cols)
 	if !k.AVX2 || a.wide == nil {
@@ -480,8 +439,8 @@ func (k *kernelSet) aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan,
 			// A row whose loads would pass either end of the array (the image's first or last
 			// row): the bytes its loads read, [r-4, r+wideEnd), are copied into its slot of edge
 			// (aaPlan.edgeStride bytes per row) as far as the array has them; the rest of the slot
-			// meets only zero weights or bytes the shuffles skip. Otherwise those rows took
-			// aaHScalar (~2% of BenchmarkAntialias1080, perf).
+			// meets only zero weights or bytes the shuffles skip (so the edge rows need no
+			// aaHScalar).
 			st := a.edgeStride()
 			if len(edge) < 4*st {
 				return false
@@ -628,13 +587,12 @@ func (k *kernelSet) aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan,
 	return true
 }
 
-// aaPrefetch is what aaHRowsZ and aaHRowsY prefetch over a call of j columns: the next call's rows,
-// the four after rb's when they are evenly spaced (a downscale's groups, aaRow) and about as far
-// apart as the bytes read, pfn bytes a column (two lines at most); else pfn 0 and the two lines at
-// p0, which the call reads anyway. Only on Intel CPUs, where it was measured (aaHRowsZ): on the AMD
-// EPYC (Zen 3) of earlier sessions a software prefetch of the next group's rows (PREFETCHT0, a
-// share per 16 columns) made the archsimd pass slower (see aaHRows4W), and this one is unmeasured
-// there.
+// aaPrefetch is what aaHRowsZ and aaHRowsY prefetch over a call of j columns: with next, the next
+// call's rows, the four after rb's when they are evenly spaced (a downscale's groups, aaRow) and about
+// as far apart as the bytes read, pfn bytes a column (two lines at most); else pfn 0 and the two
+// lines at p0, which the call reads anyway (an address, never dereferenced).
+// Why: next (kernelSet.AAPref) is on for Intel CPUs only, where it was measured faster; on AMD Zen 3
+// a software prefetch of the next rows made the archsimd pass slower.
 func aaPrefetch(next bool, rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
 	if s := rb[1] - rb[0]; next && s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
 		return uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff), min((4*s/j+63)&^63, 128)
@@ -660,17 +618,17 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 }
 
 // aaVRow3 is aaVRow's paired loop for the three planes of one output row at once: each tap pair's
-// row pointers and weights are loaded once for the three planes, and the loop overhead is shared, ~30%
-// fewer instructions per pair than three aaVRow calls. A block of 16 columns whose sums leave a
-// plane's results in doubt (aaVHead.thr) adds that plane's low halves. The blocks of 16 run in
-// assembly (aaVRow3Y): their archsimd version recomputed each load's address with a LEA and spilled
-// accumulators to the stack (perf annotate); the assembly has the same shuffles (interleaving the
-// two rows' bytes first, which leaves the columns in order) and multiply-adds. BenchmarkAAVPass with
-// the AVX-512 loop off: bicubic 178 / 177 -> 131 / 131 us (aaVRow per plane, the reference in the
-// same runs: 185 / 184 -> 182 / 181), bilinear 99 -> 77 (aaVRow 122 / 114). The last n%16 columns take
-// aaVScalar. The same floats as aaVRow (TestAAVRowEqualScalarRandom). It returns false, having
-// written nothing, where aaVRow's paired loop would not run (the caller then calls aaVRow per plane).
-// wide: the row's horizontal pass ran in aaHRowsZ, so aaVRow3W may take the columns (kernelSet.AAV3W).
+// row pointers and weights are loaded once for the three planes. A block of 16 columns whose sums
+// leave a plane's results in doubt (aaVHead.thr) adds that plane's low halves. The blocks of 16 run
+// in assembly (aaVRow3Y), after aaVRow3W's blocks of 32 where wide (the row's horizontal pass ran in
+// aaHRowsZ: the plan has its tables) and k.AAV3W; the last n%16 columns take aaVScalar.
+// Invariants: returns false, having written nothing, where aaVRow's paired loop would not run (no
+// k.AVX2, a window over aaVMaxPairs pairs, fewer than 16 columns, rows without 16 spare bytes):
+// the caller then calls aaVRow per plane. An odd window's last row is repeated past len(hs).
+// Twin: aaVScalar per plane; proved by TestAAVRowEqualScalarRandom (with and without aaVRow3W,
+// through kernelOverrides.No512V).
+// Why: ~30% fewer instructions per pair than three aaVRow calls; the assembly keeps its
+// accumulators in registers where the archsimd version spilled them.
 func (k *kernelSet) aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
 	n := len(out[0])
 	np := (len(hs) + 1) / 2
@@ -721,8 +679,9 @@ func (k *kernelSet) aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw 
 // widened to int16 (VPMOVZXBW) and interleaved with its partner's (VPUNPCKL/HWD), one VPMADDWD per
 // half; the low halves for a plane's block in doubt, as there. The interleave leaves columns
 // [0..3, 8..11, 16..19, 24..27] in a and the rest in b: two two-table permutes put them in order
-// before the normalisation. It returns n&^31. BenchmarkAAVPass on the AVX-512 Xeon (one process,
-// minimum of 100 images, against aaVRow3's AVX2 loop): bicubic 185 -> 154 us, bilinear 100 -> 84.
+// before the normalisation. It returns n&^31.
+// Twin: aaVScalar; proved by TestAAVRowEqualScalarRandom on AVX-512 VNNI CPUs.
+// Why: twice aaVRow3Y's columns per step, after a horizontal pass that already runs at 512 bits.
 func aaVRow3W(out *[3][]float32, rp unsafe.Pointer, np int, po *[3]int, w0 unsafe.Pointer, vh aaVHead, nt *normTables) int {
 	n := len(out[0]) &^ 31
 	half := archsimd.BroadcastInt32x16(1 << (pilPrecisionBits - 1))

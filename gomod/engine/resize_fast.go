@@ -6,7 +6,7 @@ import "unsafe"
 // order), bilinear without antialias, full-width output, normalised to float32 CHW. It computes
 // exactly what the general path computes (TestFastPathEqualsGeneral), but lays the horizontal pass out
 // per channel so the vertical pass and normalisation run over contiguous rows, with SIMD where the
-// build has it (vnormRow in resize_simd_amd64.go, pure Go in resize_nosimd.go).
+// build has it (resize_fast_amd64.go, pure Go in resize_fast_other.go).
 
 // pairTap is one output column of the fast horizontal pass: the two source pixels are adjacent, so one
 // six bytes from off (the lower of the two) hold both; wLo/wHi weight the lower/higher pixel.
@@ -132,11 +132,8 @@ const windowBytes = 128
 
 // buildGroups fills groups for the columns in whole 16-column groups, or leaves it nil when some
 // group's pixels span more than one window (a strong downscale, beyond ~2.5x: 1920 -> 224, 720 ->
-// 224); the byte-permute kernels then leave the plan to the AVX2 ones. Such groups used to assemble
-// their window from 16 8-byte reads stored to a buffer and loaded back as two 64-byte vectors, which
-// stalls on store forwarding: on the AVX-512 Xeon of this project (1 thread, same runs)
-// BenchmarkImagenet1080 took 1.16-1.25 ms that way against 0.19-0.20 ms with hresizeAVX2 + vnormRow,
-// and 720x720 -> 224 1.16 ms against 0.11.
+// 224); the byte-permute kernels then leave the plan to the AVX2 ones. Why: assembling such a window
+// from 8-byte reads through a buffer stalls on store forwarding (~6x slower than hresizeAVX2).
 func (f *fastPlan) buildGroups() {
 	n := len(f.taps)
 	for g := 0; g+16 <= n; g += 16 {

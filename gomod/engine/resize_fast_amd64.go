@@ -7,12 +7,14 @@ import (
 	"unsafe"
 )
 
-// hresizeRow is the fast horizontal pass, 16 columns at a time on AVX-512 VBMI (pairGroup.pairs),
-// narrowed to int16: the same integers as hresizeScalar, which handles the columns no group covers and
-// CPUs without VBMI.
-// VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
-// Against hresizeAVX2 on the AVX-512 Xeon (whole plans, 1 thread, alternated in one run), an upscale
-// and a mild downscale: 180x180 -> 224 51 / 52 us against 61 / 59, 256x300 56 / 59 against 69 / 67.
+// hresizeRow computes OpenCV's horizontal bilinear pass of one interleaved RGB row into three int16
+// planes (channel c at d[c*n:], n = len(f.taps)): (s0*a0 + s1*a1) >> 4 per column and channel. With
+// k.VBMI and the plan's 16-column groups, 16 columns per step (pairGroup.pairs); else hresizeAVX2
+// (k.AVX2) or hresizeScalar. Invariants: len(d) >= 3n; a group whose 128-byte window passes the
+// end of src, and the columns no group covers, take hresizeScalar.
+// Twin: hresizeScalar (resize_fast_other.go); proved by TestFastPathEqualsGeneral, and on AVX2 alone
+// by TestFastPathWithoutAVX512.
+// Why: VPMADDWD on int16 pairs does two taps per multiply-add, where int32 lanes need two VPMULLD.
 func (k *kernelSet) hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 	n := len(f.taps)
 	if !k.VBMI || f.groups == nil { // no groups: see buildGroups
@@ -51,11 +53,12 @@ func (k *kernelSet) hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
 // a lane's two columns, another (hShuf2) those of channel 2, VPMADDWD with the weights in the same
 // order (fastPlan.quadW) gives OpenCV's sums; two blocks of four packed together (VPACKSSDW, exact:
 // the shifted sums are <= 32640) and put in column order by one VPERMD give channel 0 in the low and
-// channel 1 in the high 128 bits. Columns with a clamped border (wHi 0) multiply whatever follows their
-// pixel by 0; an 8-column block whose loads could pass the end of the array, and the last n%8 columns,
-// take hresizeScalar. The same integers as hresizeScalar (TestHresizeAVX2EqualsScalar).
-// BenchmarkImagenet512 on an AVX2-only EPYC (hresizeScalar vs this, binaries alternated in one run
-// of 5 rounds, shared 2-core machine): median 702 -> 355 us/op (~2.0x; 629-726 vs 342-375).
+// channel 1 in the high 128 bits.
+// Invariants: a column with a clamped border (wHi 0) multiplies whatever follows its pixel by 0; an
+// 8-column block whose loads could pass the end of the array, and the last n%8 columns, take
+// hresizeScalar. Caller: k.AVX2.
+// Twin: hresizeScalar; proved by TestHresizeAVX2EqualsScalar.
+// Why: one load and two shuffles per column replace six scalar loads (about 2x on 512 -> 224).
 func hresizeAVX2(d []int16, src []uint8, rb int, f *fastPlan) {
 	n := len(f.taps)
 	d = d[:3*n]
@@ -84,11 +87,11 @@ func hresizeAVX2(d []int16, src []uint8, rb int, f *fastPlan) {
 }
 
 // byteBlocks runs hresizeAVX2's kernel over nb blocks: tp, qw and out point at the first block's
-// taps, weights and channel-0 output; a channel's row is n2 bytes. Pointers that step instead of
-// indices, in a function of its own (no call in its loop), keep the loop in registers: indexing inside
-// hresizeAVX2 spilled and reloaded ~10 values per block, ~100 instructions per 8 columns, and took
-// BenchmarkHresizeAVX2 from ~205 to ~135 us/op. (One 16-byte load per two columns with per-block
-// shuffle tables measured no faster than this, so it is not used.)
+// taps, weights and channel-0 output; a channel's row is n2 bytes. Invariant: every block's loads
+// lie inside the array (hresizeAVX2 checks fastPlan.octEnd); no pointer steps past its array.
+// Twin: hresizeScalar; proved by TestHresizeAVX2EqualsScalar.
+// Why: pointers stepping in a function of its own (no call in its loop) keep the loop in registers;
+// indexing inside hresizeAVX2 spilled ~10 values per block.
 func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
 	if nb <= 0 {
 		return
@@ -137,8 +140,11 @@ var (
 // pairs is the horizontal pass of group g over one row, on AVX-512 VBMI: load the group's window into
 // two registers, gather each channel's (lower, higher) pixel pairs with two two-register byte permutes
 // (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD). It returns OpenCV's
-// s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2. Pixels (<= 255) and weights (<= 2048) fit
-// int16, the pair sums (<= 255*2048) int32: exact. row must hold g.start+windowBytes bytes.
+// s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2.
+// Invariants: pixels (<= 255) and weights (<= 2048) fit int16, the pair sums (<= 255*2048) int32:
+// exact. row must hold g.start+windowBytes bytes.
+// Twin: hresizeScalar over the group's columns; proved by TestFastPathEqualsGeneral.
+// Why: one window load serves 16 columns, where hresizeAVX2 loads each column.
 func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
 	win := (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
 	x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
@@ -152,15 +158,15 @@ func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
 	return c0, c1, c2
 }
 
-// vnormRow is vnormScalar with SIMD: the rows hold OpenCV's pre-shifted values, so each term is a
-// 16-bit multiply keeping the high half (VPMULHW), exactly OpenCV's vertical step; the sum (<= 255)
-// is widened to int32, converted, and normalised with one IEEE instruction per step (no FMA), so the
-// results equal the table that vnormScalar reads, bit for bit. (A reciprocal multiply with an FMA
-// correction, proven exact for all 256 inputs, measured no faster than VDIVPS here, so it is not used.)
-// AVX2 on AVX-512 machines too: a 32-lane AVX-512 loop ahead of vnormBlocks measured slower on the
-// project's AVX-512 Xeon (1 thread, alternated in one run: 128x128 -> 224 47.4 / 45.7 us against
-// 45.3 / 43.1, 180x180 53.2 / 54.3 against 49.5 / 50.5, BenchmarkImagenet1080 201 / 213 against 198 /
-// 200), so it was removed.
+// vnormRow computes OpenCV's vertical bilinear step of two int16 plane rows and the normalisation,
+// into one float32 output row: ((s0*b0)>>16 + (s1*b1)>>16 + 2) >> 2 per column (VPMULHW on the
+// pre-shifted values, OpenCV's own step), then (v*scale - mean) / std with one IEEE instruction per
+// step (no FMA). Invariants: len(s0), len(s1) >= len(out); the sum is <= 255, so widening to int32
+// and float32 is exact; without k.AVX2 it is vnormScalar.
+// Twin: vnormScalar, which reads the same values from the normalisation table; proved by
+// TestFastPathEqualsGeneral.
+// Why: computing the formula as NumPy rounds it equals the table bit for bit, without a gather.
+// AVX2 on AVX-512 machines too: a 512-bit loop measured slower (docs/perf/2026-12-03-engine-notes.md).
 func (k *kernelSet) vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
 	if !k.AVX2 {
 		vnormScalar(out, s0, s1, b0, b1, lut)
@@ -185,11 +191,10 @@ func (k *kernelSet) vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale,
 	}
 }
 
-// vnormBlocks is vnormRow's AVX2 loop over nb blocks of 16 columns, pointers stepping in a function
-// of its own (see byteBlocks): the same loop over slices inside vnormRow spent ~10 instructions per
-// block on slice bounds and bases. BenchmarkImagenet1080 (hresizeAVX2 + vnormRow: 1920 -> 224 pairs
-// do not fit duoBlocks), process CPU time medians of 7 alternated rounds, twice, loaded 2-core
-// machine: 285 -> 245 and 315 -> 280 us/op.
+// vnormBlocks is vnormRow's AVX2 loop over nb blocks of 16 columns (nb >= 1 to do anything).
+// Twin: vnormScalar; proved by TestFastPathEqualsGeneral.
+// Why: pointers stepping in a function of its own (see byteBlocks); the loop over slices spent ~10
+// instructions per block on bounds and bases.
 func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, std float32) {
 	if nb <= 0 {
 		return
@@ -208,15 +213,16 @@ func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, 
 	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
-// fusedRow computes one output row straight from its two source rows, 16 columns at a time, keeping
-// the horizontal pass in registers: for downscales, where no source row is shared, this skips storing
-// and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
-// 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
-// having written nothing, when it cannot run: no VBMI, no groups (buildGroups), or a window running
-// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (kernelSet.Duo); for
-// those without (a channel map that is not a permutation), this beats hresizeRow + vnormRow on the
-// AVX-512 Xeon (1 thread, alternated in one run, channels (1, 1, 0)): 480x520 -> 224 71 / 73 us
-// against 88 / 86, 512x512 67 / 69 against 84 / 83.
+// fusedRow computes one output row of a fused plan (fastPlan.fused: a downscale where no source row
+// is shared) straight from its two source rows, 16 columns per step on AVX-512 VBMI, keeping the
+// horizontal sums in registers; the vertical step is OpenCV's in 32-bit lanes, ((d>>4)*b)>>16, the
+// same integers as VPMULHW on the pre-shifted values, then the normalisation and channel map.
+// Invariants: returns false, having written nothing, without k.VBMI, without groups (buildGroups) or
+// when a window would pass the end of src. Fused plans with duoBlocks tables take duoRows instead
+// (kernelSet.Duo); this serves the rest (a channel map that is not a permutation).
+// Twin: none needed (the caller runs hresizeRow + vnormRow on false); proved by
+// TestFusedDownscaleEqualsGeneral (kernelOverrides.NoDuo).
+// Why: skipping the int16 row's store and reload beat hresizeRow + vnormRow by ~20% there.
 func (k *kernelSet) fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
 	if !k.VBMI || len(f.groups) == 0 {
 		return false
@@ -270,13 +276,9 @@ func (k *kernelSet) fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fa
 //go:noescape
 func prefetchSpan(p unsafe.Pointer, n uintptr)
 
-// prefetchDist is how many output rows ahead duoRows prefetches its two source rows. On 64 distinct
-// 512x512 images (BenchmarkImagenet512Cold, process CPU time per image, medians of 3 alternated
-// rounds, shared 2-core machine) no prefetch / 1 / 2 / 4 rows ahead took 219 / 162 / 175 / 166 and
-// 222 / 165 (1 thread), 253 / 162 / 159 (2 threads) us; BenchmarkImagenet512 (cache-hot) 118 -> 118.
-// PREFETCHW of the output rows made it slower (165 -> 178-193), and so did streaming the output
-// rows past the caches for batches of 16 MiB or more (each row staged in L1, then MOVNTO: 142 -> 160
-// at 1 thread, 148 -> 162 at 2).
+// prefetchDist is how many output rows ahead duoRows prefetches its two source rows.
+// Why: the hardware prefetchers lose each new pair of rows; 2 was the best of 1, 2 and 4 on
+// BenchmarkImagenet512Cold (docs/perf/2026-12-03-engine-notes.md).
 const prefetchDist = 2
 
 // prefetchAhead prefetches source row t (0 or 1) of content row r of image img, or of the next
@@ -297,8 +299,11 @@ func prefetchAhead(p *Plan, src []uint8, base, img, r, t int) {
 
 // duoH computes one output row of a fused plan from its two source rows, straight into each source
 // channel's plane row out[k]: duoBlocks over the runs of 8-column blocks whose loads stay inside the
-// array in both rows, duoScalar for the other blocks and the last n%8 columns. Exactly the general
-// path's values (TestDuoHEqualsScalar, TestFusedDownscaleEqualsGeneral).
+// array in both rows, duoScalar for the other blocks and the last n%8 columns (all of them without
+// k.AVX2).
+// Twin: duoScalar (resize_fast_other.go); proved by TestDuoHEqualsScalar and
+// TestFusedDownscaleEqualsGeneral.
+// Why: the one kernel of a fused row; its blocks are where 512 -> 224 spends its time.
 func (k *kernelSet) duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32) {
 	n := len(f.taps)
 	if !k.AVX2 {
@@ -349,17 +354,11 @@ func (k *kernelSet) duoH(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPl
 // and (channel 2 of column j, of column j+4), taken out by a multiply-add with (1, 0) or (0, 1); each
 // is normalised with one IEEE instruction per step, which equals the table duoScalar reads bit for
 // bit (as in vnormRow).
-// BenchmarkImagenet512 on the AVX2-only EPYC (binaries alternated in one run, medians of 5-7 rounds,
-// shared 2-core machine, so absolute numbers drift between runs): hresizeAVX2 + vnormRow 199 us/op,
-// this kernel with a second normalisation pass over an int16 row 146, normalising in the loop (with
-// VPERMD and VPMOVSXWD to order and widen the values) 131 then 126, the AND/shift layout 106 then 101
-// (the old path 181 and 183 in those runs). The loop is bound by instruction throughput, not by the
-// divisions: replacing them by multiplies changed little (132 vs 124 us for the rows alone), and a
-// corrected reciprocal (two FMAs, exact for all 256 inputs) was no faster, nor was software
-// pipelining (normalising the previous block while computing the next: 120 vs 120 us/op, process
-// CPU time medians of 11 alternated rounds; it spilled more).
-// The pair layout needs each pair's pixels in 16 bytes (pairDuo), as 512 -> 224 has; stronger
-// downscales keep hresizeAVX2 and vnormRow.
+// Invariants: each pair's pixels lie in 16 bytes (pairDuo; stronger downscales than 512 -> 224 keep
+// hresizeAVX2 and vnormRow); every block's loads lie inside the array (duoH, duoRows check).
+// Twin: duoScalar; proved by TestDuoHEqualsScalar.
+// Why: normalising in the loop, with the AND/shift layout, removes the int16 row's second pass; the
+// loop is bound by instruction throughput, not by the divisions.
 func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1 int32, ns *[3]duoChan) {
 	if nb <= 0 {
 		return
@@ -394,7 +393,7 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 		z := c0.Or(c2).ShiftAllRight(4).SaturateToInt16ConcatGrouped(c1.Or(c3).ShiftAllRight(4)).MulHigh(wb)
 		// Int32x8's shift, not Uint32x8's (the same here: the values are below 2^15): Go 1.26 compiles
 		// Uint32x8.ShiftAllRight(16) as a shift by register, its count set with a legacy-SSE MOVQ inside
-		// the loop (see cpufeat_amd64.go), which made BenchmarkImagenet512 ~6x slower
+		// the loop (the stall of cpufeat_amd64.go)
 		s := x.Select128FromPair(0, 2, y).Add(x.Select128FromPair(1, 3, y)).Add(two).ShiftAllRight(2).AsUint32x8()
 		t := z.Add(z.Select128FromPair(1, 0, z)).Add(two).ShiftAllRight(2).DotProductPairs(sel)
 		s.And(low).AsInt32x8().ConvertToFloat32().Mul(vs).Sub(m0).Div(d0).Store((*[8]float32)(q0))
@@ -414,12 +413,13 @@ func duoBlocks(p0, p1, dp unsafe.Pointer, out *[3]unsafe.Pointer, nb int, b0, b1
 var duoSel = [16]int16{1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1}
 
 // duoRows computes the content rows [y, y1) of image img with duoH, straight into each source
-// channel's plane rows, or nothing when the plan does not take duoH (then fastRow runs); it returns
-// how many rows it wrote. Rows whose blocks are all in bounds (all but the array's last rows) call
-// duoBlocks from here, the output pointers stepping by a row: a call per row through fastRow, duoRow
-// (gone) and duoH spent ~6% of BenchmarkImagenet512 on slices, bounds and checks (perf), and this
-// took it from 113.8 to 111.4 us/op (process CPU time, medians of 6 alternated rounds, shared 2-core
-// machine), BenchmarkImagenet512Cold from 158 to 145.
+// channel's plane rows, or nothing when the plan does not take duoH (not fused, no duoBlocks tables,
+// or not kernelSet.Duo: then fastRow runs); it returns how many rows it wrote. Rows whose blocks are
+// all in bounds (all but the array's last rows) call duoBlocks from here, the output pointers stepping
+// by a row.
+// Twin: the declining duoRows of resize_fast_other.go; proved by TestFusedDownscaleEqualsGeneral and
+// TestDuoRowsBatchEqualsGeneral.
+// Why: a call per row through fastRow and duoH spent ~6% of a 512 -> 224 plan on slices and checks.
 func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 	f := p.fast
 	if !f.fused || f.duos == nil || !p.kern.Duo {
@@ -445,15 +445,10 @@ func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 	whole := 8*nb == n
 	for yy := y; yy < y1; yy++ {
 		r := yy - p.rows.Lo
-		// Software prefetch of the source rows prefetchDist output rows ahead: the hardware
-		// prefetchers lose each new pair of 1.5 KB rows. At a band's first row, all the rows up
-		// to there at once; after that one source row before each half of the row's blocks, which
-		// spreads the 48 prefetches of a 512-wide pair over the row (issued at once, they wait for
-		// miss buffers: 7-8% of BenchmarkImagenet512 sat in prefetchSpan by perf). BenchmarkImagenet512
-		// ColdLoop 161 -> 133 and 152 -> 144, Cold 161 -> 147 and 165 -> 145 CPU us/image (process
-		// CPU time, medians of 3 and 5 alternated rounds; prefetching in 4 and 6 parts: 138 and 115,
-		// but each extra duoBlocks call costs the cache-hot case ~1%), BenchmarkImagenet512 124.5 ->
-		// 117.7 and 123 -> 115 (8 and 6 rounds; noisy).
+		// Software prefetch of the source rows prefetchDist output rows ahead: at a band's first
+		// row, all the rows up to there at once; after that one source row before each half of the
+		// row's blocks, which spreads a pair's prefetches over the row (issued at once, they wait
+		// for miss buffers).
 		first := yy == y
 		if first {
 			for ahead := 1; ahead <= prefetchDist; ahead++ {

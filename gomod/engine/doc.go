@@ -41,8 +41,8 @@
 //  1. Placement (gpu_place.go): Run decides CPU or GPU per call (ParseDevice, the cost model of
 //     device="auto" in gpu_cost.go) and falls back to the CPU on a GPU error; gpu_breaker.go keeps
 //     failing devices off for a cool-down.
-//  2. GPU plan data (gpu_stage.go): the row staging (only the source rows the plan reads go over
-//     PCIe).
+//  2. GPU plan data (gpu_stage.go: planGPU): the row staging (only the source rows the plan reads go
+//     over PCIe), built on a plan's first GPU use, so a CPU-only process never builds it.
 //  3. Descriptors (gpu_desc.go): NewDeviceBatch lays the plan's own tables out in the byte layout
 //     of kernels/goprep.h (gp_image, gp_axis; gpu_abi.go is generated from the header by cgo
 //     -godefs, gpu_abi_defs.go its input), so the GPU reads the same taps and weights as the CPU.

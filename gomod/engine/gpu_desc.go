@@ -32,7 +32,7 @@ type BatchImage struct {
 	Plan   *Plan
 	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan), or its staged rows
 	OutDev uint64 // device address of the image's output
-	Staged bool   // the source holds only the rows the plan reads (Plan.stage)
+	Staged bool   // the source holds only the rows the plan reads (Plan.gpuStage)
 }
 
 type tmplKey struct {
@@ -111,7 +111,7 @@ func (b *DeviceBatch) axis(a *axis, off []int64) gpAxis {
 func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
 	var rowOff []int64
 	if staged {
-		rowOff = p.stage.off
+		rowOff = p.gpuStage().off
 	}
 	d := gpImage{
 		Rows: b.axis(&p.rows, rowOff), Cols: b.axis(&p.cols, nil), Stride_c: int64(p.strideC),

@@ -96,8 +96,9 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 			switch {
 			case c.devSrc:
 				u.srcDev = uint64(int64(uintptr(j.Src)) + int64(off))
-			case p.stage != nil: // only the rows the plan reads
-				u.src, u.srcBytes, u.stage = unsafe.Add(j.Src, p.ImageOrigin(img)*es), p.stage.elems*es, p.stage
+			case p.gpuStage() != nil: // only the rows the plan reads
+				st := p.gpuStage()
+				u.src, u.srcBytes, u.stage = unsafe.Add(j.Src, p.ImageOrigin(img)*es), st.elems*es, st
 			default:
 				u.src, u.srcBytes = unsafe.Add(j.Src, off), n*es
 			}

@@ -61,10 +61,27 @@ func (s *rowStage) pieces() [][3]int {
 	return out
 }
 
+// planGPU is a plan's GPU-only data, built once, on the plan's first GPU use (placement's cost
+// model or a GPU call), so that a CPU-only process never builds it. Copies of a Plan share it.
+type planGPU struct {
+	once  sync.Once
+	stage *rowStage
+}
+
+// gpuStage is the plan's row staging: nil when the GPU copies the whole image span (newRowStage).
+func (p *Plan) gpuStage() *rowStage {
+	g := p.gpu
+	if g == nil { // a Plan not made by NewPlan (tests): nothing to cache it in
+		return newRowStage(p)
+	}
+	g.once.Do(func() { g.stage = newRowStage(p) })
+	return g.stage
+}
+
 // stagedElems is how many source elements of one image go to the GPU.
 func (p *Plan) stagedElems() int {
-	if p.stage != nil {
-		return p.stage.elems
+	if s := p.gpuStage(); s != nil {
+		return s.elems
 	}
 	return p.imgElems
 }

@@ -708,8 +708,8 @@ func TestStagingOnlyTouchedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.stage == nil || len(p.stage.rows) != 448 {
-		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.stage)
+	if p.gpuStage() == nil || len(p.gpuStage().rows) != 448 {
+		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.gpuStage())
 	}
 	before := sim.h2d.Load() // gpuSource and the CPU run in onSimGPU copy nothing to the device
 	got, want := onSimGPU(t, p, 2)
@@ -726,7 +726,7 @@ func TestStagingOnlyTouchedRows(t *testing.T) {
 	staged, whole := 0, 0
 	for i := 0; i < 400; i++ {
 		if p, err := NewPlan(randomSpec(r)); err == nil {
-			if p.stage != nil {
+			if p.gpuStage() != nil {
 				staged++
 			} else {
 				whole++
@@ -813,7 +813,7 @@ func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := p.stage.elems // bytes (u8) staged per image
+	per := p.gpuStage().elems // bytes (u8) staged per image
 	_ = SetNumThreads(1)
 	run(p)
 	var want []string

@@ -45,7 +45,7 @@ type Plan struct {
 	padF32            []float32 // per output channel
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
-	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
+	gpu               *planGPU  // the GPU-only tables, built on the plan's first GPU use (gpu_stage.go)
 	est               PlanBytes
 	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
 	kern              kernelSet // the row kernels it runs, chosen once (kernels.go)
@@ -248,6 +248,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 		OutC: len(s.CMap), OutDType: s.OutDType(),
 		inC: in.C, cmap: append([]int(nil), s.CMap...),
 		kern: currentKernels(),
+		gpu:  &planGPU{},
 	}
 	p.OutH, p.OutW = s.OutSize()
 	for c := 0; c < p.OutC; c++ {
@@ -295,7 +296,6 @@ func NewPlan(s *Spec) (*Plan, error) {
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)
 	p.vfH = newAAVFirst(p)
-	p.stage = newRowStage(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {

@@ -3,10 +3,11 @@ package engine
 // This file is the GPU backend's device layer: the GPUDevice interface a device implements, the
 // process-wide state (registered devices with their pools and streams) and device lookup. The rest of
 // the device-independent GPU side: placement and cost model (gpu_place.go), breaker and counters
-// (gpu_breaker.go), the copy/kernel pipeline (gpu_pipeline.go), device arrays (gpu_array.go), pools
-// (gpu_pool.go), descriptor tables (gpu_desc.go) and test hooks (gpu_testhooks.go). The CUDA half
-// (gomod/cuda, built with -tags cuda) implements GPUDevice with the driver API; gpu_sim.go implements
-// it in host memory for tests.
+// (gpu_breaker.go), the copy/kernel pipeline (gpu_pipeline.go) and its staging copies (gpu_stage.go),
+// device arrays (gpu_array.go), pools (gpu_pool.go) and test hooks (gpu_testhooks.go). The runner
+// reads plans only through their exported fields and methods, the plan's GPU view (gpu_plan.go) and
+// the descriptor tables (gpu_desc.go). The CUDA half (gomod/cuda, built with -tags cuda) implements
+// GPUDevice with the driver API; gpu_sim.go implements it in host memory for tests.
 
 import (
 	"fmt"

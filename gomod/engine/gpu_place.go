@@ -112,7 +112,8 @@ func callBytes(jobs []Job) (up, down, cpuBytes int) {
 		p := j.Plan
 		up += p.N * p.stagedElems() * p.InDType().Size()
 		down += p.OutBytes()
-		cpuBytes += p.N*p.imgElems*p.InDType().Size() + p.OutBytes()
+		_, img := p.ImageSpan()
+		cpuBytes += p.N*img*p.InDType().Size() + p.OutBytes()
 	}
 	return up, down, cpuBytes
 }
@@ -267,7 +268,8 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
 		}
 		es := int64(j.Plan.InDType().Size())
 		// The array's whole extent, from its lowest to its highest element over all images.
-		first, span := int64(j.Plan.minOff)*es, int64(j.Plan.spanElems)*es
+		lo, n := j.Plan.SourceExtent()
+		first, span := int64(lo)*es, int64(n)*es
 		host := make([]byte, max(span, 1))
 		if err := d.download(host[:span], uint64(int64(uintptr(j.Src))+first)); err != nil {
 			return Result{}, errf(CodeDeviceUnavailable, "device", "GPU failed and its input could not be copied from it: %v", err)

@@ -1,5 +1,6 @@
 // Package engine is goprep's validated preprocessing plan, its CPU backend (the golden reference
-// every other backend is tested against) and the device-independent GPU side.
+// every other backend is tested against) and the plan's GPU view and descriptors; the GPU runner is
+// package engine/gpu.
 //
 // # Data flow, and the files of each step
 //
@@ -36,28 +37,26 @@
 //     aaHPlanar.
 //   - CPU features: cpufeat_amd64.go (+ .s) / cpufeat_other.go.
 //
-// GPU path: plan → GPU descriptors → PTX.
+// GPU path: plan → GPU descriptors → PTX. The runner is package engine/gpu, which imports this
+// one; what it reads of a plan stays here:
 //
-//  1. Placement (gpu_place.go): Run decides CPU or GPU per call (ParseDevice, the cost model of
-//     device="auto" in gpu_cost.go) and falls back to the CPU on a GPU error; gpu_breaker.go keeps
-//     failing devices off for a cool-down.
+//  1. Placement (gpu/place.go): gpu.Run decides CPU or GPU per call (ParseDevice, the cost model of
+//     device="auto" in gpu/cost.go), runs CPU calls on this package's CPU backend, and falls back to
+//     it on a GPU error; gpu/breaker.go keeps failing devices off for a cool-down.
 //  2. The plan's GPU view (gpu_plan.go): GPUSupported, the accessors the runner reads, and the
 //     GPU-only plan data (planGPU: the row staging, only the source rows the plan reads going over
 //     PCIe), built on a plan's first GPU use, so a CPU-only process never builds it.
 //  3. Descriptors (gpu_desc.go): NewDeviceBatch lays the plan's own tables out in the byte layout
 //     of kernels/goprep.h (gp_image, gp_axis; gpu_abi.go is generated from the header by cgo
 //     -godefs, gpu_abi_defs.go its input), so the GPU reads the same taps and weights as the CPU.
-//  4. Pipeline (gpu_pipeline.go): stage (gpu_stage.go) → copy in → fused kernel → copy out in chunks
-//     over gpuLanes lanes, on pooled device and pinned memory (gpu_pool.go); device arrays
-//     (gpu_array.go).
-//  5. Device (gpu.go): the GPUDevice interface and registry. gomod/cuda implements it on the CUDA
-//     driver, launching kernels/ptx/preprocess.ptx (generated from kernels/*.cu, embedded by
-//     package kernels) by KernelName; gpu_sim.go implements it on host memory, running the same
-//     kernels compiled for the CPU (package kernels/cpu, -tags cpukernel and the engine's tests).
-//     gpu_testhooks.go holds the fault injection the tests use.
-//
-// The runner (steps 1, 4 and 5) reads plans only through their exported fields and methods and
-// steps 2 and 3, which stay with the plan: the boundary of a future package engine/gpu.
+//  4. Pipeline (gpu/pipeline.go): stage (gpu/stage.go) → copy in → fused kernel → copy out in
+//     chunks over lanes, on pooled device and pinned memory (gpu/pool.go); device arrays
+//     (gpu/array.go).
+//  5. Device (gpu/device.go): the GPUDevice interface and registry. gomod/cuda implements it on the
+//     CUDA driver, launching kernels/ptx/preprocess.ptx (generated from kernels/*.cu, embedded by
+//     package kernels) by KernelName; gpu/sim.go implements it on host memory, running the same
+//     kernels compiled for the CPU (package kernels/cpu, -tags cpukernel and the gpu package's
+//     tests); gpu/testhooks.go holds the fault injection the tests use.
 //
 // docs/perf/2026-12-03-engine-notes.md holds the measurements behind the kernels' choices.
 package engine

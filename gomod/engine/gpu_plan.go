@@ -1,10 +1,8 @@
 package engine
 
-// The plan's GPU view: what the GPU side reads of a plan besides its tables (gpu_desc.go lays those
-// out), and the GPU-only plan data, built lazily. These stay with the plan in package engine; the
-// device-independent runner (gpu.go, gpu_pool.go, gpu_breaker.go, gpu_cost.go, gpu_place.go,
-// gpu_pipeline.go, gpu_stage.go, gpu_array.go, gpu_sim.go) reads plans only through them and
-// gpu_desc.go.
+// The plan's GPU view: what the GPU runner (package engine/gpu) reads of a plan besides its tables
+// (gpu_desc.go lays those out), and the GPU-only plan data, built lazily. They stay with the plan;
+// the runner reads plans only through them, gpu_desc.go and the plan's other exported methods.
 
 import (
 	"slices"
@@ -22,8 +20,8 @@ func (p *Plan) GPUSupported() (bool, string) {
 	return true, ""
 }
 
-// gpuCapable reports whether every job's plan can run on the GPU kernels.
-func gpuCapable(jobs []Job) bool {
+// GPUCapable reports whether every job's plan can run on the GPU kernels.
+func GPUCapable(jobs []Job) bool {
 	for _, j := range jobs {
 		if ok, _ := j.Plan.GPUSupported(); !ok {
 			return false
@@ -47,14 +45,14 @@ func (p *Plan) SourceExtent() (lo, n int) { return p.minOff, p.spanElems }
 // OutImageBytes is the size of one image's output.
 func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
 
-// gpuKernel is the plan's GPU entry point.
-func (p *Plan) gpuKernel() string { return KernelName(p.InDType(), p.OutC) }
+// GPUKernel is the plan's GPU entry point.
+func (p *Plan) GPUKernel() string { return KernelName(p.InDType(), p.OutC) }
 
-// rowStage is how a host image is staged for the GPU when its plan reads only some source rows: only
+// RowStage is how a host image is staged for the GPU when its plan reads only some source rows: only
 // those rows go through the pinned buffer and over PCIe, packed one after another, and the kernel
 // reads them through a remapped row table. 1080p -> 224 bilinear reads 448 of 1080 rows, so this
 // moves 41% of the bytes the whole image would (the review's main finding against the first design).
-type rowStage struct {
+type RowStage struct {
 	rows     []int   // distinct source row offsets (elements from the image origin), ascending
 	colLo    int     // first element of a row that any column and channel reads, relative to the row
 	rowElems int     // elements staged per row
@@ -65,7 +63,7 @@ type rowStage struct {
 // newRowStage returns the plan's row staging, or nil when staging the whole image span is as good:
 // every row touched, or rows that are not compact in memory (a planar source, where one pixel's
 // channels are a whole plane apart), so the packed rows would not be smaller.
-func newRowStage(p *Plan) *rowStage {
+func newRowStage(p *Plan) *RowStage {
 	r, c := &p.rows, &p.cols
 	if len(r.Off) == 0 || len(c.Off) == 0 {
 		return nil
@@ -76,7 +74,7 @@ func newRowStage(p *Plan) *rowStage {
 	chLo, chHi := min(0, (p.inC-1)*p.strideC), max(0, (p.inC-1)*p.strideC)
 	colLo := slices.Min(c.Off) + chLo
 	colHi := slices.Max(c.Off) + chHi + 1
-	s := &rowStage{rows: rows, colLo: colLo, rowElems: colHi - colLo}
+	s := &RowStage{rows: rows, colLo: colLo, rowElems: colHi - colLo}
 	s.elems = len(rows) * s.rowElems
 	if s.elems*10 > p.imgElems*9 { // less than 10% saved: copy the span in one piece instead
 		return nil
@@ -89,9 +87,9 @@ func newRowStage(p *Plan) *rowStage {
 	return s
 }
 
-// pieces returns the staging copies of one image, as (staged, source) element ranges relative to
+// Pieces returns the staging copies of one image, as (staged, source) element ranges relative to
 // the staged buffer and the image origin; rows adjacent in both are merged into one copy.
-func (s *rowStage) pieces() [][3]int {
+func (s *RowStage) Pieces() [][3]int {
 	var out [][3]int // staged start, source start, length
 	for k, r := range s.rows {
 		dst, src := k*s.rowElems, r+s.colLo
@@ -108,11 +106,11 @@ func (s *rowStage) pieces() [][3]int {
 // model or a GPU call), so that a CPU-only process never builds it. Copies of a Plan share it.
 type planGPU struct {
 	once  sync.Once
-	stage *rowStage
+	stage *RowStage
 }
 
-// gpuStage is the plan's row staging: nil when the GPU copies the whole image span (newRowStage).
-func (p *Plan) gpuStage() *rowStage {
+// GPUStage is the plan's row staging: nil when the GPU copies the whole image span (newRowStage).
+func (p *Plan) GPUStage() *RowStage {
 	g := p.gpu
 	if g == nil { // a Plan not made by NewPlan (tests): nothing to cache it in
 		return newRowStage(p)
@@ -121,10 +119,24 @@ func (p *Plan) gpuStage() *rowStage {
 	return g.stage
 }
 
-// stagedElems is how many source elements of one image go to the GPU.
-func (p *Plan) stagedElems() int {
-	if s := p.gpuStage(); s != nil {
+// StagedElems is how many source elements of one image go to the GPU.
+func (p *Plan) StagedElems() int {
+	if s := p.GPUStage(); s != nil {
 		return s.elems
 	}
 	return p.imgElems
+}
+
+// Elems is how many source elements of one image the staging copies.
+func (s *RowStage) Elems() int { return s.elems }
+
+// Rows is how many distinct source rows the staging copies per image.
+func (s *RowStage) Rows() int { return len(s.rows) }
+
+// GPUDescriptorKind is what the plan's GPU descriptor selects (gpu_desc.go), as the GPU side's tests
+// check it: the kernel arithmetic (gp_image.mode), the area end rule (areaEnd) and whether whole
+// pixels can be loaded as vectors (vecPixels, unstaged, before the source's alignment is known).
+func (p *Plan) GPUDescriptorKind() (mode int32, end int, vec bool) {
+	e, _ := p.areaEnd()
+	return p.gpuMode(), int(e), p.vecPixels(nil)
 }

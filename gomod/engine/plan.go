@@ -45,7 +45,7 @@ type Plan struct {
 	padF32            []float32 // per output channel
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
-	gpu               *planGPU  // the GPU-only tables, built on the plan's first GPU use (gpu_stage.go)
+	gpu               *planGPU  // the GPU-only tables, built on the plan's first GPU use (gpu/stage.go)
 	est               PlanBytes
 	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
 	kern              kernelSet // the row kernels it runs, chosen once (kernels.go)

@@ -1,9 +1,11 @@
-package engine
+package gpu
 
 import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // stagedImage is one host image of a chunk as the pipeline stages it: its copies into the lane's
@@ -72,7 +74,7 @@ func (d *gpuDev) stageAndSend(l *lane, imgs []stagedImage) error {
 			}
 		}
 	}
-	threads := min(NumThreads(), len(pieces))
+	threads := min(engine.NumThreads(), len(pieces))
 	if threads <= 1 {
 		var err error
 		at := 0

@@ -7,6 +7,7 @@
 package binding
 
 import (
+	"encoding/json"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -227,3 +228,10 @@ func NumThreads() int64 { return int64(engine.NumThreads()) }
 
 // SIMD reports which row kernels this build and CPU use.
 func SIMD() string { return engine.SIMDLevel() }
+
+// Kernels reports, as a JSON object, the row kernel each CPU pass runs in plans made now (the
+// engine's kernel set: goprep.info()["kernels"]).
+func Kernels() string {
+	b, _ := json.Marshal(engine.KernelNames()) // a map of strings always marshals
+	return string(b)
+}

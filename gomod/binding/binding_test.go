@@ -105,3 +105,11 @@ func TestNumThreadsEnvRule(t *testing.T) {
 		t.Fatal("SetNumThreads above MaxThreads accepted")
 	}
 }
+
+// Kernels is a JSON object naming one kernel per CPU pass (goprep.info()["kernels"]).
+func TestKernelsJSON(t *testing.T) {
+	var m map[string]string
+	if err := json.Unmarshal([]byte(Kernels()), &m); err != nil || m["aa_h"] == "" || m["bilinear_h"] == "" {
+		t.Fatalf("Kernels() = %s (%v)", Kernels(), err)
+	}
+}

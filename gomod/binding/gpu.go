@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/goprep/goprep/gomod/engine"
+	"github.com/goprep/goprep/gomod/engine/gpu"
 )
 
 // The GPU half of the binding. In a CPU-only build (no -tags cuda) registerGPU stays nil and the
@@ -29,9 +30,9 @@ func CUDABuilt() bool { return cudaBuilt }
 // or none and why.
 func Devices() (string, error) {
 	ensureGPU()
-	devs, why := engine.Devices()
+	devs, why := gpu.Devices()
 	if devs == nil {
-		devs = []engine.DeviceInfo{}
+		devs = []gpu.DeviceInfo{}
 	}
 	b, err := json.Marshal(map[string]any{"devices": devs, "reason": why})
 	return string(b), err
@@ -40,12 +41,12 @@ func Devices() (string, error) {
 // GPUCount is the number of usable GPUs (probing the driver on first use).
 func GPUCount() int64 {
 	ensureGPU()
-	devs, _ := engine.Devices()
+	devs, _ := gpu.Devices()
 	return int64(len(devs))
 }
 
 // GPUAutoMinBytes is the smallest call (source plus output bytes) device="auto" sends to a GPU.
-func GPUAutoMinBytes() int64 { return int64(engine.GPUAutoMinBytes()) }
+func GPUAutoMinBytes() int64 { return int64(gpu.GPUAutoMinBytes()) }
 
 // PlanMovedBytes is what a call of plan h moves between host and GPU (engine.Plan.MovedBytes): a call
 // whose jobs move fewer than GPUAutoMinBytes in all stays on the CPU under device="auto", and Python
@@ -55,27 +56,27 @@ func PlanMovedBytes(h int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int64(p.MovedBytes()), nil
+	return int64(gpu.MovedBytes(p)), nil
 }
 
 // GPUStats returns the GPU counters (calls, failures, fallbacks, breaker, pool) as JSON.
 func GPUStats() (string, error) {
-	b, err := json.Marshal(engine.Stats())
+	b, err := json.Marshal(gpu.Stats())
 	return string(b), err
 }
 
 // placement parses a device string; anything but "cpu" probes the GPUs first (once per process), so
 // a process that only runs on the CPU never loads the driver.
-func placement(device string) (engine.Placement, error) {
+func placement(device string) (gpu.Placement, error) {
 	if device != "cpu" {
 		ensureGPU()
 	}
-	return engine.ParseDevice(device)
+	return gpu.ParseDevice(device)
 }
 
-var arrays handles[*engine.DeviceArray]
+var arrays handles[*gpu.DeviceArray]
 
-// Execute runs count jobs through the engine's one run path (engine.Run): desc is an int64 array
+// Execute runs count jobs through the engine's one run path (gpu.Run): desc is an int64 array
 // object of (plan handle, source, output byte offset) triples. A source is a NumPy array object, or
 // with devSrc a device address on the call's GPU. With out (a NumPy array object) every output lands
 // there; with out == 0 they go into one new device array, whose handle is returned. stream is the
@@ -85,7 +86,7 @@ var arrays handles[*engine.DeviceArray]
 // from host sources into host outputs, which Python makes cancellable when they are long, so Ctrl-C
 // stops them. buf and row (0 and any: none) are the profile record to fill (profile.go), with the
 // entry and finish times, the backend that ran and, when the GPU ran, the device time of its copies
-// and kernels (engine.GPUTimes), so the profiler can split gpu_s.
+// and kernels (gpu.GPUTimes), so the profiler can split gpu_s.
 func Execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop, buf, row int64) (h int64, err error) {
 	if buf == 0 {
 		h, _, _, err = execute(desc, count, out, device, devSrc, stream, wait, stop, false)
@@ -99,7 +100,7 @@ func Execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 
 // execute is Execute that also reports which backend ran ("cpu" or "cuda") and, when timed, the
 // device time of its copies and kernels.
-func execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop int64, timed bool) (h int64, ran string, gt engine.GPUTimes, err error) {
+func execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop int64, timed bool) (h int64, ran string, gt gpu.GPUTimes, err error) {
 	defer engine.Recover(&err)
 	pl, err := placement(device)
 	if err != nil {
@@ -120,7 +121,7 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 		holdIfArmed((*int32)(sp))
 		return 0, "cpu", gt, engine.CPU{Stop: (*int32)(sp)}.Run(jobs)
 	}
-	c := engine.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc, Timed: timed}
+	c := gpu.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc, Timed: timed}
 	if stream >= 0 {
 		c.Stream, c.HasStream = uint64(stream), true
 	}
@@ -130,7 +131,7 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 	if c.ToDevice && pl.Device == "cpu" {
 		return 0, "", gt, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
 	}
-	r, err := engine.Run(c)
+	r, err := gpu.Run(c)
 	if err != nil || r.Array == nil {
 		return 0, r.Ran, r.GPU, err
 	}
@@ -156,7 +157,7 @@ func Upload(src, nbytes int64, device string, stream int64) (h int64, err error)
 	if nbytes > 0 {
 		data = unsafe.Slice((*byte)(sp), nbytes)
 	}
-	a, err := engine.Upload(data, max(pl.Index, 0), uint64(max(stream, 0)), stream >= 0)
+	a, err := gpu.Upload(data, max(pl.Index, 0), uint64(max(stream, 0)), stream >= 0)
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +183,7 @@ func DeviceArrayReadyStream(h int64) (int64, error) {
 	return int64(a.ReadyHandle), nil
 }
 
-func deviceArray(h int64) (*engine.DeviceArray, error) {
+func deviceArray(h int64) (*gpu.DeviceArray, error) {
 	a, ok := arrays.get(h)
 	if !ok {
 		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "array", Msg: "unknown or freed device array"}
@@ -240,29 +241,29 @@ func NumDeviceArrays() int64 { return int64(arrays.len()) }
 // in an extension built without -tags cpukernel.
 func TestingSimulateGPU(on bool) (int64, error) {
 	ensureGPU() // probe the real devices first, so the probe cannot later replace the simulated one
-	return 0, engine.SimulateGPU(on)
+	return 0, gpu.SimulateGPU(on)
 }
 
 // SimulatedGPUAvailable reports whether TestingSimulateGPU can switch one in.
-func SimulatedGPUAvailable() bool { return engine.SimKernelsBuiltIn() }
+func SimulatedGPUAvailable() bool { return gpu.SimKernelsBuiltIn() }
 
 // TestingInjectGPUFault makes the next count GPU calls fail ("oom", "launch" or "lost"). Test-only.
 func TestingInjectGPUFault(kind string, count int64) error {
-	return engine.InjectGPUFault(kind, int(count))
+	return gpu.InjectGPUFault(kind, int(count))
 }
 
 // TestingResetGPU clears GPU counters and the breaker, and sets its cool-down. Test-only.
 func TestingResetGPU(cooldownMs int64) {
-	engine.ResetGPUStats()
-	engine.SetBreakerCooldown(time.Duration(cooldownMs) * time.Millisecond)
+	gpu.ResetGPUStats()
+	gpu.SetBreakerCooldown(time.Duration(cooldownMs) * time.Millisecond)
 }
 
 // TestingSetCPUCost pins the GPU cost model's CPU figure (ns per byte and core) and returns the
-// previous one (engine.SetCPUCostForTesting). Test-only.
-func TestingSetCPUCost(nsPerByte float64) float64 { return engine.SetCPUCostForTesting(nsPerByte) }
+// previous one (gpu.SetCPUCostForTesting). Test-only.
+func TestingSetCPUCost(nsPerByte float64) float64 { return gpu.SetCPUCostForTesting(nsPerByte) }
 
-// TestingSimTrace returns the simulated GPU's stream trace as JSON (engine.SimTrace). Test-only.
+// TestingSimTrace returns the simulated GPU's stream trace as JSON (gpu.SimTrace). Test-only.
 func TestingSimTrace() (string, error) {
-	b, err := json.Marshal(engine.SimulatedTrace())
+	b, err := json.Marshal(gpu.SimulatedTrace())
 	return string(b), err
 }

@@ -18,10 +18,11 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/goprep/goprep/gomod/engine"
+	"github.com/goprep/goprep/gomod/engine/gpu"
 	"github.com/goprep/goprep/kernels"
 )
 
-// device is one CUDA GPU as engine.GPUDevice: the driver API through gorgonia.org/cu (plus the two
+// device is one CUDA GPU as gpu.GPUDevice: the driver API through gorgonia.org/cu (plus the two
 // calls it lacks, page-locked host allocation and the PCI bus id, through cgo), properties and health
 // through NVML. All work runs in the device's primary context, made current on whichever OS thread a
 // call runs (Bind), so any number of Python threads can drive it at once.
@@ -34,7 +35,7 @@ type device struct {
 	ctx   cu.CUContext // the primary context, retained on first use only (never on unused GPUs)
 	ctxOK bool
 
-	engine.DeviceLoss // set by the first sticky error
+	gpu.DeviceLoss // set by the first sticky error
 
 	loadMu sync.Mutex
 	fns    map[string]cu.Function // nil until the module loaded
@@ -68,7 +69,7 @@ func (d *device) fail(op string, err error) error {
 }
 
 // probe finds the usable devices, or says why there are none.
-func probe() ([]engine.GPUDevice, string) {
+func probe() ([]gpu.GPUDevice, string) {
 	if ok, why := DriverStatus(); !ok {
 		return nil, why
 	}
@@ -79,7 +80,7 @@ func probe() ([]engine.GPUDevice, string) {
 	if n == 0 {
 		return nil, "the CUDA driver reports no devices"
 	}
-	var devs []engine.GPUDevice
+	var devs []gpu.GPUDevice
 	var why []string
 	for i := 0; i < n; i++ {
 		d, err := openDevice(i)
@@ -105,8 +106,8 @@ func openDevice(i int) (*device, error) {
 	return d, nil
 }
 
-func (d *device) Info() engine.DeviceInfo {
-	info := engine.DeviceInfo{Index: d.ordinal, UtilizationGPU: -1, PCIeGeneration: -1, PCIeWidth: -1}
+func (d *device) Info() gpu.DeviceInfo {
+	info := gpu.DeviceInfo{Index: d.ordinal, UtilizationGPU: -1, PCIeGeneration: -1, PCIeWidth: -1}
 	info.Name, _ = d.dev.Name()
 	if major, minor, err := d.dev.ComputeCapability(); err == nil {
 		info.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
@@ -280,18 +281,18 @@ func (d *device) HostFree(p unsafe.Pointer) {
 }
 
 // cstream is a stream's driver handle (cu.Stream wraps exactly one CUstream).
-func cstream(s engine.Stream) C.CUstream {
+func cstream(s gpu.Stream) C.CUstream {
 	st := s.(cu.Stream)
 	return *(*C.CUstream)(unsafe.Pointer(&st))
 }
 
 // ForeignStream wraps a caller's CUstream handle (it is never destroyed by goprep).
-func (d *device) ForeignStream(h uint64) engine.Stream {
+func (d *device) ForeignStream(h uint64) gpu.Stream {
 	return *(*cu.Stream)(unsafe.Pointer(&h))
 }
 
 // MemAllocAsync allocates in stream order from the device's default memory pool (CUDA 11.2+).
-func (d *device) MemAllocAsync(n int, s engine.Stream) (uint64, error) {
+func (d *device) MemAllocAsync(n int, s gpu.Stream) (uint64, error) {
 	var p C.CUdeviceptr
 	if r := C.cuMemAllocAsync(&p, C.size_t(n), cstream(s)); r != C.CUDA_SUCCESS {
 		return 0, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuMemAllocAsync(%d) failed with CUresult %d", n, int(r))
@@ -300,12 +301,12 @@ func (d *device) MemAllocAsync(n int, s engine.Stream) (uint64, error) {
 }
 
 // MemFreeAsync frees in stream order: the memory is reused only after the work queued on s.
-func (d *device) MemFreeAsync(p uint64, s engine.Stream) {
+func (d *device) MemFreeAsync(p uint64, s gpu.Stream) {
 	C.cuMemFreeAsync(C.CUdeviceptr(p), cstream(s))
 }
 
 // StreamWait orders future work on waiter after the work queued on s so far (an event, no host wait).
-func (d *device) StreamWait(waiter, s engine.Stream) error {
+func (d *device) StreamWait(waiter, s gpu.Stream) error {
 	var ev C.CUevent
 	if r := C.cuEventCreate(&ev, C.CU_EVENT_DISABLE_TIMING); r != C.CUDA_SUCCESS {
 		return engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventCreate failed with CUresult %d", int(r))
@@ -330,7 +331,7 @@ func (d *device) Current() bool {
 }
 
 // Mark records a timing event on s (the profiler's copy/kernel split; only timed calls use it).
-func (d *device) Mark(s engine.Stream) (any, error) {
+func (d *device) Mark(s gpu.Stream) (any, error) {
 	var ev C.CUevent
 	if r := C.cuEventCreate(&ev, C.CU_EVENT_DEFAULT); r != C.CUDA_SUCCESS {
 		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuEventCreate failed with CUresult %d", int(r))
@@ -354,12 +355,12 @@ func (d *device) Elapsed(a, b any) (int64, error) {
 // DropMark destroys a mark's event (the driver releases it once it completed).
 func (d *device) DropMark(m any) { C.cuEventDestroy(m.(C.CUevent)) }
 
-func (d *device) DestroyStream(s engine.Stream) {
+func (d *device) DestroyStream(s gpu.Stream) {
 	st := s.(cu.Stream)
 	_ = d.bound(st.Destroy)
 }
 
-func (d *device) NewStream() (engine.Stream, error) {
+func (d *device) NewStream() (gpu.Stream, error) {
 	s, err := cu.MakeStream(cu.NonBlocking)
 	if err != nil {
 		return nil, deviceError("cuStreamCreate", err)
@@ -367,21 +368,21 @@ func (d *device) NewStream() (engine.Stream, error) {
 	return s, nil
 }
 
-func (d *device) CopyHtoD(dst uint64, src unsafe.Pointer, n int, s engine.Stream) error {
+func (d *device) CopyHtoD(dst uint64, src unsafe.Pointer, n int, s gpu.Stream) error {
 	if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, int64(n), s.(cu.Stream)); err != nil {
 		return d.fail("cuMemcpyHtoDAsync", err)
 	}
 	return nil
 }
 
-func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s engine.Stream) error {
+func (d *device) CopyDtoH(dst unsafe.Pointer, src uint64, n int, s gpu.Stream) error {
 	if err := cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), int64(n), s.(cu.Stream)); err != nil {
 		return d.fail("cuMemcpyDtoHAsync", err)
 	}
 	return nil
 }
 
-func (d *device) Launch(l engine.KernelLaunch, s engine.Stream) error {
+func (d *device) Launch(l engine.KernelLaunch, s gpu.Stream) error {
 	fn, ok := d.fns[l.Kernel]
 	if !ok {
 		return engine.Errorf(engine.CodeInternal, "", "kernel %s is not in the embedded PTX", l.Kernel)
@@ -395,7 +396,7 @@ func (d *device) Launch(l engine.KernelLaunch, s engine.Stream) error {
 	return nil
 }
 
-func (d *device) Sync(s engine.Stream) error {
+func (d *device) Sync(s gpu.Stream) error {
 	if err := s.(cu.Stream).Synchronize(); err != nil {
 		return d.fail("cuStreamSynchronize", err)
 	}
@@ -410,6 +411,6 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		devs, why := probe()
-		engine.RegisterGPU(devs, why)
+		gpu.RegisterGPU(devs, why)
 	})
 }

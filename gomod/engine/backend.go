@@ -50,7 +50,8 @@ func NumThreads() int { return int(numThreads.Load()) }
 // CPU is the Go backend. Stop, when set, points at a cancel flag (an int32 in memory the caller owns,
 // e.g. a NumPy array): a non-zero value stops the call between bands of rows with CodeCancelled.
 type CPU struct {
-	Stop *int32
+	Stop    *int32
+	Threads int // 0: NumThreads()
 }
 
 // Run executes every job, splitting output rows of all of them across NumThreads goroutines.
@@ -60,7 +61,11 @@ func (c CPU) Run(jobs []Job) (err error) {
 			err = errf(CodeInternal, "", "engine panic: %v", r)
 		}
 	}()
-	return runCPU(jobs, NumThreads(), c.Stop)
+	threads := c.Threads
+	if threads <= 0 {
+		threads = NumThreads()
+	}
+	return runCPU(jobs, threads, c.Stop)
 }
 
 // Recover turns a panic into an internal error; every binding entry point defers it.

@@ -48,7 +48,7 @@ func benchPlanEdit(b *testing.B, s *Spec, threads int, edit func(p *Plan)) {
 	}
 }
 
-// The figures quoted in the kernels' comments come from these, on this project's 2-core machine.
+// The figures in docs/perf/2026-12-03-engine-notes.md come from these, on this project's 2-core machine.
 func BenchmarkImagenet512(b *testing.B)           { benchPlan(b, imagenetSpec(0, 512, 512), 1) }
 func BenchmarkImagenet512Threads2(b *testing.B)   { benchPlan(b, imagenetSpec(0, 512, 512), 2) }
 func BenchmarkImagenet512x2Threads1(b *testing.B) { benchPlan(b, imagenetSpec(2, 512, 512), 1) }
@@ -126,7 +126,7 @@ func BenchmarkEvalPlanar512(b *testing.B)  { benchPlan(b, evalPlanarSpec(512, 51
 func BenchmarkEvalPlanar1080(b *testing.B) { benchPlan(b, evalPlanarSpec(1080, 1920), 1) }
 
 // BenchmarkAAHPass times the horizontal pass of one 1080p -> 224 image (every source row once, in
-// groups of four) with aaHRows4 ("old"), aaHRows4W on AVX2 alone ("wide", noVNNI) and aaHRows4W as
+// groups of four) with aaHRows4 ("old"), aaHRows4W on AVX2 alone ("wide", kernelOverrides.NoZ) and aaHRows4W as
 // it runs ("vnni": aaHRowsZ where the CPU has AVX-512 VNNI, else "wide" again), in rotating order image
 // by image in one process, and reports each kernel's minimum and 10th percentile in us: a load on the
 // machine slows all alike.
@@ -151,16 +151,18 @@ func BenchmarkAAHPass(b *testing.B) {
 			}
 			edge := make([]byte, 4*p.aa.edgeStride())
 			var ts [4][]float64
-			defer func() { noVNNI, noAsmY = false, false }()
+			var ks [4]kernelSet // the kernel set each of the four runs under
+			for k := range ks {
+				ks[k] = chooseKernels(cpu, kernelOverrides{NoZ: k == 1 || k == 3, NoY: k == 1})
+			}
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < 4; j++ {
 					k := (j + it) % 4 // the order rotates: each kernel reads what another left in cache
-					noVNNI, noAsmY = k == 1 || k == 3, k == 1
 					t0 := time.Now()
 					for y := 0; y+4 <= 1080; y += 4 {
 						rb := [4]int{y * 5760, (y + 1) * 5760, (y + 2) * 5760, (y + 3) * 5760}
-						if k == 0 || !aaHRows4W(&h, &rb, src, p.aa, p, edge) {
-							aaHRows4(&h, &rb, src, p.aa, p)
+						if k == 0 || !ks[k].aaHRows4W(&h, &rb, src, p.aa, p, edge) {
+							ks[k].aaHRows4(&h, &rb, src, p.aa, p)
 						}
 					}
 					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))
@@ -176,7 +178,7 @@ func BenchmarkAAHPass(b *testing.B) {
 }
 
 // BenchmarkAAVPass times the vertical pass plus normalisation of one 1080p -> 224 image (224 output
-// rows, three planes each) with aaVRow per plane, aaVRow3 on AVX2 alone (no512V) and aaVRow3 as it
+// rows, three planes each) with aaVRow per plane, aaVRow3 on AVX2 alone (kernelOverrides.No512V) and aaVRow3 as it
 // runs ("aaVRow3W": its AVX-512 loop where the CPU has it), in rotating order image by image in one
 // process; it reports each one's minimum and 10th percentile in us.
 func BenchmarkAAVPass(b *testing.B) {
@@ -199,11 +201,10 @@ func BenchmarkAAVPass(b *testing.B) {
 			out := make([]float32, 3*224*n)
 			luts := [3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}
 			var ts [3][]float64
-			defer func() { no512V = false }()
+			ks := [3]kernelSet{p.kern, chooseKernels(cpu, kernelOverrides{No512V: true}), p.kern}
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < 3; j++ {
 					k := (j + it) % 3 // the order rotates: each kernel reads what another left in cache
-					no512V = k == 1
 					t0 := time.Now()
 					for r := range rt.Cnt {
 						kk := int(rt.Cnt[r])
@@ -214,11 +215,11 @@ func BenchmarkAAVPass(b *testing.B) {
 						o := [3][]float32{out[r*n : r*n+n], out[(224+r)*n : (224+r)*n+n], out[(448+r)*n : (448+r)*n+n]}
 						po := [3]int{0, n, 2 * n}
 						wv := rt.WI[r*rt.K : r*rt.K+kk]
-						if k >= 1 && aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts, p.aa.zw != nil) {
+						if k >= 1 && ks[k].aaVRow3(&o, rows, &po, wv, p.aa.vw[r], p.aa.vh[r], nt, &luts, p.aa.zw != nil) {
 							continue
 						}
 						for c := 0; c < 3; c++ {
-							aaVRow(o[c], rows, po[c], wv, p.aa.vw[r], p.aa.vh[r], nt.scale[c], nt.mean[c], nt.std[c], luts[c])
+							ks[k].aaVRow(o[c], rows, po[c], wv, p.aa.vw[r], p.aa.vh[r], nt.scale[c], nt.mean[c], nt.std[c], luts[c])
 						}
 					}
 					ts[k] = append(ts[k], float64(time.Since(t0).Microseconds()))

@@ -14,9 +14,8 @@ type task struct {
 	y0, y1 int
 }
 
-// Below this many output elements a call runs on the calling goroutine. Waking a second thread costs
-// tens of microseconds on a VM: one 224x224x3 image (150K elements, ~130us of work) measured no faster
-// on 2 threads than on 1 from Python, while batches of a few images and up gain ~1.8x.
+// Below this many output elements a call runs on the calling goroutine. Why: waking a second thread
+// costs tens of microseconds on a VM; one 224x224x3 image (~130 us of work) ran no faster on 2 threads.
 var inlineElems = 1 << 19 // a variable so tests can force the threaded path on small images
 
 // Rows per task aim at several tasks per thread for load balance, but no fewer than this, so each

@@ -1,3 +1,62 @@
-// Package engine is goprep's validated preprocessing plan and its CPU backend, the golden reference
-// every other backend is tested against.
+// Package engine is goprep's validated preprocessing plan, its CPU backend (the golden reference
+// every other backend is tested against) and the plan's GPU view and descriptors; the GPU runner is
+// package engine/gpu.
+//
+// # Data flow, and the files of each step
+//
+// CPU path: spec → plan → rows → kernels.
+//
+//  1. Spec (spec.go): the call as JSON from the binding (ParseSpec), checked once by Validate;
+//     errors are Codes (errors.go). Nothing after this step validates.
+//  2. Plan (plan.go: NewPlan, EstimatePlan): the spec with every table precomputed, immutable and
+//     shared by goroutines. Per axis the taps of the resize rule (resize.go: bilinear,
+//     resize_cubic.go, resize_area.go, resize_nearest.go) with the view and canvas folded in; the
+//     normalisation tables (normalize.go); the row kernel kind (rowKernel); the kernel set, chosen
+//     once per process from the CPU's features and overrides (kernels.go, cpufeat_*.go) and
+//     copied into the plan (Plan.kern). Where a plan qualifies, the tables of a fast path:
+//     fastPlan (resize_fast.go: uint8 RGB bilinear, OpenCV's arithmetic) or aaPlan (resize_aa.go:
+//     Pillow / PyTorch uint8 antialias; resize_aa_planar.go for planar sources, resize_aa_vnni.go
+//     for aaHRowsZ's tables).
+//  3. Rows (cpu.go, backend.go): CPU.Run splits a call into bands of output rows over NumThreads
+//     workers; worker.run picks each row's path: duoRows / fastRow (resize_fast*.go), aaRow
+//     (resize_aa.go), or the general path, resizeRowU8 / resizeRowF32 (resize_cpu.go, with
+//     vfirstRowU8 for Pillow's vertical-first order) then emitU8 / emitF32 (normalize_cpu.go).
+//  4. Kernels: methods of the plan's kernelSet, one stem per family (below). Every SIMD kernel equals
+//     its scalar twin bit for bit, and a test proves it.
+//
+// Each SIMD file has a pure-Go twin of the same stem and signatures, built when the SIMD one is not
+// (GOEXPERIMENT=simd off, or not amd64):
+//
+//   - the bilinear fast path: resize_fast_amd64.go (+ .s) / resize_fast_other.go; scalar
+//     hresizeScalar, vnormScalar, duoScalar (resize_fast.go).
+//   - the antialias path: resize_aa_amd64.go / resize_aa_other.go; scalar aaHScalar, aaVScalar
+//     (resize_aa.go). Its assembly column loops, resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y)
+//     and resize_aa_vnni_amd64.{go,s} (aaHRowsZ), are called only from resize_aa_amd64.go, so they
+//     need no twin.
+//   - the planar antialias pass: resize_aa_planar_amd64.go / resize_aa_planar_other.go; scalar
+//     aaHPlanar.
+//   - CPU features: cpufeat_amd64.go (+ .s) / cpufeat_other.go.
+//
+// GPU path: plan → GPU descriptors → PTX. The runner is package engine/gpu, which imports this
+// one; what it reads of a plan stays here:
+//
+//  1. Placement (gpu/place.go): gpu.Run decides CPU or GPU per call (ParseDevice, the cost model of
+//     device="auto" in gpu/cost.go), runs CPU calls on this package's CPU backend, and falls back to
+//     it on a GPU error; gpu/breaker.go keeps failing devices off for a cool-down.
+//  2. The plan's GPU view (gpu_plan.go): GPUSupported, the accessors the runner reads, and the
+//     GPU-only plan data (planGPU: the row staging, only the source rows the plan reads going over
+//     PCIe), built on a plan's first GPU use, so a CPU-only process never builds it.
+//  3. Descriptors (gpu_desc.go): NewDeviceBatch lays the plan's own tables out in the byte layout
+//     of kernels/goprep.h (gp_image, gp_axis; gpu_abi.go is generated from the header by cgo
+//     -godefs, gpu_abi_defs.go its input), so the GPU reads the same taps and weights as the CPU.
+//  4. Pipeline (gpu/pipeline.go): stage (gpu/stage.go) → copy in → fused kernel → copy out in
+//     chunks over lanes, on pooled device and pinned memory (gpu/pool.go); device arrays
+//     (gpu/array.go).
+//  5. Device (gpu/device.go): the GPUDevice interface and registry. gomod/cuda implements it on the
+//     CUDA driver, launching kernels/ptx/preprocess.ptx (generated from kernels/*.cu, embedded by
+//     package kernels) by KernelName; gpu/sim.go implements it on host memory, running the same
+//     kernels compiled for the CPU (package kernels/cpu, -tags cpukernel and the gpu package's
+//     tests); gpu/testhooks.go holds the fault injection the tests use.
+//
+// docs/perf/2026-12-03-engine-notes.md holds the measurements behind the kernels' choices.
 package engine

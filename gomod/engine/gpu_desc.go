@@ -32,7 +32,7 @@ type BatchImage struct {
 	Plan   *Plan
 	SrcDev uint64 // device address of the image's source span (see Plan.ImageSpan), or its staged rows
 	OutDev uint64 // device address of the image's output
-	Staged bool   // the source holds only the rows the plan reads (Plan.stage)
+	Staged bool   // the source holds only the rows the plan reads (Plan.gpuStage)
 }
 
 type tmplKey struct {
@@ -52,9 +52,9 @@ func NewDeviceBatch(images []BatchImage) (*DeviceBatch, error) {
 	if c := images[0].Plan.OutC; c > 4 || c < 1 {
 		return nil, errf(CodeInternal, "", "unsupported channel count %d", c)
 	}
-	b.Kernel = images[0].Plan.gpuKernel()
+	b.Kernel = images[0].Plan.GPUKernel()
 	for _, im := range images {
-		if im.Plan.gpuKernel() != b.Kernel {
+		if im.Plan.GPUKernel() != b.Kernel {
 			return nil, errf(CodeInternal, "", "one launch mixes kernels")
 		}
 		if _, ok := b.tmpl[im.key()]; !ok {
@@ -111,7 +111,7 @@ func (b *DeviceBatch) axis(a *axis, off []int64) gpAxis {
 func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
 	var rowOff []int64
 	if staged {
-		rowOff = p.stage.off
+		rowOff = p.GPUStage().off
 	}
 	d := gpImage{
 		Rows: b.axis(&p.rows, rowOff), Cols: b.axis(&p.cols, nil), Stride_c: int64(p.strideC),

@@ -45,9 +45,10 @@ type Plan struct {
 	padF32            []float32 // per output channel
 	norm              *normTables
 	fast              *fastPlan // set when the plan qualifies for the fast path (resize_fast.go)
-	stage             *rowStage // GPU staging of only the rows the plan reads (gpu_stage.go), or nil
+	gpu               *planGPU  // the GPU-only tables, built on the plan's first GPU use (gpu/stage.go)
 	est               PlanBytes
-	aa                *aaPlan // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	kern              kernelSet // the row kernels it runs, chosen once (kernels.go)
 	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), the element
 	// offsets [lo, hi) its horizontal pass reads within a row, its vertical weight pairs per content
 	// row (aaVTables), and the tables of its horizontal pass's SIMD kernel where it can run
@@ -84,17 +85,6 @@ func pickKernel(r ResizeSpec, area areaRule) rowKernel {
 	return kFloat
 }
 
-// GPUSupported reports whether the GPU kernels implement this plan, and if not, why. Plans they do
-// not implement run on the CPU engine, whatever the placement asks for. The kernels read the
-// planner's tables and have every row kernel's arithmetic (gpuMode), but only the horizontal-first
-// pass order: Pillow's vertical-first plans (Plan.vfirst) are declined.
-func (p *Plan) GPUSupported() (bool, string) {
-	if p.vfirst {
-		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking more than twice what the width does) is not in the GPU kernels"
-	}
-	return true, ""
-}
-
 // pillowVerticalFirst reports whether Pillow resizes this spec's rows vertically first: since Pillow
 // 13.0, ImagingResampleInner runs the vertical pass first when the height shrinks by more than twice
 // what the width does, (inH - outH) > 0 and (inH - outH) > 2*(inW - outW) (its horizontal_first;
@@ -125,16 +115,6 @@ func liveSpan(a *axis) (lo, hi int) {
 		}
 	}
 	return lo, hi
-}
-
-// gpuCapable reports whether every job's plan can run on the GPU kernels.
-func gpuCapable(jobs []Job) bool {
-	for _, j := range jobs {
-		if ok, _ := j.Plan.GPUSupported(); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // MaxPlanBytes bounds what one plan allocates: its tables plus one worker's scratch rows. Tables grow
@@ -246,6 +226,8 @@ func NewPlan(s *Spec) (*Plan, error) {
 		Spec: *s, N: max(in.N, 1),
 		OutC: len(s.CMap), OutDType: s.OutDType(),
 		inC: in.C, cmap: append([]int(nil), s.CMap...),
+		kern: currentKernels(),
+		gpu:  &planGPU{},
 	}
 	p.OutH, p.OutW = s.OutSize()
 	for c := 0; c < p.OutC; c++ {
@@ -293,7 +275,6 @@ func NewPlan(s *Spec) (*Plan, error) {
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)
 	p.vfH = newAAVFirst(p)
-	p.stage = newRowStage(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
 		for j, o := range c.Off {
@@ -422,22 +403,6 @@ type Job struct {
 	Src  unsafe.Pointer
 	Out  unsafe.Pointer
 }
-
-// Accessors the GPU side uses (gpu_desc.go, gpu_pipeline.go).
-
-// ImageSpan is the extent of one image's source elements relative to its logical element (0,0,0):
-// the image occupies elements [lo, lo+n) from there. The GPU backend copies exactly this span.
-func (p *Plan) ImageSpan() (lo, n int) { return p.imgLo, p.imgElems }
-
-// ImageOrigin is the element offset of image img's logical element (0,0,0) from the array's data
-// pointer (element [0,0,0,0]).
-func (p *Plan) ImageOrigin(img int) int { return img * p.strideN }
-
-// OutImageBytes is the size of one image's output.
-func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
-
-// gpuKernel is the plan's GPU entry point.
-func (p *Plan) gpuKernel() string { return KernelName(p.InDType(), p.OutC) }
 
 // InDType is the element type of the source array.
 func (p *Plan) InDType() DType { return p.Spec.In.DType }

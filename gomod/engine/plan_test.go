@@ -399,11 +399,7 @@ func TestFrameAndPerChannelPad(t *testing.T) {
 	}
 	a := runGuarded(t, pi, unsafe.Pointer(&src[0]), 1)
 	b := runGuarded(t, pf, unsafe.Pointer(&src[0]), 2)
-	useSim(t) // the GPU kernels take the per-channel pad values too
-	g := make([]byte, pf.OutBytes())
-	if ran, err := execute([]Job{{Plan: pf, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&g[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" || string(g) != string(b) {
-		t.Fatalf("framed plan on the simulated GPU: ran %q (%v), equal to the CPU engine: %v", ran, err, string(g) == string(b))
-	}
+	// (the GPU kernels take the per-channel pad values too: package gpu's TestFramedPlanOnGPU)
 	for y := 0; y < 27; y++ {
 		for x := 0; x < 31; x++ {
 			for c := 0; c < 3; c++ {

@@ -12,7 +12,7 @@ import (
 // (TestAntialiasFastPathEqualsGeneral): Pillow's 22-bit weights, rounding to uint8 after each pass.
 // The horizontal pass writes planar rows (one plane per channel) into the worker's row cache; the
 // vertical pass and the normalisation then run over contiguous plane rows straight into the CHW output.
-// With SIMD (resize_simd_amd64.go) four source rows go through the horizontal pass at once, sharing
+// With SIMD (resize_aa_amd64.go) four source rows go through the horizontal pass at once, sharing
 // the weight loads, 8 taps per step (aaHRows4W; aaHRows4, 4 taps per step with two rows per
 // register, where aaHRows4W's loads would leave the array), the vertical pass takes the three planes
 // of an output row at once (aaVRow3). aaHRows4W hands its columns, 16 at a time, to a loop in
@@ -31,20 +31,7 @@ import (
 // normalisation, tests/test_transforms.py), and this path is the one PIL images take.
 // antialias="torch" tables (PyTorch's int16 weights) have no low halves at all (aaSplit.lo0): the
 // same count of multiply-adds as torchvision's kernel and the same numbers.
-// Measured with benchmarks/aa_vs_torchvision.py (1080p photos -> 224 + flip + normalize, 1 thread,
-// thread CPU time, medians of 7 rounds, shared 2-core EPYC at load average 6-8: noisy), the previous
-// kernels (aaHRows4, aaVRow per plane) vs these (aaHRows4W, aaVRow3, per-plan vertical weights),
-// alternated, two runs each, against torchvision v2 on a uint8 tensor in the same runs: Pillow
-// bilinear 1.12x / 1.02x -> 1.27x / 1.28x, bicubic 0.87x / 0.89x -> 1.07x / 1.22x; antialias="torch"
-// 1.13x / 1.20x -> 1.45x / 1.56x, bicubic 1.00x / 1.02x -> 1.32x / 1.45x (goprep itself 1.78 / 1.64 ->
-// 1.32 / 1.38 ms bilinear, 3.16 / 2.49 -> 2.02 / 2.05 ms bicubic). Earlier steps (two rows per step,
-// per-column byte stores and VPMULLD vertical -> four rows, high halves first) took
-// BenchmarkAntialias1080 ~1.7x and BenchmarkAntialiasCubic1080 ~1.45x faster.
-// On the AVX-512 Xeon (same script, one run each, torchvision v2 in the same run): aaHRows4W and
-// aaVRow3 alone gave Pillow bicubic 1.09x, bilinear 1.33x, "torch" 1.26x / 1.82x (bicubic /
-// bilinear); with aaHRowsZ (then without its tail step, deferred doubt and prefetch) and aaVRow3W
-// 1.53x, 1.65x, 1.79x / 2.36x; with all of them 1.59x, 1.91x, 1.91x / 2.32x (goprep 1.12 ms bicubic,
-// 0.81 ms bilinear; BenchmarkAAVPass bicubic aaVRow3 185 -> aaVRow3W 154 us).
+// The speed of each step against torchvision is in docs/perf/2026-12-03-engine-notes.md.
 
 // aaSplit is how a whole table's weights split for 16-bit multiply-adds: w = hi*2^sh + lo. The
 // kernels split per column and per output row (colShift); what they take from aaSplit is lo0.
@@ -52,11 +39,6 @@ import (
 // multiples of 2^(22-p) whose quotients fit int16, so lo = 0 everywhere (lo0) and one VPMADDWD per
 // tap pair gives the same sums: the numbers torchvision's uint8 kernel computes, with its number of
 // multiply-adds. Pillow's 22-bit weights have low halves (splitOf gives sh = 11).
-// Measured side by side before the per-column splits (Python, 1 thread, thread CPU time, median of 12
-// rounds, shared 2-core EPYC, load average 2-3, 1080p -> 224 + flip + normalize), two runs:
-// antialias="torch" 2.36 / 2.38 ms bilinear, 3.11 / 4.04 ms bicubic; antialias=True 2.71 / 2.80,
-// 4.23 / 4.66; torchvision v2 on a uint8 tensor 3.13 / 3.18, 3.74 / 4.22 (equal outputs to the last
-// bit for "torch"). With them see aaHRows4 and aaVRow.
 type aaSplit struct {
 	sh  uint8
 	lo0 bool
@@ -207,7 +189,7 @@ func newAAPlan(p *Plan) *aaPlan {
 		a.pl = newAAPlanarTab(a, p)
 	} else {
 		newAAWide(a, p)
-		if aaZEnabled() {
+		if p.kern.AAHZ {
 			newAAZ(a)
 		}
 	}
@@ -382,10 +364,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	flush := func() {
 		if a.planar { // planar rows go in pairs (aaHPlanarRows); no lookahead
 			for q := 0; q+1 < nm; q += 2 {
-				aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
+				p.kern.aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
 			}
 			if nm%2 == 1 {
-				aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
+				p.kern.aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
 			}
 			nm = 0
 			return
@@ -407,16 +389,16 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		switch m {
 		case 4:
-			if !aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
-				aaHRows4(&hd, &ho, b.srcU8, a, p)
+			if !p.kern.aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
+				p.kern.aaHRows4(&hd, &ho, b.srcU8, a, p)
 			}
 		case 3:
-			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
-			aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
+			p.kern.aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
 		case 2:
-			aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
 		case 1:
-			aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
+			p.kern.aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
 		}
 		nm = 0
 	}
@@ -441,11 +423,11 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	nt := p.norm
 	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
-	if aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
+	if p.kern.aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
 		return
 	}
 	for c := 0; c < 3; c++ {
-		aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		p.kern.aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
 	}
 }
 

@@ -46,8 +46,7 @@
 
 // the four accumulators' lanes added: rows 0, 1 into Y0, rows 2, 3 into Y1, one lane-crossing
 // permute and one blend a row pair ([a.hi | b.lo] + [a.lo | b.hi]): VPERM2I128 takes only port 5,
-// VPBLENDD any vector port (BenchmarkAAHPass bicubic on the Xeon's AVX2 code, interleaved runs,
-// minimum of 40: 975 / 955 / 978 us against 1000 / 984 / 995 with two permutes)
+// VPBLENDD any vector port
 #define YFOLD \
 	VPERM2I128 $0x21, Y9, Y8, Y0; VPBLENDD $0xf0, Y9, Y8, Y1; VPADDD Y1, Y0, Y0; \
 	VPERM2I128 $0x21, Y11, Y10, Y1; VPBLENDD $0xf0, Y11, Y10, Y2; VPADDD Y2, Y1, Y1
@@ -119,7 +118,6 @@ yhifirst:
 	YCHUNK0(DI)
 	// two and four chunks unrolled, the common cases (a 1080p -> 224 column's 17-18 taps bilinear,
 	// 34-35 bicubic): the loop's three scalar instructions a chunk took ~3% of the bicubic pass
-	// (BenchmarkAAHPass, interleaved runs: 922 / 912 / 912 us against 946 / 944 / 945)
 	CMPQ BX, $4
 	JNE yhitwo
 	YCHUNKD(24, 128)
@@ -219,7 +217,7 @@ ydone:
 	// sums from one pass over its bytes (Pillow's sum hi<<sh + lo + 2^21), and its three bytes
 	// written over the ones the block stored. One row at a time: 1.1 rows a column in doubt on the
 	// 1080p photos; after the last block, so that the loops' exits mispredict once a call, not once a
-	// block (BenchmarkDevAAH ...).
+	// block.
 	LEAQ fix-1032(SP), SI
 yentry:
 	TESTQ R12, R12

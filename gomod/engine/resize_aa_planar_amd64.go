@@ -13,13 +13,15 @@ var aaPlanarJoin = [8]uint32{0, 4, 0, 0, 0, 0, 0, 0}
 // aaHPlanarRows is the planar horizontal pass of one or two source rows (h1 nil: one) into planar
 // rows, on AVX2 (see resize_aa_planar.go): the six channel rows of two source rows, each in its own
 // register, 8 taps per step zero-extended to int32 (VPMOVZXBD) and multiplied by the table's own
-// 32-bit weights (VPMULLD), so the sums are Pillow's at any table precision; five VPHADDD and one
-// lane fold reduce the six rows. Exactly the integers of aaHPlanar, which takes CPUs without AVX2
-// and rows whose 16-byte loads could run past the end of the array.
-// A 16-bit multiply-add version (two rows per register, one byte shuffle per 8 taps, 22-bit weights
-// split in hi/lo halves) drew the same share of perf samples in the same process (32.7% vs 33.8%,
-// 512² and 1080p eval transform) with more code and tables, so it was dropped.
-func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+// 32-bit weights (VPMULLD); five VPHADDD and one lane fold reduce the six rows. One-chunk tables take
+// aaHPlanar8.
+// Invariants: the sums are Pillow's at any table precision (aaPlanarTab.shift); without k.AVX2, and
+// for rows whose 16-byte loads could pass the end of src, it is aaHPlanar.
+// Twin: aaHPlanar (resize_aa_planar_other.go); proved by TestAAPlanarRowsEqualPureGo and
+// TestAAPlanarRowsOtherPrecision.
+// Why: 32-bit multiplies need no weight split and no byte shuffle; a 16-bit multiply-add version
+// measured no faster with more code and tables.
+func (k *kernelSet) aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	t := a.pl
 	n := len(a.cols)
 	one := h1 == nil
@@ -27,7 +29,7 @@ func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan
 		rb1 = rb0 // the second row's registers recompute the first's; their results are dropped
 	}
 	var r [6]int
-	ok := hasAVX2
+	ok := k.AVX2
 	for i := range r {
 		rb := rb0
 		if i >= 3 {
@@ -99,7 +101,7 @@ func aaHPlanarRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan
 			*(*uint8)(unsafe.Add(d1, 2*n+j)) = uint8(u >> 40)
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2 (resize_simd_amd64.go)
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // aaPlanarPack32 moves the low byte of the low lane's four dwords to bytes 0-3 and of the high lane's
@@ -131,11 +133,13 @@ var aaPlanarPack8 = func() (s [32]int8) {
 
 // aaHPlanar8 is aaHPlanarRows for tables whose columns all have one chunk (at most 8 taps: bilinear
 // down to ~3.5x, the ImageNet eval transform's 2x), one source row's three channel rows at origins
-// r0-r2 (in bounds: checked by the caller) into planar h (3n bytes, n >= 8): 8 columns per step,
-// reduced together by 7 VPHADDD and one lane fold, and stored as one uint64. The same integer sums,
-// rounding and clamp as aaHPlanarRows, whose per-column reduction and six byte stores ran ~120
-// instructions per column pair-of-rows (BenchmarkEvalPlanar512: aaHPlanarRows 81% of cpu-clock samples).
-// The last step recomputes the columns [n-8, n) when n is not a multiple of 8: the same bytes again.
+// r0-r2 into planar h: 8 columns per step, reduced together by 7 VPHADDD and one lane fold, and
+// stored as one uint64. The same integer sums, rounding and clamp as aaHPlanarRows.
+// Invariants: r0-r2 in bounds (checked by the caller); len(h) >= 3n, n >= 8; the last step
+// recomputes the columns [n-8, n) when n is not a multiple of 8: the same bytes again.
+// Twin: aaHPlanar; proved by TestAAPlanarRowsEqualPureGo.
+// Why: aaHPlanarRows' per-column reduction and six byte stores ran ~120 instructions per column and
+// pair of rows.
 func aaHPlanar8(h []uint8, src []uint8, r0, r1, r2 int, a *aaPlan, n int) {
 	t := a.pl
 	half := archsimd.BroadcastInt32x8(1 << (t.shift - 1))
@@ -165,5 +169,5 @@ func aaHPlanar8(h []uint8, src []uint8, r0, r1, r2 int, a *aaPlan, n int) {
 			*(*uint64)(unsafe.Add(d, j)) = u
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2 (resize_simd_amd64.go)
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }

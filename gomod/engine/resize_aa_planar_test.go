@@ -85,12 +85,12 @@ func TestAAPlanarRowsEqualPureGo(t *testing.T) {
 			rb1 := p.rows.Off[rng.Intn(len(p.rows.Off))]
 			aaHPlanar(want0, view, base+rb0, p.aa, p)
 			aaHPlanar(want1, view, base+rb1, p.aa, p)
-			aaHPlanarRows(got0, got1, view, base+rb0, base+rb1, p.aa, p)
+			p.kern.aaHPlanarRows(got0, got1, view, base+rb0, base+rb1, p.aa, p)
 			if string(got0[:3*n]) != string(want0[:3*n]) || string(got1[:3*n]) != string(want1[:3*n]) {
 				t.Fatalf("spec %d %+v: planar rows (%d, %d) differ from aaHPlanar (simd=%v)", it, s, rb0, rb1, simdEnabled)
 			}
 			clear(got0)
-			aaHPlanarRows(got0, nil, view, base+rb0, 0, p.aa, p)
+			p.kern.aaHPlanarRows(got0, nil, view, base+rb0, 0, p.aa, p)
 			if string(got0[:3*n]) != string(want0[:3*n]) {
 				t.Fatalf("spec %d %+v: single planar row %d differs from aaHPlanar (simd=%v)", it, s, rb0, simdEnabled)
 			}
@@ -163,7 +163,7 @@ func TestAAPlanarRowsOtherPrecision(t *testing.T) {
 		n := q.OutW
 		got0, got1 := make([]uint8, 3*n), make([]uint8, 3*n)
 		for y := 0; y+1 < h; y += 2 {
-			aaHPlanarRows(got0, got1, src, y*w, (y+1)*w, &a, &q)
+			q.kern.aaHPlanarRows(got0, got1, src, y*w, (y+1)*w, &a, &q)
 			for r, got := range [][]uint8{got0, got1} {
 				rb := (y + r) * w
 				for ch := 0; ch < 3; ch++ {

@@ -243,7 +243,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 					aaHScalar(want[i], src, rb[i], a, p, 0, n)
 				}
 				if !wideOnly {
-					aaHRows4(&got, &rb, src, a, p)
+					p.kern.aaHRows4(&got, &rb, src, a, p)
 					for i := range got {
 						if string(got[i][:3*n]) != string(want[i][:3*n]) {
 							return false
@@ -254,9 +254,8 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 					for i := range got {
 						clear(got[i])
 					}
-					noVNNI, noAsmY = m.noZ, m.noY
-					ok := aaHRows4W(&got, &rb, src, a, p, edge)
-					noVNNI, noAsmY = false, false
+					ks := chooseKernels(cpu, kernelOverrides{NoZ: m.noZ, NoY: m.noY})
+					ok := ks.aaHRows4W(&got, &rb, src, a, p, edge)
 					if ok {
 						wide++
 						switch {
@@ -275,8 +274,8 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 				if wideOnly {
 					continue
 				}
-				aaHRows(got[0], got[1], src, rb[0], rb[1], a, p)
-				aaHRows(got[2], nil, src, rb[2], 0, a, p)
+				p.kern.aaHRows(got[0], got[1], src, rb[0], rb[1], a, p)
+				p.kern.aaHRows(got[2], nil, src, rb[2], 0, a, p)
 				if string(got[0][:3*n]) != string(want[0][:3*n]) || string(got[1][:3*n]) != string(want[1][:3*n]) ||
 					string(got[2][:3*n]) != string(want[2][:3*n]) {
 					return false
@@ -329,7 +328,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (wide == 0 || caughtP == 0) {
 		t.Fatalf("aaHRows4W ran %d times, %d specs caught with its low-half test off", wide, caughtP)
 	}
-	if aaZEnabled() && (wideZ == 0 || caughtZ == 0) {
+	if currentKernels().AAHZ && (wideZ == 0 || caughtZ == 0) {
 		t.Fatalf("aaHRowsZ ran %d times, %d specs caught with its low-half test off", wideZ, caughtZ)
 	}
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (wideY == 0 || caughtY == 0) {
@@ -339,8 +338,8 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 		tried, caught, caughtP, caughtZ, wideZ, caughtY, wideY, wide)
 }
 
-// aaHMode is one of aaHRows4W's column loops, as the switches select it: aaHRowsZ (none set, where
-// the CPU has AVX-512 VNNI), aaHRowsY (noZ), the archsimd loop (both).
+// aaHMode is one of aaHRows4W's column loops, as the kernel overrides select it: aaHRowsZ (none set,
+// where the CPU has AVX-512 VNNI), aaHRowsY (noZ), the archsimd loop (both).
 type aaHMode struct{ noZ, noY bool }
 
 // colShift: every column of Pillow's and PyTorch's tables splits at the smallest sh whose rounded
@@ -424,7 +423,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 			pw, vh = aaVPairs(pw, wv)
 			po := rng.Intn(3) * n
 			aaVScalar(want, hs[:kk], po, wv, lut, 0)
-			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
+			p.kern.aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
 			for x := range got {
 				if got[x] != want[x] {
 					t.Fatalf("spec %d %+v row %d col %d: %v, want %v (simd=%v)", it, s.Resize, r, x, got[x], want[x], simdEnabled)
@@ -448,11 +447,10 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 				}
 				return false
 			}
-			wide := aaVWideEnabled() && n >= 32 // aaVRow3W takes the first n&^31 columns, unless switched off
+			wide := p.kern.AAV3W && n >= 32 // aaVRow3W takes the first n&^31 columns, unless switched off
 			for _, nv := range []bool{false, true} {
-				no512V = nv
-				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts, true)
-				no512V = false
+				ks := chooseKernels(cpu, kernelOverrides{No512V: nv})
+				ok := ks.aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts, true)
 				if ok {
 					ran3++
 					if !nv && wide {
@@ -461,19 +459,18 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 					for c := range outs {
 						for x := range outs[c] {
 							if outs[c][x] != wants[c][x] {
-								t.Fatalf("spec %d %+v row %d plane %d col %d: aaVRow3 (no512V %v) %v, want %v", it, s.Resize, r, c, x, nv, outs[c][x], wants[c][x])
+								t.Fatalf("spec %d %+v row %d plane %d col %d: aaVRow3 (No512V %v) %v, want %v", it, s.Resize, r, c, x, nv, outs[c][x], wants[c][x])
 							}
 						}
 					}
 				}
 			}
 			vh.thr = 1 << pilPrecisionBits
-			aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
+			p.kern.aaVRow(got, hs[:kk], po, wv, pw, vh, p.norm.scale[1], p.norm.mean[1], p.norm.std[1], lut)
 			broken = broken || string(unsafe.Slice((*byte)(unsafe.Pointer(&got[0])), 4*n)) != string(unsafe.Slice((*byte)(unsafe.Pointer(&want[0])), 4*n))
 			for _, nv := range []bool{false, true} {
-				no512V = nv
-				ok := aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts, true)
-				no512V = false
+				ks := chooseKernels(cpu, kernelOverrides{No512V: nv})
+				ok := ks.aaVRow3(&outs, hs[:kk], &pos, wv, pw, vh, p.norm, &luts, true)
 				if ok && differs() {
 					if nv || !wide {
 						broken3 = true
@@ -493,7 +490,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 			caught3W++
 		}
 	}
-	if aaVWideEnabled() && (ran3W == 0 || caught3W == 0) {
+	if currentKernels().AAV3W && (ran3W == 0 || caught3W == 0) {
 		t.Fatalf("aaVRow3W ran for %d rows, and dropping the low halves went unnoticed in %d specs caught", ran3W, caught3W)
 	}
 	if simdEnabled && SIMDLevel() != "none (CPU lacks AVX2)" && (caught == 0 || caught3 == 0 || ran3 == 0) {
@@ -510,6 +507,7 @@ func TestAAVRowEqualScalarRandom(t *testing.T) {
 // same check with that test switched off (vh.lo0 forced) must fail on some window.
 func TestVResizeAAU8PairedEqualsScalar(t *testing.T) {
 	rng := rand.New(rand.NewSource(29))
+	ks := currentKernels()
 	ran, caught := 0, 0
 	for it := 0; it < 400; it++ {
 		in := 2 + rng.Intn(300)
@@ -549,7 +547,7 @@ func TestVResizeAAU8PairedEqualsScalar(t *testing.T) {
 		vresizeAAU8(want, hs, wi, make([]int32, n))
 		pw, vh := aaVPairs(nil, wi)
 		got := make([]uint8, n)
-		x := vresizeAAU8Paired(got, hs, pw, vh)
+		x := ks.vresizeAAU8Paired(got, hs, pw, vh)
 		rest := make([][]uint8, kk)
 		for i := range hs {
 			rest[i] = hs[i][x:]
@@ -562,7 +560,7 @@ func TestVResizeAAU8PairedEqualsScalar(t *testing.T) {
 			ran++
 			if !vh.lo0 {
 				vh.lo0 = true // the high halves alone: must be wrong somewhere
-				if vresizeAAU8Paired(got, hs, pw, vh); string(got[:x]) != string(want[:x]) {
+				if ks.vresizeAAU8Paired(got, hs, pw, vh); string(got[:x]) != string(want[:x]) {
 					caught++
 				}
 			}

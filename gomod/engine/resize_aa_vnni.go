@@ -1,7 +1,7 @@
 package engine
 
 // The antialias horizontal pass on AVX-512 VBMI + VNNI machines (aaHRowsZ,
-// resize_aa_vnni_amd64.s): its tables, built per plan where the kernel can run (aaZEnabled). The
+// resize_aa_vnni_amd64.s): its tables, built per plan where the kernel set runs it (kernelSet.AAHZ). The
 // kernel takes 8 taps of one row per byte permute and multiply-add; its weights are the 4-tap chunks'
 // (aaChunk), two chunks per step, high halves then low halves.
 

@@ -2,37 +2,20 @@
 
 package engine
 
-import (
-	"simd/archsimd"
-	"unsafe"
-)
+import "unsafe"
 
-// hasVNNI: aaHRowsZ can run (AVX-512 VBMI for VPERMB, VNNI for VPDPWSSD). noVNNI switches it off
-// (tests and A/B benchmarks of the horizontal kernels in one process).
-var (
-	hasVNNI = hasVBMI && archsimd.X86.AVX512VNNI()
-	noVNNI  bool
-)
-
-// aaZEnabled reports whether plans build aaHRowsZ's tables.
-func aaZEnabled() bool { return hasVNNI }
-
-// aaHRowsZ is aaHRows4W's column loop in assembly (resize_aa_vnni_amd64.s) for the columns [0, n),
-// n a multiple of 16: the four rows at rows[i] (each at its origin, rb + minOff) into the planar
-// rows at dst[i] (plane stride plane), the same integers as aaHScalar. It sums the high halves
-// (aaPlan.zw), adds the low halves' sum (lodelta bytes further in zw) where aaCol's bound leaves a
-// result in doubt, and packs 16 columns at a time, through scratch. Every second step of a column
-// reads 64 bytes from its first tap (aaPlan.wideEnd covers them). Each column prefetches two lines
-// from pf on, and pf moves pfn bytes on (PREFETCHT1: into L2; an address, never dereferenced
-// otherwise), so that the call can bring in the next call's rows.
-// Measured on the AVX-512 Xeon (the 1080p photographs of the bench suite -> 224, horizontal pass of
-// whole images, against the kernel without these two changes, alternated image by image in one
-// process, 150 rounds, medians, two runs): a column in doubt only marked in the loop and completed
-// after it, bicubic 927 / 894 against 951 / 905 us (antialias="torch", which has none, even); with
-// the prefetch of the next four rows over the call as well (then a block's share at the block's
-// start), bicubic 824 / 825 against 895 / 896, "torch" 762 / 716 against 834 / 788. The same rows
-// taken from 16 that stay in cache ran ~20% faster than from the whole image: the rest of that gap
-// is what the prefetch leaves.
+// aaHRowsZ is aaHRows4W's column loop in assembly on AVX-512 VBMI + VNNI (resize_aa_vnni_amd64.s)
+// for the columns [0, n), n a multiple of 16: the four rows at rows[i] (each at its origin, rb +
+// minOff) into the planar rows at dst[i] (plane stride plane), the same integers as aaHScalar. It sums
+// the high halves (aaPlan.zw), adds the low halves' sum (lodelta bytes further in zw) where aaCol's
+// bound leaves a result in doubt (marked in the loop, completed after it), and packs 16 columns at a
+// time, through scratch. Each column prefetches two lines from pf on, and pf moves pfn bytes on
+// (PREFETCHT1; an address, never dereferenced otherwise), so that the call brings in the next call's
+// rows (aaPrefetch).
+// Invariants: every second step of a column reads 64 bytes from its first tap (aaPlan.wideEnd
+// covers them); the plan has its tables (newAAZ, built where kernelSet.AAHZ).
+// Twin: aaHScalar; proved by TestAAHRowsEqualScalarRandom on AVX-512 VNNI CPUs.
+// Why: 8 taps of one row per byte permute and VPDPWSSD, with no shuffle per row pair.
 //
 //go:noescape
 func aaHRowsZ(rows, dst *[4]unsafe.Pointer, cols *aaAsmCol, n int, w *aaZW, plane, lodelta int, k *aaZConst, scratch *[16][16]int32, pf uintptr, pfn int)

@@ -106,7 +106,7 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 		}
 		w.taps = hs
 		d := vb[ch*span+from : ch*span+to]
-		x := vresizeAAU8Paired(d, hs, p.vfW[r], p.vfV[r])
+		x := p.kern.vresizeAAU8Paired(d, hs, p.vfW[r], p.vfV[r])
 		for t := range hs {
 			hs[t] = hs[t][x:]
 		}
@@ -118,7 +118,7 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 			w.vfPl = make([]uint8, 3*nc)
 		}
 		pl := w.vfPl[:3*nc]
-		aaHRows(pl, nil, w.vfU8[:cap(w.vfU8)], -base0, 0, a, p)
+		p.kern.aaHRows(pl, nil, w.vfU8[:cap(w.vfU8)], -base0, 0, a, p)
 		d := w.rowU8[:3*nc]
 		for j := 0; j < nc; j++ {
 			d[3*j], d[3*j+1], d[3*j+2] = pl[j], pl[nc+j], pl[2*nc+j]

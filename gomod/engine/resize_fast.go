@@ -6,7 +6,7 @@ import "unsafe"
 // order), bilinear without antialias, full-width output, normalised to float32 CHW. It computes
 // exactly what the general path computes (TestFastPathEqualsGeneral), but lays the horizontal pass out
 // per channel so the vertical pass and normalisation run over contiguous rows, with SIMD where the
-// build has it (vnormRow in resize_simd_amd64.go, pure Go in resize_nosimd.go).
+// build has it (resize_fast_amd64.go, pure Go in resize_fast_other.go).
 
 // pairTap is one output column of the fast horizontal pass: the two source pixels are adjacent, so one
 // six bytes from off (the lower of the two) hold both; wLo/wHi weight the lower/higher pixel.
@@ -41,10 +41,6 @@ type fastPlan struct {
 	// a permutation wherever duos is set).
 	duoNorm [3]duoChan
 }
-
-// noDuo switches duoRows off (duoEnabled): tests run the plans it would take through fastRow's kernels
-// too (fusedRow on VBMI machines).
-var noDuo bool
 
 // duoChan is the normalisation of one source channel on the duo path: normTables' per-channel
 // constants of the output plane it goes to, its table and the plane.
@@ -136,11 +132,8 @@ const windowBytes = 128
 
 // buildGroups fills groups for the columns in whole 16-column groups, or leaves it nil when some
 // group's pixels span more than one window (a strong downscale, beyond ~2.5x: 1920 -> 224, 720 ->
-// 224); the byte-permute kernels then leave the plan to the AVX2 ones. Such groups used to assemble
-// their window from 16 8-byte reads stored to a buffer and loaded back as two 64-byte vectors, which
-// stalls on store forwarding: on the AVX-512 Xeon of this project (1 thread, same runs)
-// BenchmarkImagenet1080 took 1.16-1.25 ms that way against 0.19-0.20 ms with hresizeAVX2 + vnormRow,
-// and 720x720 -> 224 1.16 ms against 0.11.
+// 224); the byte-permute kernels then leave the plan to the AVX2 ones. Why: assembling such a window
+// from 8-byte reads through a buffer stalls on store forwarding (~6x slower than hresizeAVX2).
 func (f *fastPlan) buildGroups() {
 	n := len(f.taps)
 	for g := 0; g+16 <= n; g += 16 {
@@ -297,9 +290,9 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	// (fused plans with duos take duoRows in resize_fast_amd64.go, whole bands at a time)
-	if f.fused && fusedEnabled() {
+	if f.fused && p.kern.VBMI {
 		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
-		if fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
+		if p.kern.fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
 			return
 		}
 	}
@@ -308,14 +301,14 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 		ri := r*2 + t
 		s, ok := w.slot(p.rows.Src[ri])
 		if !ok {
-			hresizeRow(w.hI16[s], b.srcU8, base+p.rows.Off[ri], f)
+			p.kern.hresizeRow(w.hI16[s], b.srcU8, base+p.rows.Off[ri], f)
 		}
 		h[t] = w.hI16[s]
 	}
 	for c := 0; c < 3; c++ {
 		sc := f.cmap[c] * n
 		nt := p.norm
-		vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
+		p.kern.vnormRow(b.outF32[o+c*plane:o+c*plane+n], h[0][sc:sc+n], h[1][sc:sc+n], b0, b1, nt.scale[c], nt.mean[c], nt.std[c],
 			&nt.lutF32[c])
 	}
 }

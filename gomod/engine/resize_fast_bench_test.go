@@ -26,7 +26,7 @@ func BenchmarkDuoHRowHot(b *testing.B) {
 	b0, b1 := p.rows.Taps.WI[200], p.rows.Taps.WI[201]
 	for i := 0; i < b.N; i++ {
 		for y := 0; y < p.OutH; y++ {
-			duoH(&out, src, base+p.rows.Off[200], base+p.rows.Off[201], f, b0, b1)
+			p.kern.duoH(&out, src, base+p.rows.Off[200], base+p.rows.Off[201], f, b0, b1)
 		}
 	}
 }

@@ -83,10 +83,11 @@ func TestFastPathDeclines(t *testing.T) {
 
 // The fused downscale path (fastPlan.fused) must equal the general path too, tail columns included:
 // through duoRows where the plan has its tables, and through fastRow's kernels with duoRows off
-// (noDuo; fusedRow on VBMI machines).
+// (kernelOverrides.NoDuo; fusedRow on VBMI machines).
 func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	forceThreads(t)
-	t.Cleanup(func() { noDuo = false })
+	before := currentOverrides() // TestFastPathWithoutAVX512 runs this with NoVBMI
+	t.Cleanup(func() { setKernelOverrides(before) })
 	rng := rand.New(rand.NewSource(4))
 	h, w := 300, 401
 	src := make([]uint8, h*w*3)
@@ -95,7 +96,9 @@ func TestFusedDownscaleEqualsGeneral(t *testing.T) {
 	}
 	duo := 0 // plans whose column pairs fit duoBlocks (on AVX2 they take duoRows)
 	for _, off := range []bool{false, true} {
-		noDuo = off
+		o := before
+		o.NoDuo = off
+		setKernelOverrides(o)
 		for _, size := range [][2]int{{100, 120}, {97, 131}, {150, 200}, {140, 250}} {
 			for _, flip := range []bool{false, true} {
 				s := rgbSpec(h, w, "bilinear", false, size[0], size[1])
@@ -205,7 +208,7 @@ func TestDuoHEqualsScalar(t *testing.T) {
 					out[k][i] = -1
 				}
 			}
-			duoH(&out, src, rb0, rb1, f, b0, b1)
+			p.kern.duoH(&out, src, rb0, rb1, f, b0, b1)
 			hresizeScalar(h0, src, rb0, f, 0, n)
 			hresizeScalar(h1, src, rb1, f, 0, n)
 			for i := 0; i < 3*n; i++ {
@@ -295,7 +298,7 @@ func TestDuoRowsBatchEqualsGeneral(t *testing.T) {
 			}
 		}
 	}
-	if duo == 0 && duoEnabled() {
+	if duo == 0 && currentKernels().Duo {
 		t.Fatal("no plan had duoBlocks' column pairs")
 	}
 }

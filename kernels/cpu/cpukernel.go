@@ -1,6 +1,6 @@
 // Package cpukernel runs the real CUDA C kernels of kernels/*.cu on the CPU: kernels.cc includes
 // preprocess.cu unchanged under cuda_cpu.h, a small header that maps __global__, the thread index
-// built-ins, __f*_rn and the float16 conversion onto C++. The simulated GPU (gomod/engine/gpu_sim.go)
+// built-ins, __f*_rn and the float16 conversion onto C++. The simulated GPU (gomod/engine/gpu/sim.go)
 // launches them through Launch, so on machines without a GPU the equivalence tests compare the
 // kernel source itself, bit for bit, with the Go CPU engine.
 //

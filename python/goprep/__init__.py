@@ -7,6 +7,7 @@ on first attribute access (PEP 562), so ``import goprep`` loads no torch, Ray, D
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING, Any, Dict, List
 
@@ -135,7 +136,7 @@ def devices() -> List[Dict[str, Any]]:
 
 
 def info() -> Dict[str, Any]:
-    """Version, backend, threads, SIMD level, the GPUs and why CUDA is or is not in use, and the GPU
+    """Version, backend, threads, SIMD level and the row kernel of each CPU pass, the GPUs and why CUDA is or is not in use, and the GPU
     counters: calls, failures, CPU fallbacks, circuit-breaker trips and state, device pool usage."""
     from . import _device, _native
 
@@ -148,6 +149,7 @@ def info() -> Dict[str, Any]:
         "threads": int(mod.NumThreads()),
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
         "simd": mod.SIMD(),
+        "kernels": json.loads(mod.Kernels()),
         "cuda_built": bool(mod.CUDABuilt()),
         "cuda_available": bool(devs),
         "cuda_reason": reason,

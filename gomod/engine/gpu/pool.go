@@ -1,9 +1,11 @@
-package engine
+package gpu
 
 import (
 	"math/bits"
 	"sync"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // Device and pinned host memory pools. Allocating device or page-locked memory costs far more than a
@@ -42,7 +44,7 @@ func newDevPool(d GPUDevice, limit int) *devPool {
 
 func (p *devPool) get(n int) (devBuf, error) {
 	if takeFault("oom") {
-		return devBuf{}, errf(CodeDeviceUnavailable, "device", "injected fault: out of device memory (CUDA_ERROR_OUT_OF_MEMORY)")
+		return devBuf{}, engine.Errorf(engine.CodeDeviceUnavailable, "device", "injected fault: out of device memory (CUDA_ERROR_OUT_OF_MEMORY)")
 	}
 	c := sizeClass(n)
 	p.mu.Lock()

@@ -10,12 +10,10 @@ import (
 // On AVX-512 machines the AVX2 kernels only see row tails; run the fast-path tests again with the
 // AVX-512 kernels switched off so the AVX2-only code path (CPUs without VBMI) is tested whole.
 func TestFastPathWithoutAVX512(t *testing.T) {
-	if !hasAVX2 {
+	if !cpu.AVX2 {
 		t.Skip("CPU lacks AVX2: only the pure-Go kernels can run here")
 	}
-	saved := hasVBMI
-	hasVBMI = false
-	t.Cleanup(func() { hasVBMI = saved })
+	withKernels(t, kernelOverrides{NoVBMI: true})
 	TestFastPathEqualsGeneral(t)
 	TestStrongDownscaleEqualsGeneral(t)
 	TestFusedDownscaleEqualsGeneral(t)
@@ -25,7 +23,7 @@ func TestFastPathWithoutAVX512(t *testing.T) {
 // up- and downscales, flips, crops and rows ending right at the end of the array (the 8-byte loads
 // of the last columns must fall back to the scalar loop there).
 func TestHresizeAVX2EqualsScalar(t *testing.T) {
-	if !hasAVX2 {
+	if !cpu.AVX2 {
 		t.Skip("CPU lacks AVX2")
 	}
 	rng := rand.New(rand.NewSource(11))
@@ -86,7 +84,7 @@ func TestHresizeAVX2EqualsScalar(t *testing.T) {
 // BenchmarkHresizeAVX2 times the horizontal pass of BenchmarkImagenet512's plan (512 source rows
 // -> 224 columns): hresizeAVX2 and hresizeScalar.
 func BenchmarkHresizeAVX2(b *testing.B) {
-	if !hasAVX2 {
+	if !cpu.AVX2 {
 		b.Skip("CPU lacks AVX2")
 	}
 	p, err := NewPlan(imagenetSpec(0, 512, 512))

@@ -8,315 +8,6 @@ import (
 	"unsafe"
 )
 
-// simdEnabled reports whether the row kernels use SIMD in this build.
-const simdEnabled = true
-
-var (
-	hasAVX2 = archsimd.X86.AVX2()
-	hasVBMI = archsimd.X86.AVX512() && archsimd.X86.AVX512VBMI()
-	no512V  bool // switches aaVRow3W off (tests, A/B benchmarks)
-)
-
-// cpuVendor returns CPUID leaf 0's vendor words (cpuid_amd64.s).
-func cpuVendor() (ebx, edx, ecx uint32)
-
-// isIntel: the CPU says GenuineIntel. The antialias horizontal loops prefetch the next rows only
-// there (aaPrefetch).
-var isIntel = func() bool {
-	b, d, c := cpuVendor()
-	return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e // "Genu" "ineI" "ntel"
-}()
-
-// aaVWideEnabled reports whether aaVRow3 can hand its columns to aaVRow3W: on CPUs where the
-// horizontal pass runs at 512 bits too (aaHRowsZ), for the plans it runs for (aaVRow3's wide: the
-// plan has aaHRowsZ's tables). Whole 1080p -> 224 plans on the AVX-512 Xeon (photographs, the four
-// combinations in rotating order in one process, medians of 60, two runs): with aaHRowsZ, aaVRow3W
-// against aaVRow3's AVX2 loop 1227 / 1178 against 1259 / 1209 us bicubic; with aaHRowsY (256-bit)
-// it was 13% slower, 1660 / 1582 against 1466 / 1392, and with the planar pass (aaHPlanarRows,
-// BenchmarkEvalPlanar's plans, medians of 200, two runs) 4% at 512x512 and 9-11% at 1920x1080
-// (1417 / 1498 against 1267 / 1376 us): likely the cost of switching between 512-bit and 256-bit code.
-func aaVWideEnabled() bool { return hasVNNI }
-
-// Every kernel here ends with archsimd.ClearAVXUpperBits (VZEROUPPER) before it returns or falls
-// back to scalar code. The Go compiler emits legacy-SSE encodings for scalar floats, struct zeroing
-// and copies (MOVSS, MOVUPS X15), and does not yet insert VZEROUPPER itself; executing them while
-// the upper halves of the YMM registers are dirty cost a state transition each on this project's
-// AVX2 machine (AMD EPYC, Zen 3 family 25): vnormRow alone over one image's 672 rows took 125 us
-// without it and 38 us with it (same loop, same binary), BenchmarkImagenet512 328/317 -> 212/197
-// us/op and BenchmarkAntialiasTorch1080 2173/2312 -> 1613/1769 us/op (old and new binaries
-// alternated, two rounds). Earlier "a variable shift made this 5x slower" findings below were this
-// same stall: their count went through a legacy MOVSD.
-
-// hresizeRow is the fast horizontal pass, 16 columns at a time on AVX-512 VBMI (pairGroup.pairs),
-// narrowed to int16: the same integers as hresizeScalar, which handles the columns no group covers and
-// CPUs without VBMI.
-// VPMADDWD instead of widening to int32 and two VPMULLD took BenchmarkImagenet512 from ~138us to ~125us.
-// Against hresizeAVX2 on the AVX-512 Xeon (whole plans, 1 thread, alternated in one run), an upscale
-// and a mild downscale: 180x180 -> 224 51 / 52 us against 61 / 59, 256x300 56 / 59 against 69 / 67.
-func hresizeRow(d []int16, src []uint8, rb int, f *fastPlan) {
-	n := len(f.taps)
-	if !hasVBMI || f.groups == nil { // no groups: see buildGroups
-		if hasAVX2 {
-			hresizeAVX2(d, src, rb, f)
-			return
-		}
-		hresizeScalar(d, src, rb, f, 0, n)
-		return
-	}
-	d = d[:3*n]
-	row := src[rb+f.minOff:]
-	for gi := range f.groups {
-		g := &f.groups[gi]
-		j := 16 * gi
-		if int(g.start)+windowBytes > len(row) {
-			// the array ends inside the window: reading it whole could touch memory past the end
-			archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
-			hresizeScalar(d, src, rb, f, j, j+16)
-			continue
-		}
-		c0, c1, c2 := g.pairs(row)
-		c0.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[j:])
-		c1.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[n+j:])
-		c2.ShiftAllRight(4).TruncateToInt16().StoreSlice(d[2*n+j:])
-	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
-	if done := 16 * len(f.groups); done < n {
-		hresizeScalar(d, src, rb, f, done, n)
-	}
-}
-
-// hresizeAVX2 is hresizeRow on AVX2 without VBMI, 8 columns per step: each column's two pixels are
-// one 8-byte load at its offset, four columns to a register (two per 128-bit lane); a per-lane byte
-// shuffle (VPSHUFB, hShuf01) lays out the zero-extended (lower, higher) pairs of channel 0 then 1 of
-// a lane's two columns, another (hShuf2) those of channel 2, VPMADDWD with the weights in the same
-// order (fastPlan.quadW) gives OpenCV's sums; two blocks of four packed together (VPACKSSDW, exact:
-// the shifted sums are <= 32640) and put in column order by one VPERMD give channel 0 in the low and
-// channel 1 in the high 128 bits. Columns with a clamped border (wHi 0) multiply whatever follows their
-// pixel by 0; an 8-column block whose loads could pass the end of the array, and the last n%8 columns,
-// take hresizeScalar. The same integers as hresizeScalar (TestHresizeAVX2EqualsScalar).
-// BenchmarkImagenet512 on an AVX2-only EPYC (hresizeScalar vs this, binaries alternated in one run
-// of 5 rounds, shared 2-core machine): median 702 -> 355 us/op (~2.0x; 629-726 vs 342-375).
-func hresizeAVX2(d []int16, src []uint8, rb int, f *fastPlan) {
-	n := len(f.taps)
-	d = d[:3*n]
-	row := src[rb+f.minOff:]
-	base := unsafe.Pointer(unsafe.SliceData(row))
-	out := unsafe.Pointer(unsafe.SliceData(d))
-	qw := unsafe.Pointer(unsafe.SliceData(f.quadW))
-	taps := f.taps
-	ends := f.octEnd
-	for b := 0; b < len(ends); {
-		if int(ends[b]) > len(row) {
-			hresizeScalar(d, src, rb, f, 8*b, 8*b+8)
-			b++
-			continue
-		}
-		e := b + 1
-		for e < len(ends) && int(ends[e]) <= len(row) {
-			e++
-		}
-		byteBlocks(base, unsafe.Pointer(&taps[8*b]), unsafe.Add(qw, 64*b), unsafe.Add(out, 16*b), e-b, uintptr(2*n))
-		b = e
-	}
-	if done := 8 * len(f.octEnd); done < n {
-		hresizeScalar(d, src, rb, f, done, n)
-	}
-}
-
-// byteBlocks runs hresizeAVX2's kernel over nb blocks: tp, qw and out point at the first block's
-// taps, weights and channel-0 output; a channel's row is n2 bytes. Pointers that step instead of
-// indices, in a function of its own (no call in its loop), keep the loop in registers: indexing inside
-// hresizeAVX2 spilled and reloaded ~10 values per block, ~100 instructions per 8 columns, and took
-// BenchmarkHresizeAVX2 from ~205 to ~135 us/op. (One 16-byte load per two columns with per-block
-// shuffle tables measured no faster than this, so it is not used.)
-func byteBlocks(base, tp, qw, out unsafe.Pointer, nb int, n2 uintptr) {
-	if nb <= 0 {
-		return
-	}
-	s01, s2 := archsimd.LoadInt8x32(&hShuf01), archsimd.LoadInt8x32(&hShuf2)
-	perm := archsimd.LoadUint32x8(&hPerm)
-	// the pointers step only when another block follows: none points past its array (checkptr)
-	for i := 1; ; i++ {
-		t := (*[8]pairTap)(tp)
-		ld := func(k int) uint64 { return *(*uint64)(unsafe.Add(base, t[k].off)) }
-		va := archsimd.Uint8x32{}.SetLo(archsimd.Uint64x2{}.SetElem(0, ld(0)).SetElem(1, ld(1)).AsUint8x16()).
-			SetHi(archsimd.Uint64x2{}.SetElem(0, ld(2)).SetElem(1, ld(3)).AsUint8x16())
-		vb := archsimd.Uint8x32{}.SetLo(archsimd.Uint64x2{}.SetElem(0, ld(4)).SetElem(1, ld(5)).AsUint8x16()).
-			SetHi(archsimd.Uint64x2{}.SetElem(0, ld(6)).SetElem(1, ld(7)).AsUint8x16())
-		wa := archsimd.LoadInt16x16((*[16]int16)(qw))
-		wb := archsimd.LoadInt16x16((*[16]int16)(unsafe.Add(qw, 32)))
-		pa := va.PermuteOrZeroGrouped(s01).AsInt16x16().DotProductPairs(wa).ShiftAllRight(4)
-		pb := vb.PermuteOrZeroGrouped(s01).AsInt16x16().DotProductPairs(wb).ShiftAllRight(4)
-		x := pa.SaturateToInt16ConcatGrouped(pb).AsInt32x8().Permute(perm).AsInt16x16()
-		qa := va.PermuteOrZeroGrouped(s2).AsInt16x16().DotProductPairs(wa).ShiftAllRight(4)
-		qb := vb.PermuteOrZeroGrouped(s2).AsInt16x16().DotProductPairs(wb).ShiftAllRight(4)
-		y := qa.SaturateToInt16ConcatGrouped(qb).AsInt32x8().Permute(perm).AsInt16x16()
-		x.GetLo().Store((*[8]int16)(out))
-		x.GetHi().Store((*[8]int16)(unsafe.Add(out, n2)))
-		y.GetLo().Store((*[8]int16)(unsafe.Add(out, 2*n2)))
-		if i == nb {
-			break
-		}
-		tp, qw, out = unsafe.Add(tp, 8*unsafe.Sizeof(pairTap{})), unsafe.Add(qw, 64), unsafe.Add(out, 16)
-	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
-}
-
-// hShuf01 and hShuf2 are hresizeAVX2's per-lane byte shuffles of two 8-byte column loads (bytes 0-7
-// and 8-15 of a lane) into zero-extended int16 pairs: (lo, hi) of channel 0 of both columns, then of
-// channel 1 (hShuf01); of channel 2, upper half zero (hShuf2). hPerm puts the packed dwords (int16
-// pairs) in column order: channel 0's then channel 1's (or channel 2's then nothing).
-var (
-	hShuf01 = [32]int8{0, -1, 3, -1, 8, -1, 11, -1, 1, -1, 4, -1, 9, -1, 12, -1,
-		0, -1, 3, -1, 8, -1, 11, -1, 1, -1, 4, -1, 9, -1, 12, -1}
-	hShuf2 = [32]int8{2, -1, 5, -1, 10, -1, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-		2, -1, 5, -1, 10, -1, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1}
-	hPerm = [8]uint32{0, 4, 2, 6, 1, 5, 3, 7}
-)
-
-// pairs is the horizontal pass of group g over one row, on AVX-512 VBMI: load the group's window into
-// two registers, gather each channel's (lower, higher) pixel pairs with two two-register byte permutes
-// (VPERMI2B), widen to int16 and multiply-add the weight pairs (VPMADDWD). It returns OpenCV's
-// s0*a0 + s1*a1 for the 16 columns of channels 0, 1 and 2. Pixels (<= 255) and weights (<= 2048) fit
-// int16, the pair sums (<= 255*2048) int32: exact. row must hold g.start+windowBytes bytes.
-func (g *pairGroup) pairs(row []uint8) (c0, c1, c2 archsimd.Int32x16) {
-	win := (*[windowBytes]uint8)(row[g.start : g.start+windowBytes])
-	x := archsimd.LoadUint8x64((*[64]uint8)(win[:64]))
-	y := archsimd.LoadUint8x64((*[64]uint8)(win[64:]))
-	a := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx01))
-	b := x.ConcatPermute(y, archsimd.LoadUint8x64(&g.idx2))
-	w := archsimd.LoadInt16x32(&g.w)
-	c0 = a.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w)
-	c1 = a.GetHi().ExtendToUint16().AsInt16x32().DotProductPairs(w)
-	c2 = b.GetLo().ExtendToUint16().AsInt16x32().DotProductPairs(w)
-	return c0, c1, c2
-}
-
-// vnormRow is vnormScalar with SIMD: the rows hold OpenCV's pre-shifted values, so each term is a
-// 16-bit multiply keeping the high half (VPMULHW), exactly OpenCV's vertical step; the sum (<= 255)
-// is widened to int32, converted, and normalised with one IEEE instruction per step (no FMA), so the
-// results equal the table that vnormScalar reads, bit for bit. (A reciprocal multiply with an FMA
-// correction, proven exact for all 256 inputs, measured no faster than VDIVPS here, so it is not used.)
-// AVX2 on AVX-512 machines too: a 32-lane AVX-512 loop ahead of vnormBlocks measured slower on the
-// project's AVX-512 Xeon (1 thread, alternated in one run: 128x128 -> 224 47.4 / 45.7 us against
-// 45.3 / 43.1, 180x180 53.2 / 54.3 against 49.5 / 50.5, BenchmarkImagenet1080 201 / 213 against 198 /
-// 200), so it was removed.
-func vnormRow(out []float32, s0, s1 []int16, b0, b1 int32, scale, mean, std float32, lut *[256]float32) {
-	if !hasAVX2 {
-		vnormScalar(out, s0, s1, b0, b1, lut)
-		return
-	}
-	n := len(out)
-	s0, s1 = s0[:n], s1[:n]
-	i := 0
-	if nb := n / 16; nb > 0 { // 16 int16 lanes per multiply, then 8 lanes at a time
-		vnormBlocks(unsafe.Pointer(&out[0]), unsafe.Pointer(&s0[0]), unsafe.Pointer(&s1[0]), nb, b0, b1, scale, mean, std)
-		i = 16 * nb
-	}
-	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
-	w0, w1, two := archsimd.BroadcastInt16x8(int16(b0)), archsimd.BroadcastInt16x8(int16(b1)), archsimd.BroadcastInt16x8(2)
-	for ; i+8 <= n; i += 8 {
-		v := archsimd.LoadInt16x8Slice(s0[i:]).MulHigh(w0).Add(archsimd.LoadInt16x8Slice(s1[i:]).MulHigh(w1)).Add(two).ShiftAllRight(2)
-		v.ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[i:])
-	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
-	if i < n {
-		vnormScalar(out[i:], s0[i:], s1[i:], b0, b1, lut)
-	}
-}
-
-// vnormBlocks is vnormRow's AVX2 loop over nb blocks of 16 columns, pointers stepping in a function
-// of its own (see byteBlocks): the same loop over slices inside vnormRow spent ~10 instructions per
-// block on slice bounds and bases. BenchmarkImagenet1080 (hresizeAVX2 + vnormRow: 1920 -> 224 pairs
-// do not fit duoBlocks), process CPU time medians of 7 alternated rounds, twice, loaded 2-core
-// machine: 285 -> 245 and 315 -> 280 us/op.
-func vnormBlocks(out, s0, s1 unsafe.Pointer, nb int, b0, b1 int32, scale, mean, std float32) {
-	if nb <= 0 {
-		return
-	}
-	vs, vm, vd := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(mean), archsimd.BroadcastFloat32x8(std)
-	w0, w1, two := archsimd.BroadcastInt16x16(int16(b0)), archsimd.BroadcastInt16x16(int16(b1)), archsimd.BroadcastInt16x16(2)
-	for i := 1; ; i++ { // the pointers step only when another block follows (checkptr: see byteBlocks)
-		v := archsimd.LoadInt16x16((*[16]int16)(s0)).MulHigh(w0).Add(archsimd.LoadInt16x16((*[16]int16)(s1)).MulHigh(w1)).Add(two).ShiftAllRight(2)
-		v.GetLo().ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(out))
-		v.GetHi().ExtendToInt32().ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).Store((*[8]float32)(unsafe.Add(out, 32)))
-		if i == nb {
-			break
-		}
-		out, s0, s1 = unsafe.Add(out, 64), unsafe.Add(s0, 32), unsafe.Add(s1, 32)
-	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
-}
-
-// fusedRow computes one output row straight from its two source rows, 16 columns at a time, keeping
-// the horizontal pass in registers: for downscales, where no source row is shared, this skips storing
-// and reloading it and the narrowing to int16 (see fastPlan.fused). The vertical step is OpenCV's in
-// 32-bit lanes ((d>>4)*b)>>16, the same integers as VPMULHW on the pre-shifted values. Returns false,
-// having written nothing, when it cannot run: no VBMI, no groups (buildGroups), or a window running
-// past the end of the array. Fused plans with duoBlocks tables take duoRows instead (duoEnabled); for
-// those without (a channel map that is not a permutation), this beats hresizeRow + vnormRow on the
-// AVX-512 Xeon (1 thread, alternated in one run, channels (1, 1, 0)): 480x520 -> 224 71 / 73 us
-// against 88 / 86, 512x512 67 / 69 against 84 / 83.
-func fusedRow(out *[3][]float32, src []uint8, rb0, rb1 int, f *fastPlan, b0, b1 int32, nt *normTables) bool {
-	if !hasVBMI || len(f.groups) == 0 {
-		return false
-	}
-	n := len(f.taps)
-	r0, r1 := src[rb0+f.minOff:], src[rb1+f.minOff:]
-	if f.winEnd > len(r0) || f.winEnd > len(r1) {
-		return false
-	}
-	o0, o1, o2 := out[0][:n], out[1][:n], out[2][:n]
-	w0, w1, two := archsimd.BroadcastInt32x16(b0), archsimd.BroadcastInt32x16(b1), archsimd.BroadcastInt32x16(2)
-	vs := archsimd.BroadcastFloat32x16(nt.scale[0])
-	m0, m1, m2 := archsimd.BroadcastFloat32x16(nt.mean[0]), archsimd.BroadcastFloat32x16(nt.mean[1]), archsimd.BroadcastFloat32x16(nt.mean[2])
-	s0, s1, s2 := archsimd.BroadcastFloat32x16(nt.std[0]), archsimd.BroadcastFloat32x16(nt.std[1]), archsimd.BroadcastFloat32x16(nt.std[2])
-	cm := f.cmap
-	pick := func(k int, v0, v1, v2 archsimd.Int32x16) archsimd.Int32x16 {
-		switch k {
-		case 0:
-			return v0
-		case 1:
-			return v1
-		}
-		return v2
-	}
-	vert := func(p, q archsimd.Int32x16) archsimd.Int32x16 {
-		return p.ShiftAllRight(4).Mul(w0).ShiftAllRight(16).Add(q.ShiftAllRight(4).Mul(w1).ShiftAllRight(16)).Add(two).ShiftAllRight(2)
-	}
-	for gi := range f.groups {
-		g := &f.groups[gi]
-		j := 16 * gi
-		p0, p1, p2 := g.pairs(r0)
-		q0, q1, q2 := g.pairs(r1)
-		v0, v1, v2 := vert(p0, q0), vert(p1, q1), vert(p2, q2)
-		pick(cm[0], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m0).Div(s0).StoreSlice(o0[j:])
-		pick(cm[1], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m1).Div(s1).StoreSlice(o1[j:])
-		pick(cm[2], v0, v1, v2).ConvertToFloat32().Mul(vs).Sub(m2).Div(s2).StoreSlice(o2[j:])
-	}
-	archsimd.ClearAVXUpperBits()              // before scalar code: see hasAVX2
-	for j := 16 * len(f.groups); j < n; j++ { // the last columns, fewer than 16
-		p0, p1, p2 := pixD(src, rb0, f, j)
-		q0, q1, q2 := pixD(src, rb1, f, j)
-		v := [3]int32{vlinear(b0, b1, p0, q0), vlinear(b0, b1, p1, q1), vlinear(b0, b1, p2, q2)}
-		o0[j], o1[j], o2[j] = nt.lutF32[0][v[cm[0]]], nt.lutF32[1][v[cm[1]]], nt.lutF32[2][v[cm[2]]]
-	}
-	return true
-}
-
-// SIMDLevel names the row kernels in use.
-func SIMDLevel() string {
-	switch {
-	case hasVNNI:
-		return "avx512vbmi+vnni"
-	case hasVBMI:
-		return "avx512vbmi"
-	case hasAVX2:
-		return "avx2"
-	}
-	return "none (CPU lacks AVX2)"
-}
-
 // Byte shuffles of the fast antialias horizontal pass (resize_aa.go): from the 16 bytes at a chunk's
 // first tap, lay out the (tap, tap+1) pixel pairs of each channel as int16, [r0 r1 g0 g1 b0 b1 0 0],
 // for taps 0, 1 (aaShufA) and 2, 3 (aaShufB); the same indices in both 128-bit lanes, which hold two
@@ -354,24 +45,23 @@ func aaPackShuffle(col int) (s [32]int8) {
 	return s
 }
 
-// aaHRows is the fast antialias horizontal pass of one or two source rows (h1 nil: one) into planar
-// rows, on AVX2: two rows in the two 128-bit lanes, 4 taps per step as two byte shuffles and four
-// VPMADDWD on the split weights (see resize_aa.go); exactly the integers of aaHScalar. Rows whose
-// 16-byte loads could run past the end of the array take aaHScalar.
-// Four columns are finished together: their sums are packed to uint16 with saturation (VPACKUSDW
-// clips below 0), clipped at 255, shuffled to channel-major bytes and written with three 32-bit stores
-// per row, instead of a spill and six byte stores per column (the scalar tail handled ~30% of the
-// instructions). With the row lookahead: BenchmarkAntialias1080 4.7/3.8/3.8 ms -> 2.9/2.3/2.2 ms per op
-// (old vs new binary, interleaved in one run, process CPU time).
-// Copying each 128-byte chunk in a range loop instead of indexing it made this path 30x slower.
-func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
+// aaHRows computes the antialias horizontal pass (Pillow's 22-bit or PyTorch's int16 weights, clipped
+// to uint8) of one or two interleaved RGB source rows (h1 nil: one) into planar rows (channel c at
+// h[c*n:]): two rows in the two 128-bit lanes, 4 taps per step as two byte shuffles and four
+// VPMADDWD on the split weights (aaSplit, colShift), four columns packed and stored together.
+// Invariants: without k.AVX2, or for a row whose 16-byte loads could pass the end of src, it is
+// aaHScalar; len(h0), len(h1) >= 3n.
+// Twin: aaHScalar (resize_aa_other.go); proved by TestAAHRowsEqualScalarRandom and
+// TestAntialiasFastPathEqualsGeneral.
+// Why: the pass for groups of one to three rows, and for vertical-first plans' single row.
+func (k *kernelSet) aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
 	one := h1 == nil
 	if one {
 		rb1 = rb0
 	}
 	r0, r1 := rb0+a.minOff, rb1+a.minOff
-	if !hasAVX2 || r0+a.winEnd > len(src) || r1+a.winEnd > len(src) {
+	if !k.AVX2 || r0+a.winEnd > len(src) || r1+a.winEnd > len(src) {
 		aaHScalar(h0, src, rb0, a, p, 0, n)
 		if !one {
 			aaHScalar(h1, src, rb1, a, p, 0, n)
@@ -446,32 +136,21 @@ func aaHRows(h0, h1 []uint8, src []uint8, rb0, rb1 int, a *aaPlan, p *Plan) {
 			d1[j], d1[n+j], d1[2*n+j] = uint8(out[4]), uint8(out[5]), uint8(out[6])
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 }
 
 // aaHRows4 is aaHRows for four source rows at once (h[q] from the row at byte offset rb[q]): two
-// pairs in two registers share each chunk's four weight loads and the loop, ~25% fewer instructions
-// per row than two aaHRows calls. Exactly the integers of aaHScalar. aaHRows4W, 8 taps per step, runs
-// instead wherever it can (its tables always exist with AVX2, and edge rows go through its scratch),
-// so this one is the fallback for the groups it declines. Its three tap loops (high halves for torch,
-// high and low halves for Pillow) are one, rows(c, wo), as in aaHRows4W; that costs the call per
-// column (BenchmarkAAHPass: this kernel ~10% slower relative to aaHRows4W than with the loops inline,
-// two alternated runs), which a fallback can pay.
-// Tried and not kept (BenchmarkAAHPass, kernels alternated in one process): laying the four rows'
-// pixels out once as VPMADDWD pairs in scratch (each pixel shuffled once instead of once per column
-// whose window holds it, no shuffle in the tap loop) ran no faster (bilinear 5-10% slower, bicubic
-// even): this kernel is not bound by its shuffles; halving its multiply-adds (a wrong-result probe)
-// gained 10-15%, and reading every column's weights from one L1-resident chunk (another probe) 6-16%.
-// Pillow's 22-bit weights: the column loop sums the high halves only (one VPMADDWD per tap pair, as
-// for PyTorch's weights), and a second loop adds the low halves' sum only for a column whose result it
-// could change (aaCol.thr, colShift): a few percent of the columns (4.6% bilinear / 7.9% bicubic
-// counted on a real 1080p photo -> 224). Old (both halves in one loop) vs this, horizontal pass of one image, the two kernels
-// alternated image by image in one process (150 rounds, shared 2-core machine, minimum / p10 us):
-// bilinear 1116/1196 -> 1009/1073 and 1161/1312 -> 1112/1194, bicubic 1878/2087 -> 1787/1992 (a
-// version that never adds the low halves, wrong but the floor of this scheme: 944-1016 / 1580-1627).
-func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
+// pairs in two registers share each chunk's four weight loads and the loop. The high halves are
+// summed first; a second pass adds the low halves only for a column whose rounded result they could
+// change (aaCol.thr, colShift). Invariants: without k.AVX2, or for rows whose 32-byte loads could
+// pass the end of src, it runs aaHRows on the two pairs; len(h[q]) >= 3n.
+// Twin: aaHScalar; proved by TestAAHRowsEqualScalarRandom (which also checks that dropping the low
+// halves is caught).
+// Why: the fallback for the groups aaHRows4W declines; ~25% fewer instructions per row than two
+// aaHRows calls.
+func (k *kernelSet) aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 	n := len(a.cols)
-	ok := hasAVX2
+	ok := k.AVX2
 	var q [4]unsafe.Pointer
 	var ps [4]unsafe.Pointer
 	base := unsafe.Pointer(unsafe.SliceData(src))
@@ -481,8 +160,8 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 		ps[i] = unsafe.Add(base, r)
 	}
 	if !ok {
-		aaHRows(h[0], h[1], src, rb[0], rb[1], a, p)
-		aaHRows(h[2], h[3], src, rb[2], rb[3], a, p)
+		k.aaHRows(h[0], h[1], src, rb[0], rb[1], a, p)
+		k.aaHRows(h[2], h[3], src, rb[2], rb[3], a, p)
 		return
 	}
 	for i := range h {
@@ -552,7 +231,7 @@ func aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan) {
 			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	if j < n {                   // the last n%4 columns
 		for i := range h {
 			aaHScalar(h[i], src, rb[i], a, p, j, n)
@@ -573,19 +252,18 @@ func aaPack4(res *[8]archsimd.Int32x8) (u, y archsimd.Uint32x8) {
 	return u, y
 }
 
-// aaVRow is the fast antialias vertical pass plus normalisation of one output plane row, on AVX2:
-// 16 columns and 2 taps at a time (split weights, VPMADDWD, the weight pairs pw from aaVPairs; 8
-// columns with VPMULLD where the window is longer than aaVMaxPairs pairs or the row narrower than 16),
-// Pillow's 32-bit sums, the shift and clip, then the normalisation with one IEEE instruction per
-// step, which equals the table aaVScalar reads bit for bit (as in vnormRow).
-// Old (weights broadcast in the loop, rows sliced from hs, both halves of Pillow's split at 11) vs
-// this, the vertical pass of one 1080p -> 224 image, the kernels alternated in one process (150
-// rounds, minimum us): Pillow bilinear 375 -> 307, bicubic 741 -> 477, torch 212 -> 165, 379 -> 268
-// with pw and the row pointers alone; the high-halves-first test then took Pillow's from 205 to 195
-// (bilinear; bicubic 354 -> 358, even) and torch's from 206 to 188 (one loop for both tables).
-func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
+// aaVRow computes the antialias vertical pass plus normalisation of one output plane row from the
+// planar rows hs (plane offset po): Pillow's 32-bit sums over the window's rows, 16 columns and 2 taps
+// per step on the split weight pairs pw (aaVPairs, aaVPairSums), 8 columns with VPMULLD where the
+// window is longer than aaVMaxPairs pairs or the row narrower than 16; the shift and clip to [0, 255],
+// then (v*scale - mean) / std with one IEEE instruction per step, which equals the table aaVScalar
+// reads bit for bit. Invariants: every row has 16 spare bytes of capacity past po+len(out)
+// (worker.prepare), else (or without k.AVX2) it is aaVScalar.
+// Twin: aaVScalar (resize_aa_other.go); proved by TestAAVRowEqualScalarRandom.
+// Why: the per-plane fallback of aaVRow3, which takes the three planes at once where it can.
+func (k *kernelSet) aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
 	n := len(out)
-	ok := hasAVX2
+	ok := k.AVX2
 	for _, h := range hs {
 		ok = ok && len(h) > po && cap(h) >= po+n+16 // the 16-byte loads below (16 spare bytes of capacity: worker.prepare)
 	}
@@ -595,7 +273,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 	}
 	np := (len(hs) + 1) / 2
 	paired := np <= aaVMaxPairs && n >= 16 && len(pw) >= aaVPairLen*np
-	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
+	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see cpufeat_amd64.go
 	var rows [2 * aaVMaxPairs]unsafe.Pointer
 	if paired {
 		aaVPairRows(&rows, hs, po)
@@ -625,7 +303,7 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 		}
 		acc.ShiftAllRight(pilPrecisionBits).Max(zero).Min(top).ConvertToFloat32().Mul(vs).Sub(vm).Div(vd).StoreSlice(out[x:])
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	aaVScalar(out, hs, po, wv, lut, x)
 }
 
@@ -634,11 +312,12 @@ func aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVH
 // VPUNPCKL/HWD), then VPMADDWD on the split weights w0 (aaVPairs: hi*2^sh + lo, colShift, as in the
 // horizontal pass), the low halves' sum only where it could change a result (A = mul*sum(p*hi) +
 // base, exact when A mod 2^22 < thr in every lane, as in aaHRows4). It returns Pillow's sums plus
-// 2^21, columns [0..3, 8..11] in a and [4..7, 12..15] in b. 14 instructions per 2 taps x 16 columns
-// instead of 20 with VPMULLD; the weights come broadcast from w0 (two plain loads per pair) and the
-// rows through pointers: broadcasting them per step and slicing the rows took ~40% more instructions
-// per pair. A call per 16 columns, not inlined: aaVRow with it inline vs this (BenchmarkAAVPass,
-// aaVRow-min-us, two alternated runs) bilinear 115 / 113 vs 117 / 120 us, bicubic 197 / 197 vs 186 / 191.
+// 2^21, columns [0..3, 8..11] in a and [4..7, 12..15] in b.
+// Invariants: np <= aaVMaxPairs; each row pointer has 16 readable bytes at x.
+// Twin: aaVScalar / vresizeAAU8; proved by TestAAVRowEqualScalarRandom and
+// TestVResizeAAU8PairedEqualsScalar.
+// Why: 14 instructions per 2 taps x 16 columns instead of 20 with VPMULLD; a call, not inlined, ran
+// as fast.
 func aaVPairSums(rp, w0 unsafe.Pointer, np, x int, vh *aaVHead) (a, b archsimd.Int32x8) {
 	var aH, bH archsimd.Int32x8
 	r, w := rp, w0
@@ -674,19 +353,22 @@ func aaVPairSums(rp, w0 unsafe.Pointer, np, x int, vh *aaVHead) (a, b archsimd.I
 // vertical-first plans (vfirstRowU8, which runs it over source rows): aaVRow's loop over tap pairs
 // (the split weights pw and head vh from aaVPairs, 16 columns per step, the low halves only where a
 // result is in doubt), the results packed to bytes instead of normalised. It computes the columns
-// [0, x) of the x it returns, 16 at a time while every row has the 16 bytes to load (its capacity
-// bounds the loads: the source image may end with the last row), and the caller the rest. The same
-// bytes as vresizeAAU8 (TestVResizeAAU8PairedEqualsScalar).
-func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
+// [0, x) of the x it returns, and the caller the rest.
+// Invariants: 16 columns at a time while every row has the 16 bytes to load (its capacity bounds the
+// loads: the source image may end with the last row); x is 0 without k.AVX2.
+// Twin: vresizeAAU8 (the other build's method computes no column); proved by
+// TestVResizeAAU8PairedEqualsScalar.
+// Why: the vertical pass is most of a vertical-first plan's work.
+func (k *kernelSet) vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
 	np := (len(hs) + 1) / 2
 	n := len(dst)
 	for _, h := range hs {
 		n = min(n, cap(h))
 	}
-	if !hasAVX2 || len(hs) == 0 || np > aaVMaxPairs || len(pw) < aaVPairLen*np || n < 16 {
+	if !k.AVX2 || len(hs) == 0 || np > aaVMaxPairs || len(pw) < aaVPairLen*np || n < 16 {
 		return 0
 	}
-	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see hasAVX2
+	// zeroed (legacy-SSE MOVUPS) and filled before any vector register is dirty: see cpufeat_amd64.go
 	var rows [2 * aaVMaxPairs]unsafe.Pointer
 	aaVPairRows(&rows, hs, 0)
 	zero, top := archsimd.BroadcastInt32x8(0), archsimd.BroadcastInt32x8(255)
@@ -704,7 +386,7 @@ func vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
 		*(*uint64)(unsafe.Pointer(&dst[x])) = q.GetLo().AsUint64x2().GetElem(0)
 		*(*uint64)(unsafe.Pointer(&dst[x+8])) = q.GetHi().AsUint64x2().GetElem(0)
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	return x
 }
 
@@ -726,53 +408,21 @@ func aaVPairRows(rows *[2 * aaVMaxPairs]unsafe.Pointer, hs [][]uint8, po int) {
 // aaHRows4W is aaHRows4 with 8 taps per step and one plain load per row: the 32 bytes from 4 before a
 // chunk's first tap hold taps 0-3 at bytes 4-15 of the low 128-bit lane and taps 4-7 at bytes 0-11
 // of the high one, so two byte shuffles (aaWideA, aaWideB) give every tap pair of the 8 in [r r g g b
-// b 0 0] form, lanes (0,1 | 4,5) and (2,3 | 6,7), with no VINSERTI128 and one 32-byte weight load per
-// pair of multiply-adds for the four rows (aaWide): per 8 taps and four rows 4 loads, 8 shuffles, 8
-// VPMADDWD and 2 weight loads instead of aaHRows4's 8 loads, 4 inserts, 8 shuffles, 8 VPMADDWD and 4
-// weight loads, and half the weight bytes (the tables do not fit L1: they stream from L2 for every
-// group of rows). A row's two lanes are summed at the column's end (two lane selects and an add per
-// two rows), which leaves aaHRows4's layout, and the rest (split, low halves only where aaCol.thr
-// leaves a result in doubt, packing, stores) is aaHRows4's. Exactly the integers of aaHScalar
-// (TestAAHRowsEqualScalarRandom). It returns false, having written nothing, where it cannot run (no
-// AVX2 or tables, a row whose loads would leave the array): the caller then runs aaHRows4.
-// BenchmarkAAHPass (one 1080p image's horizontal pass, aaHRows4 vs this alternated image by image,
-// minimum of 40, three runs, loaded 2-core machine), with the two-rows tail chunk and before the
-// 16-column stores: bilinear 1057/1062/1092 -> 918/913/925 us, bicubic 1770/1785/1794 -> 1621/1571/
-// 1485, antialias="torch" 992/933/973 -> 817/803/811 and 1607/1578/1561 -> 1341/1323/1337. The
-// 16-column stores then took the bilinear ratio to aaHRows4 from ~0.87 to ~0.73 (bicubic 0.92-0.99,
-// even). Two chunks per loop iteration measured mixed (bicubic 0.82 vs 0.92-0.99, bilinear 0.79 vs
-// 0.73, two runs each) and is not used.
-// Also tried and not kept (BenchmarkAAHPass, each variant against this kernel alternated image by image
-// in one process, minimum of 150 images, 3-4 runs, shared 2-core machine; the two-loop eight-row
-// kernel and the shift passed TestAAHRowsEqualScalarRandom's byte-for-byte check, and a twin of it
-// caught a deliberate +1 in the eight-row kernel's sums):
-//   - eight rows per call, one tap loop with eight accumulators, to share each column's weight loads,
-//     split test and packing over twice the rows: 7-8% slower (bilinear 781-1130 -> 846-1219 us),
-//     10-16% slower (bicubic 1199-1235 -> 1325-1438). Go's scheduler puts a loop-carried add (no use
-//     in its block) at the block's end, so each row holds its old sum and its new products at once:
-//     eight sums, eight products, two weight and two shuffle registers and the loaded row, 21 of the
-//     15 the ABI leaves (X15 is zero): 5 spills and reloads per chunk step. Four rows just fit (14).
-//   - eight rows per call as two four-row tap loops per column (no spills; the second loop's weights
-//     come from L1): 3-11% slower bilinear, 9-15% bicubic (the two calls and the sums of eight rows
-//     held across them).
-//   - the high halves' tap loop inlined into col (no closure call per column): even (786-824 vs
-//     786-809 us bilinear, 1193-1373 vs 1193-1395 bicubic).
-//   - a variable left shift (VPSLLVD by the broadcast shift, all-VEX code) instead of the per-column
-//     VPMULLD by 2^sh: even (814-892 vs 821-885 bilinear, 1300-1519 vs 1311-1596 bicubic).
-//
-// The row groups are already full: aaRow's groups of four with aaLookahead cover 1080p -> 224 in 270
-// groups of four and none shorter (bilinear and bicubic), so larger groups have no short groups to
-// save. What does move this pass: with the four source rows taken from 8 rows that stay in cache
-// instead of the whole image, bicubic ran 1143-1166 instead of 1473-1576 us, bilinear 785-792 instead
-// of 814-839 (in-process, same runs): about a quarter of the bicubic pass goes to reading the source
-// rows from beyond L2 (the 6 MB image), very little of the bilinear one. Software prefetch of the
-// next group's four rows (prefetchSpan, PREFETCHT0, a share of them per 16 columns) did not recover
-// it: slower for both (same in-process alternation, minimum of 150: bilinear 801-922 -> 1278-1290
-// us, bicubic 1264-1282 -> 1581-1586; PREFETCHT2 measured no better), likely because it evicts the
-// weight tables and the current rows from L1.
-func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
+// b 0 0] form, lanes (0,1 | 4,5) and (2,3 | 6,7), with one 32-byte weight load per pair of
+// multiply-adds for the four rows (aaWide). A row's two lanes are summed at the column's end, which
+// leaves aaHRows4's layout; the rest (split, low halves only where aaCol.thr leaves a result in
+// doubt, packing, stores) is aaHRows4's. The columns [0, n&^15) run in assembly where the kernel set
+// says so: aaHRowsZ (k.AAHZ and the plan has its tables), else aaHRowsY (k.AAHY); else, and for the
+// last n%16 columns, this function's archsimd loop.
+// Invariants: returns false, having written nothing, where it cannot run (no k.AVX2, no aaWide
+// tables, a row offset before the array, an output row shorter than 3n): the caller then runs
+// aaHRows4. A row whose loads would pass either end of src is copied into its slot of edge first.
+// Twin: aaHScalar; proved by TestAAHRowsEqualScalarRandom, each column loop forced in turn through
+// kernelOverrides (NoZ, NoY), with a broken twin that must be caught.
+// Why: per 8 taps and four rows, half the loads, inserts and weight loads of aaHRows4.
+func (k *kernelSet) aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	n := len(a.cols)
-	if !hasAVX2 || a.wide == nil {
+	if !k.AVX2 || a.wide == nil {
 		return false
 	}
 	var ps, q [4]unsafe.Pointer
@@ -789,8 +439,8 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			// A row whose loads would pass either end of the array (the image's first or last
 			// row): the bytes its loads read, [r-4, r+wideEnd), are copied into its slot of edge
 			// (aaPlan.edgeStride bytes per row) as far as the array has them; the rest of the slot
-			// meets only zero weights or bytes the shuffles skip. Otherwise those rows took
-			// aaHScalar (~2% of BenchmarkAntialias1080, perf).
+			// meets only zero weights or bytes the shuffles skip (so the edge rows need no
+			// aaHScalar).
 			st := a.edgeStride()
 			if len(edge) < 4*st {
 				return false
@@ -803,9 +453,9 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 	// The columns [0, n&^15) in assembly, aaHRowsZ where AVX-512 VNNI is there, else aaHRowsY; the
 	// rest below.
 	j := 0
-	if z := hasVNNI && !noVNNI && a.zw != nil; n >= 16 && (z || !noAsmY) {
+	if z := k.AAHZ && a.zw != nil; n >= 16 && (z || k.AAHY) {
 		j = n &^ 15
-		pf, pfn := aaPrefetch(rb, src, a, j, ps[0])
+		pf, pfn := aaPrefetch(k.AAPref, rb, src, a, j, ps[0])
 		if z {
 			var scratch [16][16]int32
 			var zr [4]unsafe.Pointer
@@ -928,7 +578,7 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 			*(*uint32)(unsafe.Add(q[i], 2*n+j)) = wv.GetElem(2)
 		}
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	if j < n {                   // the last n%4 columns
 		for i := range h {
 			aaHScalar(h[i], src, rb[i], a, p, j, n)
@@ -937,15 +587,14 @@ func aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge 
 	return true
 }
 
-// aaPrefetch is what aaHRowsZ and aaHRowsY prefetch over a call of j columns: the next call's rows,
-// the four after rb's when they are evenly spaced (a downscale's groups, aaRow) and about as far
-// apart as the bytes read, pfn bytes a column (two lines at most); else pfn 0 and the two lines at
-// p0, which the call reads anyway. Only on Intel CPUs, where it was measured (aaHRowsZ): on the AMD
-// EPYC (Zen 3) of earlier sessions a software prefetch of the next group's rows (PREFETCHT0, a
-// share per 16 columns) made the archsimd pass slower (see aaHRows4W), and this one is unmeasured
-// there.
-func aaPrefetch(rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
-	if s := rb[1] - rb[0]; isIntel && s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
+// aaPrefetch is what aaHRowsZ and aaHRowsY prefetch over a call of j columns: with next, the next
+// call's rows, the four after rb's when they are evenly spaced (a downscale's groups, aaRow) and about
+// as far apart as the bytes read, pfn bytes a column (two lines at most); else pfn 0 and the two
+// lines at p0, which the call reads anyway (an address, never dereferenced).
+// Why: next (kernelSet.AAPref) is on for Intel CPUs only, where it was measured faster; on AMD Zen 3
+// a software prefetch of the next rows made the archsimd pass slower.
+func aaPrefetch(next bool, rb *[4]int, src []uint8, a *aaPlan, j int, p0 unsafe.Pointer) (pf uintptr, pfn int) {
+	if s := rb[1] - rb[0]; next && s > 0 && rb[2]-rb[1] == s && rb[3]-rb[2] == s && s <= 2*(a.wideEnd+64) {
 		return uintptr(unsafe.Pointer(unsafe.SliceData(src))) + uintptr(rb[3]+s+a.minOff), min((4*s/j+63)&^63, 128)
 	}
 	return uintptr(p0), 0
@@ -969,21 +618,21 @@ func aaShuffle2(lo, hi int8) (s [32]int8) {
 }
 
 // aaVRow3 is aaVRow's paired loop for the three planes of one output row at once: each tap pair's
-// row pointers and weights are loaded once for the three planes, and the loop overhead is shared, ~30%
-// fewer instructions per pair than three aaVRow calls. A block of 16 columns whose sums leave a
-// plane's results in doubt (aaVHead.thr) adds that plane's low halves. The blocks of 16 run in
-// assembly (aaVRow3Y): their archsimd version recomputed each load's address with a LEA and spilled
-// accumulators to the stack (perf annotate); the assembly has the same shuffles (interleaving the
-// two rows' bytes first, which leaves the columns in order) and multiply-adds. BenchmarkAAVPass with
-// the AVX-512 loop off: bicubic 178 / 177 -> 131 / 131 us (aaVRow per plane, the reference in the
-// same runs: 185 / 184 -> 182 / 181), bilinear 99 -> 77 (aaVRow 122 / 114). The last n%16 columns take
-// aaVScalar. The same floats as aaVRow (TestAAVRowEqualScalarRandom). It returns false, having
-// written nothing, where aaVRow's paired loop would not run (the caller then calls aaVRow per plane).
-// wide: the row's horizontal pass ran in aaHRowsZ, so aaVRow3W may take the columns (aaVWideEnabled).
-func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
+// row pointers and weights are loaded once for the three planes. A block of 16 columns whose sums
+// leave a plane's results in doubt (aaVHead.thr) adds that plane's low halves. The blocks of 16 run
+// in assembly (aaVRow3Y), after aaVRow3W's blocks of 32 where wide (the row's horizontal pass ran in
+// aaHRowsZ: the plan has its tables) and k.AAV3W; the last n%16 columns take aaVScalar.
+// Invariants: returns false, having written nothing, where aaVRow's paired loop would not run (no
+// k.AVX2, a window over aaVMaxPairs pairs, fewer than 16 columns, rows without 16 spare bytes):
+// the caller then calls aaVRow per plane. An odd window's last row is repeated past len(hs).
+// Twin: aaVScalar per plane; proved by TestAAVRowEqualScalarRandom (with and without aaVRow3W,
+// through kernelOverrides.No512V).
+// Why: ~30% fewer instructions per pair than three aaVRow calls; the assembly keeps its
+// accumulators in registers where the archsimd version spilled them.
+func (k *kernelSet) aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
 	n := len(out[0])
 	np := (len(hs) + 1) / 2
-	if !hasAVX2 || np > aaVMaxPairs || n < 16 || len(pw) < aaVPairLen*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
+	if !k.AVX2 || np > aaVMaxPairs || n < 16 || len(pw) < aaVPairLen*np || len(out[1]) != n || len(out[2]) != n || len(nt.scale) < 3 {
 		return false
 	}
 	pmax := max(po[0], po[1], po[2])
@@ -1003,22 +652,22 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 			hp = append(hp, hs[kk-1])
 		}
 	}
-	k := aaVConst{sh: int32(bits.TrailingZeros32(uint32(vh.mul))), base: vh.base, frac: 1<<pilPrecisionBits - 1,
+	vc := aaVConst{sh: int32(bits.TrailingZeros32(uint32(vh.mul))), base: vh.base, frac: 1<<pilPrecisionBits - 1,
 		thrm1: vh.thr - 1, top: 255, fix: 1<<(pilPrecisionBits-1) - vh.base,
 		scale: [3]float32(nt.scale[:3]), mean: [3]float32(nt.mean[:3]), std: [3]float32(nt.std[:3])}
 	o := [3]unsafe.Pointer{unsafe.Pointer(&out[0][0]), unsafe.Pointer(&out[1][0]), unsafe.Pointer(&out[2][0])}
 	w0 := unsafe.Pointer(unsafe.SliceData(pw))
 	x := 0
-	if wide && aaVWideEnabled() && !noVNNI && !no512V && n >= 32 {
-		var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see hasAVX2
+	if wide && k.AAV3W && n >= 32 {
+		var rows [2 * aaVMaxPairs]unsafe.Pointer // zeroed and filled before any vector register is dirty: see cpufeat_amd64.go
 		aaVPairRows(&rows, hs, 0)
 		x = aaVRow3W(out, unsafe.Pointer(&rows[0]), np, po, w0, vh, nt)
 	}
 	if end := x + (n-x)&^15; end > x {
-		aaVRow3Y(&o, unsafe.Pointer(&hp[0]), np, x, end, po, w0, &k)
+		aaVRow3Y(&o, unsafe.Pointer(&hp[0]), np, x, end, po, w0, &vc)
 		x = end
 	}
-	archsimd.ClearAVXUpperBits() // before scalar code: see hasAVX2
+	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	for c := range out {
 		aaVScalar(out[c], hs, po[c], wv, luts[c], x)
 	}
@@ -1030,8 +679,9 @@ func aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaV
 // widened to int16 (VPMOVZXBW) and interleaved with its partner's (VPUNPCKL/HWD), one VPMADDWD per
 // half; the low halves for a plane's block in doubt, as there. The interleave leaves columns
 // [0..3, 8..11, 16..19, 24..27] in a and the rest in b: two two-table permutes put them in order
-// before the normalisation. It returns n&^31. BenchmarkAAVPass on the AVX-512 Xeon (one process,
-// minimum of 100 images, against aaVRow3's AVX2 loop): bicubic 185 -> 154 us, bilinear 100 -> 84.
+// before the normalisation. It returns n&^31.
+// Twin: aaVScalar; proved by TestAAVRowEqualScalarRandom on AVX-512 VNNI CPUs.
+// Why: twice aaVRow3Y's columns per step, after a horizontal pass that already runs at 512 bits.
 func aaVRow3W(out *[3][]float32, rp unsafe.Pointer, np int, po *[3]int, w0 unsafe.Pointer, vh aaVHead, nt *normTables) int {
 	n := len(out[0]) &^ 31
 	half := archsimd.BroadcastInt32x16(1 << (pilPrecisionBits - 1))

@@ -1,6 +1,6 @@
 //go:build cpukernel
 
-package engine
+package gpu
 
 import cpukernel "github.com/goprep/goprep/kernels/cpu"
 

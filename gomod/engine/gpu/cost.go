@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // The cost model of device="auto": for each call, the CPU engine's time (the bytes it reads and
@@ -38,7 +40,7 @@ var (
 // (bilinear, normalised: the common case) on one thread, best of three.
 func cpuNsPerByte() float64 {
 	costOnce.Do(func() {
-		p, err := NewPlan(calibrationSpec(0))
+		p, err := engine.NewPlan(calibrationSpec(0))
 		if err != nil {
 			cpuCost.Store(math.Float64bits(1))
 			return
@@ -48,7 +50,7 @@ func cpuNsPerByte() float64 {
 		best := time.Duration(math.MaxInt64)
 		for range 3 {
 			t := time.Now()
-			_ = runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil)
+			_ = engine.CPU{Threads: 1}.Run([]engine.Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}})
 			best = min(best, time.Since(t))
 		}
 		cpuCost.Store(math.Float64bits(float64(best.Nanoseconds()) / float64(len(src)+len(out))))
@@ -121,7 +123,7 @@ func (d *gpuDev) h2dBandwidth() float64 {
 // float32 CHW, best of three calls (each one launch and one stream sync), minus the fixed latency.
 func (d *gpuDev) measureKernel() float64 {
 	const h, w, n = calibH, calibW, 4
-	p, err := NewPlan(calibrationSpec(n))
+	p, err := engine.NewPlan(calibrationSpec(n))
 	if err != nil {
 		return 0
 	}
@@ -138,7 +140,7 @@ func (d *gpuDev) measureKernel() float64 {
 	best := time.Duration(math.MaxInt64)
 	for range 3 {
 		t := time.Now()
-		call := &gpuCall{jobs: []Job{{Plan: p, Src: ptr(src.Ptr)}}, devSrc: true, outDev: out.Ptr}
+		call := &gpuCall{jobs: []engine.Job{{Plan: p, Src: ptr(src.Ptr)}}, devSrc: true, outDev: out.Ptr}
 		if err := d.bound(func() error { return d.pipeline(call) }); err != nil {
 			return 0
 		}
@@ -150,7 +152,7 @@ func (d *gpuDev) measureKernel() float64 {
 // gpuFaster compares the two estimates for a host-input call: hostBytes read plus outBytes written by
 // the CPU, against staged bytes up and (unless the output stays on the device) output bytes down.
 func (d *gpuDev) gpuFaster(cpuBytes, upBytes, downBytes int) bool {
-	cpu := cpuNsPerByte() * float64(cpuBytes) / float64(max(NumThreads(), 1))
+	cpu := cpuNsPerByte() * float64(cpuBytes) / float64(max(engine.NumThreads(), 1))
 	gpuT := float64(gpuLatency.Nanoseconds()) + float64(upBytes+downBytes)/d.h2dBandwidth()*1e9 + d.kernelNs(upBytes+downBytes)
 	return gpuT < cpu
 }
@@ -158,7 +160,7 @@ func (d *gpuDev) gpuFaster(cpuBytes, upBytes, downBytes int) bool {
 // gpuFasterToDevice compares, for host input and a device output, the GPU path (staged bytes up)
 // with CPU preprocessing plus an upload of the result (down bytes up).
 func (d *gpuDev) gpuFasterToDevice(cpuBytes, up, down int) bool {
-	cpu := cpuNsPerByte()*float64(cpuBytes)/float64(max(NumThreads(), 1)) + float64(down)/d.h2dBandwidth()*1e9
+	cpu := cpuNsPerByte()*float64(cpuBytes)/float64(max(engine.NumThreads(), 1)) + float64(down)/d.h2dBandwidth()*1e9
 	return float64(up)/d.h2dBandwidth()*1e9+d.kernelNs(up+down) < cpu
 }
 
@@ -186,18 +188,18 @@ func Costs() CostFigures {
 // image (n == 0) or a batch of n, bilinear to 224x224, normalised into float32 CHW.
 const calibH, calibW = 480, 640
 
-func calibrationSpec(n int) *Spec {
-	in := InputSpec{DType: U8, N: n, H: calibH, W: calibW, C: 3, Strides: [4]int64{calibH * calibW * 3, calibW * 3, 3, 1}}
+func calibrationSpec(n int) *engine.Spec {
+	in := engine.InputSpec{DType: engine.U8, N: n, H: calibH, W: calibW, C: 3, Strides: [4]int64{calibH * calibW * 3, calibW * 3, 3, 1}}
 	if n == 0 {
 		in.Strides[0] = 0
 	}
-	return &Spec{
+	return &engine.Spec{
 		In:     in,
-		Pre:    View{0, 0, 1, 1, calibH, calibW},
-		Resize: ResizeSpec{Kind: "bilinear", H: 224, W: 224},
-		Canvas: CanvasSpec{H: 224, W: 224},
-		Post:   View{0, 0, 1, 1, 224, 224},
+		Pre:    engine.View{Y0: 0, X0: 0, SY: 1, SX: 1, H: calibH, W: calibW},
+		Resize: engine.ResizeSpec{Kind: "bilinear", H: 224, W: 224},
+		Canvas: engine.CanvasSpec{H: 224, W: 224},
+		Post:   engine.View{Y0: 0, X0: 0, SY: 1, SX: 1, H: 224, W: 224},
 		CMap:   []int{0, 1, 2},
-		Norm:   &NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"},
+		Norm:   &engine.NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.25, 0.25}, Scale: 1.0 / 255, DType: engine.F32, Layout: "CHW"},
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 // Device arrays: results kept in device memory (output="device") and uploads (goprep.to_device),
 // with stream-ordered lifetime: an array is freed on the last stream known to use it, so neither a
@@ -7,6 +7,8 @@ package engine
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // LegacyStream is CUDA's legacy default stream handle (CU_STREAM_LEGACY): what DLPack and the CUDA
@@ -50,7 +52,7 @@ func (a *DeviceArray) ExportTo(h uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.freed {
-		return errf(CodeInvalidArgument, "array", "device array already freed")
+		return engine.Errorf(engine.CodeInvalidArgument, "array", "device array already freed")
 	}
 	if h == 0 {
 		return nil
@@ -69,7 +71,7 @@ func (a *DeviceArray) ExportTo(h uint64) error {
 // waited for, so that any stream may use it at once).
 func (d *gpuDev) newArray(n int, s Stream, index int) (*DeviceArray, error) {
 	if takeFault("oom") {
-		return nil, errf(CodeDeviceUnavailable, "device", "injected fault: out of device memory (CUDA_ERROR_OUT_OF_MEMORY)")
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "injected fault: out of device memory (CUDA_ERROR_OUT_OF_MEMORY)")
 	}
 	a := &DeviceArray{Bytes: n, Device: index, dev: d, last: s}
 	err := d.bound(func() error {
@@ -128,7 +130,7 @@ func (a *DeviceArray) CopyToHost(dst []byte) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.freed {
-		return errf(CodeInvalidArgument, "array", "device array already freed")
+		return engine.Errorf(engine.CodeInvalidArgument, "array", "device array already freed")
 	}
 	return a.dev.bound(func() error {
 		if err := a.dev.dev.CopyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), a.Ptr, len(dst), a.last); err != nil {

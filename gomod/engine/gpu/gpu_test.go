@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // useSim switches the simulated GPU in for one test, with small chunks so every batch is pipelined
@@ -34,12 +36,12 @@ func useSim(t *testing.T) *simDevice {
 }
 
 // execute and executeToDevice are Run with host outputs and with a device output.
-func execute(jobs []Job, pl Placement) (string, error) {
+func execute(jobs []engine.Job, pl Placement) (string, error) {
 	r, err := Run(Call{Jobs: jobs, Placement: pl})
 	return r.Ran, err
 }
 
-func executeToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
+func executeToDevice(jobs []engine.Job, index int) (*DeviceArray, string, error) {
 	r, err := Run(Call{Jobs: jobs, Placement: Placement{Device: "cuda", Index: index}, ToDevice: true})
 	return r.Array, r.Ran, err
 }
@@ -47,14 +49,14 @@ func executeToDevice(jobs []Job, index int) (*DeviceArray, string, error) {
 // gpuCase is a plan and a source to run on both engines.
 type gpuCase struct {
 	name string
-	spec *Spec
+	spec *engine.Spec
 }
 
 func gpuCases() []gpuCase {
 	var cs []gpuCase
-	add := func(name string, s *Spec) { cs = append(cs, gpuCase{name, s}) }
+	add := func(name string, s *engine.Spec) { cs = append(cs, gpuCase{name, s}) }
 	for _, kind := range []string{"none", "nearest", "bilinear", "antialias", "bicubic", "bicubic-aa", "area", "area-2x"} {
-		for _, dt := range []DType{U8, F32} {
+		for _, dt := range []engine.DType{engine.U8, engine.F32} {
 			for _, norm := range []string{"", "f32-CHW", "f16-HWC"} {
 				h, w, oh, ow := 37, 53, 19, 24
 				if kind == "none" {
@@ -82,7 +84,7 @@ func gpuCases() []gpuCase {
 				s.In.Strides = [4]int64{int64(h*w*3) * es, int64(w*3) * es, 3 * es, es}
 				if norm != "" {
 					parts := strings.Split(norm, "-")
-					s.Norm = &NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: DType(parts[0]), Layout: parts[1]}
+					s.Norm = &engine.NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: engine.DType(parts[0]), Layout: parts[1]}
 				}
 				add(fmt.Sprintf("%s-%s-%s", kind, dt, norm), s)
 			}
@@ -90,14 +92,14 @@ func gpuCases() []gpuCase {
 	}
 	// Letterbox with padding, a vertical flip through the output view, BGR order.
 	lb := rgbSpec(61, 47, "bilinear", false, 20, 15)
-	lb.Canvas = CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: PadValues{114}}
-	lb.Post = View{31, 0, -1, 1, 32, 32}
+	lb.Canvas = engine.CanvasSpec{H: 32, W: 32, Top: 6, Left: 8, Pad: engine.PadValues{114}}
+	lb.Post = engine.View{Y0: 31, X0: 0, SY: -1, SX: 1, H: 32, W: 32}
 	lb.CMap = []int{2, 1, 0}
-	lb.Norm = &NormSpec{Mean: []float64{1, 2, 3}, Std: []float64{4, 5, 6}, Scale: 1, DType: F32, Layout: "CHW"}
+	lb.Norm = &engine.NormSpec{Mean: []float64{1, 2, 3}, Std: []float64{4, 5, 6}, Scale: 1, DType: engine.F32, Layout: "CHW"}
 	add("letterbox-bgr-vflip", lb)
 	// A crop with a horizontal flip in the source view, and a mirrored source through negative strides.
 	cr := rgbSpec(40, 30, "bilinear", false, 11, 13)
-	cr.Pre = View{5, 25, 1, -1, 30, 20}
+	cr.Pre = engine.View{Y0: 5, X0: 25, SY: 1, SX: -1, H: 30, W: 20}
 	cr.In.Strides = [4]int64{0, 90, -3, 1}
 	add("crop-hflip-negative-stride", cr)
 	// Gray to 3 channels and RGBA to 1 channel, float32.
@@ -106,9 +108,9 @@ func gpuCases() []gpuCase {
 	g.CMap = []int{0, 0, 0}
 	add("gray-to-rgb", g)
 	a4 := rgbSpec(33, 21, "bilinear", true, 9, 8)
-	a4.In = InputSpec{DType: F32, H: 33, W: 21, C: 4, Strides: [4]int64{0, 21 * 16, 16, 4}}
+	a4.In = engine.InputSpec{DType: engine.F32, H: 33, W: 21, C: 4, Strides: [4]int64{0, 21 * 16, 16, 4}}
 	a4.CMap = []int{3}
-	a4.Norm = &NormSpec{Mean: []float64{0.5}, Std: []float64{0.25}, Scale: 1, DType: F16, Layout: "CHW"}
+	a4.Norm = &engine.NormSpec{Mean: []float64{0.5}, Std: []float64{0.25}, Scale: 1, DType: engine.F16, Layout: "CHW"}
 	add("rgba-alpha-f16", a4)
 	// Planar source (channel stride != 1).
 	pl := rgbSpec(20, 16, "bilinear", false, 7, 9)
@@ -118,11 +120,12 @@ func gpuCases() []gpuCase {
 }
 
 // gpuSource fills a source buffer covering the plan's whole span, and returns the data pointer.
-func gpuSource(p *Plan) ([]byte, unsafe.Pointer) {
+func gpuSource(p *engine.Plan) ([]byte, unsafe.Pointer) {
 	es := p.InDType().Size()
-	buf := make([]byte, p.spanElems*es)
-	if p.InDType() == F32 {
-		f := unsafe.Slice((*float32)(unsafe.Pointer(&buf[0])), p.spanElems)
+	minOff, span := p.SourceExtent()
+	buf := make([]byte, span*es)
+	if p.InDType() == engine.F32 {
+		f := unsafe.Slice((*float32)(unsafe.Pointer(&buf[0])), span)
 		for i := range f {
 			f[i] = float32((i*37)%251) / 250
 		}
@@ -131,17 +134,17 @@ func gpuSource(p *Plan) ([]byte, unsafe.Pointer) {
 			buf[i] = uint8(i*31 + i/7)
 		}
 	}
-	return buf, unsafe.Pointer(&buf[-p.minOff*es])
+	return buf, unsafe.Pointer(&buf[-minOff*es])
 }
 
 // onSimGPU runs p over gpuSource's image on the (simulated) GPU, failing unless it ran there, and on
 // the CPU engine with `threads` workers into a guarded output: the two results to compare.
-func onSimGPU(t *testing.T, p *Plan, threads int) (got, want []byte) {
+func onSimGPU(t *testing.T, p *engine.Plan, threads int) (got, want []byte) {
 	t.Helper()
 	_, src := gpuSource(p)
 	want = runGuarded(t, p, src, threads)
 	got = make([]byte, p.OutBytes())
-	if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+	if ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
 		t.Fatalf("ran on %q: %v", ran, err)
 	}
 	return got, want
@@ -151,21 +154,21 @@ func TestSimulatedGPUMatchesCPU(t *testing.T) {
 	sim := useSim(t)
 	for _, c := range gpuCases() {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := NewPlan(c.spec)
+			p, err := engine.NewPlan(c.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, src := gpuSource(p)
 			want := runGuarded(t, p, src, 1)
 			got := make([]byte, p.OutBytes())
-			ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+			ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
 			if err != nil || ran != "cuda" {
 				t.Fatalf("ran on %q: %v", ran, err)
 			}
 			if string(got) != string(want) {
 				t.Fatal("GPU kernels (emulated) differ from the CPU engine")
 			}
-			arr, ran, err := executeToDevice([]Job{{Plan: p, Src: src}}, 0)
+			arr, ran, err := executeToDevice([]engine.Job{{Plan: p, Src: src}}, 0)
 			if err != nil || ran != "cuda" {
 				t.Fatalf("device output ran on %q: %v", ran, err)
 			}
@@ -202,7 +205,7 @@ func TestSimulatedGPUMixedBatch(t *testing.T) {
 	old, oldBytes := maxChunkImages, gpuChunkBytes
 	maxChunkImages, gpuChunkBytes = 3, 1<<24 // four images: two launches although the bytes fit one
 	t.Cleanup(func() { maxChunkImages, gpuChunkBytes = old, oldBytes })
-	var jobs, cpuJobs []Job
+	var jobs, cpuJobs []engine.Job
 	var outs, wants [][]byte
 	var keep [][]byte
 	for i, hw := range [][2]int{{50, 70}, {31, 17}, {224, 224}, {8, 300}} {
@@ -210,7 +213,7 @@ func TestSimulatedGPUMixedBatch(t *testing.T) {
 		if i == 1 {
 			s.Resize.Antialias = true
 		}
-		p, err := NewPlan(s)
+		p, err := engine.NewPlan(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,10 +221,10 @@ func TestSimulatedGPUMixedBatch(t *testing.T) {
 		keep = append(keep, buf)
 		o, w := make([]byte, p.OutBytes()), make([]byte, p.OutBytes())
 		outs, wants = append(outs, o), append(wants, w)
-		jobs = append(jobs, Job{Plan: p, Src: src, Out: unsafe.Pointer(&o[0])})
-		cpuJobs = append(cpuJobs, Job{Plan: p, Src: src, Out: unsafe.Pointer(&w[0])})
+		jobs = append(jobs, engine.Job{Plan: p, Src: src, Out: unsafe.Pointer(&o[0])})
+		cpuJobs = append(cpuJobs, engine.Job{Plan: p, Src: src, Out: unsafe.Pointer(&w[0])})
 	}
-	if err := (CPU{}).Run(cpuJobs); err != nil {
+	if err := (engine.CPU{}).Run(cpuJobs); err != nil {
 		t.Fatal(err)
 	}
 	if ran, err := execute(jobs, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
@@ -246,15 +249,15 @@ func TestAutoPlacementCostModel(t *testing.T) {
 	old := cpuCost.Load()
 	t.Cleanup(func() { cpuCost.Store(old) })
 	cpuCost.Store(math.Float64bits(0.5))
-	small, _ := NewPlan(rgbSpec(16, 16, "bilinear", false, 8, 8))
-	large, _ := NewPlan(imagenetSpec(16, 512, 512))
+	small, _ := engine.NewPlan(rgbSpec(16, 16, "bilinear", false, 8, 8))
+	large, _ := engine.NewPlan(imagenetSpec(16, 512, 512))
 	for _, c := range []struct {
-		p    *Plan
+		p    *engine.Plan
 		want string
 	}{{small, "cpu"}, {large, "cuda"}} {
 		buf, src := gpuSource(c.p)
 		out := make([]byte, c.p.OutBytes())
-		ran, err := execute([]Job{{Plan: c.p, Src: src, Out: unsafe.Pointer(&out[0])}}, Placement{Device: "auto"})
+		ran, err := execute([]engine.Job{{Plan: c.p, Src: src, Out: unsafe.Pointer(&out[0])}}, Placement{Device: "auto"})
 		if err != nil || ran != c.want {
 			t.Fatalf("auto ran %q (%v), want %q", ran, err, c.want)
 		}
@@ -266,13 +269,13 @@ func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
 	useSim(t)
 	SetBreakerCooldown(200 * time.Millisecond)
 	t.Cleanup(func() { SetBreakerCooldown(30 * time.Second) })
-	p, _ := NewPlan(imagenetSpec(3, 64, 80))
+	p, _ := engine.NewPlan(imagenetSpec(3, 64, 80))
 	_, src := gpuSource(p)
 	want := runGuarded(t, p, src, 1)
 	run := func() string {
 		t.Helper()
 		got := make([]byte, p.OutBytes())
-		ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+		ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +313,7 @@ func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
 	}
 	// Device output falls back too: computed on the CPU, then uploaded.
 	_ = InjectGPUFault("launch", 1)
-	arr, ran, err := executeToDevice([]Job{{Plan: p, Src: src}}, 0)
+	arr, ran, err := executeToDevice([]engine.Job{{Plan: p, Src: src}}, 0)
 	if err != nil || ran != "cpu" || string(unsafe.Slice((*byte)(ptr(arr.Ptr)), arr.Bytes)) != string(want) {
 		t.Fatalf("device-output fallback: %s %v", ran, err)
 	}
@@ -358,7 +361,7 @@ func TestParseDevice(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"gpu", "cuda:", "cuda:-1", "cuda:01", "CUDA", "cuda:1x"} {
-		var e *Error
+		var e *engine.Error
 		if _, err := ParseDevice(in); !errors.As(err, &e) || e.Arg != "device" {
 			t.Errorf("%q accepted: %v", in, err)
 		}
@@ -375,9 +378,9 @@ func TestNoDeviceIsAnError(t *testing.T) {
 	if n > 0 {
 		return // a real GPU is registered (CUDA build on a GPU machine): nothing to check here
 	}
-	_, err := execute([]Job{{Plan: &Plan{N: 1}, Src: unsafe.Pointer(&n), Out: unsafe.Pointer(&n)}}, Placement{Device: "cuda"})
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeDeviceUnavailable {
+	_, err := execute([]engine.Job{{Plan: &engine.Plan{N: 1}, Src: unsafe.Pointer(&n), Out: unsafe.Pointer(&n)}}, Placement{Device: "cuda"})
+	var e *engine.Error
+	if !errors.As(err, &e) || e.Code != engine.CodeDeviceUnavailable {
 		t.Fatalf("got %v", err)
 	}
 	if devs, why := Devices(); len(devs) != 0 || why == "" {
@@ -391,7 +394,7 @@ func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
 	old := gpuChunkBytes
 	gpuChunkBytes = 1 << 24
 	t.Cleanup(func() { gpuChunkBytes = old })
-	p, _ := NewPlan(imagenetSpec(16, 200, 180))
+	p, _ := engine.NewPlan(imagenetSpec(16, 200, 180))
 	got, want := onSimGPU(t, p, 2)
 	if string(got) != string(want) {
 		t.Fatal("differs from the CPU engine")
@@ -405,13 +408,13 @@ func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
 // the CPU with correct results, and Devices() reports the loss.
 func TestLostDeviceStaysOnCPU(t *testing.T) {
 	useSim(t)
-	p, _ := NewPlan(imagenetSpec(2, 64, 80))
+	p, _ := engine.NewPlan(imagenetSpec(2, 64, 80))
 	_, src := gpuSource(p)
 	want := runGuarded(t, p, src, 1)
 	_ = InjectGPUFault("lost", 1)
 	for i := 0; i < 5; i++ {
 		got := make([]byte, p.OutBytes())
-		ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
+		ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
 		if err != nil || ran != "cpu" || string(got) != string(want) {
 			t.Fatalf("call %d after loss: ran %q err %v", i, ran, err)
 		}
@@ -423,8 +426,8 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 	if len(devs) != 0 || !strings.Contains(why, "cuda:0 was lost") {
 		t.Fatalf("devices %v reason %q", devs, why)
 	}
-	big, _ := NewPlan(imagenetSpec(16, 512, 512))
-	if wantGPU(gpu.devices[0], []Job{{Plan: big}}) {
+	big, _ := engine.NewPlan(imagenetSpec(16, 512, 512))
+	if wantGPU(gpu.devices[0], []engine.Job{{Plan: big}}) {
 		t.Fatal("auto placement chose a lost device")
 	}
 }
@@ -432,13 +435,13 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 // randomSpec draws a pipeline spec over the whole space the tracer can produce: dtypes, channel
 // counts, batch, strides (contiguous, mirrored, planar), crop windows with flips, every resize
 // kind, letterbox canvases, output flips, channel maps, normalisation dtypes and layouts.
-func randomSpec(r *rand.Rand) *Spec {
-	dt := []DType{U8, F32}[r.Intn(2)]
+func randomSpec(r *rand.Rand) *engine.Spec {
+	dt := []engine.DType{engine.U8, engine.F32}[r.Intn(2)]
 	es := int64(dt.Size())
 	c := []int{1, 3, 4}[r.Intn(3)]
 	h, w := 1+r.Intn(48), 1+r.Intn(48)
 	n := []int{0, 0, 1, 3}[r.Intn(4)]
-	s := &Spec{In: InputSpec{DType: dt, N: n, H: h, W: w, C: c}}
+	s := &engine.Spec{In: engine.InputSpec{DType: dt, N: n, H: h, W: w, C: c}}
 	hw, cc := int64(h*w), int64(c)
 	switch r.Intn(3) {
 	case 0: // contiguous HWC
@@ -450,7 +453,7 @@ func randomSpec(r *rand.Rand) *Spec {
 	}
 	ph, pw := 1+r.Intn(h), 1+r.Intn(w)
 	y0, x0 := r.Intn(h-ph+1), r.Intn(w-pw+1)
-	s.Pre = View{Y0: y0, X0: x0, SY: 1, SX: 1, H: ph, W: pw}
+	s.Pre = engine.View{Y0: y0, X0: x0, SY: 1, SX: 1, H: ph, W: pw}
 	if r.Intn(2) == 0 {
 		s.Pre.Y0, s.Pre.SY = y0+ph-1, -1
 	}
@@ -459,11 +462,11 @@ func randomSpec(r *rand.Rand) *Spec {
 	}
 	kinds := []string{"none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear", "bilinear", "bicubic", "bicubic", "area", "area"}
 	kind := kinds[r.Intn(len(kinds))]
-	s.Resize = ResizeSpec{Kind: kind, H: ph, W: pw}
+	s.Resize = engine.ResizeSpec{Kind: kind, H: ph, W: pw}
 	if kind != "none" {
 		s.Resize.H, s.Resize.W = 1+r.Intn(64), 1+r.Intn(64)
 		s.Resize.Antialias = (kind == "bilinear" || kind == "bicubic") && r.Intn(2) == 0
-		s.Resize.TorchU8 = (kind == "bilinear" || kind == "bicubic") && dt == U8 && r.Intn(3) == 0
+		s.Resize.TorchU8 = (kind == "bilinear" || kind == "bicubic") && dt == engine.U8 && r.Intn(3) == 0
 	}
 	if kind == "area" && r.Intn(2) == 0 { // integer factors where the crop allows: cv2's resizeAreaFast_
 		fy, fx := 1+r.Intn(4), 1+r.Intn(4)
@@ -474,14 +477,14 @@ func randomSpec(r *rand.Rand) *Spec {
 		}
 		s.Resize.H, s.Resize.W = max(ph/fy, 1), max(pw/fx, 1)
 	}
-	s.Canvas = CanvasSpec{H: s.Resize.H, W: s.Resize.W}
+	s.Canvas = engine.CanvasSpec{H: s.Resize.H, W: s.Resize.W}
 	if r.Intn(3) == 0 { // letterbox
 		s.Canvas.H += r.Intn(9)
 		s.Canvas.W += r.Intn(9)
 		s.Canvas.Top, s.Canvas.Left = r.Intn(s.Canvas.H-s.Resize.H+1), r.Intn(s.Canvas.W-s.Resize.W+1)
-		s.Canvas.Pad = PadValues{float64(r.Intn(256))}
+		s.Canvas.Pad = engine.PadValues{float64(r.Intn(256))}
 	}
-	s.Post = View{Y0: 0, X0: 0, SY: 1, SX: 1, H: s.Canvas.H, W: s.Canvas.W}
+	s.Post = engine.View{Y0: 0, X0: 0, SY: 1, SX: 1, H: s.Canvas.H, W: s.Canvas.W}
 	if r.Intn(2) == 0 {
 		s.Post.Y0, s.Post.SY = s.Canvas.H-1, -1
 	}
@@ -502,7 +505,7 @@ func randomSpec(r *rand.Rand) *Spec {
 		}
 	}
 	if r.Intn(3) != 0 {
-		nm := &NormSpec{Scale: []float64{1, 1.0 / 255}[r.Intn(2)], DType: []DType{F32, F16}[r.Intn(2)], Layout: []string{"CHW", "HWC"}[r.Intn(2)]}
+		nm := &engine.NormSpec{Scale: []float64{1, 1.0 / 255}[r.Intn(2)], DType: []engine.DType{engine.F32, engine.F16}[r.Intn(2)], Layout: []string{"CHW", "HWC"}[r.Intn(2)]}
 		for i := 0; i < oc; i++ {
 			nm.Mean = append(nm.Mean, r.Float64())
 			nm.Std = append(nm.Std, 0.1+r.Float64())
@@ -521,14 +524,14 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 	seen := map[string]int{} // what the specs exercised: each kind, the kernel modes and end rules
 	for i := 0; i < 800; i++ {
 		s := randomSpec(r)
-		p, err := NewPlan(s)
+		p, err := engine.NewPlan(s)
 		if err != nil {
 			continue
 		}
 		valid++
-		e, _ := p.areaEnd()
+		mode, e, vec := p.GPUDescriptorKind()
 		seen[s.Resize.Kind]++
-		seen[fmt.Sprintf("mode %d %s", p.gpuMode(), s.In.DType)]++
+		seen[fmt.Sprintf("mode %d %s", mode, s.In.DType)]++
 		seen[fmt.Sprintf("end %d %s", e, s.In.DType)]++
 		if len(s.Canvas.Pad) > 1 {
 			seen["per-channel pad"]++
@@ -536,7 +539,7 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 		if s.Resize.TorchU8 && !s.Resize.Antialias {
 			seen["torch plain"]++
 		}
-		if p.vecPixels(nil) {
+		if vec {
 			seen["vector loads "+string(s.In.DType)]++
 		}
 		_, src := gpuSource(p)
@@ -547,7 +550,7 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 			device = "cpu"
 			seen["declined"]++
 		}
-		if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != device {
+		if ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != device {
 			t.Fatalf("spec %d: ran %q (want %q): %v", i, ran, device, err)
 		}
 		if string(got) != string(want) {
@@ -579,7 +582,7 @@ func devicePtr(buf []byte, src unsafe.Pointer, arr *DeviceArray) unsafe.Pointer 
 func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
 	sim := useSim(t)
 	for _, c := range gpuCases() {
-		p, err := NewPlan(c.spec)
+		p, err := engine.NewPlan(c.spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -589,15 +592,15 @@ func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		job := Job{Plan: p, Src: devicePtr(buf, src, in)}
+		job := engine.Job{Plan: p, Src: devicePtr(buf, src, in)}
 		got := make([]byte, p.OutBytes())
 		job.Out = unsafe.Pointer(&got[0])
-		r, err := Run(Call{Jobs: []Job{job}, Placement: Placement{Device: "auto", Index: -1}, DeviceSources: true})
+		r, err := Run(Call{Jobs: []engine.Job{job}, Placement: Placement{Device: "auto", Index: -1}, DeviceSources: true})
 		if err != nil || r.Ran != "cuda" || string(got) != string(want) {
 			t.Fatalf("%s: device source, host output: ran %q err %v equal %v", c.name, r.Ran, err, string(got) == string(want))
 		}
 		syncs := sim.syncs.Load()
-		r, err = Run(Call{Jobs: []Job{{Plan: p, Src: job.Src}}, Placement: Placement{Device: "cuda", Index: 0}, ToDevice: true,
+		r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: job.Src}}, Placement: Placement{Device: "cuda", Index: 0}, ToDevice: true,
 			DeviceSources: true, Stream: 7, HasStream: true, WaitOn: []uint64{5}})
 		if err != nil || r.Ran != "cuda" {
 			t.Fatalf("%s: stream call ran %q: %v", c.name, r.Ran, err)
@@ -636,7 +639,7 @@ func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
 // a device output is uploaded; an out-of-memory for the device output itself falls back too (counted).
 func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	useSim(t)
-	p, _ := NewPlan(imagenetSpec(3, 40, 50))
+	p, _ := engine.NewPlan(imagenetSpec(3, 40, 50))
 	buf, src := gpuSource(p)
 	want := runGuarded(t, p, src, 1)
 	in, err := Upload(buf, 0, 0, false)
@@ -646,18 +649,18 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	defer in.Free()
 	_ = InjectGPUFault("launch", 2)
 	got := make([]byte, p.OutBytes())
-	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: devicePtr(buf, src, in), Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, DeviceSources: true})
+	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in), Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, DeviceSources: true})
 	if err != nil || r.Ran != "cpu" || string(got) != string(want) {
 		t.Fatalf("host output fallback: %q %v", r.Ran, err)
 	}
-	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true})
+	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true})
 	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
 		t.Fatalf("device output fallback: %q %v", r.Ran, err)
 	}
 	r.Array.Free()
 	// Out of device memory for the output itself: counted, the pool's idle buffers go back to the
 	// driver, the CPU computes, and the output is allocated once the result exists.
-	if _, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil {
+	if _, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil {
 		t.Fatal(err)
 	}
 	if cached, _ := gpu.devices[0].mem.usage(); cached == 0 {
@@ -665,7 +668,7 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	}
 	before := Stats()
 	_ = InjectGPUFault("oom", 1)
-	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
+	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
 	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 0 {
 		t.Fatalf("OOM on the output did not fall back: %q %v", r.Ran, err)
 	}
@@ -678,7 +681,7 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	}
 	// The same from device sources on the caller's stream: the late output is ready on that stream.
 	_ = InjectGPUFault("oom", 1)
-	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true, Stream: 7, HasStream: true})
+	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true, Stream: 7, HasStream: true})
 	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 7 {
 		t.Fatalf("OOM on the output with stream=: %q %v", r.Ran, err)
 	}
@@ -687,15 +690,15 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	// to put the result: DeviceUnavailable, counted once.
 	before = Stats()
 	_ = InjectGPUFault("oom", 2)
-	_, err = Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeDeviceUnavailable || !strings.Contains(err.Error(), "even after the CPU computed it") {
+	_, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
+	var e *engine.Error
+	if !errors.As(err, &e) || e.Code != engine.CodeDeviceUnavailable || !strings.Contains(err.Error(), "even after the CPU computed it") {
 		t.Fatalf("OOM twice on the output: %v", err)
 	}
 	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 {
 		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
 	}
-	if _, err := Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cpu"}, DeviceSources: true}); err == nil {
+	if _, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cpu"}, DeviceSources: true}); err == nil {
 		t.Fatal(`device="cpu" accepted device sources`)
 	}
 }
@@ -704,12 +707,12 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 // bilinear moves 448 of 1080 rows (plus the tables), and the result is still the CPU engine's.
 func TestStagingOnlyTouchedRows(t *testing.T) {
 	sim := useSim(t)
-	p, err := NewPlan(imagenetSpec(2, 1080, 1920))
+	p, err := engine.NewPlan(imagenetSpec(2, 1080, 1920))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.stage == nil || len(p.stage.rows) != 448 {
-		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.stage)
+	if p.GPUStage() == nil || p.GPUStage().Rows() != 448 {
+		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.GPUStage())
 	}
 	before := sim.h2d.Load() // gpuSource and the CPU run in onSimGPU copy nothing to the device
 	got, want := onSimGPU(t, p, 2)
@@ -725,8 +728,8 @@ func TestStagingOnlyTouchedRows(t *testing.T) {
 	r := rand.New(rand.NewSource(20261201))
 	staged, whole := 0, 0
 	for i := 0; i < 400; i++ {
-		if p, err := NewPlan(randomSpec(r)); err == nil {
-			if p.stage != nil {
+		if p, err := engine.NewPlan(randomSpec(r)); err == nil {
+			if p.GPUStage() != nil {
 				staged++
 			} else {
 				whole++
@@ -746,8 +749,8 @@ func TestCostModelDecides(t *testing.T) {
 	cpuNsPerByte() // measure once, then override for the test
 	old := cpuCost.Load()
 	t.Cleanup(func() { cpuCost.Store(old) })
-	p, _ := NewPlan(imagenetSpec(8, 1080, 1920))
-	jobs := []Job{{Plan: p}}
+	p, _ := engine.NewPlan(imagenetSpec(8, 1080, 1920))
+	jobs := []engine.Job{{Plan: p}}
 	up, down, cpuBytes := callBytes(jobs)
 	if up >= 8*1080*1920*3/2 || down != p.OutBytes() {
 		t.Fatalf("up %d down %d", up, down)
@@ -763,7 +766,7 @@ func TestCostModelDecides(t *testing.T) {
 	// With a device output, the CPU-then-upload choice still returns the right device array.
 	_, src := gpuSource(p)
 	want := runGuarded(t, p, src, 2)
-	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: src}}, Placement: Placement{Device: "auto", Index: -1}, ToDevice: true})
+	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "auto", Index: -1}, ToDevice: true})
 	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
 		t.Fatalf("CPU then upload: ran %q err %v", r.Ran, err)
 	}
@@ -792,8 +795,8 @@ func TestKernelMeasurement(t *testing.T) {
 func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
 	useSim(t)
 	gpuChunkBytes = 16 << 20 // six 1080p images (2.6 MB of staged rows each) per chunk
-	threads := NumThreads()
-	t.Cleanup(func() { _ = SetNumThreads(threads); stageTrace = nil })
+	threads := engine.NumThreads()
+	t.Cleanup(func() { _ = engine.SetNumThreads(threads); stageTrace = nil })
 	var mu sync.Mutex
 	var trace []string
 	stageTrace = func(ev string, a, b int) {
@@ -801,7 +804,7 @@ func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
 		defer mu.Unlock()
 		trace = append(trace, fmt.Sprintf("%s %d %d", ev, a, b))
 	}
-	run := func(p *Plan) {
+	run := func(p *engine.Plan) {
 		t.Helper()
 		trace = nil
 		got, want := onSimGPU(t, p, 2)
@@ -809,12 +812,12 @@ func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
 			t.Fatal("GPU differs from the CPU engine")
 		}
 	}
-	p, err := NewPlan(imagenetSpec(8, 1080, 1920))
+	p, err := engine.NewPlan(imagenetSpec(8, 1080, 1920))
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := p.stage.elems // bytes (u8) staged per image
-	_ = SetNumThreads(1)
+	per := p.GPUStage().Elems() // bytes (u8) staged per image
+	_ = engine.SetNumThreads(1)
 	run(p)
 	var want []string
 	for _, chunk := range []int{6, 2} {
@@ -826,15 +829,15 @@ func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
 	if !slices.Equal(trace, want) {
 		t.Fatalf("one thread: trace\n%v\nwant\n%v", trace, want)
 	}
-	_ = SetNumThreads(4)
+	_ = engine.SetNumThreads(4)
 	for _, c := range []struct {
-		p     *Plan
+		p     *engine.Plan
 		large bool // images of at least minSend staged bytes
-	}{{p, true}, {must(NewPlan(imagenetSpec(64, 96, 128))), false}} {
+	}{{p, true}, {must(engine.NewPlan(imagenetSpec(64, 96, 128))), false}} {
 		run(c.p)
 		var staged []bool // this chunk's images staged so far
 		total, sends, next := 0, 0, 0
-		sz := c.p.stagedElems()
+		sz := c.p.StagedElems()
 		for _, ev := range trace {
 			var kind string
 			var a, b int
@@ -883,11 +886,11 @@ func must[T any](v T, err error) T {
 // time of each memcpy and CPU-compiled kernel, so both are positive and within the call's time.
 func TestTimedCallReportsCopyAndKernelTime(t *testing.T) {
 	useSim(t)
-	p := must(NewPlan(imagenetSpec(4, 480, 640)))
+	p := must(engine.NewPlan(imagenetSpec(4, 480, 640)))
 	_, src := gpuSource(p)
 	got := make([]byte, p.OutBytes())
 	start := time.Now()
-	r, err := Run(Call{Jobs: []Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
+	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
 	wall := time.Since(start).Nanoseconds()
 	if err != nil || r.Ran != "cuda" {
 		t.Fatalf("%s %v", r.Ran, err)
@@ -896,20 +899,21 @@ func TestTimedCallReportsCopyAndKernelTime(t *testing.T) {
 		t.Fatalf("times %+v for a %d ns call", r.GPU, wall)
 	}
 	t.Logf("sim: copies %.2f ms, kernels %.2f ms of a %.2f ms call", float64(r.GPU.CopyNs)/1e6, float64(r.GPU.KernelNs)/1e6, float64(wall)/1e6)
-	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}})
+	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}})
 	if err != nil || r.GPU != (GPUTimes{}) {
 		t.Fatalf("an untimed call reported %+v (%v)", r.GPU, err)
 	}
 	_ = InjectGPUFault("launch", 1)
-	r, err = Run(Call{Jobs: []Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
+	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
 	if err != nil || r.Ran != "cpu" || r.GPU != (GPUTimes{}) {
 		t.Fatalf("a fallback reported GPU time %+v (%s %v)", r.GPU, r.Ran, err)
 	}
 }
 
-// RGBA in order is read one pixel per vector load (gpu_desc.go: vecPixels) in every mode, when the
-// source address is aligned; otherwise (a misaligned source, another channel order) per channel.
-// Both give the CPU engine's bytes.
+// RGBA in order, read one pixel per vector load (engine/gpu_desc.go: vecPixels; engine's
+// TestGPUDescriptorVectorLoads proves the descriptor selects it) in every mode when the source
+// address is aligned, otherwise (a misaligned source, another channel order) per channel: both give
+// the CPU engine's bytes.
 func TestSimulatedGPUVectorPixelLoads(t *testing.T) {
 	useSim(t)
 	kinds := []struct {
@@ -917,7 +921,7 @@ func TestSimulatedGPUVectorPixelLoads(t *testing.T) {
 		aa   bool
 	}{{"none", false}, {"nearest", false}, {"bilinear", false}, {"bilinear", true}, {"bicubic", false}, {"bicubic", true}, {"area", false}}
 	for _, k := range kinds {
-		for _, dt := range []DType{U8, F32} {
+		for _, dt := range []engine.DType{engine.U8, engine.F32} {
 			for _, variant := range []string{"aligned", "misaligned", "bgra"} {
 				name := fmt.Sprintf("%s aa=%v %s %s", k.kind, k.aa, dt, variant)
 				h, w, oh, ow := 37, 29, 16, 12
@@ -926,19 +930,16 @@ func TestSimulatedGPUVectorPixelLoads(t *testing.T) {
 				}
 				s := rgbSpec(h, w, k.kind, k.aa, oh, ow)
 				es := int64(dt.Size())
-				s.In = InputSpec{DType: dt, N: 2, H: h, W: w, C: 4, Strides: [4]int64{int64(h*w*4) * es, int64(w*4) * es, 4 * es, es}}
+				s.In = engine.InputSpec{DType: dt, N: 2, H: h, W: w, C: 4, Strides: [4]int64{int64(h*w*4) * es, int64(w*4) * es, 4 * es, es}}
 				s.CMap = []int{0, 1, 2, 3}
 				if variant == "bgra" {
 					s.CMap = []int{2, 1, 0, 3}
 				}
-				s.Canvas = CanvasSpec{H: oh + 3, W: ow + 2, Top: 1, Left: 2, Pad: PadValues{1, 2, 3, 4}}
-				s.Post = View{oh + 2, 0, -1, 1, oh + 3, ow + 2}
-				p, err := NewPlan(s)
+				s.Canvas = engine.CanvasSpec{H: oh + 3, W: ow + 2, Top: 1, Left: 2, Pad: engine.PadValues{1, 2, 3, 4}}
+				s.Post = engine.View{Y0: oh + 2, X0: 0, SY: -1, SX: 1, H: oh + 3, W: ow + 2}
+				p, err := engine.NewPlan(s)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
-				}
-				if p.vecPixels(nil) != (variant != "bgra") {
-					t.Fatalf("%s: vecPixels = %v", name, p.vecPixels(nil))
 				}
 				buf, src := gpuSource(p)
 				if variant == "misaligned" { // the same pixels one element further on: not 4-element aligned
@@ -950,18 +951,9 @@ func TestSimulatedGPUVectorPixelLoads(t *testing.T) {
 					copy(buf2[at:], buf)
 					src = unsafe.Pointer(&buf2[at])
 				}
-				b, err := NewDeviceBatch([]BatchImage{{Plan: p, SrcDev: uint64(uintptr(src))}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				enc := b.Encode(0)
-				d := (*gpImage)(unsafe.Pointer(&enc[b.DescOffset()]))
-				if want := int32(map[bool]int{true: 1}[variant == "aligned"]); d.Vec != want {
-					t.Fatalf("%s: descriptor vec = %d, want %d", name, d.Vec, want)
-				}
 				want := runGuarded(t, p, src, 1)
 				got := make([]byte, p.OutBytes())
-				if ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
+				if ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" {
 					t.Fatalf("%s: ran %q: %v", name, ran, err)
 				}
 				if string(got) != string(want) {

@@ -1,18 +1,20 @@
-package engine
+package gpu
 
 // The copy/kernel pipeline: one GPU call as chunks (stage -> copy in -> fused kernel -> copy out) on
 // gpuLanes lanes, so that staging, transfers and kernels of consecutive chunks overlap, and each
-// image's copy in starts as soon as it is staged (gpu_stage.go).
+// image's copy in starts as soon as it is staged (stage.go).
 
 import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // gpuCall is one call as the pipeline runs it.
 type gpuCall struct {
-	jobs   []Job
+	jobs   []engine.Job
 	devSrc bool      // every Job.Src is a device address (Call.DeviceSources)
 	outDev uint64    // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
 	stream Stream    // the caller's stream (stream=), or nil for goprep's own pooled streams
@@ -31,7 +33,7 @@ func (d *gpuDev) run(c *gpuCall) (err error) {
 	gpu.calls.Add(1)
 	defer func() {
 		if r := recover(); r != nil {
-			err = errf(CodeInternal, "", "GPU backend panic: %v", r)
+			err = engine.Errorf(engine.CodeInternal, "", "GPU backend panic: %v", r)
 		}
 		if err != nil {
 			recordFailure(err)
@@ -54,12 +56,12 @@ func (d *gpuDev) run(c *gpuCall) (err error) {
 // unit is one image of a call.
 type unit struct {
 	job      int
-	src      unsafe.Pointer // host source: the image's lowest source element
-	srcDev   uint64         // device source: the same element's device address (src is nil)
-	srcBytes int            // bytes staged and copied in (0 for a device source)
-	stage    *rowStage      // stage only these rows (src is then the image origin), or nil: the span
-	out      unsafe.Pointer // host output (nil for device output)
-	outDev   uint64         // device output when the call keeps results on the GPU
+	src      unsafe.Pointer   // host source: the image's lowest source element
+	srcDev   uint64           // device source: the same element's device address (src is nil)
+	srcBytes int              // bytes staged and copied in (0 for a device source)
+	stage    *engine.RowStage // stage only these rows (src is then the image origin), or nil: the span
+	out      unsafe.Pointer   // host output (nil for device output)
+	outDev   uint64           // device output when the call keeps results on the GPU
 	outBytes int
 }
 
@@ -96,8 +98,9 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 			switch {
 			case c.devSrc:
 				u.srcDev = uint64(int64(uintptr(j.Src)) + int64(off))
-			case p.stage != nil: // only the rows the plan reads
-				u.src, u.srcBytes, u.stage = unsafe.Add(j.Src, p.ImageOrigin(img)*es), p.stage.elems*es, p.stage
+			case p.GPUStage() != nil: // only the rows the plan reads
+				st := p.GPUStage()
+				u.src, u.srcBytes, u.stage = unsafe.Add(j.Src, p.ImageOrigin(img)*es), st.Elems()*es, st
 			default:
 				u.src, u.srcBytes = unsafe.Add(j.Src, off), n*es
 			}
@@ -175,10 +178,10 @@ func (d *gpuDev) pipeline(c *gpuCall) (err error) {
 		// count) per launch, and at most maxChunkImages descriptors (many tiny images must not make a
 		// huge descriptor table).
 		end, in, out := start, 0, 0
-		kernel := jobs[units[start].job].Plan.gpuKernel()
+		kernel := jobs[units[start].job].Plan.GPUKernel()
 		for end < len(units) {
 			u := units[end]
-			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.gpuKernel() != kernel ||
+			if end > start && (in+u.srcBytes > chunkIn || out+u.outBytes > chunkOut || jobs[u.job].Plan.GPUKernel() != kernel ||
 				end-start >= maxChunkImages) {
 				break
 			}
@@ -244,7 +247,7 @@ func parallelCopy(pairs []copyPair) {
 	for _, p := range pairs {
 		total += len(p.dst)
 	}
-	threads := min(NumThreads(), total/copyPiece+1)
+	threads := min(engine.NumThreads(), total/copyPiece+1)
 	if threads <= 1 {
 		for _, p := range pairs {
 			copy(p.dst, p.src)
@@ -275,18 +278,18 @@ func parallelCopy(pairs []copyPair) {
 // launch stages one chunk and queues its copies in, kernel and copy out on the lane's stream: the
 // tables first (they do not depend on the pixels), then each image's copy as soon as it is staged
 // (stageAndSend), then the kernel behind them.
-func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
-	images := make([]BatchImage, len(l.units))
+func (d *gpuDev) launch(jobs []engine.Job, l *lane, toDevice, noSync bool) error {
+	images := make([]engine.BatchImage, len(l.units))
 	var staged []stagedImage
 	in, out := 0, 0
 	for i, u := range l.units {
-		images[i] = BatchImage{Plan: jobs[u.job].Plan, SrcDev: u.srcDev, OutDev: u.outDev}
+		images[i] = engine.BatchImage{Plan: jobs[u.job].Plan, SrcDev: u.srcDev, OutDev: u.outDev}
 		if u.src != nil {
 			dst := l.hostIn[in : in+u.srcBytes]
 			im := stagedImage{lo: in, hi: in + u.srcBytes}
 			if u.stage != nil {
 				es := jobs[u.job].Plan.InDType().Size()
-				for _, pc := range u.stage.pieces() {
+				for _, pc := range u.stage.Pieces() {
 					im.pairs = append(im.pairs, copyPair{dst[pc[0]*es : (pc[0]+pc[2])*es], unsafe.Slice((*byte)(unsafe.Add(u.src, pc[1]*es)), pc[2]*es)})
 				}
 			} else {
@@ -301,12 +304,12 @@ func (d *gpuDev) launch(jobs []Job, l *lane, toDevice, noSync bool) error {
 		in += u.srcBytes
 		out += u.outBytes
 	}
-	b, err := NewDeviceBatch(images)
+	b, err := engine.NewDeviceBatch(images)
 	if err != nil {
 		return err
 	}
 	if takeFault("launch") {
-		return errf(CodeDeviceUnavailable, "device", "injected fault: kernel launch failed (CUDA_ERROR_LAUNCH_FAILED)")
+		return engine.Errorf(engine.CodeDeviceUnavailable, "device", "injected fault: kernel launch failed (CUDA_ERROR_LAUNCH_FAILED)")
 	}
 	l.busy = true
 	if noSync {

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 // Placement: where a call runs (CPU or a GPU), the cost model of device="auto", and the entry point
 // that runs host-output calls with CPU fallback.
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // Tunables; variables so tests can shrink them.
@@ -65,7 +67,7 @@ func ParseDevice(s string) (Placement, error) {
 	if n, err := fmt.Sscanf(s, "cuda:%d", &i); err == nil && n == 1 && fmt.Sprintf("cuda:%d", i) == s && i >= 0 {
 		return Placement{Device: "cuda", Index: i}, nil
 	}
-	return Placement{}, errf(CodeInvalidArgument, "device", "must be \"cpu\", \"auto\", \"cuda\" or \"cuda:N\", got %q", s)
+	return Placement{}, engine.Errorf(engine.CodeInvalidArgument, "device", "must be \"cpu\", \"auto\", \"cuda\" or \"cuda:N\", got %q", s)
 }
 
 // pick resolves the placement's GPU: the given index, else the device whose context is current on
@@ -90,7 +92,7 @@ func (pl Placement) pick() (*gpuDev, int, error) {
 // wantGPU is the cost model of device="auto": enough bytes to amortise the GPU's fixed latency, a
 // closed breaker, and free device memory for the working set. (Device-resident sources always go
 // to their GPU: the CPU engine cannot read them.)
-func wantGPU(d *gpuDev, jobs []Job) bool {
+func wantGPU(d *gpuDev, jobs []engine.Job) bool {
 	if breakerOpen() || d.dev.Lost() != "" {
 		return false
 	}
@@ -107,22 +109,25 @@ func wantGPU(d *gpuDev, jobs []Job) bool {
 
 // callBytes is what a host-input call moves: up (staged source bytes), down (output bytes), and what
 // the CPU engine would read and write.
-func callBytes(jobs []Job) (up, down, cpuBytes int) {
+func callBytes(jobs []engine.Job) (up, down, cpuBytes int) {
 	for _, j := range jobs {
 		p := j.Plan
-		up += p.N * p.stagedElems() * p.InDType().Size()
+		up += p.N * p.StagedElems() * p.InDType().Size()
 		down += p.OutBytes()
-		cpuBytes += p.N*p.imgElems*p.InDType().Size() + p.OutBytes()
+		_, img := p.ImageSpan()
+		cpuBytes += p.N*img*p.InDType().Size() + p.OutBytes()
 	}
 	return up, down, cpuBytes
 }
 
-// MovedBytes is what a call of p alone moves between host and GPU (callBytes' up + down): the figure
-// device="auto" compares with GPUAutoMinBytes, summed over a call's jobs (wantGPU). The binding
-// exports it (PlanMovedBytes) so Python applies the same rule with the same definition.
-func (p *Plan) MovedBytes() int {
-	up, down, _ := callBytes([]Job{{Plan: p}})
-	return up + down
+// MovedBytes bounds from above what a call of p alone moves between host and GPU (callBytes' up +
+// down), counting the whole source image as staged: the row staging, which may stage fewer rows, is
+// GPU-only plan data that this must not build (a CPU-only process never builds it). The binding
+// exports it (PlanMovedBytes): Python keeps a device="auto" signature on the CPU once, when even this
+// bound is below GPUAutoMinBytes, so it never keeps there a call that wantGPU would send to a GPU.
+func MovedBytes(p *engine.Plan) int {
+	_, img := p.ImageSpan()
+	return p.N*img*p.InDType().Size() + p.OutBytes()
 }
 
 // infoTTL: device properties take several queries; the cost model reuses them this long.
@@ -138,7 +143,7 @@ func (d *gpuDev) freeMemory() uint64 {
 
 // Call is one run request: the single entry point of every placement, output and stream.
 type Call struct {
-	Jobs      []Job
+	Jobs      []engine.Job
 	Placement Placement
 	// ToDevice keeps the outputs on the GPU: one new DeviceArray, outputs consecutive in job order
 	// (Job.Out ignored). Otherwise each job writes its host output Job.Out.
@@ -172,14 +177,14 @@ func Run(c Call) (Result, error) {
 	onDev := c.DeviceSources
 	if c.Placement.Device == "cpu" {
 		if onDev || c.ToDevice {
-			return Result{}, errf(CodeInvalidArgument, "device", "device=\"cpu\" cannot read or write GPU memory: use \"auto\" or \"cuda\"")
+			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "device", "device=\"cpu\" cannot read or write GPU memory: use \"auto\" or \"cuda\"")
 		}
-		return Result{Ran: "cpu"}, CPU{}.Run(c.Jobs)
+		return Result{Ran: "cpu"}, engine.CPU{}.Run(c.Jobs)
 	}
 	d, index, err := c.Placement.pick()
 	if err != nil {
 		if c.Placement.Device == "auto" && !onDev && !c.ToDevice {
-			return Result{Ran: "cpu"}, CPU{}.Run(c.Jobs)
+			return Result{Ran: "cpu"}, engine.CPU{}.Run(c.Jobs)
 		}
 		return Result{}, err
 	}
@@ -197,7 +202,7 @@ func Run(c Call) (Result, error) {
 	}
 	// Modes the kernels lack (Plan.GPUSupported) run on the CPU engine: not a fallback, the kernels
 	// never had them; device sources are copied to the host for it, device outputs uploaded.
-	capable := gpuCapable(c.Jobs)
+	capable := engine.GPUCapable(c.Jobs)
 	usable := !breakerOpen() && d.dev.Lost() == "" // a lost device is a breaker that never closes
 	if !c.ToDevice {
 		if !capable || (c.Placement.Device == "auto" && !onDev && !wantGPU(d, c.Jobs)) {
@@ -267,7 +272,7 @@ func (d *gpuDev) readyOn(arr *DeviceArray, s Stream, h uint64) {
 // array's extent), and a device output is uploaded afterwards, into arr, or (c.ToDevice with arr
 // nil: the output could not be allocated before) into an array allocated once the result exists.
 func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
-	jobs := append([]Job(nil), c.Jobs...)
+	jobs := append([]engine.Job(nil), c.Jobs...)
 	var keep [][]byte
 	for i, j := range jobs {
 		if !c.DeviceSources {
@@ -275,16 +280,17 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
 		}
 		es := int64(j.Plan.InDType().Size())
 		// The array's whole extent, from its lowest to its highest element over all images.
-		first, span := int64(j.Plan.minOff)*es, int64(j.Plan.spanElems)*es
+		lo, n := j.Plan.SourceExtent()
+		first, span := int64(lo)*es, int64(n)*es
 		host := make([]byte, max(span, 1))
 		if err := d.download(host[:span], uint64(int64(uintptr(j.Src))+first)); err != nil {
-			return Result{}, errf(CodeDeviceUnavailable, "device", "GPU failed and its input could not be copied from it: %v", err)
+			return Result{}, engine.Errorf(engine.CodeDeviceUnavailable, "device", "GPU failed and its input could not be copied from it: %v", err)
 		}
 		keep = append(keep, host)
 		jobs[i].Src = unsafe.Add(unsafe.Pointer(unsafe.SliceData(host)), -first)
 	}
 	if !c.ToDevice {
-		return Result{Ran: "cpu"}, CPU{}.Run(jobs)
+		return Result{Ran: "cpu"}, engine.CPU{}.Run(jobs)
 	}
 	total := 0
 	for _, j := range jobs {
@@ -296,7 +302,7 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
 		jobs[i].Out = unsafe.Pointer(&host[at])
 		at += jobs[i].Plan.OutBytes()
 	}
-	if err := (CPU{}).Run(jobs); err != nil {
+	if err := (engine.CPU{}).Run(jobs); err != nil {
 		return Result{}, err
 	}
 	late := arr == nil
@@ -309,7 +315,7 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
 		if err != nil {
 			// Even the output alone does not fit (other processes hold the memory): there is
 			// nowhere on the device to put the result, so say so.
-			return Result{}, errf(CodeDeviceUnavailable, "device", "no device memory for the %d-byte output, even after the CPU computed it: %v", total, err)
+			return Result{}, engine.Errorf(engine.CodeDeviceUnavailable, "device", "no device memory for the %d-byte output, even after the CPU computed it: %v", total, err)
 		}
 		d.readyOn(a, s, c.Stream)
 		arr = a
@@ -318,7 +324,7 @@ func fallback(d *gpuDev, c Call, arr *DeviceArray, index int) (Result, error) {
 		if late { // callers free only the arrays they passed in
 			arr.Free()
 		}
-		return Result{}, errf(CodeDeviceUnavailable, "device", "GPU failed and the CPU result could not be copied to it: %v", err)
+		return Result{}, engine.Errorf(engine.CodeDeviceUnavailable, "device", "GPU failed and the CPU result could not be copied to it: %v", err)
 	}
 	_ = keep
 	return Result{Ran: "cpu", Array: arr}, nil

@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 // Test hooks of the GPU side: fault injection, counter reset and the breaker's cool-down. Tests use
 // them to prove fallback, the breaker and device loss without a GPU.
@@ -7,6 +7,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // gpuFault is the test-only fault injection switch: the next Count GPU calls fail with Kind.
@@ -20,7 +22,7 @@ type gpuFault struct {
 // it. Tests use it to prove fallback, the breaker and device loss without a GPU.
 func InjectGPUFault(kind string, count int) error {
 	if kind != "oom" && kind != "launch" && kind != "lost" {
-		return errf(CodeInvalidArgument, "kind", "must be \"oom\", \"launch\" or \"lost\", got %q", kind)
+		return engine.Errorf(engine.CodeInvalidArgument, "kind", "must be \"oom\", \"launch\" or \"lost\", got %q", kind)
 	}
 	f := &gpuFault{Kind: kind}
 	f.Count.Store(int64(count))

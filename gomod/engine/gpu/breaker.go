@@ -1,4 +1,4 @@
-package engine
+package gpu
 
 // The circuit breaker and the GPU counters goprep.info() reports: consecutive GPU failures open the
 // breaker, which keeps calls on the CPU for a cool-down.

@@ -1,10 +1,12 @@
-package engine
+package gpu
 
 import (
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // simDevice is a GPU made of host memory whose kernels are the real kernels/*.cu compiled for the
@@ -83,15 +85,15 @@ func (s *simDevice) CopyDtoH(dst unsafe.Pointer, src uint64, n int, _ Stream) er
 	return nil
 }
 
-func (s *simDevice) Launch(l KernelLaunch, _ Stream) error {
+func (s *simDevice) Launch(l engine.KernelLaunch, _ Stream) error {
 	if takeFault("lost") {
 		why := "injected fault: CUDA_ERROR_ILLEGAL_ADDRESS (sticky)"
 		s.MarkLost(why)
-		return errf(CodeDeviceUnavailable, "device", "%s", why)
+		return engine.Errorf(engine.CodeDeviceUnavailable, "device", "%s", why)
 	}
 	s.launches.Add(1)
 	if err := simKernels(l.Kernel, l.Grid, l.Block, l.Desc, l.N); err != nil {
-		return errf(CodeInternal, "", "simulated launch: %v", err)
+		return engine.Errorf(engine.CodeInternal, "", "simulated launch: %v", err)
 	}
 	return nil
 }
@@ -102,7 +104,7 @@ type SimKernels func(kernel string, grid, block [3]int, desc uint64, n int) erro
 var simKernels SimKernels
 
 // UseSimKernels installs the simulated GPU's kernels. The engine's tests install kernels/cpu; the
-// extension does when built with -tags cpukernel (gpu_cpukernel.go).
+// extension does when built with -tags cpukernel (cpukernel.go).
 func UseSimKernels(k SimKernels) { simKernels = k }
 
 // SimKernelsBuiltIn reports whether the simulated GPU has kernels to run.
@@ -161,7 +163,7 @@ func SimulateGPU(on bool) error {
 	simMu.Lock()
 	defer simMu.Unlock()
 	if on && simKernels == nil {
-		return errf(CodeDeviceUnavailable, "", "the simulated GPU needs the kernels compiled for the CPU: "+
+		return engine.Errorf(engine.CodeDeviceUnavailable, "", "the simulated GPU needs the kernels compiled for the CPU: "+
 			"this extension was built without -tags cpukernel (no C++ compiler found, or GOPREP_CPUKERNEL=0)")
 	}
 	if on == simOn {

@@ -1,12 +1,7 @@
-package engine
+package gpu
 
-// This file is the GPU backend's device layer: the GPUDevice interface a device implements, the
-// process-wide state (registered devices with their pools and streams) and device lookup. The rest of
-// the device-independent GPU side: placement and cost model (gpu_place.go), breaker and counters
-// (gpu_breaker.go), the copy/kernel pipeline (gpu_pipeline.go), device arrays (gpu_array.go), pools
-// (gpu_pool.go), descriptor tables (gpu_desc.go) and test hooks (gpu_testhooks.go). The CUDA half
-// (gomod/cuda, built with -tags cuda) implements GPUDevice with the driver API; gpu_sim.go implements
-// it in host memory for tests.
+// This file is the device layer: the GPUDevice interface a device implements, the process-wide
+// state (registered devices with their pools and streams) and device lookup.
 
 import (
 	"fmt"
@@ -14,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goprep/goprep/gomod/engine"
 )
 
 // DeviceInfo describes one GPU, as goprep.devices() reports it.
@@ -50,7 +47,7 @@ type GPUDevice interface {
 	CopyHtoD(dst uint64, src unsafe.Pointer, n int, s Stream) error
 	CopyDtoH(dst unsafe.Pointer, src uint64, n int, s Stream) error
 	// Launch queues one kernel launch, shaped by the engine (LaunchShape).
-	Launch(l KernelLaunch, s Stream) error
+	Launch(l engine.KernelLaunch, s Stream) error
 	Sync(s Stream) error
 	// Lost says why the device can no longer be used in this process ("" while it can): after a
 	// sticky error (illegal address, failed launch, ECC) a CUDA context never recovers.
@@ -157,10 +154,10 @@ func device(index int) (*gpuDev, error) {
 	gpu.mu.Lock()
 	defer gpu.mu.Unlock()
 	if len(gpu.devices) == 0 {
-		return nil, errf(CodeDeviceUnavailable, "device", "no usable GPU: %s", gpu.reason)
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "no usable GPU: %s", gpu.reason)
 	}
 	if index < 0 || index >= len(gpu.devices) {
-		return nil, errf(CodeDeviceUnavailable, "device", "cuda:%d does not exist (%d GPU(s))", index, len(gpu.devices))
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuda:%d does not exist (%d GPU(s))", index, len(gpu.devices))
 	}
 	return gpu.devices[index], nil
 }

@@ -2,24 +2,15 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"testing"
 	"unsafe"
 )
 
-// Every resize kind runs on the (simulated) GPU: Plan.GPUSupported accepts it, the descriptor picks
-// the kernel arithmetic of the CPU engine's row kernel (gpuMode, areaEnd), and device="auto", "cuda"
-// and device output all return the CPU engine's bytes, for both dtypes, down- and upscale, with and
-// without a letterbox canvas with one pad value per channel, flips through the source and output
-// views, and normalisation.
-func TestAllModesRunOnGPU(t *testing.T) {
-	useSim(t)
-	old := gpuAutoMinBytes
-	gpuAutoMinBytes = 0 // every call is big enough for auto placement
-	cpuNsPerByte()
-	oldCost := cpuCost.Load()
-	cpuCost.Store(math.Float64bits(1e6)) // and the cost model always prefers the GPU
-	t.Cleanup(func() { gpuAutoMinBytes = old; cpuCost.Store(oldCost) })
+// The descriptor (gpu_desc.go) picks the kernel arithmetic of the CPU engine's row kernel (gpuMode,
+// areaEnd) for every resize kind, both dtypes, down- and upscale, plain and with a letterbox canvas,
+// flips and normalisation. Package gpu's TestAllModesRunOnGPU runs the same cases on the simulated
+// GPU against the CPU engine.
+func TestGPUDescriptorModes(t *testing.T) {
 	cases := []struct {
 		kind    string
 		aa, f32 bool
@@ -50,9 +41,6 @@ func TestAllModesRunOnGPU(t *testing.T) {
 				s.In.DType, s.In.Strides = F32, [4]int64{0, 4 * 3 * 48, 12, 4}
 			}
 			if variant != "plain" {
-				// Crop rows 3..56 read bottom-up would change the resize factors, so flip the whole
-				// source horizontally instead, and the output vertically on a letterbox canvas with
-				// one pad value per output channel (BGR order).
 				s.Pre = View{0, 47, 1, -1, 60, 48}
 				s.Canvas = CanvasSpec{H: c.oh + 7, W: c.ow + 4, Top: 5, Left: 1, Pad: PadValues{114, 7, 250}}
 				s.Post = View{c.oh + 6, 0, -1, 1, c.oh + 7, c.ow + 4}
@@ -72,29 +60,65 @@ func TestAllModesRunOnGPU(t *testing.T) {
 			if e, _ := p.areaEnd(); e != c.end {
 				t.Fatalf("%s: end rule %d, want %d", name, e, c.end)
 			}
-			_, src := gpuSource(p)
-			want := runGuarded(t, p, src, 1)
-			for _, dev := range []string{"auto", "cuda"} {
-				got := make([]byte, p.OutBytes())
-				ran, err := execute([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: dev, Index: -1})
-				if err != nil || ran != "cuda" {
-					t.Fatalf("%s on %s: ran on %q (%v), want cuda", name, dev, ran, err)
-				}
-				if string(got) != string(want) {
-					t.Fatalf("%s on %s: differs from the CPU engine", name, dev)
-				}
+			if m, e, _ := p.GPUDescriptorKind(); m != c.mode || e != int(c.end) {
+				t.Fatalf("%s: GPUDescriptorKind %d, %d", name, m, e)
 			}
-			arr, ran, err := executeToDevice([]Job{{Plan: p, Src: src}}, 0)
-			if err != nil || ran != "cuda" {
-				t.Fatalf("%s to device: ran on %q (%v)", name, ran, err)
-			}
-			if string(unsafe.Slice((*byte)(ptr(arr.Ptr)), arr.Bytes)) != string(want) {
-				t.Fatalf("%s: device array differs from the CPU engine", name)
-			}
-			arr.Free()
 		}
 	}
-	if s := Stats(); s.Fallbacks != 0 || s.Failures != 0 {
-		t.Fatalf("GPU trouble: %+v", s)
+}
+
+// RGBA in order is read one pixel per vector load (vecPixels) in every mode when the source address
+// is aligned; a misaligned source or another channel order is read per channel: the descriptor's vec.
+// Package gpu's TestSimulatedGPUVectorPixelLoads runs these on the simulated GPU.
+func TestGPUDescriptorVectorLoads(t *testing.T) {
+	kinds := []struct {
+		kind string
+		aa   bool
+	}{{"none", false}, {"nearest", false}, {"bilinear", false}, {"bilinear", true}, {"bicubic", false}, {"bicubic", true}, {"area", false}}
+	for _, k := range kinds {
+		for _, dt := range []DType{U8, F32} {
+			for _, variant := range []string{"aligned", "misaligned", "bgra"} {
+				name := fmt.Sprintf("%s aa=%v %s %s", k.kind, k.aa, dt, variant)
+				h, w, oh, ow := 37, 29, 16, 12
+				if k.kind == "none" {
+					oh, ow = h, w
+				}
+				s := rgbSpec(h, w, k.kind, k.aa, oh, ow)
+				es := int64(dt.Size())
+				s.In = InputSpec{DType: dt, N: 2, H: h, W: w, C: 4, Strides: [4]int64{int64(h*w*4) * es, int64(w*4) * es, 4 * es, es}}
+				s.CMap = []int{0, 1, 2, 3}
+				if variant == "bgra" {
+					s.CMap = []int{2, 1, 0, 3}
+				}
+				s.Canvas = CanvasSpec{H: oh + 3, W: ow + 2, Top: 1, Left: 2, Pad: PadValues{1, 2, 3, 4}}
+				s.Post = View{oh + 2, 0, -1, 1, oh + 3, ow + 2}
+				p, err := NewPlan(s)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if p.vecPixels(nil) != (variant != "bgra") {
+					t.Fatalf("%s: vecPixels = %v", name, p.vecPixels(nil))
+				}
+				// an address aligned to a whole pixel (4 elements), or one element past one
+				buf := make([]byte, int64(p.spanElems)*es+16*es)
+				at := int(es)
+				for uintptr(unsafe.Pointer(&buf[at]))%uintptr(4*es) != 0 {
+					at += int(es)
+				}
+				if variant == "misaligned" {
+					at += int(es)
+				}
+				src := unsafe.Pointer(&buf[at-p.minOff*int(es)])
+				b, err := NewDeviceBatch([]BatchImage{{Plan: p, SrcDev: uint64(uintptr(src))}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc := b.Encode(0)
+				d := (*gpImage)(unsafe.Pointer(&enc[b.DescOffset()]))
+				if want := int32(map[bool]int{true: 1}[variant == "aligned"]); d.Vec != want {
+					t.Fatalf("%s: descriptor vec = %d, want %d", name, d.Vec, want)
+				}
+			}
+		}
 	}
 }

@@ -32,3 +32,17 @@ def test_valid_device_array_still_works(sim_gpu):
     dev = goprep.to_device(img)
     got = goprep.pipeline(_prep)(_Cai(dev.ptr, (32, 32, 3), keep=dev))
     np.testing.assert_array_equal(got, goprep.pipeline(device="cpu")(_prep)(img))
+
+
+def test_shape_larger_than_the_allocation_is_refused(sim_gpu):
+    dev = goprep.to_device(np.zeros((32, 32, 3), np.uint8))
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(_prep)(_Cai(dev.ptr, (256, 256, 3), keep=dev))  # claims 64x the memory
+    assert ei.value.argument == "src" and "past the end of its allocation" in str(ei.value)
+
+
+def test_wild_pointer_is_refused(sim_gpu):
+    dev = goprep.to_device(np.zeros((32, 32, 3), np.uint8))
+    with pytest.raises(goprep.InvalidArgumentError) as ei:
+        goprep.pipeline(_prep)(_Cai(dev.ptr + (1 << 40), (32, 32, 3), keep=dev))
+    assert ei.value.argument == "src" and "not in memory allocated on this GPU" in str(ei.value)

@@ -262,6 +262,17 @@ func (d *device) MemAlloc(n int) (p uint64, err error) {
 	return p, err
 }
 
+// AddressRange is cuMemGetAddressRange: the allocation holding p (gpu.checkSources checks device
+// sources against it before any copy or launch).
+func (d *device) AddressRange(p uint64) (base uint64, size int, err error) {
+	err = d.bound(func() error {
+		s, b, e := cu.DevicePtr(p).AddressRange()
+		base, size = uint64(b), int(s)
+		return e
+	})
+	return base, size, err
+}
+
 func (d *device) MemFree(p uint64) {
 	_ = d.bound(func() error { return cu.MemFree(cu.DevicePtr(p)) })
 }

@@ -226,3 +226,39 @@ func (d *gpuDev) putStream(s Stream) {
 		d.dev.DestroyStream(s)
 	}
 }
+
+// AddressRanger is implemented by devices that can tell which allocation holds a device address
+// (cuMemGetAddressRange on CUDA; the simulated GPU's own allocation table).
+type AddressRanger interface {
+	AddressRange(p uint64) (base uint64, size int, err error)
+}
+
+// checkSources refuses device sources whose extent (every element the plan reads, all images) is not
+// inside one allocation of d. A null or wild pointer, or a claimed shape larger than the memory behind
+// it, would otherwise be read as it is: a crash on the simulated GPU, an illegal address that loses a
+// CUDA context for the rest of the process. Devices that cannot say (none today) are not checked.
+func checkSources(d GPUDevice, jobs []engine.Job) error {
+	r, ok := d.(AddressRanger)
+	if !ok {
+		return nil
+	}
+	for i, j := range jobs {
+		if j.Src == nil {
+			return engine.Errorf(engine.CodeInvalidArgument, "src", "item %d: the device pointer is null", i)
+		}
+		es := int64(j.Plan.InDType().Size())
+		lo, n := j.Plan.SourceExtent()
+		first := int64(uintptr(j.Src)) + int64(lo)*es
+		end := first + int64(n)*es
+		base, size, err := r.AddressRange(uint64(first))
+		if err != nil {
+			return engine.Errorf(engine.CodeInvalidArgument, "src", "item %d: address %#x is not in memory allocated on this GPU (%v)", i, first, err)
+		}
+		if end > int64(base)+int64(size) {
+			return engine.Errorf(engine.CodeInvalidArgument, "src",
+				"item %d: the array's shape and strides span %d bytes from %#x, past the end of its allocation (%d bytes from %#x)",
+				i, end-first, first, size, base)
+		}
+	}
+	return nil
+}

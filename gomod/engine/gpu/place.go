@@ -188,6 +188,11 @@ func Run(c Call) (Result, error) {
 		}
 		return Result{}, err
 	}
+	if onDev {
+		if err := checkSources(d.dev, c.Jobs); err != nil {
+			return Result{}, err
+		}
+	}
 	gc := &gpuCall{jobs: c.Jobs, devSrc: onDev}
 	if c.Timed {
 		gc.times = &GPUTimes{}

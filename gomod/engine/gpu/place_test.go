@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/goprep/goprep/gomod/engine"
 )
@@ -27,5 +29,42 @@ func TestMovedBytesBoundsWithoutStaging(t *testing.T) {
 	}
 	if up+down >= bound {
 		t.Fatalf("the staged count %d should be below the whole-image bound %d for a plan reading 448 rows", up+down, bound)
+	}
+}
+
+// Device sources are checked against the allocation behind them before any copy or launch: a wild
+// pointer or a plan reading past the allocation is an invalid_argument error naming src, and the
+// process reads nothing it does not own (the simulated GPU's memory is host memory).
+func TestDeviceSourcesCheckedAgainstTheirAllocation(t *testing.T) {
+	useSim(t)
+	p, _ := engine.NewPlan(imagenetSpec(3, 40, 50))
+	buf, src := gpuSource(p)
+	in, err := Upload(buf, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Free()
+	got := make([]byte, p.OutBytes())
+	call := func(s unsafe.Pointer) error {
+		_, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: s, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, DeviceSources: true})
+		return err
+	}
+	if err := call(devicePtr(buf, src, in)); err != nil {
+		t.Fatalf("a valid device source: %v", err)
+	}
+	small, err := Upload(buf[:len(buf)/2], 0, 0, false) // half the bytes the plan reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Free()
+	for name, s := range map[string]unsafe.Pointer{
+		"past its allocation": devicePtr(buf, src, small),
+		"wild":                unsafe.Pointer(uintptr(0x10)),
+		"null":                nil,
+	} {
+		var e *engine.Error
+		if err := call(s); !errors.As(err, &e) || e.Code != engine.CodeInvalidArgument || e.Arg != "src" {
+			t.Errorf("%s pointer: %v", name, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,19 @@ func (s *simDevice) free(p uint64) {
 		panic("simulated GPU: free of memory it did not allocate")
 	}
 	delete(s.allocs, p)
+}
+
+// AddressRange finds the allocation holding p (the simulator checks device sources against its own
+// allocations, as cuMemGetAddressRange does on a GPU).
+func (s *simDevice) AddressRange(p uint64) (uint64, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for base, b := range s.allocs {
+		if p >= base && p < base+uint64(len(b)) {
+			return base, len(b), nil
+		}
+	}
+	return 0, 0, errors.New("no allocation of the simulated GPU holds it")
 }
 
 func (s *simDevice) MemAlloc(n int) (uint64, error) { return s.alloc(n), nil }

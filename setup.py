@@ -307,6 +307,17 @@ class BuildGo(build_ext):
         log(f"built the {'CUDA' if cuda else 'CPU-only'} extension with go{_fmt(go.version)} "
             f"in {time.monotonic() - t0:.0f} s")
 
+    def copy_extensions_to_source(self) -> None:
+        """``setup.py build_ext --inplace``: setuptools builds into build_lib (with ``inplace`` off) and
+        then copies each extension module into the source tree; the extension's generated loaders
+        (binding.py, go.py), written beside it in build_lib, must come along or the package cannot
+        import it."""
+        super().copy_extensions_to_source()
+        for ext in self.extensions:
+            built = os.path.join(self.build_lib, *ext.name.split(".")[:-1])
+            for py in ("binding.py", "go.py"):
+                shutil.copyfile(os.path.join(built, py), os.path.join(ROOT, "python", "goprep", "_ext", py))
+
     def _cpukernel(self, env: dict) -> bool:
         """-tags cpukernel: the real CUDA kernels compiled as C++ for goprep.testing.simulate_gpu. Only
         tests need them, so they are built when a C++ compiler is there (GOPREP_CPUKERNEL=auto, the

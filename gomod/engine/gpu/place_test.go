@@ -59,7 +59,7 @@ func TestDeviceSourcesCheckedAgainstTheirAllocation(t *testing.T) {
 	defer small.Free()
 	for name, s := range map[string]unsafe.Pointer{
 		"past its allocation": devicePtr(buf, src, small),
-		"wild":                unsafe.Pointer(uintptr(0x10)),
+		"wild":                ptr(in.Ptr + 1<<40),
 		"null":                nil,
 	} {
 		var e *engine.Error

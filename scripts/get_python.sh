@@ -15,7 +15,8 @@
 # pinned per series because the archive drops old uploads: the first one that can be had is built.
 # A tarball placed by hand in $CACHE/src/ under either name is used when its checksum matches.
 #
-# Build: ./configure --prefix=$CACHE/<version>[t] [--disable-gil] --with-ensurepip=install, then
+# Build: ./configure --prefix=$CACHE/<version>[t] [--disable-gil] --with-ensurepip=install
+# --disable-test-modules (no test suite: less to build and byte-compile), then
 # nice make -j${GOPREP_PYTHON_JOBS:-2} and make install (no PGO/LTO: a build takes ~6-10 min on 2
 # cores instead of ~40). A finished prefix is marked with .goprep-complete, so the second run only
 # prints the path. Build dependencies come from Debian's packages (apt-get, when missing and root).

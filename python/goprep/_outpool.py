@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import sysconfig
 import threading
 from math import prod as _prod
 from typing import Dict, List, Tuple
@@ -51,7 +52,10 @@ def _cap_bytes() -> int:
 
 
 _CAP = _cap_bytes()
-_ON = _CAP >= MIN_BYTES and bool(getattr(sys, "_is_gil_enabled", lambda: True)())
+# Off where reference counts do not tell whether a block is free: any free-threaded build (its counts
+# are split per thread and merged lazily, whether or not the GIL is on), not only a run with the GIL off.
+_ON = (_CAP >= MIN_BYTES and not sysconfig.get_config_var("Py_GIL_DISABLED")
+       and bool(getattr(sys, "_is_gil_enabled", lambda: True)()))
 _lock = threading.Lock()
 _blocks: Dict[int, List[np.ndarray]] = {}
 _total = 0

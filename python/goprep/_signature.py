@@ -32,6 +32,7 @@ from ._trace import Traced, check_out_size, trace_array, tracing
 LIMITS: Dict[str, int] = {"plans": 1024, "signatures": 256, "plan_bytes": 256 << 20}
 _memos: "weakref.WeakValueDictionary[int, Memo]" = weakref.WeakValueDictionary()  # by id: a dict is unhashable
 traces = [0]  # functions traced by this process (goprep.testing.trace_count)
+_traces_lock = threading.Lock()
 
 
 class Memo(dict):  # type: ignore[type-arg]
@@ -204,7 +205,8 @@ def trace(
     fn: Callable[..., Any], src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], device: str, target: str, plain: bool
 ) -> Signature:
     """Trace ``fn`` on ``src``'s layout with these arguments and build its Signature."""
-    traces[0] += 1
+    with _traces_lock:  # a read-modify-write: exact on free-threaded builds too (goprep.testing.trace_count)
+        traces[0] += 1
     with tracing():
         traced, template = split_result(fn(trace_array(src), *args, **kwargs))
     return Signature(traced, template, src.nbytes, device, target, plain)

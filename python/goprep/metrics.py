@@ -20,6 +20,7 @@ with the split as attributes; it is opt-in because a span costs several microsec
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Iterator, Optional
 
@@ -86,6 +87,7 @@ def _gpu_metrics(Counter: Any, Gauge: Any) -> Iterator[Any]:
 
 
 _registered: "dict[int, tuple[Any, GoprepCollector]]" = {}
+_registering = threading.Lock()  # register/unregister check then act: one at a time (free-threaded builds too)
 
 
 def register(registry: Any = None) -> GoprepCollector:
@@ -95,11 +97,12 @@ def register(registry: Any = None) -> GoprepCollector:
     import prometheus_client
 
     reg = prometheus_client.REGISTRY if registry is None else registry
-    if id(reg) in _registered:
-        return _registered[id(reg)][1]
-    c = GoprepCollector()
-    reg.register(c)
-    _registered[id(reg)] = (reg, c)
+    with _registering:
+        if id(reg) in _registered:
+            return _registered[id(reg)][1]
+        c = GoprepCollector()
+        reg.register(c)
+        _registered[id(reg)] = (reg, c)
     _profile.set_profiling(True)
     return c
 
@@ -109,9 +112,10 @@ def unregister(registry: Any = None) -> None:
     import prometheus_client
 
     reg = prometheus_client.REGISTRY if registry is None else registry
-    entry = _registered.pop(id(reg), None)
-    if entry is not None:
-        reg.unregister(entry[1])
+    with _registering:
+        entry = _registered.pop(id(reg), None)
+        if entry is not None:
+            reg.unregister(entry[1])
 
 
 def enable_tracing(tracer: Optional[Any] = None) -> None:

@@ -11,6 +11,19 @@ import (
 // per signature with it): the staged source bytes plus the output bytes, here a whole 1x2 RGB image
 // in and out.
 func TestPlanMovedBytes(t *testing.T) {
+	h := copyPlan1x2(t)
+	defer FreePlan(h)
+	if n, err := PlanMovedBytes(h); err != nil || n != 6+6 {
+		t.Fatalf("PlanMovedBytes = %d, %v; want 12", n, err)
+	}
+	if _, err := PlanMovedBytes(987654); err == nil {
+		t.Fatal("an unknown plan handle must fail")
+	}
+}
+
+// copyPlan1x2 is the handle of a plan that copies a 1x2 RGB uint8 image as it is (the caller frees it).
+func copyPlan1x2(t *testing.T) int64 {
+	t.Helper()
 	spec := engine.Spec{
 		In:     engine.InputSpec{DType: engine.U8, H: 1, W: 2, C: 3, Strides: [4]int64{0, 6, 3, 1}},
 		Pre:    engine.View{SY: 1, SX: 1, H: 1, W: 2},
@@ -24,11 +37,5 @@ func TestPlanMovedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer FreePlan(h)
-	if n, err := PlanMovedBytes(h); err != nil || n != 6+6 {
-		t.Fatalf("PlanMovedBytes = %d, %v; want 12", n, err)
-	}
-	if _, err := PlanMovedBytes(987654); err == nil {
-		t.Fatal("an unknown plan handle must fail")
-	}
+	return h
 }

@@ -1,14 +1,11 @@
 package binding
 
 import (
-	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
-
-	"github.com/goprep/goprep/gomod/engine"
 )
 
 // A held call waits inside Execute until its cancel flag is set, then stops with "cancelled"; the
@@ -18,19 +15,7 @@ func TestHeldCallWaitsForItsCancelFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, out := make([]uint8, 6), make([]uint8, 6)
-	spec := engine.Spec{
-		In:     engine.InputSpec{DType: engine.U8, H: 1, W: 2, C: 3, Strides: [4]int64{0, 6, 3, 1}},
-		Pre:    engine.View{SY: 1, SX: 1, H: 1, W: 2},
-		Resize: engine.ResizeSpec{Kind: "none", H: 1, W: 2},
-		Canvas: engine.CanvasSpec{H: 1, W: 2},
-		Post:   engine.View{SY: 1, SX: 1, H: 1, W: 2},
-		CMap:   []int{0, 1, 2},
-	}
-	js, _ := json.Marshal(spec)
-	h, err := NewPlan(string(js))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := copyPlan1x2(t)
 	defer FreePlan(h)
 	var stop int32
 	desc := []int64{h, 0, 0}

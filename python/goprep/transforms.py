@@ -388,10 +388,6 @@ class _CenterCrop:
         return _ops.center_crop(img, (self.h, self.w))
 
 
-def _center_crop_op(size: Any, fill: Any = 0) -> Op:
-    return _CenterCrop(size, fill)
-
-
 class _Flip:
     """``RandomHorizontalFlip(p=1)`` / ``RandomVerticalFlip(p=1)`` (an Op)."""
 
@@ -459,10 +455,6 @@ class _FloorCenterCrop:
         if (H, W) == (h, w):
             return img
         return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
-
-
-def _floor_center_crop_op(h: int, w: int) -> Op:
-    return _FloorCenterCrop(h, w)
 
 
 def _pair(size: Any) -> Tuple[int, int]:
@@ -621,11 +613,11 @@ def _tv_walk(t: Any, chain: _Chain) -> None:
         op = _Resize(name, t.size, t.interpolation, getattr(t, "antialias", True), t.max_size, _tv_api(t))
         chain.geometric(name, op)
     elif name == "CenterCrop":
-        chain.geometric(name, _center_crop_op(t.size))
+        chain.geometric(name, _CenterCrop(t.size))
     elif name == "CenterCropOrPad":  # timm's (crop_mode="border")
         if getattr(t, "padding_mode", "constant") != "constant":
             raise PipelineError(f"CenterCropOrPad(padding_mode={t.padding_mode!r}) is not supported by goprep (constant only)")
-        chain.geometric(name, _center_crop_op(t.size, t.fill))
+        chain.geometric(name, _CenterCrop(t.size, t.fill))
     elif name == "ResizeKeepRatio":  # timm's
         if getattr(t, "random_scale_prob", 0) or getattr(t, "random_aspect_prob", 0):
             raise PipelineError("ResizeKeepRatio with random scaling is a training transform")
@@ -884,7 +876,7 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                 if int(se / crop_pct) < 1:
                     raise PipelineError(f"{crop_pct} resizes the shorter side to {int(se / crop_pct)}", argument="crop_pct")
                 chain.geometric("resize", resize(int(se / crop_pct)))
-                chain.geometric("center_crop", _floor_center_crop_op(se, se))
+                chain.geometric("center_crop", _FloorCenterCrop(se, se))
             else:
                 chain.geometric("resize", resize((se, se)))
         elif "height" in size and "width" in size:
@@ -902,7 +894,7 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
             ch, cw = _pos_int("crop_size['height']", crop["height"]), _pos_int("crop_size['width']", crop["width"])
         else:
             ch, cw = _int_or_hw("crop_size", crop)
-        chain.geometric("center_crop", _floor_center_crop_op(ch, cw))
+        chain.geometric("center_crop", _FloorCenterCrop(ch, cw))
     if base == "MobileViT" and cfg.get("do_flip_channel_order"):
         chain.geometric("flip_channel_order", _Cvt("rgb2bgr"))  # a channel permutation: before the rescale
     do_rescale = cfg.get("do_rescale", True)
@@ -969,18 +961,18 @@ def from_timm(data_config: Mapping[str, Any], *, device: str = "auto") -> Conver
     chain = _Chain()
     if crop_mode == "squash":
         chain.geometric("Resize", _Resize("Resize", scale, interp, True, None, "v1"))
-        chain.geometric("CenterCrop", _center_crop_op(img))
+        chain.geometric("CenterCrop", _CenterCrop(img))
     elif crop_mode == "border":
         # the longer side fits 1/crop_pct of the target, then padded (with the mean colour, as timm
         # rounds it) and cropped to the target: nothing of the image is lost at crop_pct 1
         chain.geometric("ResizeKeepRatio", _keep_ratio_op(scale, interp, 1.0))
-        chain.geometric("CenterCropOrPad", _center_crop_op(img, [round(255 * v) for v in mean]))
+        chain.geometric("CenterCropOrPad", _CenterCrop(img, [round(255 * v) for v in mean]))
     else:
         if scale[0] == scale[1]:
             chain.geometric("Resize", _Resize("Resize", scale[0], interp, True, None, "v1"))
         else:
             chain.geometric("ResizeKeepRatio", _keep_ratio_op(scale, interp))
-        chain.geometric("CenterCrop", _center_crop_op(img))
+        chain.geometric("CenterCrop", _CenterCrop(img))
     chain.to_float("MaybeToTensor", 1 / 255)
     chain.normalize("Normalize", mean, std)
     return Converted(chain, "timm eval transform", device=device)

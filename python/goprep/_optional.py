@@ -10,18 +10,12 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-# importable module -> the pyproject extra that installs it
+# importable module -> the pyproject extra that installs it (the modules goprep requires by name)
 EXTRA_OF = {
     "ray": "ray",
     "dask": "dask",
     "prometheus_client": "serve",
-    "grpc": "serve",
-    "onnxruntime": "serve",
     "opentelemetry": "serve",
-    "torch": "torch",
-    "torchvision": "torch",
-    "transformers": "hf",
-    "timm": "timm",
 }
 
 

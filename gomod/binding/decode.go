@@ -51,7 +51,8 @@ const maxFileBytes = 1 << 30
 type encodedBatch struct {
 	data []([]byte) // in-memory items alias the caller's buffers, which Python keeps alive
 	hdr  []codec.Header
-	list bool // errors name "data[i]" (a list source) or "data"
+	name string // the caller's argument, which errors name: "data" or "src"
+	list bool   // errors name "<name>[i]" (a list source) or "<name>"
 }
 
 var batches handles[*encodedBatch]
@@ -63,9 +64,9 @@ func RunColumns() int64    { return RunCols }
 // itemArg names item i the way the caller passed it.
 func (b *encodedBatch) itemArg(i int) string {
 	if b.list {
-		return fmt.Sprintf("data[%d]", i)
+		return fmt.Sprintf("%s[%d]", b.name, i)
 	}
-	return "data"
+	return b.name
 }
 
 // renamed returns err with its argument set to the item's name (codec errors say "data").
@@ -79,11 +80,12 @@ func (b *encodedBatch) renamed(i int, err error) error {
 // DecodeOpen reads count encoded items and probes their headers. desc is an int64 array object of
 // (count, 2) rows: (address, length) of an in-memory buffer, or (-1, k) for the k-th of paths
 // (separated by NUL bytes), read here. hdr (an int64 array object of (count, HeaderCols)) receives each
-// header. An image over maxPixels (0: no limit) is refused here, before anything is decoded.
-func DecodeOpen(desc, count int64, paths string, hdr, maxPixels int64, list bool) (h int64, err error) {
+// header. An image over maxPixels (0: no limit) is refused here, before anything is decoded. Errors
+// name the argument name, or name[i] for a list.
+func DecodeOpen(desc, count int64, paths string, hdr, maxPixels int64, name string, list bool) (h int64, err error) {
 	defer engine.Recover(&err)
 	if count < 1 || count > 1<<24 {
-		return 0, engine.Errorf(engine.CodeInvalidArgument, "data", "count %d out of range", count)
+		return 0, engine.Errorf(engine.CodeInvalidArgument, name, "count %d out of range", count)
 	}
 	dp, err := readArrayData(desc)
 	if err != nil {
@@ -99,7 +101,7 @@ func DecodeOpen(desc, count int64, paths string, hdr, maxPixels int64, list bool
 	if paths != "" {
 		names = strings.Split(paths, "\x00")
 	}
-	b := &encodedBatch{data: make([][]byte, count), hdr: make([]codec.Header, count), list: list}
+	b := &encodedBatch{data: make([][]byte, count), hdr: make([]codec.Header, count), name: name, list: list}
 	for i := range b.data {
 		addr, n := d[2*i], d[2*i+1]
 		switch {
@@ -220,6 +222,9 @@ func DecodeRun(h, desc, count int64) (err error) {
 		if in.DType != engine.U8 || in.N != 0 || in.H != oh || in.W != ow || in.C != oc ||
 			in.Strides[1] != int64(ow*oc) || in.Strides[2] != int64(oc) || in.Strides[3] != 1 {
 			return engine.Errorf(engine.CodeInternal, b.itemArg(i), "the plan reads a %dx%dx%d source, the image decodes to %dx%dx%d", in.H, in.W, in.C, oh, ow, oc)
+		}
+		if y0, y1, x0, x1, ok := p.SourceWindow(); ok && (y1-y0 < oh || x1-x0 < ow) && (!o.ApplyOrientation || b.hdr[i].Orientation == 1) {
+			o.Window = codec.Window{Y0: y0, Y1: y1, X0: x0, X1: x1} // decode only what the plan reads
 		}
 		out := row[runOut]
 		jobs[i] = decodeJob{plan: p, opts: o, out: *(*unsafe.Pointer)(unsafe.Pointer(&out)), size: oh * ow * oc, stride: ow * oc}

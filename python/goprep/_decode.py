@@ -133,14 +133,14 @@ def _buffer(x: Any, arg: str) -> Tuple[Optional[np.ndarray], Optional[str]]:
 class _Batch:
     """An open DecodeOpen batch: its handle, headers and the buffers Go reads (kept alive here)."""
 
-    def __init__(self, items: Sequence[Any], is_list: bool) -> None:
+    def __init__(self, items: Sequence[Any], is_list: bool, name: str, max_pixels: Optional[int] = None) -> None:
         mod = _native.get()
         n = len(items)
         desc = np.empty((n, 2), np.int64)
         paths: List[str] = []
         self.keep: List[Any] = []
         for i, x in enumerate(items):
-            arr, path = _buffer(x, f"data[{i}]" if is_list else "data")
+            arr, path = _buffer(x, f"{name}[{i}]" if is_list else name)
             if path is not None:
                 desc[i] = (-1, len(paths))
                 paths.append(path)
@@ -151,7 +151,10 @@ class _Batch:
         self.hdr = np.zeros((n, int(mod.HeaderColumns())), np.int64)
         self.mod = mod
         self.handle = 0
-        self.handle = _call(mod.DecodeOpen, id(desc), n, "\x00".join(paths), id(self.hdr), _max_pixels[0] or 0, is_list)
+        arrays = any(type(x) is np.ndarray for x in items)
+        hint = ("; a 1-D uint8 array is read as encoded image bytes (an image array is (H, W, C))" if arrays else "")
+        self.handle = _call(mod.DecodeOpen, id(desc), n, "\x00".join(paths), id(self.hdr),
+                            (_max_pixels[0] or 0) if max_pixels is None else max_pixels, name, is_list, name=name, hint=hint)
 
     def headers(self) -> List[Header]:
         return [Header(FORMATS[int(r[0])], int(r[1]), int(r[2]), int(r[3]), int(r[4]), bool(r[5])) for r in self.hdr]
@@ -162,12 +165,17 @@ class _Batch:
             self.handle = 0
 
 
-def _call(fn: Any, *args: Any) -> Any:
-    """A decode entry: every error about the data (a bomb's too_large too) is a DecodeError."""
+def _call(fn: Any, *args: Any, name: str = "data", hint: str = "") -> Any:
+    """A decode entry: every error about the data (a bomb's too_large too) is a DecodeError; ``hint``
+    is added to a decode error's message."""
     try:
         return _native.call(fn, *args)
+    except DecodeError as e:
+        if hint:
+            raise DecodeError(e.detail + hint, argument=e.argument, code=e.code) from None
+        raise
     except GoprepError as e:
-        if e.code == "too_large" and (e.argument or "").startswith("data"):
+        if e.code == "too_large" and (e.argument or "").startswith(name):
             raise DecodeError(e.detail, argument=e.argument, code="too_large") from None
         raise
 
@@ -303,19 +311,22 @@ def signature(pipe: Any, hdr: Header, args: Tuple[Any, ...], kwargs: Dict[str, A
 
 # -- running ------------------------------------------------------------------------------------
 
-def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int, timed: Any, ragged: bool = False) -> Any:
+def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int, timed: Any,
+        ragged: bool = False, max_pixels: Optional[int] = None, name: str = "src") -> Any:
     """Run pipeline ``pipe`` on encoded ``src`` (an item or a list): one result, or for a list one
-    batch (``ragged``: a list of separate results, for eager decode of differently sized images)."""
+    batch (``ragged``: a list of separate results, for eager decode of differently sized images).
+    ``max_pixels``: this call's bomb limit instead of set_max_image_pixels's (the server's own);
+    ``name``: the argument errors name ("src" in pipelines, "data" in goprep.decode)."""
     is_list = isinstance(src, (list, tuple))
     items = list(src) if is_list else [src]
     if not items:
-        raise ShapeError("the list of images is empty", argument="data")
+        raise ShapeError("the list of images is empty", argument=name)
     if pipe._target == "device":
         raise InvalidArgumentError('encoded images are decoded on the CPU; output="device" does not take them yet', argument="output")
     if sh >= 0:
         raise InvalidArgumentError("encoded images are decoded on the CPU, so stream= does not apply", argument="stream")
     t0 = _perf_ns()
-    b = _Batch(items, is_list)
+    b = _Batch(items, is_list, name, max_pixels)
     try:
         sigs = []
         opts = []
@@ -325,7 +336,7 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
                 raise ShapeError(
                     f"item {i} produces {sig.shape} {sig.dtype} but item 0 produces {sigs[0].shape} "
                     f"{sigs[0].dtype}; a list must produce one size (resize or letterbox to a fixed size)",
-                    argument="data",
+                    argument=name,
                 )
             sigs.append(sig)
             opts.append(o)
@@ -346,7 +357,7 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
             addrs = [base + i * step for i in range(n)]
         for i, (s, (mode, scale, orient), a) in enumerate(zip(sigs, opts, addrs)):
             desc[i] = (s.handle, a, scale, mode, int(orient))
-        _call(b.mod.DecodeRun, b.handle, id(desc), n)
+        _call(b.mod.DecodeRun, b.handle, id(desc), n, name=name)
     finally:
         b.close()
     if timed is not None:
@@ -385,6 +396,21 @@ def _decode_fn(t: Traced, mode: str, reduce: Union[int, str], orient: bool) -> T
 _EAGER: List[Any] = []
 
 
+def _eager() -> Any:
+    """The one-op pipeline of eager decode (built on first use: _pipeline imports this module)."""
+    if not _EAGER:
+        from ._pipeline import Pipeline
+
+        _EAGER.append(Pipeline(_decode_fn, "cpu", None, name="decode"))
+    return _EAGER[0]
+
+
+def decode_rgb(items: Sequence[Any], max_pixels: int) -> List[np.ndarray]:
+    """Decode a list of encoded images to RGB arrays in one call under a bomb limit of ``max_pixels``
+    (the reference server's, whatever set_max_image_pixels says)."""
+    return run(_eager(), list(items), ("RGB", 1, False), {}, None, -1, None, ragged=True, max_pixels=max_pixels, name="data")  # type: ignore[no-any-return]
+
+
 def decode(
     data: Any, *, mode: str = "RGB", reduce: Union[None, int, str] = None, apply_orientation: bool = False,
 ) -> Any:
@@ -410,16 +436,12 @@ def decode(
     orient = check_orientation(apply_orientation)
     if isinstance(data, Traced):
         return decode_traced(data, mode, red, orient)
-    if not _EAGER:
-        from ._pipeline import Pipeline
-
-        _EAGER.append(Pipeline(_decode_fn, "cpu", None, name="decode"))
-    pipe = _EAGER[0]
+    pipe = _eager()
     if isinstance(data, (list, tuple)):
         for i, x in enumerate(data):
             if not _is_item(x):
                 _buffer(x, f"data[{i}]")  # raises, naming the item
-        return run(pipe, data, (mode, red, orient), {}, None, -1, None, ragged=True)
+        return run(pipe, data, (mode, red, orient), {}, None, -1, None, ragged=True, name="data")
     if not _is_item(data):
         _buffer(data, "data")  # raises
-    return run(pipe, data, (mode, red, orient), {}, None, -1, None)
+    return run(pipe, data, (mode, red, orient), {}, None, -1, None, name="data")

@@ -132,7 +132,7 @@ class Pipeline:
                     return fill(c.template, _run.run_one(c.handle, src, None, st, c.shape, c.dtype))
                 sh = -1 if stream is None else _device.stream_handle(stream)
                 if c is None:
-                    if src.ndim == 1:  # a 1-D uint8 array of encoded bytes (anything else fails tracing)
+                    if src.ndim == 1 and src.dtype == np.uint8:  # encoded bytes (any other 1-D array fails tracing)
                         return _decode.run(self, src, args, kwargs, out, sh, st)
                     c = self._lookup(src, args, kwargs, key)
                 device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device

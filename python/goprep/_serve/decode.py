@@ -1,55 +1,38 @@
-"""Turning a request's encoded image into an (H, W, 3) uint8 RGB array: the one place the server
-decodes, so goprep's own decoder can replace Pillow here later.
+"""Turning a request's encoded images into (H, W, 3) uint8 RGB arrays: the one place the server
+decodes, with goprep's own decoder (libjpeg-turbo, libpng): one call per request, the images decoded in
+parallel with the GIL released, byte for byte what Pillow's ``convert("RGB")`` gives.
 
-Pillow reads the file's header first (``Image.open`` is lazy): the format is checked (JPEG or PNG
-only, whatever the client calls it) and width x height against the pixel limit before a single pixel
-is decoded, so a tiny file that claims 60000x60000, or a highly compressible PNG that would inflate to
-gigabytes, costs the server only its header. OpenCV's ``imdecode`` is not used: it takes any format
-it knows up to 2^30 pixels.
+The header of every file is read first: the format is checked (JPEG or PNG only, whatever the client
+calls it) and width x height against the pixel limit before a single pixel is decoded, so a tiny file
+that claims 60000x60000, or a highly compressible PNG that would inflate to gigabytes, costs the
+server only its header. OpenCV's ``imdecode`` is not used: it takes any format it knows up to 2^30
+pixels.
 """
 
 from __future__ import annotations
 
-import io
-import warnings
+from typing import List, Sequence
 
 import numpy as np
 
 from .errors import BadRequest, TooLarge
 
-FORMATS = ("JPEG", "PNG")
+
+def decode_images(files: Sequence[bytes], max_pixels: int) -> List[np.ndarray]:
+    """The RGB pixels of JPEG or PNG files; BadRequest when one is neither or is corrupt (naming its
+    index), TooLarge when its header claims more than ``max_pixels`` pixels (checked before decoding)."""
+    from .. import _decode
+    from .._errors import DecodeError
+
+    try:
+        return _decode.decode_rgb(files, max_pixels)
+    except DecodeError as e:
+        where = (e.argument or "data").replace("data", "image", 1)
+        if e.code == "too_large":
+            raise TooLarge(f"{where}: larger than the server's limit of {max_pixels} pixels ({e.detail})", "pixels") from None
+        raise BadRequest(f"{where} is not a readable JPEG or PNG file: {e.detail}") from None
 
 
 def decode_image(data: bytes, max_pixels: int) -> np.ndarray:
-    """The RGB pixels of a JPEG or PNG file; BadRequest when it is neither or is corrupt, TooLarge when
-    its header claims more than ``max_pixels`` pixels (checked before decoding)."""
-    from PIL import Image
-
-    if not data:
-        raise BadRequest("empty image")
-    try:
-        with warnings.catch_warnings():
-            # Pillow's own bomb guard (MAX_IMAGE_PIXELS) warns or raises at open; ours is checked below.
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(data), formats=FORMATS)
-    except Image.DecompressionBombError:
-        raise TooLarge(f"image is larger than the server's limit of {max_pixels} pixels", "pixels") from None
-    except Exception:  # noqa: BLE001 - any unreadable header: the client's bytes are not an image we take
-        raise BadRequest("image is not a readable JPEG or PNG file") from None
-    with im:
-        w, h = im.size
-        if w <= 0 or h <= 0:
-            raise BadRequest("image has no pixels")
-        if w * h > max_pixels:
-            raise TooLarge(f"image of {w}x{h} pixels is larger than the server's limit of {max_pixels} pixels",
-                            "pixels")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-                im.load()
-                rgb = im if im.mode == "RGB" else im.convert("RGB")
-                return np.asarray(rgb)
-        except Image.DecompressionBombError:
-            raise TooLarge(f"image is larger than the server's limit of {max_pixels} pixels", "pixels") from None
-        except Exception:  # noqa: BLE001 - truncated or corrupt data after a valid header
-            raise BadRequest(f"image data ({im.format} {w}x{h}) is truncated or corrupt") from None
+    """One file's RGB pixels (decode_images of one)."""
+    return decode_images([data], max_pixels)[0]

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from . import protocol
-from .decode import decode_image
+from .decode import decode_images
 from .errors import BadRequest, OverLimit, TooLarge
 
 log = logging.getLogger("goprep.serve")
@@ -124,7 +124,7 @@ class Engine:
                 files = list(inp.contents.bytes_contents)
             else:
                 raise BadRequest(f"input {protocol.IMAGE} has no data for its {n} elements")
-            return [decode_image(bytes(f), lim.max_pixels) for f in files]
+            return decode_images(files, lim.max_pixels)
         if inp.name == protocol.FRAME:
             if inp.datatype != "UINT8" or len(shape) not in (3, 4) or shape[-1] != 3:
                 raise BadRequest(f"input {protocol.FRAME} must be UINT8 of shape [H, W, 3] or [N, H, W, 3] (RGB), "

@@ -99,12 +99,17 @@ func pillowVerticalFirst(s *Spec) bool {
 	return s.Resize.Antialias && s.In.DType == U8 && !s.Resize.TorchU8 && dw != 0 && dh > 0 && dh > 2*dw
 }
 
-// liveSpan is the range [lo, hi) of the element offsets an axis's live taps read.
+// liveSpan is the range [lo, hi) of the element offsets an axis's live taps read (all K taps of
+// every coordinate when Taps.Cnt is nil).
 func liveSpan(a *axis) (lo, hi int) {
 	t := &a.Taps
 	first := true
-	for j, n := range t.Cnt {
-		for _, o := range a.Off[j*t.K : j*t.K+int(n)] {
+	for j := 0; t.K > 0 && j < len(a.Off)/t.K; j++ {
+		n := t.K
+		if t.Cnt != nil {
+			n = int(t.Cnt[j])
+		}
+		for _, o := range a.Off[j*t.K : j*t.K+n] {
 			if first || o < lo {
 				lo = o
 			}

@@ -186,11 +186,38 @@ func NumDecodeBatches() int64 { return int64(batches.len()) }
 // image per goroutine.
 type decodeBuf struct{ b []byte }
 
-var decodeBufs = sync.Pool{New: func() any { return &decodeBuf{} }}
+// decodeBufs keeps up to NumThreads buffers between calls (a sync.Pool would drop them at every GC,
+// and a serving loop would then allocate and zero a decoded image's worth of memory per call).
+var decodeBufs struct {
+	sync.Mutex
+	free []*decodeBuf
+}
 
-// bigDecodeBuf: buffers above this are dropped after use rather than pooled, so that one huge image
+// bigDecodeBuf: buffers above this are dropped after use rather than kept, so that one huge image
 // does not keep its memory for the life of the process.
 const bigDecodeBuf = 64 << 20
+
+func getDecodeBuf() *decodeBuf {
+	decodeBufs.Lock()
+	defer decodeBufs.Unlock()
+	if n := len(decodeBufs.free); n > 0 {
+		b := decodeBufs.free[n-1]
+		decodeBufs.free = decodeBufs.free[:n-1]
+		return b
+	}
+	return &decodeBuf{}
+}
+
+func putDecodeBuf(b *decodeBuf) {
+	if cap(b.b) > bigDecodeBuf {
+		return
+	}
+	decodeBufs.Lock()
+	defer decodeBufs.Unlock()
+	if len(decodeBufs.free) < engine.NumThreads() {
+		decodeBufs.free = append(decodeBufs.free, b)
+	}
+}
 
 // DecodeRun decodes the items of batch h and runs each one's plan on it: desc is an int64 array object
 // of (count, RunCols) rows (plan handle, output address, scale, mode, orientation flag), count the
@@ -235,12 +262,8 @@ func DecodeRun(h, desc, count int64) (err error) {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	work := func() {
-		buf := decodeBufs.Get().(*decodeBuf)
-		defer func() {
-			if cap(buf.b) <= bigDecodeBuf {
-				decodeBufs.Put(buf)
-			}
-		}()
+		buf := getDecodeBuf()
+		defer putDecodeBuf(buf)
 		for !failed.Load() {
 			i := int(next.Add(1) - 1)
 			if i >= len(jobs) {

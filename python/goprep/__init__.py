@@ -36,6 +36,7 @@ __version__ = "0.1.0"  # the one place the version is written: pyproject.toml an
 
 from ._errors import (
     BackendError,
+    DecodeError,
     DeviceError,
     DTypeError,
     ForkError,
@@ -87,6 +88,7 @@ __all__ = [
     "BackendError",
     "DeviceError",
     "ForkError",
+    "DecodeError",
 ]
 
 
@@ -150,6 +152,7 @@ def info() -> Dict[str, Any]:
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
         "simd": mod.SIMD(),
         "kernels": json.loads(mod.Kernels()),
+        "codecs": json.loads(mod.Codecs()),
         "cuda_built": bool(mod.CUDABuilt()),
         "cuda_available": bool(devs),
         "cuda_reason": reason,

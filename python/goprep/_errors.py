@@ -21,6 +21,7 @@ __all__ = [
     "BackendError",
     "DeviceError",
     "ForkError",
+    "DecodeError",
 ]
 
 
@@ -78,6 +79,12 @@ class ForkError(BackendError):
     default_code = "forked"
 
 
+class DecodeError(GoprepError, ValueError):
+    """Encoded image data cannot be decoded: empty, truncated, corrupt, or an unsupported format (``decode``)."""
+
+    default_code = "decode"
+
+
 # Tracebacks, reprs and pickles name these classes where users import them from, goprep.DTypeError,
 # not goprep._errors.DTypeError (goprep/__init__.py exports each one, so pickle finds them there).
 for _name in __all__:
@@ -95,6 +102,7 @@ _BY_CODE = {
     "internal": BackendError,
     "device_unavailable": DeviceError,
     "forked": ForkError,
+    "decode": DecodeError,
     "cancelled": BackendError,  # a call stopped by its cancel flag; the caller re-raises KeyboardInterrupt
 }
 

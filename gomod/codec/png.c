@@ -25,7 +25,20 @@ typedef struct {
     png_infop info;
     uint8_t *buf; /* interlaced: the whole image; else one row */
     png_bytep *rows;
+    long rows_done, rows_expected; /* rows (of every Adam7 pass) fully decompressed and unfiltered */
+    int interlaced;
+    png_uint_32 h;
 } gp_png;
+
+/* A no-op user transform: libpng calls it once per row once the row's data is complete, before the
+ * row is copied out. It counts rows, so that a file cut after its last row's data (in the zlib
+ * checksum, the IDAT CRC or IEND) is still decoded, as Pillow decodes it (it stops reading once the
+ * last row is out). */
+static void gp_png_count(png_structp p, png_row_infop ri, png_bytep data) {
+    gp_png *x = (gp_png *)png_get_error_ptr(p);
+    (void)ri, (void)data;
+    x->rows_done++;
+}
 
 static void gp_png_error(png_structp p, png_const_charp m) {
     gp_png *x = (gp_png *)png_get_error_ptr(p);
@@ -115,6 +128,16 @@ int gp_png_decode(const uint8_t *data, size_t n, gp_png_request *r, uint8_t *dst
         return GP_ERR_NOMEM;
     }
     if (setjmp(x->jb)) {
+        if (x->eof && x->rows_expected > 0 && x->rows_done == x->rows_expected) {
+            /* every row is out (libpng failed while finishing the stream): Pillow's success */
+            if (x->interlaced) {
+                for (y = 0; y < x->h; y++) gp_png_row(cv, dst + (size_t)y * stride, x->rows[y]);
+            } else {
+                gp_png_row(cv, dst + (size_t)(x->h - 1) * stride, x->buf);
+            }
+            rc = GP_OK;
+            goto done;
+        }
         if (x->eof)
             snprintf(r->msg, GP_MSG_LEN, "truncated PNG: the data ends before the image does");
         else
@@ -173,7 +196,17 @@ int gp_png_decode(const uint8_t *data, size_t n, gp_png_request *r, uint8_t *dst
         if (tc && ct == PNG_COLOR_TYPE_GRAY) cv->trns_gray = tc->gray;
         if (tc && ct == PNG_COLOR_TYPE_RGB) cv->trns_r = tc->red, cv->trns_g = tc->green, cv->trns_b = tc->blue;
     }
-    if (interlace != PNG_INTERLACE_NONE) png_set_interlace_handling(x->png);
+    x->h = h;
+    if (interlace != PNG_INTERLACE_NONE) {
+        int pass;
+        png_set_interlace_handling(x->png);
+        x->interlaced = 1;
+        for (pass = 0; pass < 7; pass++)
+            if (PNG_PASS_COLS(w, pass) > 0) x->rows_expected += (long)PNG_PASS_ROWS(h, pass);
+    } else {
+        x->rows_expected = (long)h;
+    }
+    png_set_read_user_transform_fn(x->png, gp_png_count);
     png_read_update_info(x->png, x->info);
     rowbytes = png_get_rowbytes(x->png, x->info);
     if (interlace != PNG_INTERLACE_NONE) {

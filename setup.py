@@ -330,7 +330,12 @@ class BuildGo(build_ext):
     def _codecs(self, env: dict) -> bool:
         """The JPEG/PNG decoders (gomod/codec) link libjpeg(-turbo) and libpng, found with pkg-config;
         without them the extension is built with -tags nocodecs (goprep.decode then raises BackendError
-        naming why) and the build says so."""
+        naming why) and the build says so. GOPREP_CODECS=0 leaves them out (the manylinux wheels:
+        scripts/build_wheels.sh says why), =1 makes their absence an error."""
+        mode = env.get("GOPREP_CODECS", "auto")
+        if mode == "0":
+            log("GOPREP_CODECS=0: building without JPEG/PNG decode (goprep.decode will raise BackendError)")
+            return False
         missing = []
         for lib, pkg in (("libjpeg", "libjpeg-turbo's dev package, e.g. libjpeg62-turbo-dev or libjpeg-turbo-devel"),
                          ("libpng", "libpng's dev package, e.g. libpng-dev or libpng-devel")):
@@ -343,6 +348,8 @@ class BuildGo(build_ext):
             if not ok:
                 missing.append(f"pkg-config cannot find {lib} (install {pkg})")
         if missing:
+            if mode == "1":
+                raise RuntimeError("GOPREP_CODECS=1 but JPEG/PNG decode cannot be built: " + "; ".join(missing))
             log("building without JPEG/PNG decode: " + "; ".join(missing))
             return False
         log("JPEG/PNG decode: libjpeg and libpng found by pkg-config")

@@ -358,3 +358,47 @@ def test_hf_vivit_video_layout():
     assert conv(frames[0]).shape == (1, 1, 3, 224, 224)
     with pytest.raises(goprep.PipelineError):
         conv(torch.zeros(2, 3, 64, 64, dtype=torch.uint8))
+
+
+@pytest.mark.parametrize("kind", ["CLIPImageProcessor", "CLIPImageProcessorPil", "ViTImageProcessor"])
+@pytest.mark.parametrize("what", ["rgba-array", "gray-array", "rgba-tensor", "gray-tensor"])
+def test_hf_do_convert_rgb_on_arrays_and_tensors(kind, what):
+    """do_convert_rgb on arrays and tensors: 1 channel repeated, RGBA composited onto white as the
+    class's backend does (NumPy rounding for PilBackend, float32 and to_dtype's truncation for the
+    torchvision backend)."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    proc = getattr(transformers, kind)(do_convert_rgb=True)
+    rgba = np.random.default_rng(3).integers(0, 256, (90, 120, 4), np.uint8)
+    a = rgba if what.startswith("rgba") else rgba[..., :1].copy()
+    x = a if what.endswith("array") else torch.from_numpy(a).permute(2, 0, 1).contiguous()
+    want, got = _hf_reference(proc, x), gt.from_hf(proc)(x)
+    assert got.shape == want.shape == (3, 224, 224)
+    if kind.endswith("Pil"):
+        assert _close_pil(got, want) <= 1e-5
+    else:
+        assert _levels(got, want, proc.image_std, 0) <= 1 + 1e-3
+    # a 2-D gray array (which the processor takes for a list of rows) converts as (H, W, 1)
+    assert torch.equal(gt.from_hf(proc)(rgba[..., 0].copy()), gt.from_hf(proc)(rgba[..., :1].copy()))
+
+
+def test_pillow_numerics_refuse_alpha_resizes():
+    """Pillow resizes RGBA and LA premultiplied by alpha; where goprep promises Pillow's numerics (PIL
+    images and arrays in a converted pipeline) such a resize is refused, not computed differently (LA
+    images and 2-channel arrays goprep reads not at all)."""
+    import torchvision.transforms as T
+
+    img = Image.fromarray(np.random.default_rng(4).integers(0, 256, (90, 120, 4), np.uint8), "RGBA")
+    conv = gt.from_torchvision(T.Compose([T.Resize((40, 50)), T.PILToTensor()]))
+    with pytest.raises(goprep.PipelineError, match="premultiplied by alpha"):
+        conv(img)
+    with pytest.raises(goprep.PipelineError, match="premultiplied by alpha"):
+        conv(np.asarray(img))
+    # no resize, nearest (Pillow does not premultiply for NEAREST), or a tensor: as torchvision
+    same = gt.from_torchvision(T.Compose([T.Resize((90, 120)), T.PILToTensor()]))
+    assert torch.equal(same(img), T.PILToTensor()(img))
+    near = T.Compose([T.Resize((40, 50), interpolation=T.InterpolationMode.NEAREST), T.PILToTensor()])
+    assert torch.equal(gt.from_torchvision(near)(img), near(img))
+    t = T.PILToTensor()(img)
+    assert _levels(conv(t).float(), T.Resize((40, 50))(t).float(), [1 / 255] * t.shape[0], 0) <= 1 + 1e-3

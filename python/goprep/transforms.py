@@ -122,7 +122,7 @@ class Converted:
         self._flavor = flavor  # fixed numerics ("pil"/"tensor"), or None: follow the input
         self._device = device
         self._clip = clip  # torchvision's VideoClassification layout (see _call_clip)
-        self._convert_rgb = False  # Hugging Face's do_convert_rgb on PIL images (see _to_rgb)
+        self._convert_rgb = False  # Hugging Face's do_convert_rgb (see _to_rgb)
         self._hf_video = False  # Hugging Face's video layout (Vivit: see _call_hf_video)
         self._pipes: Dict[str, Any] = {}
         self.notes = list(chain.notes)
@@ -215,7 +215,8 @@ class Converted:
         if getattr(self, "_hf_video", False):
             return self._call_hf_video(src, out)
         if self._convert_rgb:
-            src = [_to_rgb(x) for x in src] if isinstance(src, (list, tuple)) else _to_rgb(src)
+            how = self._flavor or "tensor"
+            src = [_to_rgb(x, how) for x in src] if isinstance(src, (list, tuple)) else _to_rgb(src, how)
         flavor = self._flavor
         if flavor is None:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
@@ -223,9 +224,38 @@ class Converted:
         return self._pipe(flavor)(src, out=out)
 
 
-def _to_rgb(img: Any) -> Any:
-    """Hugging Face's ``convert_to_rgb`` on a PIL image that is not RGB: transparency (an alpha band, or
-    a palette's ``transparency``) composited onto white, then ``convert("RGB")``; anything else as it is."""
+def _to_rgb(img: Any, backend: str = "pil") -> Any:
+    """Hugging Face's ``do_convert_rgb``. A PIL image that is not RGB: transparency (an alpha band, or a
+    palette's ``transparency``) composited onto white, then ``convert("RGB")``. A NumPy ``(H, W)`` /
+    ``(H, W, 1)`` array or a tensor with 1 channel: the channel repeated; with 4 channels (uint8): the
+    colour composited onto white by its alpha, as the class's backend does it (``backend``: ``"pil"``,
+    transformers' NumPy ``convert_to_rgb``, rounded; ``"tensor"``, the torchvision backend's, in float32
+    and truncated by ``to_dtype``). Anything else as it is."""
+    if is_tensor(img):
+        if img.ndim == 2:
+            img = img[None]
+        if img.ndim >= 3 and img.shape[-3] in (1, 4):
+            a = _to_rgb(img.movedim(-3, -1).cpu().numpy(), backend)
+            import torch
+
+            return torch.from_numpy(np.ascontiguousarray(a)).movedim(-1, -3).to(img.device)
+        return img
+    if isinstance(img, np.ndarray):
+        if img.ndim == 2:
+            img = img[:, :, None]
+        if img.ndim < 3 or img.shape[-1] not in (1, 4):
+            return img
+        if img.shape[-1] == 1:
+            return np.repeat(img, 3, axis=-1)
+        if img.dtype != np.uint8:
+            raise PipelineError(f"do_convert_rgb on a 4-channel {img.dtype} image: goprep composites uint8 RGBA only",
+                                argument="src")
+        if backend == "pil":  # transformers.image_transforms.convert_to_rgb (float64, np.round)
+            alpha = img[..., 3:4] / 255
+            return np.round(alpha * img[..., :3] + (1 - alpha) * 255).astype(np.uint8)
+        f = img.astype(np.float32) / np.float32(255)  # TorchvisionBackend.convert_to_rgb
+        rgb = f[..., :3] * f[..., 3:] + (np.float32(1) - f[..., 3:])
+        return (rgb * np.float32(255 + 1 - 1e-3)).astype(np.uint8)  # tvF.to_dtype(uint8, scale=True)
     if not (is_pil(img) and img.mode != "RGB"):
         return img
     from PIL import Image
@@ -337,6 +367,13 @@ class _Resize:
         if (oh, ow) == (h, w):
             return img  # torchvision (both APIs, every input) and Pillow return the image as it is
         if flavor == "pil":
+            if img.channels in (2, 4) and img.dtype == "u8" and not self.mode.startswith("nearest"):
+                # Pillow resizes "RGBA" and "LA" premultiplied by alpha ("RGBa"/"La", then back); goprep's
+                # fused resize has no such step, and differs where alpha is not 255 (measured: 7 levels)
+                raise PipelineError(
+                    f"{self.name}: a {img.channels}-channel uint8 image gets Pillow's numerics here, and Pillow "
+                    "resizes RGBA / LA premultiplied by alpha, which goprep does not reproduce; convert it to RGB "
+                    "(or gray) first, e.g. img.convert('RGB') or goprep.cvt_color(img, 'rgba2rgb'), or pass a tensor")
             if self.mode.startswith("nearest"):
                 kind, aa = "nearest-pil", False  # torchvision maps NEAREST and NEAREST_EXACT to Pillow's NEAREST
             else:

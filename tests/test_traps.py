@@ -50,16 +50,3 @@ def test_mean_on_the_255_scale_is_refused_unless_scale_is_given():
     ok = goprep.normalize(img, mean=MEAN, std=STD)  # the [0, 1] scale: unchanged
     np.testing.assert_allclose(ok[:, 0, 0], (200 / 255 - np.array(MEAN)) / np.array(STD), rtol=1e-6)
 
-
-def test_float32_on_the_255_scale_is_refused_by_the_eager_normalize():
-    img = np.full((10, 12, 3), 200.0, np.float32)
-    with pytest.raises(goprep.InvalidArgumentError) as ei:
-        goprep.normalize(img, mean=MEAN, std=STD)
-    assert ei.value.argument == "scale" and "scale=1/255" in str(ei.value)
-    with pytest.raises(goprep.InvalidArgumentError):
-        goprep.normalize([img / 255, img], mean=MEAN, std=STD)  # any item of a list
-    got = goprep.normalize(img, mean=MEAN, std=STD, scale=1 / 255)  # said explicitly: fine
-    np.testing.assert_allclose(got[:, 0, 0], (200 / 255 - np.array(MEAN)) / np.array(STD), rtol=1e-5)
-    assert goprep.normalize(img, mean=MEAN, std=STD, scale=1).shape == (3, 10, 12)
-    assert goprep.normalize(img / 255, mean=MEAN, std=STD).shape == (3, 10, 12)  # [0, 1] data
-    assert goprep.normalize(np.full((4, 4, 3), 1.5, np.float32), mean=MEAN, std=STD).shape == (3, 4, 4)  # overshoot

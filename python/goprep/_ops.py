@@ -324,22 +324,4 @@ def normalize(
     ``ToDtype(scale=True)``)."""
     if isinstance(src, Traced):
         return _normalize_t(check_traced(src), mean, std, scale, dtype, layout)
-    if scale is None:
-        _check_float_scale(src, mean)
     return _NORMALIZE._call(src, (mean, std, scale, dtype, layout), _NO_KWARGS, out)
-
-
-def _check_float_scale(src: Any, mean: Any) -> None:
-    """The eager ``normalize``'s one data check: a float32 NumPy source with the default scale (1) and a
-    mean on the [0, 1] scale whose values exceed 2 is 0-255 data (one read of the source: 1-6% of the
-    call, measured). Pipelines cannot check: their trace has no data."""
-    items = src if isinstance(src, (list, tuple)) else [src]
-    m = np.asarray(mean, dtype=np.float64) if not isinstance(mean, str) else None
-    if m is None or m.size == 0 or not np.all(np.abs(m) <= 1):
-        return
-    for a in items:
-        if isinstance(a, np.ndarray) and a.dtype == np.float32 and a.size and float(a.max()) > 2:
-            raise InvalidArgumentError(
-                f"a float32 image with values up to {float(a.max()):g} and a mean on the [0, 1] scale: float32 "
-                "is taken as [0, 1] data (scale=1); for 0-255 data pass scale=1/255 (or scale=1 to normalise the "
-                "values as they are)", argument="scale")

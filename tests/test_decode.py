@@ -405,3 +405,27 @@ def test_profiled_decode_calls_are_recorded():
     finally:
         goprep.set_profiling(False)
     assert any("imagenet" in str(k) for k in (s if isinstance(s, dict) else {}).keys()) or "imagenet" in str(s)
+
+
+def test_hf_convert_rgb_on_encoded_images():
+    """A converted Hugging Face processor with do_convert_rgb on encoded bytes computes what the
+    processor computes on the PIL image opened from them: transparency composited onto white (PNG
+    RGBA, LA, palette with tRNS), JPEGs decoded by goprep."""
+    transformers = pytest.importorskip("transformers")
+    import goprep.transforms as gt
+
+    proc = transformers.CLIPImageProcessorPil()
+    conv = gt.from_hf(proc)
+    rgba = PHOTOS["chelsea_rgba"]
+    la = np.dstack([PHOTOS["chelsea"][..., 0], rgba[..., 3]])
+    cases = {
+        "png-rgba": encode(rgba, "PNG"),
+        "png-la": (lambda b: (Image.fromarray(la, "LA").save(b, "PNG"), b.getvalue())[1])(io.BytesIO()),
+        "png-rgb": PNGS["chelsea"],
+        "jpeg": JPEGS["coffee"],
+        "jpeg-gray": JPEGS["camera"],
+    }
+    for name, data in cases.items():
+        want = proc(Image.open(io.BytesIO(data)), return_tensors="pt")["pixel_values"][0]
+        got = conv(data)
+        assert float((got - want).abs().max()) <= 1e-5, name

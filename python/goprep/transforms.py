@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -224,6 +225,23 @@ class Converted:
         return self._pipe(flavor)(src, out=out)
 
 
+def _is_png(x: Any) -> bool:
+    """Whether ``x`` is an encoded PNG source (bytes, a 1-D uint8 array or a path) for goprep.decode."""
+    from . import _decode
+
+    if not _decode.is_encoded(x) or isinstance(x, (list, tuple)):
+        return False
+    if isinstance(x, (str, os.PathLike)):
+        try:
+            with open(x, "rb") as f:
+                head = f.read(8)
+        except OSError:
+            return False  # goprep.decode reports it
+    else:
+        head = bytes(memoryview(x)[:8]) if not isinstance(x, np.ndarray) else x[:8].tobytes()
+    return head == b"\x89PNG\r\n\x1a\n"
+
+
 def _to_rgb(img: Any, backend: str = "pil") -> Any:
     """Hugging Face's ``do_convert_rgb``. A PIL image that is not RGB: transparency (an alpha band, or a
     palette's ``transparency``) composited onto white, then ``convert("RGB")``. A NumPy ``(H, W)`` /
@@ -231,6 +249,19 @@ def _to_rgb(img: Any, backend: str = "pil") -> Any:
     colour composited onto white by its alpha, as the class's backend does it (``backend``: ``"pil"``,
     transformers' NumPy ``convert_to_rgb``, rounded; ``"tensor"``, the torchvision backend's, in float32
     and truncated by ``to_dtype``). Anything else as it is."""
+    if _is_png(img):
+        # An encoded PNG whose mode is not RGB (alpha, palette, gray) is what Hugging Face composites onto
+        # white after opening it with Pillow: the same here, through Pillow. JPEGs stay encoded: goprep
+        # decodes them equal to Pillow's convert("RGB"), which is convert_to_rgb for them.
+        import io
+
+        from PIL import Image
+
+        with Image.open(img if isinstance(img, (str, os.PathLike)) else io.BytesIO(bytes(img))) as im:
+            if im.mode == "RGB":
+                return img  # convert_to_rgb leaves RGB as it is: goprep decodes it, equal to Pillow
+            im.load()
+            return _to_rgb(im, backend)  # a new image: the composite
     if is_tensor(img):
         if img.ndim == 2:
             img = img[None]

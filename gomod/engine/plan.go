@@ -287,8 +287,11 @@ func NewPlan(s *Spec) (*Plan, error) {
 		p.vfLo, p.vfHi = liveSpan(&p.cols)
 		p.vfW, p.vfV = aaVTables(&p.rows.Taps)
 	}
-	if in.YUV != nil { // the fast paths read the source directly: YUV rows take the general path
+	if in.YUV != nil { // converted rows: the bilinear fast path's row pass only (fastRow), the general path else
 		p.yuv = newYUVPlan(p)
+		if p.fast = newFastPlan(p); p.fast != nil {
+			p.fast.fused, p.fast.duos = false, nil // these read two source rows straight from the array
+		}
 	} else {
 		p.fast = newFastPlan(p)
 		p.aa = newAAPlan(p)

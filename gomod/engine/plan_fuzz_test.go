@@ -328,7 +328,7 @@ func FuzzNewPlan(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
 	f.Add([]byte("\x01\x03\x10\x00\x10\x00\x01\x02\x00\x00\x02\x07\x00\x09\x00\x05\x00\x02\x01\x01\x03\x00\x00\x00\x00"))
-	f.Add(bytes.Repeat([]byte{3}, 80)) // a YUV source (fuzzYUV)
+	f.Add(bytes.Repeat([]byte{3}, 80))       // a YUV source (fuzzYUV)
 	f.Add(bytes.Repeat([]byte{3, 7, 1}, 40)) // an array source with a long byte stream
 	f.Fuzz(func(t *testing.T, data []byte) {
 		z := &fuzzBytes{data}
@@ -362,7 +362,7 @@ func FuzzExecute(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{1, 3, 20, 0, 20, 0, 2, 5, 1, 1, 1, 0, 2, 1, 1, 9, 1, 3})
 	f.Add([]byte("\x00\x02\x17\x00\x05\x00\x01\x03\x01\x00\x00\x01\x01\x02\x00\x01\x00\x02\x01\x0f\x00\x02\x00\x01\x00\x01\x01\x01"))
-	f.Add(bytes.Repeat([]byte{3}, 80)) // a YUV source (fuzzYUV)
+	f.Add(bytes.Repeat([]byte{3}, 80))       // a YUV source (fuzzYUV)
 	f.Add(bytes.Repeat([]byte{3, 7, 1}, 40)) // an array source with a long byte stream
 	old := inlineElems
 	inlineElems = 0 // every multi-thread run takes the threaded path, however small

@@ -14,6 +14,9 @@ import (
 // planner's tables and have every row kernel's arithmetic (gpuMode), but only the horizontal-first
 // pass order: Pillow's vertical-first plans (Plan.vfirst) are declined.
 func (p *Plan) GPUSupported() (bool, string) {
+	if p.yuv != nil {
+		return false, "YUV sources are not in the GPU kernels: they run on the CPU engine"
+	}
 	if p.vfirst {
 		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking more than twice what the width does) is not in the GPU kernels"
 	}

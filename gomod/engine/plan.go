@@ -59,6 +59,7 @@ type Plan struct {
 	vfV        []aaVHead
 	vfH        *aaPlan
 	kernel     rowKernel // how a content row is resampled
+	yuv        *yuvPlan  // a YUV source's planes and converter (yuv.go); nil for array sources
 	area       areaRule
 	areaBlock  int // source pixels per output pixel of an areaFast plan
 }
@@ -207,7 +208,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 	if s.Resize.pillowArith() { // aaVRow's weight pairs per content row (aaPlan.vw, vh): 128 bytes per pair (aaVPairLen)
 		rows += float64(min(s.Post.H, s.Resize.H)) * (kr*64 + 256)
 	}
-	cols, _ := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
+	cols, kc := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
 	outRow := float64(s.Post.W) * float64(len(s.CMap))
 	ring := kr + 1
@@ -223,6 +224,14 @@ func EstimatePlan(s *Spec) PlanBytes {
 			scratch += (float64(s.In.W)*px + 64) * 5
 			scratch += 32 + float64(min(s.Post.W, s.Resize.W))*3 // its spare bytes and the planar horizontal result (worker.vfPl)
 		}
+	}
+	if s.In.YUV != nil { // the converted rows (worker.yuvRows) and the runs of columns (yuvPlan)
+		ring := 1.0
+		if pillowVerticalFirst(s) {
+			ring = kr + 1
+		}
+		scratch += ring * (float64(s.In.W)*3 + 16 + 24 + 4)
+		cols += float64(min(s.Post.W, s.Resize.W))*kc*48 + 256 // both grow by appending
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
@@ -268,6 +277,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 			in.Strides[i] = 0
 		}
 	}
+	if in.YUV != nil { // read as an interleaved RGB image, one converted row at a time (yuv.go)
+		in.Strides[1], in.Strides[2], in.Strides[3] = 1, 3, 1
+	}
 	sn, sh, sw, sc := int(in.Strides[0]/es), int(in.Strides[1]/es), int(in.Strides[2]/es), int(in.Strides[3]/es)
 	p.strideN, p.strideC = sn, sc
 	// Extent of every element the source array holds, so execution can address it through one
@@ -275,6 +287,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 	// extent is what the GPU backend copies per image.
 	p.minOff, p.spanElems = extent([2]int{p.N, sn}, [2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
 	p.imgLo, p.imgElems = extent([2]int{in.H, sh}, [2]int{in.W, sw}, [2]int{in.C, sc})
+	if in.YUV != nil {
+		p.minOff, p.spanElems, p.imgLo, p.imgElems = yuvExtent(&in, p.N)
+	}
 	p.area, p.areaBlock = planArea(s.Resize, s.Pre.H, s.Pre.W)
 	p.kernel = pickKernel(s.Resize, p.area)
 	rowFrame, colFrame := frameAxis{0, s.Post.H}, frameAxis{0, s.Post.W}
@@ -295,8 +310,15 @@ func NewPlan(s *Spec) (*Plan, error) {
 		p.vfLo, p.vfHi = liveSpan(&p.cols)
 		p.vfW, p.vfV = aaVTables(&p.rows.Taps)
 	}
-	p.fast = newFastPlan(p)
-	p.aa = newAAPlan(p)
+	if in.YUV != nil { // converted rows: the bilinear fast path's row pass only (fastRow), the general path else
+		p.yuv = newYUVPlan(p)
+		if p.fast = newFastPlan(p); p.fast != nil {
+			p.fast.fused, p.fast.duos = false, nil // these read two source rows straight from the array
+		}
+	} else {
+		p.fast = newFastPlan(p)
+		p.aa = newAAPlan(p)
+	}
 	p.vfH = newAAVFirst(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true
@@ -399,6 +421,9 @@ func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size
 func (p *Plan) checkBounds() error {
 	if len(p.rows.Off) == 0 || len(p.cols.Off) == 0 {
 		return nil // all padding: nothing is read
+	}
+	if p.Spec.In.YUV != nil {
+		return p.checkYUVBounds()
 	}
 	rlo, rhi := slices.Min(p.rows.Off), slices.Max(p.rows.Off)
 	clo, chi := slices.Min(p.cols.Off), slices.Max(p.cols.Off)

@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -139,7 +140,52 @@ func fuzzSpec(z *fuzzBytes) *Spec {
 		}
 		s.Norm = n
 	}
+	if z.in(0, 3) == 3 {
+		fuzzYUV(z, s)
+	}
 	return s
+}
+
+// fuzzYUV makes s read a YUV frame of its size (yuv.go) when some format fits it: planes in any
+// memory order, padded rows, gaps, a batch stride of either sign.
+func fuzzYUV(z *fuzzBytes, s *Spec) {
+	in := &s.In
+	var ok []string
+	for _, f := range []string{"nv12", "nv21", "i420", "yuyv", "uyvy"} {
+		if g := yuvFormats[f]; !(g.evenW && in.W%2 != 0) && !(g.evenH && in.H%2 != 0) {
+			ok = append(ok, f)
+		}
+	}
+	if len(ok) == 0 {
+		return
+	}
+	y := &YUVSpec{Format: ok[z.in(0, len(ok)-1)], Matrix: []string{"bt601", "bt709", "bt2020"}[z.in(0, 2)],
+		Range: []string{"limited", "full"}[z.in(0, 1)]}
+	y.OpenCV = y.Matrix == "bt601" && y.Range == "limited" && z.bit()
+	g := yuvFormats[y.Format]
+	at, first := int64(0), z.in(0, g.planes-1) // the plane laid out first in memory
+	y.Planes = make([]YUVPlane, g.planes)
+	for k := range g.planes {
+		i := (first + k) % g.planes
+		rows, bytes := yuvPlaneSize(g, i, in.H, in.W)
+		y.Planes[i] = YUVPlane{Off: at, Stride: int64(bytes + z.in(0, 3))}
+		at += int64(rows-1)*y.Planes[i].Stride + int64(bytes+z.in(0, 5))
+	}
+	y0 := y.Planes[0].Off
+	for i := range y.Planes {
+		y.Planes[i].Off -= y0 // offsets from the Y plane's origin: negative for planes before it
+	}
+	in.DType, in.C, in.YUV = U8, 3, y
+	batch := at + int64(z.in(0, 3))
+	if z.bit() {
+		batch = -batch
+	}
+	in.Strides = [4]int64{batch, 0, 0, 0}
+	s.Resize.TorchU8 = s.Resize.TorchU8 || (s.Resize.Kind == "bilinear" || s.Resize.Kind == "bicubic") && z.in(0, 3) == 0
+	s.Canvas.Pad = PadValues{float64(z.in(0, 255))}
+	for i := range s.CMap {
+		s.CMap[i] %= 3
+	}
 }
 
 // corrupt overwrites one field of a valid spec with an arbitrary value, as a hand-written or hostile
@@ -153,7 +199,26 @@ func corrupt(z *fuzzBytes, s *Spec) {
 	fields := []*int{&s.In.N, &s.In.H, &s.In.W, &s.In.C, &s.Pre.Y0, &s.Pre.X0, &s.Pre.SY, &s.Pre.SX, &s.Pre.H, &s.Pre.W,
 		&s.Resize.H, &s.Resize.W, &s.Canvas.H, &s.Canvas.W, &s.Canvas.Top, &s.Canvas.Left,
 		&s.Post.Y0, &s.Post.X0, &s.Post.SY, &s.Post.SX, &s.Post.H, &s.Post.W}
-	switch k := z.in(0, len(fields)+3); {
+	switch k := z.in(0, len(fields)+5); {
+	case k == len(fields)+4 && s.In.YUV != nil: // a plane's offset or stride
+		pl := &s.In.YUV.Planes[z.in(0, len(s.In.YUV.Planes)-1)]
+		if z.bit() {
+			pl.Off = int64(v)
+		} else {
+			pl.Stride = int64(v)
+		}
+	case k == len(fields)+5 && s.In.YUV != nil:
+		y := s.In.YUV
+		switch z.in(0, 3) {
+		case 0:
+			y.Format = []string{"", "nv16", "i420", "yuyv", "nv12"}[z.in(0, 4)]
+		case 1:
+			y.Matrix = []string{"", "bt470", "bt709"}[z.in(0, 2)]
+		case 2:
+			y.Range = []string{"", "tv", "full"}[z.in(0, 2)]
+		default:
+			y.OpenCV = !y.OpenCV
+		}
 	case k < len(fields):
 		*fields[k] = v
 	case k == len(fields):
@@ -263,6 +328,8 @@ func FuzzNewPlan(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
 	f.Add([]byte("\x01\x03\x10\x00\x10\x00\x01\x02\x00\x00\x02\x07\x00\x09\x00\x05\x00\x02\x01\x01\x03\x00\x00\x00\x00"))
+	f.Add(bytes.Repeat([]byte{3}, 80))       // a YUV source (fuzzYUV)
+	f.Add(bytes.Repeat([]byte{3, 7, 1}, 40)) // an array source with a long byte stream
 	f.Fuzz(func(t *testing.T, data []byte) {
 		z := &fuzzBytes{data}
 		s := fuzzSpec(z)
@@ -295,6 +362,8 @@ func FuzzExecute(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{1, 3, 20, 0, 20, 0, 2, 5, 1, 1, 1, 0, 2, 1, 1, 9, 1, 3})
 	f.Add([]byte("\x00\x02\x17\x00\x05\x00\x01\x03\x01\x00\x00\x01\x01\x02\x00\x01\x00\x02\x01\x0f\x00\x02\x00\x01\x00\x01\x01\x01"))
+	f.Add(bytes.Repeat([]byte{3}, 80))       // a YUV source (fuzzYUV)
+	f.Add(bytes.Repeat([]byte{3, 7, 1}, 40)) // an array source with a long byte stream
 	old := inlineElems
 	inlineElems = 0 // every multi-thread run takes the threaded path, however small
 	f.Cleanup(func() { inlineElems = old })

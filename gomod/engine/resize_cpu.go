@@ -14,7 +14,7 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 	dst := w.rowU8
 	switch p.kernel {
 	case kGather: // nearest, or no resize: a gather
-		rb := base + rows.Off[r]
+		src, rb := w.srcRow(p, src, base, r)
 		switch {
 		case cols.contiguous && sc == 1: // whole pixels in order: one copy
 			copy(dst, src[rb+cols.Off[0]:rb+cols.Off[0]+len(dst)])
@@ -43,7 +43,8 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			ri := r*k + t
 			s, ok := w.slot(rows.Src[ri])
 			if !ok {
-				hresizeAAU8(w.hU8[s], src, base+rows.Off[ri], cols, c, sc)
+				row, rb := w.srcRow(p, src, base, ri)
+				hresizeAAU8(w.hU8[s], row, rb, cols, c, sc)
 			}
 			hs = append(hs, w.hU8[s])
 		}
@@ -57,12 +58,22 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			ri := r*2 + t
 			s, ok := w.slot(rows.Src[ri])
 			if !ok {
-				hresizeLinearU8(w.hI32[s], src, base+rows.Off[ri], cols, c, sc)
+				row, rb := w.srcRow(p, src, base, ri)
+				hresizeLinearU8(w.hI32[s], row, rb, cols, c, sc)
 			}
 			h[t] = w.hI32[s]
 		}
 		vresizeLinearU8(dst, h[0], h[1], rows.Taps.WI[2*r], rows.Taps.WI[2*r+1])
 	}
+}
+
+// srcRow is where source row table entry ri is read: the source at its row offset, or for a YUV
+// plan that row converted to RGB (worker.yuvRow), at 0.
+func (w *worker) srcRow(p *Plan, src []uint8, base, ri int) ([]uint8, int) {
+	if p.yuv != nil {
+		return w.yuvRow(p, src, base, p.rows.Off[ri]), 0
+	}
+	return src, base + p.rows.Off[ri]
 }
 
 // vfirstRowU8 is resizeRowU8's Pillow row for a plan whose vertical pass runs first (Plan.vfirst):
@@ -101,8 +112,9 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 	for ch := 0; ch < planes; ch++ {
 		hs := w.taps[:0]
 		for t := 0; t < kk; t++ {
-			o := base + rows.Off[r*k+t] + p.vfLo + ch*sc
-			hs = append(hs, src[o:o+to-from])
+			row, rb := w.srcRow(p, src, base, r*k+t)
+			o := rb + p.vfLo + ch*sc
+			hs = append(hs, row[o:o+to-from])
 		}
 		w.taps = hs
 		d := vb[ch*span+from : ch*span+to]
@@ -332,7 +344,8 @@ func (w *worker) resizeRowFloatU8(p *Plan, src []uint8, base, r int) {
 		ri := r*k + t
 		s, ok := w.slot(rows.Src[ri])
 		if !ok {
-			hresizeFloatU8(w.hF32[s], src, base+rows.Off[ri], cols, c, sc)
+			row, rb := w.srcRow(p, src, base, ri)
+			hresizeFloatU8(w.hF32[s], row, rb, cols, c, sc)
 		}
 		wt := rows.Taps.WF[ri]
 		h := w.hF32[s][:len(acc)]

@@ -301,7 +301,8 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 		ri := r*2 + t
 		s, ok := w.slot(p.rows.Src[ri])
 		if !ok {
-			p.kern.hresizeRow(w.hI16[s], b.srcU8, base+p.rows.Off[ri], f)
+			row, rb := w.srcRow(p, b.srcU8, base, ri)
+			p.kern.hresizeRow(w.hI16[s], row, rb, f)
 		}
 		h[t] = w.hI16[s]
 	}

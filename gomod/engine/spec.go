@@ -46,6 +46,8 @@ type InputSpec struct {
 	W       int      `json:"w"`
 	C       int      `json:"c"`
 	Strides [4]int64 `json:"strides"` // n, h, w, c
+	// YUV: a YUV frame (yuv.go), read through its planes as an H x W RGB image (C 3, strides n, 0, 0, 0)
+	YUV *YUVSpec `json:"yuv,omitempty"`
 }
 
 // ResizeSpec: Kind is "none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear",
@@ -210,6 +212,11 @@ func (s *Spec) Validate() error {
 	}
 	if in.C != 1 && in.C != 3 && in.C != 4 {
 		return errf(CodeBadShape, "src", "channels must be 1, 3 or 4, got %d", in.C)
+	}
+	if in.YUV != nil {
+		if err := validateYUV(in); err != nil {
+			return err
+		}
 	}
 	es := int64(in.DType.Size())
 	dims := [4]int{max(in.N, 1), in.H, in.W, in.C}

@@ -51,6 +51,7 @@ from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad,
 from ._pipeline import Pipeline, pipeline
 from ._profile import profiling, set_profiling, stats
 from ._trace import LetterboxInfo
+from ._yuv import YUVFrame, yuv
 
 if TYPE_CHECKING:  # type checkers see the lazily imported submodules as attributes
     from . import dask, metrics, ray, testing, transforms
@@ -75,6 +76,8 @@ __all__ = [
     "pipeline",
     "Pipeline",
     "LetterboxInfo",
+    "yuv",
+    "YUVFrame",
     "DeviceArray",
     "to_device",
     "set_num_threads",

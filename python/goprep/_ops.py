@@ -14,6 +14,7 @@ from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultral
 from ._inputs import as_array
 from ._pipeline import Pipeline
 from ._trace import AA_TORCH, LetterboxInfo, Traced, check_traced, check_window, parse_size, trace_array
+from ._yuv import YUVFrame
 
 Size = Union[int, Tuple[int, int]]
 
@@ -199,6 +200,8 @@ _PAD = _eager(_pad_t, "pad")
 _CENTER_CROP = _eager(_center_crop_t, "center_crop")
 _CVT_COLOR = _eager(_cvt_color_t, "cvt_color")
 _NORMALIZE = _eager(_normalize_t, "normalize")
+# A crop of a YUV frame (goprep.yuv) is converted, not viewed: a one-op pipeline like the others.
+_CROP = _eager(lambda t, top, left, height, width: t.crop(top, left, height, width), "crop")
 
 
 
@@ -243,6 +246,8 @@ def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
     """The ``height x width`` window at ``(top, left)``: a zero-copy view of ``src``."""
     if isinstance(src, Traced):
         return check_traced(src).crop(top, left, height, width)
+    if type(src) is YUVFrame:
+        return _CROP._call(src, (top, left, height, width), _NO_KWARGS)
     a, kind = as_array(src)
     t = trace_array(a)
     top, left, height, width = check_window(top, left, height, width, t.height, t.width)

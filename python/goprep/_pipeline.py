@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _decode, _device, _inputs, _outputs, _pickling, _profile, _run
+from . import _decode, _device, _inputs, _outputs, _pickling, _profile, _run, _yuv
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
 from ._outputs import SLOT, fill
 from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
@@ -159,6 +159,8 @@ class Pipeline:
         sh = _device.stream_handle(stream)
         if _decode.is_encoded(src):
             return _decode.run(self, src, args, kwargs, out, sh, st)
+        if type(src) is _yuv.YUVFrame or (type(src) is list and src and type(src[0]) is _yuv.YUVFrame):
+            return _yuv.call(self, src, args, kwargs, out, sh, st)
         if not self._host_only:
             if isinstance(src, (list, tuple)):
                 return self._run_list(list(src), args, kwargs, out, sh, st)

@@ -208,5 +208,6 @@ def trace(
     with _traces_lock:  # a read-modify-write: exact on free-threaded builds too (goprep.testing.trace_count)
         traces[0] += 1
     with tracing():
-        traced, template = split_result(fn(trace_array(src), *args, **kwargs))
+        start = trace_array(src) if isinstance(src, np.ndarray) else src.traced()  # a YUVFrame (_yuv.py)
+        traced, template = split_result(fn(start, *args, **kwargs))
     return Signature(traced, template, src.nbytes, device, target, plain)

@@ -164,6 +164,7 @@ class Traced:
     # "src" until an op grows the image (resize, letterbox, center_crop: "size"; pad: "padding", "size"
     # or "multiple"). Not part of the plan, so not compared either.
     size_arg: str = field(default="src", compare=False)
+    yuv: Optional[str] = None  # a YUV source's planes and colour: the engine's in.yuv as JSON (_yuv.py)
 
     # -- what the image looks like now -------------------------------------------------------
     @property
@@ -324,6 +325,8 @@ class Traced:
         }
         if frame is not None:
             d["frame"] = frame
+        if self.yuv is not None:
+            d["in"]["yuv"] = json.loads(self.yuv)  # type: ignore[index]
         return json.dumps(d, separators=(",", ":"))
 
 

@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"math/rand"
+	"testing"
+	"unsafe"
+)
+
+// yuvFrame is a batch of n YUV images of h x w in one allocation: planes in the format's order with
+// pad bytes after each row and gap bytes between planes (the chroma planes first when swap), batch
+// images bstride bytes apart. origin is the index of image 0's Y (0, 0) in buf.
+type yuvFrame struct {
+	buf     []uint8
+	origin  int
+	planes  []YUVPlane
+	bstride int64
+}
+
+func newYUVFrame(rng *rand.Rand, format string, n, h, w, pad, gap int, swap bool) yuvFrame {
+	g := yuvFormats[format]
+	type pl struct{ rows, bytes, stride int }
+	var ps []pl
+	for i := 0; i < g.planes; i++ {
+		r, b := yuvPlaneSize(g, i, h, w)
+		ps = append(ps, pl{r, b, b + pad})
+	}
+	order := make([]int, g.planes)
+	for i := range order {
+		order[i] = i
+	}
+	if swap && g.planes > 1 {
+		order = append(order[1:], 0)
+	}
+	offs := make([]int, g.planes)
+	at := 0
+	for _, i := range order {
+		offs[i] = at
+		at += ps[i].rows*ps[i].stride + gap
+	}
+	img := at
+	f := yuvFrame{buf: make([]uint8, img*max(n, 1)), origin: offs[0], bstride: int64(img)}
+	for i := range f.buf {
+		f.buf[i] = uint8(rng.Intn(256))
+	}
+	for i := range ps {
+		f.planes = append(f.planes, YUVPlane{Off: int64(offs[i] - offs[0]), Stride: int64(ps[i].stride)})
+	}
+	return f
+}
+
+// yuvRefRGB converts image img of a frame to interleaved RGB with the plan's coefficients, pixel by
+// pixel from the format's definition (independent of yuvPlan's tables).
+func yuvRefRGB(f yuvFrame, y *YUVSpec, img, h, w int) []uint8 {
+	k := newYUVCoef(y)
+	at := func(pl, r, c int) int32 {
+		p := f.planes[pl]
+		return int32(f.buf[f.origin+img*int(f.bstride)+int(p.Off)+r*int(p.Stride)+c])
+	}
+	out := make([]uint8, h*w*3)
+	for r := 0; r < h; r++ {
+		for x := 0; x < w; x++ {
+			var Y, U, V int32
+			switch y.Format {
+			case "nv12", "nv21":
+				Y, U, V = at(0, r, x), at(1, r/2, x&^1), at(1, r/2, x|1)
+				if y.Format == "nv21" {
+					U, V = V, U
+				}
+			case "i420":
+				Y, U, V = at(0, r, x), at(1, r/2, x/2), at(2, r/2, x/2)
+			case "yuyv":
+				Y, U, V = at(0, r, 2*x), at(0, r, 4*(x/2)+1), at(0, r, 4*(x/2)+3)
+			case "uyvy":
+				Y, U, V = at(0, r, 2*x+1), at(0, r, 4*(x/2)), at(0, r, 4*(x/2)+2)
+			}
+			yy := max(Y-k.yoff, k.ylo) * k.cy
+			u, v := U-128, V-128
+			const half = 1 << 19
+			out[3*(r*w+x)] = satU8((yy + half + k.cr*v) >> 20)
+			out[3*(r*w+x)+1] = satU8((yy + half + k.cgu*u + k.cgv*v) >> 20)
+			out[3*(r*w+x)+2] = satU8((yy + half + k.cb*u) >> 20)
+		}
+	}
+	return out
+}
+
+// TestYUVEqualsConvertThenResize: a YUV plan equals converting the whole frame to RGB and running the
+// same spec on the RGB image, for every format, resize rule (fast paths of the RGB plan included),
+// view, flip, batch and plane layout, on 1 and 3 threads.
+func TestYUVEqualsConvertThenResize(t *testing.T) {
+	forceThreads(t)
+	rng := rand.New(rand.NewSource(1))
+	kinds := []struct {
+		kind  string
+		aa    bool
+		torch bool
+	}{{"none", false, false}, {"nearest", false, false}, {"nearest-exact", false, false}, {"bilinear", false, false},
+		{"bilinear", true, false}, {"bicubic", false, false}, {"bicubic", true, false}, {"area", false, false},
+		{"bilinear", true, true}, {"nearest-pil", false, false}, {"nearest-torch", false, false}}
+	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
+	vf := 0
+	fast := 0
+	defer func() { t.Logf("%d vertical-first plans, %d on the fast row pass", vf, fast) }()
+	for it := 0; it < 300; it++ {
+		format := formats[it%len(formats)]
+		k := kinds[(it/len(formats))%len(kinds)]
+		h, w := 2*(1+rng.Intn(20)), 2*(1+rng.Intn(20))
+		if format == "yuyv" || format == "uyvy" {
+			h = 1 + rng.Intn(40)
+		}
+		n := rng.Intn(3)
+		f := newYUVFrame(rng, format, n, h, w, rng.Intn(3), rng.Intn(5), rng.Intn(2) == 0)
+		y := &YUVSpec{Format: format, Matrix: []string{"bt601", "bt709", "bt2020"}[rng.Intn(3)], Range: []string{"limited", "full"}[rng.Intn(2)]}
+		if rng.Intn(3) == 0 {
+			y.Matrix, y.Range, y.OpenCV = "bt601", "limited", true
+		}
+		y.Planes = f.planes
+		oh, ow := 1+rng.Intn(30), 1+rng.Intn(30)
+		if rng.Intn(4) == 0 { // a vertical-first Pillow shape
+			oh, ow = 1+rng.Intn(max(1, h/4)), w-rng.Intn(2)
+		}
+		s := rgbSpec(h, w, k.kind, k.aa, oh, ow)
+		s.Resize.TorchU8 = k.torch
+		s.Pre = View{0, 0, 1, 1, h, w}
+		if rng.Intn(2) == 0 { // a crop, maybe flipped
+			s.Pre = View{rng.Intn(h), rng.Intn(w), 1, 1, 0, 0}
+			s.Pre.H, s.Pre.W = 1+rng.Intn(h-s.Pre.Y0), 1+rng.Intn(w-s.Pre.X0)
+			if rng.Intn(2) == 0 {
+				s.Pre.Y0, s.Pre.SY = s.Pre.Y0+s.Pre.H-1, -1
+			}
+			if rng.Intn(2) == 0 {
+				s.Pre.X0, s.Pre.SX = s.Pre.X0+s.Pre.W-1, -1
+			}
+		}
+		if k.kind == "none" {
+			s.Resize.H, s.Resize.W = s.Pre.H, s.Pre.W
+		}
+		s.Canvas = CanvasSpec{H: s.Resize.H + 2, W: s.Resize.W + 1, Top: 1, Left: 1, Pad: PadValues{7}}
+		s.Post = View{0, 0, 1, 1, s.Canvas.H, s.Canvas.W}
+		if rng.Intn(2) == 0 { // no padding, CHW float32: the bilinear fast path's row pass
+			s.Canvas = CanvasSpec{H: s.Resize.H, W: s.Resize.W}
+			s.Post = View{0, 0, 1, 1, s.Canvas.H, s.Canvas.W}
+			s.Norm = &NormSpec{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.3, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
+		} else if rng.Intn(2) == 0 {
+			s.Post = View{s.Canvas.H - 1, 0, -1, 1, s.Canvas.H, s.Canvas.W}
+			s.CMap = []int{2, 1, 0}
+			s.Norm = &NormSpec{Mean: []float64{0.4, 0.5, 0.6}, Std: []float64{0.2, 0.3, 0.25}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
+		}
+		s.In.N = n
+		ys := *s
+		ys.In = InputSpec{DType: U8, N: n, H: h, W: w, C: 3, Strides: [4]int64{f.bstride, 0, 0, 0}, YUV: y}
+		yp, err := NewPlan(&ys)
+		if err != nil {
+			t.Fatalf("%s %+v: %v", format, k, err)
+		}
+		rgb := make([]uint8, 0, max(n, 1)*h*w*3)
+		for img := 0; img < max(n, 1); img++ {
+			rgb = append(rgb, yuvRefRGB(f, y, img, h, w)...)
+		}
+		s.In.Strides = [4]int64{int64(h * w * 3), int64(w * 3), 3, 1}
+		rp, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := runGuarded(t, rp, unsafe.Pointer(&rgb[0]), 1)
+		if yp.vfirst {
+			vf++
+		}
+		if yp.fast != nil {
+			fast++
+		}
+		for _, threads := range []int{1, 3} {
+			got := runGuarded(t, yp, unsafe.Pointer(&f.buf[f.origin]), threads)
+			if string(got) != string(want) {
+				t.Fatalf("iteration %d: %s %+v %dx%d -> %dx%d (vfirst %v) on %d threads differs from convert-then-resize",
+					it, format, k, h, w, oh, ow, yp.vfirst, threads)
+			}
+		}
+	}
+}
+
+// TestYUVCoefWithinOneLevel: the exact-matrix coefficients are within 1 level of the float64 formula
+// for every (Y, U, V), each matrix and range.
+func TestYUVCoefWithinOneLevel(t *testing.T) {
+	for m, kk := range yuvMatrices {
+		for _, rg := range []string{"limited", "full"} {
+			k := newYUVCoef(&YUVSpec{Matrix: m, Range: rg})
+			kr, kb := kk[0], kk[1]
+			kg := 1 - kr - kb
+			ys, cs, yo := 1.0, 1.0, 0.0
+			if rg == "limited" {
+				ys, cs, yo = 255.0/219, 255.0/224, 16
+			}
+			for Y := 0; Y < 256; Y += 3 {
+				for U := 0; U < 256; U += 5 {
+					for V := 0; V < 256; V += 7 {
+						yf, u, v := ys*(float64(Y)-yo), cs*float64(U-128), cs*float64(V-128)
+						ref := [3]float64{yf + 2*(1-kr)*v, yf - 2*kb*(1-kb)/kg*u - 2*kr*(1-kr)/kg*v, yf + 2*(1-kb)*u}
+						yy := max(int32(Y)-k.yoff, k.ylo) * k.cy
+						uu, vv := int32(U)-128, int32(V)-128
+						got := [3]uint8{satU8((yy + 1<<19 + k.cr*vv) >> 20), satU8((yy + 1<<19 + k.cgu*uu + k.cgv*vv) >> 20), satU8((yy + 1<<19 + k.cb*uu) >> 20)}
+						for c := range 3 {
+							if d := math.Abs(float64(got[c]) - math.Min(255, math.Max(0, ref[c]))); d > 1 {
+								t.Fatalf("%s %s YUV(%d,%d,%d) channel %d: %d vs %.3f", m, rg, Y, U, V, c, got[c], ref[c])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestYUVValidate: bad YUV layouts are refused with a typed error naming the argument.
+func TestYUVValidate(t *testing.T) {
+	base := func() *Spec {
+		s := rgbSpec(4, 6, "bilinear", false, 2, 3)
+		s.In.Strides = [4]int64{}
+		s.In.YUV = &YUVSpec{Format: "nv12", Matrix: "bt601", Range: "limited", Planes: []YUVPlane{{0, 6}, {24, 6}}}
+		return s
+	}
+	if _, err := NewPlan(base()); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		edit func(s *Spec)
+		code Code
+		arg  string
+	}{
+		{"format", func(s *Spec) { s.In.YUV.Format = "nv16" }, CodeInvalidArgument, "format"},
+		{"matrix", func(s *Spec) { s.In.YUV.Matrix = "bt470" }, CodeInvalidArgument, "matrix"},
+		{"range", func(s *Spec) { s.In.YUV.Range = "tv" }, CodeInvalidArgument, "range"},
+		{"opencv", func(s *Spec) { s.In.YUV.OpenCV, s.In.YUV.Matrix = true, "bt709" }, CodeInvalidArgument, "preset"},
+		{"odd width", func(s *Spec) { s.In.W, s.Pre.W = 5, 5 }, CodeBadShape, "src"},
+		{"odd height", func(s *Spec) { s.In.H, s.Pre.H = 3, 3 }, CodeBadShape, "src"},
+		{"planes", func(s *Spec) { s.In.YUV.Planes = s.In.YUV.Planes[:1] }, CodeBadShape, "src"},
+		{"short stride", func(s *Spec) { s.In.YUV.Planes[1].Stride = 5 }, CodeBadShape, "src"},
+		{"overlap", func(s *Spec) { s.In.YUV.Planes[1].Off = 20 }, CodeBadShape, "src"},
+		{"overlap before", func(s *Spec) { s.In.YUV.Planes[1].Off = -8 }, CodeBadShape, "src"},
+		{"huge offset", func(s *Spec) { s.In.YUV.Planes[1].Off = 1 << 60 }, CodeTooLarge, "src"},
+		{"pixel strides", func(s *Spec) { s.In.Strides[2] = 3 }, CodeInvalidArgument, "src"},
+		{"channels", func(s *Spec) { s.In.C, s.CMap = 1, []int{0} }, CodeBadDType, "src"},
+		{"dtype", func(s *Spec) { s.In.DType = F32 }, CodeBadDType, "src"},
+	}
+	for _, c := range cases {
+		s := base()
+		c.edit(s)
+		_, err := NewPlan(s)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != c.code || e.Arg != c.arg {
+			t.Errorf("%s: got %v, want %s %s", c.name, err, c.code, c.arg)
+		}
+	}
+}
+
+// TestYUVGPUDeclined: YUV plans are not in the GPU kernels, so placement runs them on the CPU.
+func TestYUVGPUDeclined(t *testing.T) {
+	s := rgbSpec(4, 6, "bilinear", false, 2, 3)
+	s.In.Strides = [4]int64{}
+	s.In.YUV = &YUVSpec{Format: "yuyv", Matrix: "bt709", Range: "full", Planes: []YUVPlane{{0, 12}}}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := p.GPUSupported(); ok || why == "" {
+		t.Fatalf("GPUSupported = %v %q", ok, why)
+	}
+	if lo, n := p.ImageSpan(); lo != 0 || n != 48 {
+		t.Fatalf("ImageSpan = %d, %d", lo, n)
+	}
+}
+
+// nv12Imagenet is the benchmark task on a 1080p NV12 frame: shorter side 256 (antialias as
+// torchvision's preset, or not), centre crop 224, ImageNet normalize CHW float32.
+func nv12Imagenet(aa bool) *Spec {
+	h, w := 1080, 1920
+	s := rgbSpec(h, w, "bilinear", aa, 256, 455)
+	s.In.Strides = [4]int64{}
+	s.In.YUV = &YUVSpec{Format: "nv12", Matrix: "bt601", Range: "limited", OpenCV: true, Planes: []YUVPlane{{0, 1920}, {1080 * 1920, 1920}}}
+	s.Post = View{16, 116, 1, 1, 224, 224}
+	s.Norm = &NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
+	return s
+}
+
+func benchNV12(b *testing.B, aa bool) {
+	p, err := NewPlan(nv12Imagenet(aa))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, 1080*1920*3/2)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	out := make([]float32, 3*224*224)
+	b.ResetTimer()
+	for range b.N {
+		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNV12ImagenetAA(b *testing.B)   { benchNV12(b, true) }
+func BenchmarkNV12ImagenetNoAA(b *testing.B) { benchNV12(b, false) }

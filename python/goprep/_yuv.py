@@ -1,0 +1,274 @@
+"""YUV video frames as pipeline sources: ``goprep.yuv(frame, format=..., matrix=..., range=...)``.
+
+A ``YUVFrame`` describes the planes of an NV12 / NV21 / I420 / YV12 / YUYV / UYVY frame (or a batch
+of them) in place, with its colour matrix and range. Pipelines and eager ops accept it as they accept
+a NumPy image: the engine reads it as an H x W RGB image, converting only the source rows and columns
+the resize reads, in the same pass (gomod/engine/yuv.go); there is no RGB intermediate.
+
+The engine reads one source pointer (the Y plane's first byte) and the other planes at byte offsets
+from it (``InputSpec.yuv.planes``), so separate plane arrays need no copy; their offsets are part of
+the plan, so planes that move between calls make new plans (a single-array frame never does).
+
+A JPEG decoder's raw YCbCr output (4:2:0 or 4:2:2 planes, BT.601 full range) is the same kind of
+input: three planes as I420 with ``preset="jpeg"``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ._errors import DTypeError, InvalidArgumentError, ShapeError
+from ._outputs import SLOT, fill
+from ._trace import Traced, View, typed_key
+
+FORMATS = ("nv12", "nv21", "i420", "yv12", "yuyv", "uyvy")
+MATRICES = ("bt601", "bt709", "bt2020")
+RANGES = ("limited", "full")
+PRESETS = {"opencv": ("bt601", "limited", True), "jpeg": ("bt601", "full", False)}
+ORDERS = ("rgb", "bgr")
+
+
+def _choice(name: str, v: Any, valid: Tuple[str, ...]) -> str:
+    if not isinstance(v, str) or v.lower() not in valid:
+        raise InvalidArgumentError(f"must be one of {', '.join(repr(x) for x in valid)}, got {v!r}", argument=name)
+    return v.lower()
+
+
+def _addr(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+class YUVFrame:
+    """A YUV frame or batch of frames, read in place (see ``goprep.yuv``). ``height``/``width`` are
+    the image's, ``n`` the batch size (0: one frame); ``base`` is the array the engine's pointer is
+    taken from (the Y plane's), ``planes`` each plane's (byte offset from it, row stride)."""
+
+    __slots__ = ("format", "matrix", "range", "opencv", "order", "n", "height", "width", "base", "planes",
+                 "batch_stride", "keep", "key", "nbytes")
+
+    def __repr__(self) -> str:
+        n = f"{self.n} x " if self.n else ""
+        return (f"<goprep.YUVFrame {n}{self.height}x{self.width} {self.format} {self.matrix} {self.range}"
+                f"{' (OpenCV arithmetic)' if self.opencv else ''} -> {self.order}>")
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The shape of the RGB image it reads as."""
+        img = (self.height, self.width, 3)
+        return ((self.n,) + img) if self.n else img
+
+    def traced(self) -> Traced:
+        """The untouched symbolic image of this frame: an RGB (or BGR) image read through the planes."""
+        fmt = "i420" if self.format == "yv12" else self.format
+        spec = {"format": fmt, "matrix": self.matrix, "range": self.range, "opencv": self.opencv,
+                "planes": [{"off": o, "stride": s} for o, s in self.planes]}
+        h, w = self.height, self.width
+        cmap = (0, 1, 2) if self.order == "rgb" else (2, 1, 0)
+        return Traced("u8", self.n, h, w, 3, (self.batch_stride, 0, 0, 0), View.identity(h, w), cmap=cmap,
+                      yuv=json.dumps(spec, separators=(",", ":")))
+
+
+def call(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int, st: Any) -> Any:
+    """``pipe`` called on a YUVFrame, or a list of them (one batch): traced per frame layout, run on the
+    CPU engine (the GPU kernels decline YUV plans) from the Y plane's pointer."""
+    frames = src if isinstance(src, list) else [src]
+    if not frames or any(type(f) is not YUVFrame for f in frames):
+        raise InvalidArgumentError("a list of YUV frames must hold only goprep.yuv(...) frames", argument="src")
+    ak, kk = typed_key(args) if args else (), typed_key(kwargs) if kwargs else ()
+    sigs = []
+    for i, f in enumerate(frames):
+        c = pipe._lookup(f, args, kwargs, (f.key, ak, kk))
+        if sigs and (c.shape != sigs[0].shape or c.dtype != sigs[0].dtype):
+            raise ShapeError(f"item {i} produces {c.shape} {c.dtype} but item 0 produces {sigs[0].shape} "
+                             f"{sigs[0].dtype}; a list must produce one size", argument="src")
+        sigs.append(c)
+    first = sigs[0]
+    one = isinstance(src, YUVFrame)
+    shape = first.shape if one else (len(frames),) + first.shape
+    device = "cpu" if sh < 0 else pipe._device
+    res = pipe._run(sigs, [f.base for f in frames], shape, out, device, sh, st)
+    if first.template is SLOT:
+        return res
+    if one:
+        return fill(first.template, res)
+    return tuple(res if x is SLOT else [c.template[k] for c in sigs] for k, x in enumerate(first.template))
+
+
+def _u8(a: Any, argument: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray):
+        raise InvalidArgumentError(f"must be a numpy.ndarray (or a tuple of plane arrays), got {type(a).__name__}",
+                                   argument=argument)
+    if a.dtype != np.uint8:
+        raise DTypeError(f"YUV planes must be uint8, got {a.dtype}", argument=argument)
+    return a.view(np.ndarray) if type(a) is not np.ndarray else a
+
+
+def _rows(a: np.ndarray, batch: bool, row_bytes: int, argument: str) -> Tuple[int, int]:
+    """(row stride, batch stride) of a plane whose rows are ``row_bytes`` contiguous bytes."""
+    st = a.strides
+    inner = st[(2 if batch else 1):]
+    shape = a.shape[(2 if batch else 1):]
+    # the bytes of a row must be contiguous: the innermost axes packed
+    acc = 1
+    for n, s in zip(reversed(shape), reversed(inner)):
+        if n > 1 and s != acc:
+            raise ShapeError(f"each row of a plane must be contiguous bytes (strides {st}); pass "
+                             "np.ascontiguousarray(frame)", argument=argument)
+        acc *= n
+    rs = st[1 if batch else 0]
+    if rs < row_bytes:
+        raise ShapeError(f"rows {rs} bytes apart overlap rows of {row_bytes} bytes (strides {st})", argument=argument)
+    return rs, (st[0] if batch else 0)
+
+
+def yuv(
+    frame: Any,
+    format: str = "nv12",
+    matrix: Optional[str] = None,
+    range: Optional[str] = None,
+    *,
+    preset: Optional[str] = None,
+    order: str = "rgb",
+) -> YUVFrame:
+    """A YUV video frame (or batch) as a goprep source, read in place; pipelines and eager ops accept it
+    as they accept an ``(H, W, 3)`` image, which it reads as (RGB, or BGR with ``order="bgr"``).
+
+    ``frame``, by ``format``:
+
+    - ``"nv12"`` / ``"nv21"``: an ``(H*3/2, W)`` uint8 array (the Y plane, then the interleaved U,V
+      or V,U plane: PyAV's ``frame.to_ndarray(format="nv12")``), or a tuple ``(y, uv)`` of an
+      ``(H, W)`` and an ``(H/2, W)`` or ``(H/2, W/2, 2)`` array;
+    - ``"i420"`` / ``"yv12"``: an ``(H*3/2, W)`` C-contiguous array (Y, then U then V for i420, V
+      then U for yv12, each ``H/2 x W/2``), or a tuple ``(y, u, v)``;
+    - ``"yuyv"`` / ``"uyvy"``: an ``(H, W, 2)`` array (Y0 U Y1 V / U Y0 V Y1 per pixel pair).
+
+    A leading batch axis makes a batch: ``(N, H*3/2, W)``, ``(N, H, W, 2)``, or planes with one.
+    Width (and for 4:2:0 height) must be even, as OpenCV requires.
+
+    Colour: ``matrix`` (``"bt601"``, ``"bt709"``, ``"bt2020"``) and ``range`` (``"limited"``: Y in
+    16-235, chroma 16-240; ``"full"``) must be stated, or a ``preset``: ``"opencv"`` (BT.601 limited
+    with OpenCV's fixed-point constants: byte-identical to ``cv2.cvtColor(..., COLOR_YUV2RGB_NV12``
+    / ``_I420`` / ``_YUYV`` ...)) or ``"jpeg"`` (BT.601 full range, JFIF). Other matrices are within
+    1 level of the exact formula. Chroma is replicated over its 2x2 / 2x1 block, as OpenCV does.
+
+    The same stage would take a JPEG decoder's raw YCbCr planes (I420-like, ``preset="jpeg"``).
+    """
+    fmt = _choice("format", format, FORMATS)
+    if preset is not None:
+        p = _choice("preset", preset, tuple(PRESETS))
+        m, r, ocv = PRESETS[p]
+        if (matrix is not None and _choice("matrix", matrix, MATRICES) != m) or (
+                range is not None and _choice("range", range, RANGES) != r):
+            raise InvalidArgumentError(f"preset {p!r} is {m} {r} range; leave matrix and range unset with it",
+                                       argument="preset")
+    else:
+        if matrix is None or range is None:
+            raise InvalidArgumentError(
+                f"the colour matrix and range must be stated: matrix= one of {', '.join(map(repr, MATRICES))}, "
+                f"range= one of {', '.join(map(repr, RANGES))}, or preset='opencv' / 'jpeg'",
+                argument="matrix" if matrix is None else "range")
+        m, r, ocv = _choice("matrix", matrix, MATRICES), _choice("range", range, RANGES), False
+    o = _choice("order", order, ORDERS)
+    f = YUVFrame()
+    f.format, f.matrix, f.range, f.opencv, f.order = fmt, m, r, ocv, o
+    if isinstance(frame, (tuple, list)):
+        _planes(f, [_u8(a, "frame") for a in frame])
+    else:
+        _single(f, _u8(frame, "frame"))
+    f.key = ("yuv", f.format, f.matrix, f.range, f.opencv, f.order, f.n, f.height, f.width, tuple(f.planes),
+             f.batch_stride)
+    return f
+
+
+def _even(f: YUVFrame, h: int, w: int) -> None:
+    four20 = f.format not in ("yuyv", "uyvy")
+    if w % 2 or (four20 and h % 2):
+        what = "width and height" if four20 else "width"
+        raise ShapeError(f"{f.format} needs an even {what} (chroma covers 2x2 or 2x1 pixels), got {h}x{w}",
+                         argument="frame")
+    if h == 0 or w == 0:
+        raise ShapeError(f"frame size {h}x{w} has a zero dimension", argument="frame")
+
+
+def _single(f: YUVFrame, a: np.ndarray) -> None:
+    """One array holding every plane."""
+    packed = f.format in ("yuyv", "uyvy")
+    want = 3 if packed else 2
+    if a.ndim not in (want, want + 1):
+        form = "(H, W, 2)" if packed else "(H*3/2, W)"
+        raise ShapeError(f"a {f.format} frame must be {form} or a batch (N, ...) of them, got shape {a.shape}",
+                         argument="frame")
+    batch = a.ndim == want + 1
+    if batch and a.shape[0] == 0:
+        raise ShapeError("batch must hold at least one frame, got N=0", argument="frame")
+    f.n = a.shape[0] if batch else 0
+    img = a.shape[1:] if batch else a.shape
+    if packed:
+        h, w, two = img
+        if two != 2:
+            raise ShapeError(f"a {f.format} frame must be (H, W, 2), got shape {a.shape}", argument="frame")
+        _even(f, h, w)
+        rs, bs = _rows(a, batch, 2 * w, "frame")
+        f.planes = [(0, rs)]
+    else:
+        rows, w = img
+        if rows % 3:
+            raise ShapeError(f"a {f.format} frame must be (H*3/2, W): {rows} rows is not a multiple of 3 "
+                             f"(shape {a.shape})", argument="frame")
+        h = rows * 2 // 3
+        _even(f, h, w)
+        rs, bs = _rows(a, batch, w, "frame")
+        if f.format in ("nv12", "nv21"):
+            f.planes = [(0, rs), (h * rs, rs)]
+        else:
+            if rs != w:  # chroma rows are W/2 bytes apart only in a contiguous buffer
+                raise ShapeError(f"an (H*3/2, W) {f.format} frame must be C-contiguous (rows {rs} bytes apart, W is "
+                                 f"{w}); pass np.ascontiguousarray(frame) or its three planes", argument="frame")
+            q = (h // 2) * (w // 2)
+            u, v = h * w, h * w + q
+            if f.format == "yv12":
+                u, v = v, u
+            f.planes = [(0, w), (u, w // 2), (v, w // 2)]
+    f.height, f.width, f.batch_stride = h, w, bs
+    f.base, f.keep, f.nbytes = a, (a,), a.nbytes
+
+
+def _planes(f: YUVFrame, ps: List[np.ndarray]) -> None:
+    """Separate plane arrays: (y, uv) or (y, u, v), each maybe batched."""
+    if f.format in ("yuyv", "uyvy"):
+        raise InvalidArgumentError(f"a {f.format} frame is one (H, W, 2) array, not planes", argument="frame")
+    want = 2 if f.format in ("nv12", "nv21") else 3
+    if len(ps) != want:
+        raise ShapeError(f"{f.format} takes {want} planes, got {len(ps)}", argument="frame")
+    y = ps[0]
+    if y.ndim not in (2, 3):
+        raise ShapeError(f"the Y plane must be (H, W) or (N, H, W), got shape {y.shape}", argument="frame")
+    batch = y.ndim == 3
+    if batch and y.shape[0] == 0:
+        raise ShapeError("batch must hold at least one frame, got N=0", argument="frame")
+    f.n = y.shape[0] if batch else 0
+    h, w = y.shape[-2:]
+    _even(f, h, w)
+    ry, bs = _rows(y, batch, w, "frame")
+    planes = [(0, ry)]
+    base = _addr(y)
+    for i, c in enumerate(ps[1:], 1):
+        cw = w if want == 2 else w // 2
+        img = c.shape[1:] if batch else c.shape
+        ok = img in ((h // 2, w), (h // 2, w // 2, 2)) if want == 2 else img == (h // 2, w // 2)
+        if not ok or (batch and c.shape[0] != f.n):
+            form = f"({h // 2}, {w}) or ({h // 2}, {w // 2}, 2)" if want == 2 else f"({h // 2}, {w // 2})"
+            raise ShapeError(f"plane {i} must be {form}{' per frame' if batch else ''} for a {h}x{w} {f.format} frame, "
+                             f"got shape {c.shape}", argument="frame")
+        rc, bc = _rows(c, batch, cw, "frame")
+        if batch and f.n > 1 and bc != bs:
+            raise ShapeError(f"plane {i}'s batch stride {bc} differs from the Y plane's {bs}", argument="frame")
+        planes.append((_addr(c) - base, rc))
+    if f.format == "yv12":
+        planes[1], planes[2] = planes[2], planes[1]
+    f.planes = planes
+    f.height, f.width, f.batch_stride = h, w, bs
+    f.base, f.keep, f.nbytes = y, tuple(ps), sum(p.nbytes for p in ps)

@@ -12,6 +12,7 @@ package binding
 // DecodeClose frees the batch (the file contents read in step 1).
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -78,8 +79,8 @@ func (b *encodedBatch) renamed(i int, err error) error {
 }
 
 // DecodeOpen reads count encoded items and probes their headers. desc is an int64 array object of
-// (count, 2) rows: (address, length) of an in-memory buffer, or (-1, k) for the k-th of paths
-// (separated by NUL bytes), read here. hdr (an int64 array object of (count, HeaderCols)) receives each
+// (count, 2) rows: (address, length) of an in-memory buffer, or (-1, k) for the k-th of paths (each
+// path's bytes in hex, comma-separated: any byte string the OS takes survives the trip), read here. hdr (an int64 array object of (count, HeaderCols)) receives each
 // header. An image over maxPixels (0: no limit) is refused here, before anything is decoded. Errors
 // name the argument name, or name[i] for a list.
 func DecodeOpen(desc, count int64, paths string, hdr, maxPixels int64, name string, list bool) (h int64, err error) {
@@ -99,7 +100,13 @@ func DecodeOpen(desc, count int64, paths string, hdr, maxPixels int64, name stri
 	ht := unsafe.Slice((*int64)(hp), HeaderCols*count)
 	var names []string
 	if paths != "" {
-		names = strings.Split(paths, "\x00")
+		for _, hx := range strings.Split(paths, ",") {
+			p, err := hex.DecodeString(hx)
+			if err != nil {
+				return 0, engine.Errorf(engine.CodeInternal, name, "malformed path list: %v", err)
+			}
+			names = append(names, string(p))
+		}
 	}
 	b := &encodedBatch{data: make([][]byte, count), hdr: make([]codec.Header, count), name: name, list: list}
 	for i := range b.data {
@@ -186,11 +193,38 @@ func NumDecodeBatches() int64 { return int64(batches.len()) }
 // image per goroutine.
 type decodeBuf struct{ b []byte }
 
-var decodeBufs = sync.Pool{New: func() any { return &decodeBuf{} }}
+// decodeBufs keeps up to NumThreads buffers between calls (a sync.Pool would drop them at every GC,
+// and a serving loop would then allocate and zero a decoded image's worth of memory per call).
+var decodeBufs struct {
+	sync.Mutex
+	free []*decodeBuf
+}
 
-// bigDecodeBuf: buffers above this are dropped after use rather than pooled, so that one huge image
+// bigDecodeBuf: buffers above this are dropped after use rather than kept, so that one huge image
 // does not keep its memory for the life of the process.
 const bigDecodeBuf = 64 << 20
+
+func getDecodeBuf() *decodeBuf {
+	decodeBufs.Lock()
+	defer decodeBufs.Unlock()
+	if n := len(decodeBufs.free); n > 0 {
+		b := decodeBufs.free[n-1]
+		decodeBufs.free = decodeBufs.free[:n-1]
+		return b
+	}
+	return &decodeBuf{}
+}
+
+func putDecodeBuf(b *decodeBuf) {
+	if cap(b.b) > bigDecodeBuf {
+		return
+	}
+	decodeBufs.Lock()
+	defer decodeBufs.Unlock()
+	if len(decodeBufs.free) < engine.NumThreads() {
+		decodeBufs.free = append(decodeBufs.free, b)
+	}
+}
 
 // DecodeRun decodes the items of batch h and runs each one's plan on it: desc is an int64 array object
 // of (count, RunCols) rows (plan handle, output address, scale, mode, orientation flag), count the
@@ -219,8 +253,9 @@ func DecodeRun(h, desc, count int64) (err error) {
 		o := codec.Options{Scale: int(row[runScale]), Mode: codec.Mode(row[runMode]), ApplyOrientation: row[runOrient] != 0}
 		oh, ow, oc := codec.OutSize(b.hdr[i], o)
 		in := p.Spec.In
+		// (the plan zeroes the strides of size-1 axes: those are never used to address)
 		if in.DType != engine.U8 || in.N != 0 || in.H != oh || in.W != ow || in.C != oc ||
-			in.Strides[1] != int64(ow*oc) || in.Strides[2] != int64(oc) || in.Strides[3] != 1 {
+			oh > 1 && in.Strides[1] != int64(ow*oc) || ow > 1 && in.Strides[2] != int64(oc) || oc > 1 && in.Strides[3] != 1 {
 			return engine.Errorf(engine.CodeInternal, b.itemArg(i), "the plan reads a %dx%dx%d source, the image decodes to %dx%dx%d", in.H, in.W, in.C, oh, ow, oc)
 		}
 		if y0, y1, x0, x1, ok := p.SourceWindow(); ok && (y1-y0 < oh || x1-x0 < ow) && (!o.ApplyOrientation || b.hdr[i].Orientation == 1) {
@@ -235,12 +270,8 @@ func DecodeRun(h, desc, count int64) (err error) {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	work := func() {
-		buf := decodeBufs.Get().(*decodeBuf)
-		defer func() {
-			if cap(buf.b) <= bigDecodeBuf {
-				decodeBufs.Put(buf)
-			}
-		}()
+		buf := getDecodeBuf()
+		defer putDecodeBuf(buf)
 		for !failed.Load() {
 			i := int(next.Add(1) - 1)
 			if i >= len(jobs) {

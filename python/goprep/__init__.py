@@ -156,10 +156,10 @@ def info() -> Dict[str, Any]:
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
         "simd": mod.SIMD(),
         "kernels": json.loads(mod.Kernels()),
+        "codecs": json.loads(mod.Codecs()),
         "cuda_built": bool(mod.CUDABuilt()),
         "cuda_available": bool(devs),
         "cuda_reason": reason,
         "devices": devs,
         "gpu": _device.gpu_stats(),
-        "codecs": json.loads(mod.Codecs()),
     }

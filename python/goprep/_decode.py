@@ -174,7 +174,7 @@ class _Batch:
         self.handle = 0
         arrays = any(type(x) is np.ndarray for x in items)
         hint = ("; a 1-D uint8 array is read as encoded image bytes (an image array is (H, W, C))" if arrays else "")
-        self.handle = _call(mod.DecodeOpen, id(desc), n, "\x00".join(paths), id(self.hdr),
+        self.handle = _call(mod.DecodeOpen, id(desc), n, ",".join(os.fsencode(p).hex() for p in paths), id(self.hdr),
                             _limit() if max_pixels is None else max_pixels, name, is_list, name=name, hint=hint)
 
     def headers(self) -> List[Header]:

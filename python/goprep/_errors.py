@@ -103,11 +103,11 @@ _BY_CODE = {
     "internal": BackendError,
     "device_unavailable": DeviceError,
     "forked": ForkError,
-    "cancelled": BackendError,
-    "decode": DecodeError,  # a call stopped by its cancel flag; the caller re-raises KeyboardInterrupt
+    "decode": DecodeError,
+    "cancelled": BackendError,  # a call stopped by its cancel flag; the caller re-raises KeyboardInterrupt
 }
 
-_NATIVE = re.compile(r"^goprep\[(\w+)\] (?:([\w.]+): )?(.*)$", re.S)
+_NATIVE = re.compile(r"^goprep\[(\w+)\] (?:([\w.\[\]]+): )?(.*)$", re.S)
 
 
 def from_native(exc: BaseException) -> GoprepError:

@@ -44,6 +44,27 @@ FORMATS = ("jpeg", "png")
 # image above it is refused from its header, before anything is allocated.
 DEFAULT_MAX_PIXELS = 2 * (1024 * 1024 * 1024 // 4 // 3)
 _max_pixels = [DEFAULT_MAX_PIXELS]
+# This thread's limit, over _max_pixels, for every encoded source it passes to a pipeline or decode
+# (the reference server's --max-pixels, set around each request: goprep/_serve/preprocess.py). Per
+# thread, so it reaches pipelines wrapped by others (goprep.transforms' Converted) without a keyword.
+_thread_limit = threading.local()
+
+
+class thread_max_pixels:
+    """``with thread_max_pixels(n):`` this thread's encoded sources are refused above ``n`` pixels
+    (None: no limit), whatever set_max_image_pixels says; restored on exit. Private (the server's)."""
+
+    __slots__ = ("n", "prev")
+
+    def __init__(self, n: Optional[int]) -> None:
+        self.n = 0 if n is None else int(n)
+
+    def __enter__(self) -> None:
+        self.prev = getattr(_thread_limit, "n", None)
+        _thread_limit.n = self.n
+
+    def __exit__(self, *exc: Any) -> None:
+        _thread_limit.n = self.prev
 
 _perf_ns = time.perf_counter_ns
 
@@ -154,7 +175,7 @@ class _Batch:
         arrays = any(type(x) is np.ndarray for x in items)
         hint = ("; a 1-D uint8 array is read as encoded image bytes (an image array is (H, W, C))" if arrays else "")
         self.handle = _call(mod.DecodeOpen, id(desc), n, ",".join(os.fsencode(p).hex() for p in paths), id(self.hdr),
-                            (_max_pixels[0] or 0) if max_pixels is None else max_pixels, name, is_list, name=name, hint=hint)
+                            _limit() if max_pixels is None else max_pixels, name, is_list, name=name, hint=hint)
 
     def headers(self) -> List[Header]:
         return [Header(FORMATS[int(r[0])], int(r[1]), int(r[2]), int(r[3]), int(r[4]), bool(r[5])) for r in self.hdr]
@@ -163,6 +184,12 @@ class _Batch:
         if self.handle:
             self.mod.DecodeClose(self.handle)
             self.handle = 0
+
+
+def _limit() -> int:
+    """The bomb limit of this thread's next call (0: none): thread_max_pixels's, else the process's."""
+    n = getattr(_thread_limit, "n", None)
+    return (_max_pixels[0] or 0) if n is None else n
 
 
 def _call(fn: Any, *args: Any, name: str = "data", hint: str = "") -> Any:
@@ -175,7 +202,8 @@ def _call(fn: Any, *args: Any, name: str = "data", hint: str = "") -> Any:
             raise DecodeError(e.detail + hint, argument=e.argument, code=e.code) from None
         raise
     except GoprepError as e:
-        if e.code == "too_large" and (e.argument or "").startswith(name):
+        # a list's item is named in the message ("src[3]: the image is ..."), not in .argument
+        if e.code == "too_large" and (e.argument or e.detail).startswith(name):
             raise DecodeError(e.detail, argument=e.argument, code="too_large") from None
         raise
 

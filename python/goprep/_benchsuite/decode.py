@@ -29,7 +29,7 @@ from typing import Any, Callable
 from . import images
 from .impls import MEAN, STD, Threads
 from .scenarios import Settings
-from .targets import Target, _judge
+from .targets import NOT_RUN, Target, _judge
 from .timing import Entry, Stats, calibrate, interleave
 
 SIZES = {"1080p": (1080, 1920), "480p": (480, 640)}
@@ -41,6 +41,7 @@ class DecodeResult:
     per_image: dict[str, Stats] = field(default_factory=dict)  # seconds per image
     checks: dict[str, float] = field(default_factory=dict)
     error: str = ""
+    sizes: tuple[str, ...] = tuple(SIZES)  # the sizes this run measured
 
     def ratio(self, slow: str, fast: str, best: bool = False) -> float | None:
         a, b = self.per_image.get(slow), self.per_image.get(fast)
@@ -60,7 +61,7 @@ def _encode(a: Any, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def _fns() -> dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, int]]]:
+def _fns(sizes: tuple[str, ...]) -> dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, int]]]:
     import cv2
     import numpy as np
     import torch
@@ -127,7 +128,8 @@ def _fns() -> dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, in
 
     one = {"goprep": 1, "cv2": 1, "torch": 1}
     out: dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, int]]] = {}
-    for size, (h, w) in SIZES.items():
+    for size in sizes:
+        h, w = SIZES[size]
         jpegs = [_encode(np.ascontiguousarray(p), "JPEG") for p in images.photos(images.Size(size, h, w))]
         out[f"{size} goprep-exact"] = (exact, jpegs, 1, one)
         out[f"{size} cv2-imdecode+goprep"] = (cv2_goprep, jpegs, 1, one)
@@ -146,8 +148,9 @@ def _fns() -> dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, in
     return out
 
 
-def run(threads: Threads, settings: Settings) -> DecodeResult:
-    res = DecodeResult()
+def run(threads: Threads, settings: Settings, sizes: tuple[str, ...] = tuple(SIZES)) -> DecodeResult:
+    """Measure the rows of ``sizes`` (keys of SIZES; ``--quick`` runs 480p only)."""
+    res = DecodeResult(sizes=sizes)
     try:
         import numpy as np
 
@@ -156,8 +159,8 @@ def run(threads: Threads, settings: Settings) -> DecodeResult:
         if not {"jpeg", "png"} <= set(goprep.info()["codecs"]):
             res.error = "goprep was built without its codecs (goprep.info()['codecs'])"
             return res
-        fns = _fns()
-        for size in SIZES:  # the fused decode computes what imdecode + the same pipeline computes
+        fns = _fns(sizes)
+        for size in sizes:  # the fused decode computes what imdecode + the same pipeline computes
             f_gp, xs, _, _ = fns[f"{size} goprep-exact"]
             f_cv, _, _, _ = fns[f"{size} cv2-imdecode+goprep"]
             worst = max(float(np.abs(np.asarray(f_gp(x)) - f_cv(x)).max()) for x in xs)
@@ -198,18 +201,23 @@ _TARGETS = [
 
 
 def targets(res: DecodeResult) -> list[Target]:
-    why = res.error or "not measured"
+    def why_for(z: str) -> str:
+        return (res.error or "not measured") if z in res.sizes else NOT_RUN
+
     out = []
     for z in SIZES:
+        why = why_for(z)
         for name, what, slow, fast, goal in _TARGETS:
             s, f = slow.format(z=z), fast.format(z=z)
             out.append(_judge(name.format(z=z), what.format(z=z), res.ratio(s, f), ">=", goal, "x", why, res.ratio(s, f, best=True)))
+    why = why_for("1080p")
     out.append(_judge("decode_fast_vs_cv2_1080p", "fast decode+pipeline vs cv2.imdecode + cv2.resize + NumPy normalize, 1080p",
                       res.ratio("1080p cv2-imdecode+resize+numpy", "1080p goprep-fast"), ">=", 3.0, "x", why,
                       res.ratio("1080p cv2-imdecode+resize+numpy", "1080p goprep-fast", best=True)))
     k1, k2 = f"1080p goprep-exact batch{BATCH} 1 thread", f"1080p goprep-exact batch{BATCH} 2 threads"
     out.append(_judge("decode_batch64_2_threads_vs_1", f"a batch of {BATCH} 1080p JPEGs, 2 threads vs 1",
                       res.ratio(k1, k2), ">=", 1.8, "x", why, res.ratio(k1, k2, best=True)))
+    why = why_for("480p")
     out.append(_judge("decode_png_480p_vs_pillow", "PNG 640x480 decode vs Pillow open+convert",
                       res.ratio("480p png pillow-decode", "480p png goprep-decode"), ">=", 1.0, "x", why,
                       res.ratio("480p png pillow-decode", "480p png goprep-decode", best=True)))

@@ -294,11 +294,18 @@ def test_decode_misplaced_in_a_pipeline():
         imagenet(PHOTOS["coffee"])
 
 
-def test_device_output_is_refused_clearly():
-    p = goprep.pipeline(lambda x: goprep.decode(x), device="auto", output="device")
+def test_device_output_uploads_the_cpu_result(sim_gpu):
+    p = goprep.pipeline(imagenet_arrays._fn, device="auto", output="device")
+    files = [JPEGS["coffee"], JPEGS["astronaut"]]
+    got = p(files)
+    assert isinstance(got, goprep.DeviceArray) and got.shape == (2, 3, 224, 224)
+    np.testing.assert_array_equal(got.get(), imagenet(files))
     with pytest.raises(goprep.InvalidArgumentError) as e:
-        p(JPEGS["camera"])
-    assert e.value.argument == "output"
+        p(files, out=np.empty((2, 3, 224, 224), np.float32))
+    assert e.value.argument == "out"
+    with pytest.raises(goprep.InvalidArgumentError) as e:
+        imagenet(files, stream=0)
+    assert e.value.argument == "stream"
 
 
 def bomb_jpeg(h=60000, w=60000):

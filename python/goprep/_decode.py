@@ -349,10 +349,12 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
     items = list(src) if is_list else [src]
     if not items:
         raise ShapeError("the list of images is empty", argument=name)
-    if pipe._target == "device":
-        raise InvalidArgumentError('encoded images are decoded on the CPU; output="device" does not take them yet', argument="output")
-    if sh >= 0:
-        raise InvalidArgumentError("encoded images are decoded on the CPU, so stream= does not apply", argument="stream")
+    to_gpu = pipe._target == "device"  # decoded and preprocessed on the CPU, then uploaded (no nvJPEG yet)
+    if to_gpu and out is not None:
+        raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+    if sh >= 0 and not to_gpu:
+        raise InvalidArgumentError("encoded images are decoded on the CPU: stream= applies to output=\"device\" only",
+                                   argument="stream")
     t0 = _perf_ns()
     b = _Batch(items, is_list, name, max_pixels)
     try:
@@ -392,6 +394,10 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
         _record(timed, t0)
     if ragged:
         return results
+    if to_gpu:  # the host result uploaded: the same DeviceArray a device pipeline returns
+        from . import _device
+
+        res = _device.to_device(res, pipe._device if pipe._device.startswith("cuda") else "cuda", sh if sh >= 0 else None)
     if first.template is SLOT:
         result = res
     elif not is_list:

@@ -1,4 +1,4 @@
-//go:build !nocodecs
+//go:build cgo && !nocodecs
 
 package codec
 

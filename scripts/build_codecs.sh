@@ -6,7 +6,11 @@
 #   scripts/build_codecs.sh ZIG TARGET     e.g. scripts/build_codecs.sh /path/to/zig x86_64-linux-gnu.2.17
 #
 # Prints the install prefix (PREFIX/lib/{libjpeg,libpng16,libz}.a, PREFIX/lib/pkgconfig/*.pc,
-# PREFIX/include) on stdout; everything else goes to stderr.
+# PREFIX/include) on stdout; everything else goes to stderr. Every symbol of the archives has hidden
+# visibility (-fvisibility=hidden; libjpeg-turbo's SIMD assembly marks its own hidden): they link
+# into the extension, which does not export them, so its jpeg_*/png_*/zlib functions never
+# interpose on (or get interposed by) another libjpeg/libpng/zlib in the process. (zig cc refuses
+# the linker's --exclude-libs, which would do the same at link time.)
 #
 # Why not the system's: Debian's libjpeg.a/libpng16.a are not PIC (they cannot go into a shared
 # object), and libpng16.so.16 needs pow@GLIBC_2.29, newer than manylinux_2_17 allows. Built here by
@@ -114,6 +118,7 @@ CMAKE_COMMON=(
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" -DCMAKE_INSTALL_LIBDIR=lib
   -DCMAKE_C_COMPILER="$WORK/zcc" -DCMAKE_AR="$WORK/zar" -DCMAKE_RANLIB="$WORK/zranlib"
   -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR="$ARCH" -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+  -DCMAKE_C_FLAGS=-fvisibility=hidden
   -DCMAKE_FIND_ROOT_PATH="$PREFIX" -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=ONLY
   -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY
   -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER
@@ -128,7 +133,7 @@ tar -xzf "$zlib_tgz" -C "$WORK" && tar -xzf "$png_tgz" -C "$WORK" && tar -xzf "$
 
 # zlib: its own configure, static only (its cmake would also build and install a shared libz).
 (cd "$WORK/zlib-$ZLIB_VERSION" && quiet zlib-configure env CC="$WORK/zcc" AR="$WORK/zar" RANLIB="$WORK/zranlib" \
-   CFLAGS="-O2 -fPIC" CHOST="$ARCH-linux-gnu" ./configure --static --prefix="$PREFIX" --libdir="$PREFIX/lib" \
+   CFLAGS="-O2 -fPIC -fvisibility=hidden" CHOST="$ARCH-linux-gnu" ./configure --static --prefix="$PREFIX" --libdir="$PREFIX/lib" \
  && quiet zlib-make make -j"$JOBS" libz.a && quiet zlib-install make install)
 
 # libpng: static only, no tests or tools; zlib from the prefix above (CMAKE_FIND_ROOT_PATH).
@@ -147,8 +152,8 @@ quiet jpeg-build cmake --build "$WORK/jpeg-build" -j"$JOBS"
 quiet jpeg-install cmake --install "$WORK/jpeg-build"
 
 # Check what was installed: the three archives and their pkg-config files, no shared library, and
-# that they link into a shared object for the target with no text relocations (i.e. PIC) and
-# NEEDING only the C library family.
+# that they link into a shared object for the target with no text relocations (i.e. PIC), NEEDING
+# only the C library family and exporting none of their symbols (hidden visibility).
 for f in lib/libjpeg.a lib/libpng16.a lib/libz.a lib/pkgconfig/libjpeg.pc lib/pkgconfig/libpng.pc lib/pkgconfig/zlib.pc; do
   [[ -e "$PREFIX/$f" ]] || die "not installed: $PREFIX/$f"
 done
@@ -159,6 +164,8 @@ if readelf -d "$WORK/check.so" | grep -q TEXTREL; then die "the archives are not
 needed=$(readelf -d "$WORK/check.so" | grep -o 'Shared library: \[[^]]*\]' | tr '\n' ' ')
 python3 -c 'import re, sys; bad = [n for n in sys.argv[1:] if not re.match(r"^\[(libc|libm|libdl|libpthread|ld-linux[-\w]*)\.so", n)]; sys.exit(bool(bad))' \
   ${needed//Shared library: /} || die "the archives need more than the C library: $needed"
+exported=$(readelf -W --dyn-syms "$WORK/check.so" | awk '$5 != "LOCAL" && $6 == "DEFAULT" && $7 != "UND" && $8 != "" {print $8}' | grep -v '^_\(init\|fini\)$' | head -5 || true)
+[[ -z "$exported" ]] || die "the archives export symbols (not hidden): $exported ..."
 sed -n 's/^#define LIBJPEG_TURBO_VERSION .*/&/p' "$PREFIX/include/jconfig.h" | grep -q "$JPEG_VERSION" \
   || die "jconfig.h does not say libjpeg-turbo $JPEG_VERSION"
 

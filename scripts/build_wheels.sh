@@ -123,6 +123,7 @@ log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
 # the .a files (whose symbols are hidden: the extension does not export them).
 codecs_env() { # -> CODECS_ENV: the environment assignments of pip wheel's codec part
   local prefix
+  command -v pkg-config >/dev/null || die "pkg-config is needed to link the decoders (apt-get install pkg-config)"
   prefix=$(bash "$ROOT/scripts/build_codecs.sh" "$ZIG" "x86_64-linux-gnu.$GLIBC") || die "building the codec libraries failed"
   printf '#!/bin/sh\nexec pkg-config --static "$@"\n' > "$TOOLS/pkg-config-static"
   chmod +x "$TOOLS/pkg-config-static"

@@ -330,8 +330,9 @@ class BuildGo(build_ext):
     def _codecs(self, env: dict) -> bool:
         """The JPEG/PNG decoders (gomod/codec) link libjpeg(-turbo) and libpng, found with pkg-config;
         without them the extension is built with -tags nocodecs (goprep.decode then raises BackendError
-        naming why) and the build says so. GOPREP_CODECS=0 leaves them out (the manylinux wheels:
-        scripts/build_wheels.sh says why), =1 makes their absence an error."""
+        naming why) and the build says so. GOPREP_CODECS=0 leaves them out, =1 makes their absence an
+        error (the manylinux wheels: scripts/build_wheels.sh points pkg-config at static libraries that
+        scripts/build_codecs.sh builds)."""
         mode = env.get("GOPREP_CODECS", "auto")
         if mode == "0":
             log("GOPREP_CODECS=0: building without JPEG/PNG decode (goprep.decode will raise BackendError)")

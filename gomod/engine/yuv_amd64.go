@@ -42,22 +42,25 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 		_, _ = d1[3*n+8-1], ys1[(n-1)*yStep]
 		rows = 2
 	}
-	dp := [2]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(d0)), unsafe.Pointer(unsafe.SliceData(d1))}
-	yq := [2]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(ys0)), unsafe.Pointer(unsafe.SliceData(ys1))}
+	dp0, dp1 := unsafe.Pointer(unsafe.SliceData(d0)), unsafe.Pointer(unsafe.SliceData(d1))
+	yq0, yq1 := unsafe.Pointer(unsafe.SliceData(ys0)), unsafe.Pointer(unsafe.SliceData(ys1))
 	up, vp := unsafe.Pointer(unsafe.SliceData(us)), unsafe.Pointer(unsafe.SliceData(vs))
 	c := &yp.coef
-	half := archsimd.BroadcastInt32x8(1 << (yuvShift - 1))
-	cy, cr, cb := archsimd.BroadcastInt32x8(c.cy), archsimd.BroadcastInt32x8(c.cr), archsimd.BroadcastInt32x8(c.cb)
+	// The scalar sums (max(Y-yoff, ylo)*cy + half + cr*(V-128)) etc., regrouped: the Y term as
+	// max(Y, yoff+ylo)*cy (equal to the scalar's plus yoff*cy: Y >= 0 > yoff+ylo where ylo is -255),
+	// and the constants half - 128*c - yoff*cy folded into one per channel. int32 sums are exact
+	// either way (all terms below 2^29), so the results are the scalar's bit for bit. Fewer live
+	// constants: AVX2 has 16 vector registers.
+	yk := c.yoff * c.cy
+	cy, ymin := archsimd.BroadcastInt32x8(c.cy), archsimd.BroadcastInt32x8(c.yoff+c.ylo)
+	cr, cb := archsimd.BroadcastInt32x8(c.cr), archsimd.BroadcastInt32x8(c.cb)
 	cgu, cgv := archsimd.BroadcastInt32x8(c.cgu), archsimd.BroadcastInt32x8(c.cgv)
-	yoff, ylo := archsimd.BroadcastInt32x8(c.yoff), archsimd.BroadcastInt32x8(c.ylo)
-	c128 := archsimd.BroadcastInt32x8(128)
+	const half = 1 << (yuvShift - 1)
+	kr := archsimd.BroadcastInt32x8(half - 128*c.cr - yk)
+	kg := archsimd.BroadcastInt32x8(half - 128*(c.cgu+c.cgv) - yk)
+	kb := archsimd.BroadcastInt32x8(half - 128*c.cb - yk)
 	lo16 := archsimd.BroadcastInt32x8(0xffff)
-	lo8 := archsimd.BroadcastInt32x8(0xff)
 	top := archsimd.BroadcastUint16x16(255)
-	shP := archsimd.LoadInt8x32(&yuvShufP[0])
-	shPB := archsimd.LoadInt8x32(&yuvShufP[1])
-	shQ := archsimd.LoadInt8x32(&yuvShufQ[0])
-	shQB := archsimd.LoadInt8x32(&yuvShufQ[1])
 	kind := yp.kind
 	// semi-planar: the chroma pair's first byte is U (nv12) or V (nv21)
 	swap := kind == yuvSemi && yp.vOff < yp.uOff
@@ -65,12 +68,12 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 	if swap {
 		cp = vp
 	}
-	// packed: the bit positions of Y0, U, Y1, V in a pixel pair's 32 bits; the pair's first byte
+	// packed: the bit positions of Y0, U, Y1, V in a pixel pair's 32 bits, and the pair's first byte
 	pk := yp.pk
-	pp := unsafe.Add(yq[0], -pk[0])
+	sy0, su, sy1, sv := uint64(8*pk[0]), uint64(8*pk[1]), uint64(8*pk[2]), uint64(8*pk[3])
+	pp := unsafe.Add(yq0, -pk[0])
 	for x := x0; x < n; x += 16 {
-		var u, v archsimd.Int32x8
-		var ye, yo [2]archsimd.Int32x8
+		var u, v, ye, yo archsimd.Int32x8
 		switch kind {
 		case yuvSemi:
 			cv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(cp, x))).ExtendToUint16().AsInt32x8()
@@ -82,38 +85,45 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 			u = archsimd.Uint64x2{}.SetElem(0, *(*uint64)(unsafe.Add(up, x>>1))).AsUint8x16().ExtendLo8ToUint32().AsInt32x8()
 			v = archsimd.Uint64x2{}.SetElem(0, *(*uint64)(unsafe.Add(vp, x>>1))).AsUint8x16().ExtendLo8ToUint32().AsInt32x8()
 		default:
-			pv := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(pp, 2*x))).AsInt32x8()
-			u = pv.ShiftAllRight(uint64(8 * pk[1])).And(lo8)
-			v = pv.ShiftAllRight(uint64(8 * pk[3])).And(lo8)
-			ye[0] = pv.ShiftAllRight(uint64(8 * pk[0])).And(lo8)
-			yo[0] = pv.ShiftAllRight(uint64(8 * pk[2])).And(lo8)
+			pv := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(pp, 2*x))).AsUint32x8()
+			lo8 := archsimd.BroadcastUint32x8(0xff)
+			u = pv.ShiftAllRight(su).And(lo8).AsInt32x8()
+			v = pv.ShiftAllRight(sv).AsInt32x8().And(lo8.AsInt32x8())
+			ye = pv.ShiftAllRight(sy0).And(lo8).AsInt32x8()
+			yo = pv.ShiftAllRight(sy1).And(lo8).AsInt32x8()
 		}
-		u, v = u.Sub(c128), v.Sub(c128)
-		ruv := half.Add(cr.Mul(v))
-		guv := half.Add(cgu.Mul(u)).Add(cgv.Mul(v))
-		buv := half.Add(cb.Mul(u))
-		for i := range rows {
-			if kind != yuvPacked {
-				yv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(yq[i], x))).ExtendToUint16().AsInt32x8()
-				ye[i], yo[i] = yv.And(lo16), yv.ShiftAllRight(16)
-			}
-			a := ye[i].Sub(yoff).Max(ylo).Mul(cy)
-			b := yo[i].Sub(yoff).Max(ylo).Mul(cy)
-			r := a.Add(ruv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(ruv).ShiftAllRight(yuvShift)).Min(top)
-			g := a.Add(guv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(guv).ShiftAllRight(yuvShift)).Min(top)
-			bb := a.Add(buv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(buv).ShiftAllRight(yuvShift)).Min(top).AsUint8x32()
-			rg := r.Or(g.ShiftAllLeft(8)).AsUint8x32()
-			pv := rg.PermuteOrZeroGrouped(shP).Or(bb.PermuteOrZeroGrouped(shPB))
-			qv := rg.PermuteOrZeroGrouped(shQ).Or(bb.PermuteOrZeroGrouped(shQB))
-			d := unsafe.Add(dp[i], 3*x)
-			pv.GetLo().Store((*[16]uint8)(d))
-			qv.GetLo().Store((*[16]uint8)(unsafe.Add(d, 16)))
-			pv.GetHi().Store((*[16]uint8)(unsafe.Add(d, 24)))
-			qv.GetHi().Store((*[16]uint8)(unsafe.Add(d, 40)))
+		ruv := kr.Add(cr.Mul(v))
+		guv := kg.Add(cgu.Mul(u)).Add(cgv.Mul(v))
+		buv := kb.Add(cb.Mul(u))
+		if kind != yuvPacked {
+			yv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(yq0, x))).ExtendToUint16().AsInt32x8()
+			ye, yo = yv.And(lo16), yv.ShiftAllRight(16)
+		}
+		yuvStore16(unsafe.Add(dp0, 3*x), ye.Max(ymin).Mul(cy), yo.Max(ymin).Mul(cy), ruv, guv, buv, top)
+		if rows == 2 {
+			yv := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(yq1, x))).ExtendToUint16().AsInt32x8()
+			ye, yo = yv.And(lo16), yv.ShiftAllRight(16)
+			yuvStore16(unsafe.Add(dp1, 3*x), ye.Max(ymin).Mul(cy), yo.Max(ymin).Mul(cy), ruv, guv, buv, top)
 		}
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
 	yuvConvScalar(d0, d1, ys0, ys1, us, vs, n, x1, yp)
+}
+
+// yuvStore16 finishes one row's step of yuvConv: the even (a) and odd (b) pixels' Y terms plus the
+// chroma terms, shifted, saturated and stored as 16 RGB pixels at d (48 bytes, and up to 8 bytes
+// after them spilled; see yuvConv).
+func yuvStore16(d unsafe.Pointer, a, b, ruv, guv, buv archsimd.Int32x8, top archsimd.Uint16x16) {
+	r := a.Add(ruv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(ruv).ShiftAllRight(yuvShift)).Min(top)
+	g := a.Add(guv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(guv).ShiftAllRight(yuvShift)).Min(top)
+	bb := a.Add(buv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(buv).ShiftAllRight(yuvShift)).Min(top).AsUint8x32()
+	rg := r.Or(g.ShiftAllLeft(8)).AsUint8x32()
+	pv := rg.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufP[0])).Or(bb.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufP[1])))
+	qv := rg.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufQ[0])).Or(bb.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufQ[1])))
+	pv.GetLo().Store((*[16]uint8)(d))
+	qv.GetLo().Store((*[16]uint8)(unsafe.Add(d, 16)))
+	pv.GetHi().Store((*[16]uint8)(unsafe.Add(d, 24)))
+	qv.GetHi().Store((*[16]uint8)(unsafe.Add(d, 40)))
 }
 
 // yuvShufP and yuvShufQ are yuvConv's byte shuffles, per 128-bit lane and the same in both: [0]

@@ -10,9 +10,13 @@ import (
 // reads. A YUV plan sees its source as a virtual interleaved RGB image of In.H x In.W x 3 (NewPlan
 // gives it the strides h = 1, w = 3, c = 1, so a row table entry is a row index and a column table
 // entry the offset of a pixel in an RGB row); the worker converts each source row the plan reads,
-// only at the columns its taps read, into an RGB row (worker.yuvRow), which every row kernel then
-// reads as it reads an RGB image. No full-resolution RGB image is ever made, and the results equal
-// converting first and resizing after, bit for bit, for every resize rule.
+// only over the spans of columns its taps read (yuvPlan.runs), into a slot of its buffer of
+// converted rows (worker.yuvAt, worker.yuvBuf), which every row kernel then reads as it reads an
+// RGB source: the general path, the bilinear fast path's fused rows (duoH, fusedRow) and the
+// antialias SIMD path (aaRow's groups of four rows) alike. A 4:2:0 row and its chroma partner are
+// converted in one pass when the plan reads both. No full-resolution RGB image is ever made, and
+// the results equal converting first and resizing after, bit for bit, for every resize rule.
+// The converter is yuvConvScalar, or its AVX2 twin (yuv_amd64.go, 16 pixels a step).
 //
 // The stage is a function of (Y, Cb, Cr) samples and their siting only, so a JPEG decoder's raw
 // YCbCr planes (4:2:0 or 4:2:2, BT.601 full range: the "jpeg" preset) fit it as I420-like planes.

@@ -101,13 +101,20 @@ func TestYUVEqualsConvertThenResize(t *testing.T) {
 		{"bilinear", true, false}, {"bicubic", false, false}, {"bicubic", true, false}, {"area", false, false},
 		{"bilinear", true, true}, {"nearest-pil", false, false}, {"nearest-torch", false, false}}
 	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
-	vf := 0
-	fast := 0
-	defer func() { t.Logf("%d vertical-first plans, %d on the fast row pass", vf, fast) }()
-	for it := 0; it < 300; it++ {
+	vf, fast, fused, aa := 0, 0, 0, 0
+	defer func() {
+		t.Logf("%d vertical-first plans, %d on the fast row pass (%d fused), %d on the antialias fast path", vf, fast, fused, aa)
+		if fused == 0 || aa == 0 || vf == 0 {
+			t.Error("a converted-row route went untested")
+		}
+	}()
+	for it := 0; it < 400; it++ {
 		format := formats[it%len(formats)]
 		k := kinds[(it/len(formats))%len(kinds)]
 		h, w := 2*(1+rng.Intn(20)), 2*(1+rng.Intn(20))
+		if it%4 == 3 { // wide enough for the SIMD converter's 16-pixel steps and the fast paths' blocks
+			h, w = 2*(1+rng.Intn(40)), 2*(8+rng.Intn(60))
+		}
 		if format == "yuyv" || format == "uyvy" {
 			h = 1 + rng.Intn(40)
 		}
@@ -171,6 +178,12 @@ func TestYUVEqualsConvertThenResize(t *testing.T) {
 		}
 		if yp.fast != nil {
 			fast++
+			if yp.fast.fused {
+				fused++
+			}
+		}
+		if yp.aa != nil {
+			aa++
 		}
 		for _, threads := range []int{1, 3} {
 			got := runGuarded(t, yp, unsafe.Pointer(&f.buf[f.origin]), threads)

@@ -267,6 +267,8 @@ class BuildGo(build_ext):
             # The pure-Go kernels stay the fallback and the reference; GOPREP_NO_SIMD=1 builds only them.
             env["GOEXPERIMENT"] = "simd"
         tags = []
+        if not self._codecs(env):
+            tags.append("nocodecs")
         if self._cpukernel(env):
             tags.append("cpukernel")
         cuda = self._cuda_cflags(env)
@@ -325,6 +327,34 @@ class BuildGo(build_ext):
             for py in ("binding.py", "go.py"):
                 shutil.copyfile(os.path.join(built, py), os.path.join(ROOT, "python", "goprep", "_ext", py))
 
+    def _codecs(self, env: dict) -> bool:
+        """The JPEG/PNG decoders (gomod/codec) link libjpeg(-turbo) and libpng, found with pkg-config;
+        without them the extension is built with -tags nocodecs (goprep.decode then raises BackendError
+        naming why) and the build says so. GOPREP_CODECS=0 leaves them out (the manylinux wheels:
+        scripts/build_wheels.sh says why), =1 makes their absence an error."""
+        mode = env.get("GOPREP_CODECS", "auto")
+        if mode == "0":
+            log("GOPREP_CODECS=0: building without JPEG/PNG decode (goprep.decode will raise BackendError)")
+            return False
+        missing = []
+        for lib, pkg in (("libjpeg", "libjpeg-turbo's dev package, e.g. libjpeg62-turbo-dev or libjpeg-turbo-devel"),
+                         ("libpng", "libpng's dev package, e.g. libpng-dev or libpng-devel")):
+            try:
+                ok = subprocess.run(["pkg-config", "--exists", lib], env=env).returncode == 0
+            except OSError:
+                log("building without JPEG/PNG decode: no pkg-config on PATH (install pkg-config, "
+                    "libjpeg-turbo's and libpng's dev packages)")
+                return False
+            if not ok:
+                missing.append(f"pkg-config cannot find {lib} (install {pkg})")
+        if missing:
+            if mode == "1":
+                raise RuntimeError("GOPREP_CODECS=1 but JPEG/PNG decode cannot be built: " + "; ".join(missing))
+            log("building without JPEG/PNG decode: " + "; ".join(missing))
+            return False
+        log("JPEG/PNG decode: libjpeg and libpng found by pkg-config")
+        return True
+
     def _cpukernel(self, env: dict) -> bool:
         """-tags cpukernel: the real CUDA kernels compiled as C++ for goprep.testing.simulate_gpu. Only
         tests need them, so they are built when a C++ compiler is there (GOPREP_CPUKERNEL=auto, the
@@ -363,7 +393,8 @@ class BuildGo(build_ext):
         return ""
 
     def _check_needed(self, so: str) -> None:
-        """The extension must load anywhere: NEEDED only the C library family (no libpython, no driver)."""
+        """The extension must load anywhere: NEEDED only the C library family (no libpython, no driver),
+        and the system codec libraries pkg-config found (scripts/check_needed.py)."""
         rule = _check_needed_module()
         needed = rule.needed(so)
         bad = rule.disallowed(needed)

@@ -127,7 +127,14 @@ for v in "${VERSIONS[@]}"; do
   # pip -v into a log; the build's own progress lines (toolchain, variant, a heartbeat every 10 s
   # while Go compiles) go to the terminal.
   buildlog="$WORK/pip-wheel-$v.log"
-  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+  # GOPREP_CODECS=0: the wheels carry no JPEG/PNG decoders (goprep.info()["codecs"] == {}, decode
+  # raises BackendError). The system libraries cannot go into a manylinux_2_17 wheel: Debian's
+  # libjpeg.a and libpng16.a are not PIC (lld: "relocation R_X86_64_PC32 cannot be used against
+  # symbol ...; recompile with -fPIC"), and libpng16.so.16 needs pow@GLIBC_2.29, so auditwheel cannot
+  # vendor it under manylinux_2_17 (libjpeg.so.62 and libz.so.1 need GLIBC_2.14 and could be).
+  # Carrying them needs libjpeg-turbo and libpng built from source with -fPIC by zig for 2.17.
+  log "wheel without JPEG/PNG decode (GOPREP_CODECS=0): the system libjpeg/libpng are not PIC static archives, and libpng16.so needs GLIBC_2.29"
+  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 GOPREP_CODECS=0 PIP_DISABLE_PIP_VERSION_CHECK=1 \
       "$py" -m pip wheel -v --no-deps -w "$raw" . > >(tee "$buildlog" | grep --line-buffered -E '^ *goprep: ' >&2) 2>&1; then
     sleep 1; tail -60 "$buildlog" >&2
     log "python$v: pip wheel failed (the last lines of its log are above)"; failed+=("$v"); continue
@@ -156,6 +163,7 @@ import numpy as np
 import goprep
 i = goprep.info()
 assert i["cuda_built"], i
+assert i["codecs"] == {}, i["codecs"]  # GOPREP_CODECS=0 (above)
 x = goprep.pipeline(lambda im: goprep.normalize(goprep.resize(im, (8, 8)), mean=0, std=1))(np.zeros((16, 16, 3), np.uint8))
 assert x.shape == (3, 8, 8), x.shape
 import sys, sysconfig
@@ -166,7 +174,7 @@ else:
     gil = ""
 print(f"  import OK with LD_BIND_NOW=1: goprep {i['version']}, SIMD {i['simd']}, CUDA built, {i['cuda_reason'] or 'GPU usable'}{gil}")
 EOF
-  ) || ! "$venv/bin/python" scripts/check_needed.py "$so"; then
+  ) || ! "$venv/bin/python" scripts/check_needed.py --static-codecs "$so"; then
     log "python$v: the installed wheel failed its import check"; failed+=("$v"); continue
   fi
   log "  highest glibc symbol version: $maxglibc (policy: <= $GLIBC)"

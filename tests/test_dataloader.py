@@ -38,10 +38,20 @@ class Images(torch.utils.data.Dataset):
         return torch.as_tensor(self.prep(self.items[i]))
 
 
+def _jpeg(a):
+    import io
+
+    buf = io.BytesIO()
+    Image.fromarray(a).save(buf, "JPEG", quality=90)
+    return buf.getvalue()
+
+
 def _items(kind):
     arrays = [np.ascontiguousarray(PHOTOS[n]) for n in ("chelsea", "astronaut", "coffee", "chelsea")]
     if kind == "pil":
         return [Image.fromarray(a) for a in arrays]
+    if kind == "jpeg":  # encoded bytes, decoded by goprep in the worker
+        return [_jpeg(a) for a in arrays]
     if kind == "tensor":
         return [torch.from_numpy(a.copy()).permute(2, 0, 1).contiguous() for a in arrays]
     return [a.copy() for a in arrays]
@@ -52,7 +62,7 @@ def _load(ds):
     return torch.cat(list(dl))
 
 
-@pytest.mark.parametrize("kind", ["pil", "tensor"])
+@pytest.mark.parametrize("kind", ["pil", "tensor", "jpeg"])
 def test_converted_weights_preset_in_spawn_workers(kind):
     from torchvision.models import ResNet50_Weights
 
@@ -62,8 +72,16 @@ def test_converted_weights_preset_in_spawn_workers(kind):
     got = _load(Images(items, prep))
     assert got.shape == (4, 3, 224, 224)
     assert torch.equal(got, here)
-    want = torch.stack([ResNet50_Weights.IMAGENET1K_V2.transforms()(x) for x in items])
-    bound = 1e-5 if kind == "pil" else 1.0 / 255 / 0.224 + 1e-5  # PIL exact; tensors within 1 level
+    if kind == "jpeg":
+        import io
+
+        if not {"jpeg", "png"} <= set(goprep.info()["codecs"]):
+            pytest.skip("goprep was built without its codecs")
+        # what a torchvision loader computes from the same bytes: Pillow's decode, then the preset
+        want = torch.stack([ResNet50_Weights.IMAGENET1K_V2.transforms()(Image.open(io.BytesIO(x)).convert("RGB")) for x in items])
+    else:
+        want = torch.stack([ResNet50_Weights.IMAGENET1K_V2.transforms()(x) for x in items])
+    bound = 1e-5 if kind in ("pil", "jpeg") else 1.0 / 255 / 0.224 + 1e-5  # PIL exact; tensors within 1 level
     assert float((got - want).abs().max()) <= bound
 
 

@@ -145,3 +145,38 @@ sys.exit(0 if rc in (0, 10) else 1)
     p = run_python(code, timeout=60)
     assert "CHILD_HUNG" not in p.stdout, f"forked child hung\n{p.stdout}\n{p.stderr}"
     assert p.returncode == 0, f"{p.stdout}\n{p.stderr}"
+
+
+def test_fork_after_decode_raises_fork_error_in_child():
+    """A child forked after goprep decoded something gets ForkError from decode (never a hang or a
+    crash): the Go runtime's threads did not survive the fork."""
+    code = PRELUDE + r"""
+import io
+from PIL import Image
+buf = io.BytesIO()
+Image.fromarray(img).save(buf, "PNG")
+data = buf.getvalue()
+if not goprep.info()["codecs"]:
+    print("NO_CODECS", flush=True)
+    sys.exit(0)
+assert np.array_equal(goprep.decode(data), img)
+pid = os.fork()
+if pid == 0:
+    try:
+        goprep.decode(data)
+        rc = 0
+    except goprep.ForkError:
+        rc = 10
+    except BaseException:
+        traceback.print_exc()
+        rc = 3
+    os._exit(rc)
+rc = wait_child(pid, 20)
+print("CHILD_RC", rc, flush=True)
+sys.exit(0 if rc == 10 else 1)
+"""
+    p = run_python(code, timeout=60)
+    if "NO_CODECS" in p.stdout:
+        pytest.skip("goprep was built without its codecs")
+    assert "CHILD_HUNG" not in p.stdout, f"forked child hung\n{p.stdout}\n{p.stderr}"
+    assert p.returncode == 0, f"{p.stdout}\n{p.stderr}"

@@ -49,3 +49,4 @@ def test_mean_on_the_255_scale_is_refused_unless_scale_is_given():
     np.testing.assert_allclose(got[:, 0, 0], (200 - np.array(m255)) / np.array(s255), rtol=1e-6)
     ok = goprep.normalize(img, mean=MEAN, std=STD)  # the [0, 1] scale: unchanged
     np.testing.assert_allclose(ok[:, 0, 0], (200 / 255 - np.array(MEAN)) / np.array(STD), rtol=1e-6)
+

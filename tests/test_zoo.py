@@ -238,7 +238,7 @@ def test_hf_processor_class(kind):
     assert isinstance(want, torch.Tensor), f"{kind}: converted, but the processor gives no single tensor"
     assert got.shape == want.shape, (kind, got.shape, want.shape)
     names = {c.__name__ for c in cls.__mro__}
-    if "PilBackend" in names:
+    if "TorchvisionBackend" not in names:  # PilBackend, or NumPy and Pillow code of its own (Vivit)
         assert _close_pil(got, want) <= 1e-5, kind
     else:
         assert _levels(got, want, proc.image_std if proc.do_normalize else [1.0] * 3, 0) <= 1 + 1e-3, kind
@@ -261,6 +261,21 @@ _HF_VARIANTS = [
     ("EfficientNetImageProcessor", {"rescale_offset": True, "rescale_factor": 1 / 127.5, "include_top": False}),
     ("EfficientNetImageProcessorPil", {"rescale_offset": True, "rescale_factor": 1 / 127.5}),
     ("EfficientNetImageProcessor", {"do_normalize": False}),
+    ("PPLCNetImageProcessor", {"size_divisor": 32}),
+    ("PPLCNetImageProcessor", {"resize_short": 100, "size_divisor": None, "crop_size": 96}),
+    ("PPLCNetImageProcessor", {"resize_short": None, "do_center_crop": False}),  # size: 256x256
+    ("GLPNImageProcessor", {"size_divisor": 16}),
+    ("GLPNImageProcessorPil", {"size_divisor": 7, "do_normalize": True, "image_mean": 0.5, "image_std": 0.25}),
+    ("GLPNImageProcessor", {"do_center_crop": True, "crop_size": 32}),  # GLPN's code never crops
+    ("TextNetImageProcessor", {"size": {"shortest_edge": 100}, "size_divisor": 24}),
+    ("TextNetImageProcessorPil", {"size": {"shortest_edge": 90}, "size_divisor": 32}),
+    ("VivitImageProcessor", {"offset": False, "rescale_factor": 1 / 255}),
+    ("VivitImageProcessor", {"size": {"height": 100, "width": 120}, "crop_size": {"height": 64, "width": 64}}),
+    ("SuperPointImageProcessor", {"size": {"height": 60, "width": 80}, "do_normalize": True, "image_mean": 0.5,
+                                  "image_std": 0.5}),  # SuperPoint's code never normalises
+    ("SuperPointImageProcessorPil", {"size": {"height": 60, "width": 80}}),
+    ("DepthProImageProcessor", {"size": {"height": 64, "width": 96}}),  # a downscale without antialias
+    ("DepthProImageProcessor", {"size": {"height": 200, "width": 150}, "resample": 3}),
 ]
 
 
@@ -274,10 +289,11 @@ def test_hf_class_rules(kind, kwargs):
     for a in _IMAGES.values():
         want, got = _hf_reference(proc, _pil(a)), conv(_pil(a))
         assert got.shape == want.shape, (kind, kwargs, got.shape, want.shape)
-        if kind.endswith("Pil"):
+        if "TorchvisionBackend" not in {c.__name__ for c in type(proc).__mro__}:
             assert _close_pil(got, want) <= 1e-5, (kind, kwargs)
         else:
-            std = proc.image_std if proc.do_normalize and "MobileViT" not in kind else [1.0] * 3
+            normalizes = proc.do_normalize and not any(k in kind for k in ("MobileViT", "SuperPoint"))
+            std = proc.image_std if normalizes else [1.0] * 3
             assert _levels(got, want, std, 0) <= 1 + 1e-3, (kind, kwargs)
 
 
@@ -308,3 +324,81 @@ def test_hf_do_convert_rgb_on_non_rgb_pil_images(kind, mode):
         assert _close_pil(got, want) <= 1e-5
     else:
         assert _levels(got, want, proc.image_std, 0) <= 1 + 1e-3
+
+
+def test_hf_class_rule_refusals():
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    for kind, kwargs, key in [("SuperPointImageProcessor", {"do_grayscale": True}, "do_grayscale"),
+                              ("SuperPointImageProcessorPil", {"do_grayscale": True}, "do_grayscale"),
+                              ("VivitImageProcessor", {"do_rescale": False}, "offset"),
+                              ("GLPNImageProcessor", {"size_divisor": 0}, "size_divisor"),
+                              ("PPLCNetImageProcessor", {"resize_short": -1}, "resize_short")]:
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(getattr(transformers, kind)(**kwargs))
+        assert ei.value.argument == key and kind in str(ei.value), ei.value
+    # GLPN floors each side to a multiple of size_divisor: a smaller side would be 0 pixels
+    with pytest.raises(goprep.PipelineError, match="size_divisor"):
+        gt.from_hf(transformers.GLPNImageProcessor())(_pil(_IMAGES["noise"][:20]))
+
+
+def test_hf_vivit_video_layout():
+    """Vivit's pixel_values: an image is a one-frame video, a list of frames one video."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    proc = transformers.VivitImageProcessor()
+    conv = gt.from_hf(proc)
+    frames = [_pil(a) for a in (_IMAGES["chelsea"], _IMAGES["chelsea"][::-1].copy())]
+    want = proc(frames, return_tensors="pt")["pixel_values"]
+    got = conv(frames)
+    assert got.shape == want.shape == (1, 2, 3, 224, 224)
+    assert _close_pil(got, want) <= 1e-5
+    assert conv(frames[0]).shape == (1, 1, 3, 224, 224)
+    with pytest.raises(goprep.PipelineError):
+        conv(torch.zeros(2, 3, 64, 64, dtype=torch.uint8))
+
+
+@pytest.mark.parametrize("kind", ["CLIPImageProcessor", "CLIPImageProcessorPil", "ViTImageProcessor"])
+@pytest.mark.parametrize("what", ["rgba-array", "gray-array", "rgba-tensor", "gray-tensor"])
+def test_hf_do_convert_rgb_on_arrays_and_tensors(kind, what):
+    """do_convert_rgb on arrays and tensors: 1 channel repeated, RGBA composited onto white as the
+    class's backend does (NumPy rounding for PilBackend, float32 and to_dtype's truncation for the
+    torchvision backend)."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    proc = getattr(transformers, kind)(do_convert_rgb=True)
+    rgba = np.random.default_rng(3).integers(0, 256, (90, 120, 4), np.uint8)
+    a = rgba if what.startswith("rgba") else rgba[..., :1].copy()
+    x = a if what.endswith("array") else torch.from_numpy(a).permute(2, 0, 1).contiguous()
+    want, got = _hf_reference(proc, x), gt.from_hf(proc)(x)
+    assert got.shape == want.shape == (3, 224, 224)
+    if kind.endswith("Pil"):
+        assert _close_pil(got, want) <= 1e-5
+    else:
+        assert _levels(got, want, proc.image_std, 0) <= 1 + 1e-3
+    # a 2-D gray array (which the processor takes for a list of rows) converts as (H, W, 1)
+    assert torch.equal(gt.from_hf(proc)(rgba[..., 0].copy()), gt.from_hf(proc)(rgba[..., :1].copy()))
+
+
+def test_pillow_numerics_refuse_alpha_resizes():
+    """Pillow resizes RGBA and LA premultiplied by alpha; where goprep promises Pillow's numerics (PIL
+    images and arrays in a converted pipeline) such a resize is refused, not computed differently (LA
+    images and 2-channel arrays goprep reads not at all)."""
+    import torchvision.transforms as T
+
+    img = Image.fromarray(np.random.default_rng(4).integers(0, 256, (90, 120, 4), np.uint8), "RGBA")
+    conv = gt.from_torchvision(T.Compose([T.Resize((40, 50)), T.PILToTensor()]))
+    with pytest.raises(goprep.PipelineError, match="premultiplied by alpha"):
+        conv(img)
+    with pytest.raises(goprep.PipelineError, match="premultiplied by alpha"):
+        conv(np.asarray(img))
+    # no resize, nearest (Pillow does not premultiply for NEAREST), or a tensor: as torchvision
+    same = gt.from_torchvision(T.Compose([T.Resize((90, 120)), T.PILToTensor()]))
+    assert torch.equal(same(img), T.PILToTensor()(img))
+    near = T.Compose([T.Resize((40, 50), interpolation=T.InterpolationMode.NEAREST), T.PILToTensor()])
+    assert torch.equal(gt.from_torchvision(near)(img), near(img))
+    t = T.PILToTensor()(img)
+    assert _levels(conv(t).float(), T.Resize((40, 50))(t).float(), [1 / 255] * t.shape[0], 0) <= 1 + 1e-3

@@ -49,7 +49,12 @@ func FreePlan(h int64) {
 // ReleaseMemory returns the free part of Go's heap to the OS at once (debug.FreeOSMemory, a full GC):
 // Python calls it after evicting its plan caches, so the evicted plans' memory does not stay resident
 // until the background scavenger gets to it.
-func ReleaseMemory() { debug.FreeOSMemory() }
+func ReleaseMemory() {
+	decodeBufs.Lock()
+	decodeBufs.free = nil // the decoders' kept buffers go too
+	decodeBufs.Unlock()
+	debug.FreeOSMemory()
+}
 
 // PlanBytes is the plan's memory estimate (tables plus one worker's scratch); Python keeps plans of
 // more than BigPlanBytes out of its caches, so they are freed right after their call.

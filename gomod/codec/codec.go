@@ -11,6 +11,8 @@
 // or unsupported format), CodeTooLarge for an image over Options.MaxPixels.
 package codec
 
+import "github.com/goprep/goprep/gomod/engine"
+
 // Format names an encoded format.
 type Format string
 
@@ -86,4 +88,109 @@ func OutSize(h Header, o Options) (height, width, channels int) {
 		height, width = width, height
 	}
 	return height, width, o.Mode.Channels()
+}
+
+// Probe reads the header only (no pixel decode, no big allocation).
+func Probe(data []byte) (Header, error) {
+	switch sniff(data) {
+	case JPEG:
+		h, err := probeJPEG(data)
+		if err != nil {
+			return Header{}, err
+		}
+		h.Orientation = jpegOrientation(data)
+		return h, nil
+	case PNG:
+		return probePNG(data)
+	}
+	if len(data) == 0 {
+		return Header{}, decodeErr("empty data (0 bytes)")
+	}
+	return Header{}, decodeErr("unknown image format (the data starts with % x; JPEG and PNG are supported)",
+		data[:min(len(data), 8)])
+}
+
+// Decode writes the OutSize(h, o) image (8-bit interleaved, row stride `stride` bytes) into dst.
+// It probes itself; it checks o.MaxPixels against the header before allocating anything.
+func Decode(data []byte, o Options, dst []byte, stride int) error {
+	h, err := Probe(data)
+	if err != nil {
+		return err
+	}
+	if err := checkPixels(h.Width, h.Height, o.MaxPixels); err != nil {
+		return err
+	}
+	switch o.Scale {
+	case 0, 1, 2, 4, 8:
+	default:
+		return engine.Errorf(engine.CodeInvalidArgument, "scale", "must be 1, 2, 4 or 8, got %d", o.Scale)
+	}
+	if o.Mode < RGB || o.Mode > RGBA {
+		return engine.Errorf(engine.CodeInvalidArgument, "mode", "unknown mode %d", o.Mode)
+	}
+	oh, ow, ch := OutSize(h, o)
+	if stride < ow*ch || (oh > 0 && len(dst) < (oh-1)*stride+ow*ch) {
+		return engine.Errorf(engine.CodeInvalidArgument, "dst",
+			"%d bytes with row stride %d cannot hold a %dx%dx%d image", len(dst), stride, oh, ow, ch)
+	}
+	orient := 1
+	if o.ApplyOrientation && h.Orientation >= 2 && h.Orientation <= 8 {
+		orient = h.Orientation
+	}
+	w := o.Window
+	if orient != 1 || h.Format != JPEG {
+		w = Window{}
+	}
+	if !w.Empty() {
+		if w.Y0 < 0 || w.Y0 >= w.Y1 || w.Y1 > oh || w.X0 < 0 || w.X0 >= w.X1 || w.X1 > ow {
+			return engine.Errorf(engine.CodeInvalidArgument, "window",
+				"rows [%d, %d) columns [%d, %d) are not a non-empty part of the %dx%d image", w.Y0, w.Y1, w.X0, w.X1, oh, ow)
+		}
+		if w == (Window{0, oh, 0, ow}) {
+			w = Window{}
+		}
+	}
+	if orient == 1 {
+		return decodeStored(data, h, o, w, dst, stride)
+	}
+	// Decode as stored, then the orientation's transposing copy.
+	sh, sw := oh, ow
+	if orient >= 5 {
+		sh, sw = ow, oh
+	}
+	tmp := make([]byte, sh*sw*ch)
+	if err := decodeStored(data, h, o, Window{}, tmp, sw*ch); err != nil {
+		return err
+	}
+	orientCopy(dst, stride, tmp, sh, sw, ch, orient)
+	return nil
+}
+
+func decodeStored(data []byte, h Header, o Options, w Window, dst []byte, stride int) error {
+	if h.Format == JPEG {
+		return decodeJPEG(data, o, w, dst, stride)
+	}
+	return decodePNG(data, h, o, dst, stride)
+}
+
+func sniff(data []byte) Format {
+	if len(data) >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF {
+		return JPEG
+	}
+	if len(data) >= 8 && string(data[:8]) == "\x89PNG\r\n\x1a\n" {
+		return PNG
+	}
+	return ""
+}
+
+func checkPixels(w, h int, limit int64) error {
+	if limit > 0 && int64(w)*int64(h) > limit {
+		return engine.Errorf(engine.CodeTooLarge, "data", "the image is %dx%d (%d pixels), over the limit of %d pixels",
+			w, h, int64(w)*int64(h), limit)
+	}
+	return nil
+}
+
+func decodeErr(format string, a ...any) error {
+	return engine.Errorf(engine.CodeDecode, "data", format, a...)
 }

@@ -68,6 +68,13 @@ func (c CPU) Run(jobs []Job) (err error) {
 	return runCPU(jobs, threads, c.Stop)
 }
 
+// RunSerial runs every job on the calling goroutine, whatever NumThreads is: for callers that spread
+// their own work (one decoded image each) over goroutines. A panic becomes CodeInternal.
+func RunSerial(jobs []Job) (err error) {
+	defer Recover(&err)
+	return runCPU(jobs, 1, nil)
+}
+
 // Recover turns a panic into an internal error; every binding entry point defers it.
 func Recover(err *error) {
 	if r := recover(); r != nil {

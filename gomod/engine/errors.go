@@ -22,12 +22,13 @@ const (
 	CodeDeviceUnavailable Code = "device_unavailable"
 	CodeForked            Code = "forked"    // raised by Python: the Go runtime started before a fork
 	CodeCancelled         Code = "cancelled" // a call stopped through its cancel flag (Ctrl-C)
+	CodeDecode            Code = "decode"    // encoded image data that cannot be decoded (empty, corrupt, truncated, unsupported)
 )
 
 // Codes is every Code, in declaration order.
 var Codes = []Code{
 	CodeInvalidArgument, CodeBadShape, CodeTooLarge, CodeBadDType, CodeReadOnly, CodeOverlap, CodePipeline,
-	CodeInternal, CodeDeviceUnavailable, CodeForked, CodeCancelled,
+	CodeInternal, CodeDeviceUnavailable, CodeForked, CodeCancelled, CodeDecode,
 }
 
 // Error is every error the engine returns. Its text has a fixed shape, "goprep[code] arg: message",

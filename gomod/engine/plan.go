@@ -100,12 +100,17 @@ func pillowVerticalFirst(s *Spec) bool {
 	return s.Resize.Antialias && s.In.DType == U8 && !s.Resize.TorchU8 && dw != 0 && dh > 0 && dh > 2*dw
 }
 
-// liveSpan is the range [lo, hi) of the element offsets an axis's live taps read.
+// liveSpan is the range [lo, hi) of the element offsets an axis's live taps read (all K taps of
+// every coordinate when Taps.Cnt is nil).
 func liveSpan(a *axis) (lo, hi int) {
 	t := &a.Taps
 	first := true
-	for j, n := range t.Cnt {
-		for _, o := range a.Off[j*t.K : j*t.K+int(n)] {
+	for j := 0; t.K > 0 && j < len(a.Off)/t.K; j++ {
+		n := t.K
+		if t.Cnt != nil {
+			n = int(t.Cnt[j])
+		}
+		for _, o := range a.Off[j*t.K : j*t.K+n] {
 			if first || o < lo {
 				lo = o
 			}
@@ -116,6 +121,24 @@ func liveSpan(a *axis) (lo, hi int) {
 		}
 	}
 	return lo, hi
+}
+
+// SourceWindow is the rectangle of the source image that the plan's live taps read: rows [y0, y1)
+// and columns [x0, x1), for a single image (N == 0) whose rows and pixels have positive strides (a
+// decoded image); ok is false for other sources and for plans that read nothing (all padding). The
+// decoder uses it to decode only what the plan reads (JPEG's cropped decode).
+func (p *Plan) SourceWindow() (y0, y1, x0, x1 int, ok bool) {
+	in := p.Spec.In
+	sh, sw := int(in.Strides[1])/in.DType.Size(), int(in.Strides[2])/in.DType.Size()
+	if in.N != 0 || sh <= 0 || sw <= 0 || in.H < 1 || in.W < 1 {
+		return 0, 0, 0, 0, false
+	}
+	rlo, rhi := liveSpan(&p.rows)
+	clo, chi := liveSpan(&p.cols)
+	if rhi <= rlo || chi <= clo {
+		return 0, 0, 0, 0, false
+	}
+	return rlo / sh, (rhi-1)/sh + 1, clo / sw, (chi-1)/sw + 1, true
 }
 
 // MaxPlanBytes bounds what one plan allocates: its tables plus one worker's scratch rows. Tables grow

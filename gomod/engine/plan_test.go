@@ -427,3 +427,77 @@ func TestFrameAndPerChannelPad(t *testing.T) {
 }
 
 func gpuOK(p *Plan) bool { ok, _ := p.GPUSupported(); return ok }
+
+// TestSourceWindowIsAllThePlanReads: a plan run on a source whose pixels outside its SourceWindow are
+// scrambled gives the same output as on the intact source, over resize kinds, crops before and after
+// the resize, and flips: the decoder may skip everything outside the window.
+func TestSourceWindowIsAllThePlanReads(t *testing.T) {
+	const h, w = 90, 140
+	edits := map[string]func(s *Spec){
+		"resize then crop": func(s *Spec) {
+			s.Resize = ResizeSpec{Kind: "bilinear", H: 64, W: 100}
+			s.Canvas = CanvasSpec{H: 64, W: 100}
+			s.Post = View{8, 30, 1, 1, 48, 40}
+		},
+		"antialias then crop": func(s *Spec) {
+			s.Resize = ResizeSpec{Kind: "bilinear", Antialias: true, H: 40, W: 60}
+			s.Canvas = CanvasSpec{H: 40, W: 60}
+			s.Post = View{5, 10, 1, 1, 30, 40}
+		},
+		"bicubic flipped crop": func(s *Spec) {
+			s.Resize = ResizeSpec{Kind: "bicubic", H: 70, W: 120}
+			s.Canvas = CanvasSpec{H: 70, W: 120}
+			s.Post = View{60, 100, -1, -1, 50, 70}
+		},
+		"crop then area": func(s *Spec) {
+			s.Pre = View{10, 20, 1, 1, 60, 80}
+			s.Resize = ResizeSpec{Kind: "area", H: 30, W: 40}
+			s.Canvas = CanvasSpec{H: 30, W: 40}
+			s.Post = View{0, 0, 1, 1, 30, 40}
+		},
+	}
+	for name, edit := range edits {
+		t.Run(name, func(t *testing.T) {
+			s := imagenetSpec(0, h, w)
+			edit(s)
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y0, y1, x0, x1, ok := p.SourceWindow()
+			if !ok || y1-y0 >= h && x1-x0 >= w {
+				t.Fatalf("window %d..%d x %d..%d (ok %v) is not smaller than the image", y0, y1, x0, x1, ok)
+			}
+			src := make([]uint8, h*w*3)
+			for i := range src {
+				src[i] = uint8(i*7 + i/5)
+			}
+			want := runGuarded(t, p, unsafe.Pointer(&src[0]), 1)
+			for y := 0; y < h; y++ {
+				for x := 0; x < w; x++ {
+					if y < y0 || y >= y1 || x < x0 || x >= x1 {
+						for c := 0; c < 3; c++ {
+							src[(y*w+x)*3+c] ^= 0x5A
+						}
+					}
+				}
+			}
+			got := runGuarded(t, p, unsafe.Pointer(&src[0]), 1)
+			if string(got) != string(want) {
+				t.Fatalf("the output changed with pixels outside the window %d..%d x %d..%d scrambled", y0, y1, x0, x1)
+			}
+		})
+	}
+	if _, _, _, _, ok := mustNewPlan(t, imagenetSpec(2, h, w)).SourceWindow(); ok {
+		t.Fatal("a batch has no single window")
+	}
+}
+
+func mustNewPlan(t *testing.T, s *Spec) *Plan {
+	t.Helper()
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -30,7 +30,7 @@ func linearTapsCV(in, out int, vertical bool) taps {
 	t := taps{K: 2, Idx: make([]int32, 2*out), WI: make([]int32, 2*out)}
 	scale := 1.0 / (float64(out) / float64(in))
 	for o := 0; o < out; o++ {
-		f := float32((float64(o)+0.5)*scale - 0.5)
+		f := float32(float64((float64(o)+0.5)*scale) - 0.5)
 		s := int(math.Floor(float64(f)))
 		f -= float32(s)
 		if vertical {
@@ -62,7 +62,7 @@ func linearTapsTorch(in, out int) taps {
 	t := taps{K: 2, Idx: make([]int32, 2*out), WF: make([]float32, 2*out)}
 	scale := float64(in) / float64(out)
 	for o := 0; o < out; o++ {
-		src := max(scale*(float64(o)+0.5)-0.5, 0)
+		src := max(float64(scale*(float64(o)+0.5))-0.5, 0)
 		i0 := int(src) // src >= 0, so truncation is floor
 		l1 := min(max(src-float64(i0), 0), 1)
 		i1 := min(i0+1, in-1)
@@ -113,13 +113,13 @@ func pillowTaps(in, out int, filter func(float64) float64, filterSupport float64
 func pillowTapsF64(in, out int, filter func(float64) float64, filterSupport float64) (taps, []float64) {
 	scale := float64(in) / float64(out)
 	filterScale := max(scale, 1.0)
-	support := filterSupport * filterScale
+	support := float64(filterSupport * filterScale) // rounded: it is added to center below (no FMA)
 	k := int(math.Ceil(support))*2 + 1
 	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out), Cnt: make([]int32, out)}
 	w := make([]float64, k)
 	all := make([]float64, k*out)
 	for o := 0; o < out; o++ {
-		center := (float64(o) + 0.5) * scale
+		center := float64((float64(o) + 0.5) * scale)
 		ss := 1.0 / filterScale
 		xmin := max(int(center-support+0.5), 0)
 		xmax := min(int(center+support+0.5), in) - xmin
@@ -127,7 +127,7 @@ func pillowTapsF64(in, out int, filter func(float64) float64, filterSupport floa
 		t.Cnt[o] = int32(max(xmax, 1))
 		var sum float64
 		for x := 0; x < xmax; x++ {
-			w[x] = filter((float64(x+xmin) - center + 0.5) * ss)
+			w[x] = filter(float64((float64(x+xmin) - center + 0.5) * ss))
 			sum += w[x]
 		}
 		for x := 0; x < k; x++ {
@@ -138,9 +138,9 @@ func pillowTapsF64(in, out int, filter func(float64) float64, filterSupport floa
 				}
 				t.Idx[idx] = int32(xmin + x)
 				if w[x] < 0 {
-					t.WI[idx] = int32(-0.5 + w[x]*(1<<pilPrecisionBits)) // Go's conversion truncates, as C's (int)
+					t.WI[idx] = int32(-0.5 + float64(w[x]*(1<<pilPrecisionBits))) // Go's conversion truncates, as C's (int)
 				} else {
-					t.WI[idx] = int32(0.5 + w[x]*(1<<pilPrecisionBits))
+					t.WI[idx] = int32(0.5 + float64(w[x]*(1<<pilPrecisionBits)))
 				}
 				t.WF[idx] = float32(w[x])
 				all[idx] = w[x]
@@ -175,12 +175,12 @@ func torchU8Taps(in, out int, filter func(float64) float64, filterSupport float6
 func torchInt16Weights(t *taps, w []float64, wmax float64) {
 	p := 0
 	for ; p < pilPrecisionBits; p++ {
-		if int(0.5+wmax*float64(int(1)<<(p+1))) >= 1<<15 {
+		if int(0.5+float64(wmax*float64(int(1)<<(p+1)))) >= 1<<15 {
 			break
 		}
 	}
 	for i, v := range w {
-		v *= float64(int(1) << p)
+		v = float64(v * float64(int(1)<<p))
 		if v < 0 {
 			t.WI[i] = int32(int16(v-0.5)) << (pilPrecisionBits - p)
 		} else {

@@ -55,7 +55,7 @@ func areaTaps(in, out int) taps {
 	wf := make([][]float32, out)
 	k := 1
 	for dx := 0; dx < out; dx++ {
-		fsx1 := float64(dx) * scale
+		fsx1 := float64(float64(dx) * scale)
 		fsx2 := fsx1 + scale
 		cell := math.Min(scale, float64(in)-fsx1)
 		sx1, sx2 := int(math.Ceil(fsx1)), int(math.Floor(fsx2))
@@ -114,7 +114,7 @@ func areaLinearTaps(in, out int, vertical bool) taps {
 	scale := 1.0 / inv
 	for o := 0; o < out; o++ {
 		s := int(math.Floor(float64(o) * scale))
-		f := float32(float64(o+1) - float64(s+1)*inv)
+		f := float32(float64(o+1) - float64(float64(s+1)*inv))
 		if f <= 0 {
 			f = 0
 		} else {

@@ -14,10 +14,10 @@ func pillowCubic(x float64) float64 {
 	const a = -0.5
 	x = math.Abs(x)
 	if x < 1 {
-		return ((a+2)*x-(a+3))*x*x + 1
+		return float64((float64((a+2)*x)-(a+3))*x*x) + 1
 	}
 	if x < 2 {
-		return (((x-5)*x+8)*x - 4) * a
+		return (float64((float64((x-5)*x)+8)*x) - 4) * a
 	}
 	return 0
 }
@@ -33,7 +33,7 @@ func cubicTapsCV(in, out int) taps {
 	scale := 1.0 / (float64(out) / float64(in))
 	const A = float32(-0.75)
 	for o := 0; o < out; o++ {
-		fx := float32((float64(o)+0.5)*scale - 0.5)
+		fx := float32(float64((float64(o)+0.5)*scale) - 0.5)
 		sx := int(math.Floor(float64(fx)))
 		x := fx - float32(sx)
 		x1, y := x+1, 1-x
@@ -59,7 +59,7 @@ func cubicTapsTorch(in, out int) taps {
 	t := taps{K: 4, Idx: make([]int32, 4*out), WF: make([]float32, 4*out)}
 	scale := float64(in) / float64(out)
 	for o := 0; o < out; o++ {
-		real := scale*(float64(o)+0.5) - 0.5
+		real := float64(scale*(float64(o)+0.5)) - 0.5
 		i0 := math.Floor(real)
 		w := torchCubicWeights(real - i0)
 		for k := 0; k < 4; k++ {
@@ -91,7 +91,7 @@ func torchCubicFilter(x float64) float64 {
 // torchCubicWeights is PyTorch's get_cubic_upsample_coefficients with A = -0.75.
 func torchCubicWeights(t float64) [4]float64 {
 	const A = -0.75
-	conv1 := func(x float64) float64 { return ((A+2)*x-(A+3))*x*x + 1 }
-	conv2 := func(x float64) float64 { return ((A*x-5*A)*x+8*A)*x - 4*A }
+	conv1 := func(x float64) float64 { return float64((float64((A+2)*x)-(A+3))*x*x) + 1 }
+	conv2 := func(x float64) float64 { return float64((float64((float64(A*x)-5*A)*x)+8*A)*x) - 4*A }
 	return [4]float64{conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)}
 }

@@ -22,7 +22,7 @@ func refSeparable(src []float64, h, w int, wy, wx [][]float64) []float64 {
 					continue
 				}
 				for j := 0; j < w; j++ {
-					s += wy[y][i] * wx[x][j] * src[i*w+j]
+					s += float64(wy[y][i] * wx[x][j] * src[i*w+j])
 				}
 			}
 			out[y*ow+x] = s
@@ -35,11 +35,11 @@ func refSeparable(src []float64, h, w int, wy, wx [][]float64) []float64 {
 func torchCubicMatrix(in, out int) [][]float64 {
 	m := make([][]float64, out)
 	const A = -0.75
-	cc1 := func(x float64) float64 { return ((A+2)*x-(A+3))*x*x + 1 }
-	cc2 := func(x float64) float64 { return ((A*x-5*A)*x+8*A)*x - 4*A }
+	cc1 := func(x float64) float64 { return float64((float64((A+2)*x)-(A+3))*x*x) + 1 }
+	cc2 := func(x float64) float64 { return float64((float64((float64(A*x)-5*A)*x)+8*A)*x) - 4*A }
 	for o := range m {
 		m[o] = make([]float64, in)
-		real := float64(in)/float64(out)*(float64(o)+0.5) - 0.5
+		real := float64(float64(in)/float64(out)*(float64(o)+0.5)) - 0.5
 		f := math.Floor(real)
 		t := real - f
 		for k, wt := range []float64{cc2(t + 1), cc1(t), cc1(1 - t), cc2(2 - t)} {
@@ -56,16 +56,16 @@ func aaCubicMatrix(in, out int) [][]float64 {
 	fs := math.Max(scale, 1)
 	for o := range m {
 		m[o] = make([]float64, in)
-		center := (float64(o) + 0.5) * scale
+		center := float64((float64(o) + 0.5) * scale)
 		var sum float64
 		for i := 0; i < in; i++ {
 			x := math.Abs((float64(i) + 0.5 - center) / fs)
 			var v float64
 			switch {
 			case x < 1:
-				v = (1.5*x-2.5)*x*x + 1
+				v = float64((float64(1.5*x)-2.5)*x*x) + 1
 			case x < 2:
-				v = ((-0.5*x+2.5)*x-4)*x + 2
+				v = float64((float64((float64(-0.5*x)+2.5)*x)-4)*x) + 2
 			}
 			m[o][i] = v
 			sum += v
@@ -84,7 +84,7 @@ func TestBicubicF32MatchesFloat64Reference(t *testing.T) {
 			src := make([]float32, c.h*c.w)
 			ref := make([]float64, len(src))
 			for i := range src {
-				src[i] = rng.Float32()*200 - 100
+				src[i] = float32(rng.Float32()*200) - 100
 				ref[i] = float64(src[i])
 			}
 			s := grayF32Spec(c.h, c.w, c.oh, c.ow, "bicubic")
@@ -149,7 +149,7 @@ func TestPillowCubicRoundsNegativeWeightsAwayFromZero(t *testing.T) {
 	for i, w := range tp.WF {
 		if w < 0 {
 			neg++
-			if want := int32(-0.5 + float64(w)*(1<<pilPrecisionBits)); math.Abs(float64(tp.WI[i]-want)) > 1 {
+			if want := int32(-0.5 + float64(float64(w)*(1<<pilPrecisionBits))); math.Abs(float64(tp.WI[i]-want)) > 1 {
 				t.Fatalf("weight %d: %d, want about %d", i, tp.WI[i], want)
 			}
 		}

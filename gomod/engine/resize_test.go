@@ -142,7 +142,7 @@ func TestTorchU8TapsPrecision(t *testing.T) {
 // float64 reference of PyTorch's bilinear (align_corners=False) on one channel.
 func refBilinear(src []float64, h, w, oh, ow int) []float64 {
 	idx := func(o, in, out int) (int, int, float64) {
-		s := math.Max((float64(o)+0.5)*float64(in)/float64(out)-0.5, 0)
+		s := math.Max(float64((float64(o)+0.5)*float64(in)/float64(out))-0.5, 0)
 		i0 := int(math.Floor(s))
 		i1 := min(i0+1, in-1)
 		return i0, i1, s - float64(i0)
@@ -152,9 +152,9 @@ func refBilinear(src []float64, h, w, oh, ow int) []float64 {
 		y0, y1, ly := idx(y, h, oh)
 		for x := 0; x < ow; x++ {
 			x0, x1, lx := idx(x, w, ow)
-			top := src[y0*w+x0]*(1-lx) + src[y0*w+x1]*lx
-			bot := src[y1*w+x0]*(1-lx) + src[y1*w+x1]*lx
-			out[y*ow+x] = top*(1-ly) + bot*ly
+			top := float64(src[y0*w+x0]*(1-lx)) + float64(src[y0*w+x1]*lx)
+			bot := float64(src[y1*w+x0]*(1-lx)) + float64(src[y1*w+x1]*lx)
+			out[y*ow+x] = float64(top*(1-ly)) + float64(bot*ly)
 		}
 	}
 	return out
@@ -177,7 +177,7 @@ func TestBilinearF32MatchesFloat64Reference(t *testing.T) {
 		src := make([]float32, c.h*c.w)
 		ref := make([]float64, len(src))
 		for i := range src {
-			src[i] = rng.Float32()*200 - 100
+			src[i] = float32(rng.Float32()*200) - 100
 			ref[i] = float64(src[i])
 		}
 		p, err := NewPlan(grayF32Spec(c.h, c.w, c.oh, c.ow, "bilinear"))

@@ -36,6 +36,7 @@ __version__ = "0.1.0"  # the one place the version is written: pyproject.toml an
 
 from ._errors import (
     BackendError,
+    DecodeError,
     DeviceError,
     DTypeError,
     ForkError,
@@ -44,6 +45,7 @@ from ._errors import (
     PipelineError,
     ShapeError,
 )
+from ._decode import decode, get_max_image_pixels, set_max_image_pixels
 from ._device import DeviceArray, to_device
 from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad, resize
 from ._pipeline import Pipeline, pipeline
@@ -68,6 +70,9 @@ __all__ = [
     "center_crop",
     "cvt_color",
     "normalize",
+    "decode",
+    "set_max_image_pixels",
+    "get_max_image_pixels",
     "pipeline",
     "Pipeline",
     "LetterboxInfo",
@@ -90,6 +95,7 @@ __all__ = [
     "BackendError",
     "DeviceError",
     "ForkError",
+    "DecodeError",
 ]
 
 
@@ -153,6 +159,7 @@ def info() -> Dict[str, Any]:
         "threads_env": os.environ.get("GOPREP_NUM_THREADS"),
         "simd": mod.SIMD(),
         "kernels": json.loads(mod.Kernels()),
+        "codecs": json.loads(mod.Codecs()),
         "cuda_built": bool(mod.CUDABuilt()),
         "cuda_available": bool(devs),
         "cuda_reason": reason,

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Heavy imports only now: ``import goprep`` must never pay for them.
     from tqdm import tqdm
 
-    from ._benchsuite import cold, images, impls, imagenet_eval, machine, profiler, report, scenarios, targets
+    from ._benchsuite import cold, decode, images, impls, imagenet_eval, machine, profiler, report, scenarios, targets
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -227,6 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(report.overhead_lines(overhead) + [""])
             converted = imagenet_eval.run(threads, settings)  # issue 13: from_torchvision vs torchvision
             say(imagenet_eval.lines(converted) + [""])
+            decoded = decode.run(threads, settings, ("480p",) if args.quick else tuple(decode.SIZES))  # issue 26
+            say(decode.lines(decoded) + [""])
             cold_res = cold.run(threads, settings)  # issue 13: distinct images vs the copy-bandwidth bound
             say(cold.lines(cold_res) + [""])
             prof_cost = profiler.run()  # issue 11: the profiler's per-call cost, paired rounds
@@ -249,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cold=find(grid, "512cold", 1),
     )
     results += imagenet_eval.targets(converted)
+    results += decode.targets(decoded)
     results += cold.targets(cold_res)
     results += profiler.targets(prof_cost)
     say(report.target_lines(results))
@@ -286,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         load=run_load,
     )
     data["imagenet_eval"] = converted.as_dict()
+    data["decode"] = decoded.as_dict()
     data["cold"] = cold_res.as_dict()
     data["profiler_cost"] = prof_cost.as_dict()
     report.write_json(json_path, data)

@@ -21,6 +21,7 @@ __all__ = [
     "BackendError",
     "DeviceError",
     "ForkError",
+    "DecodeError",
 ]
 
 
@@ -60,6 +61,13 @@ class PipelineError(GoprepError, ValueError):
     default_code = "pipeline"
 
 
+class DecodeError(GoprepError, ValueError):
+    """Encoded image data that cannot be decoded: empty, truncated, corrupt, an unsupported format
+    (``decode``), or an image over ``goprep.set_max_image_pixels`` (``too_large``)."""
+
+    default_code = "decode"
+
+
 class BackendError(GoprepError, RuntimeError):
     """The engine failed unexpectedly (``internal``)."""
 
@@ -95,10 +103,11 @@ _BY_CODE = {
     "internal": BackendError,
     "device_unavailable": DeviceError,
     "forked": ForkError,
+    "decode": DecodeError,
     "cancelled": BackendError,  # a call stopped by its cancel flag; the caller re-raises KeyboardInterrupt
 }
 
-_NATIVE = re.compile(r"^goprep\[(\w+)\] (?:([\w.]+): )?(.*)$", re.S)
+_NATIVE = re.compile(r"^goprep\[(\w+)\] (?:([\w.\[\]]+): )?(.*)$", re.S)
 
 
 def from_native(exc: BaseException) -> GoprepError:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _device, _inputs, _outputs, _pickling, _profile, _run, _yuv
+from . import _decode, _device, _inputs, _outputs, _pickling, _profile, _run, _yuv
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
 from ._outputs import SLOT, fill
 from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
@@ -132,6 +132,8 @@ class Pipeline:
                     return fill(c.template, _run.run_one(c.handle, src, None, st, c.shape, c.dtype))
                 sh = -1 if stream is None else _device.stream_handle(stream)
                 if c is None:
+                    if src.ndim == 1 and src.dtype == np.uint8:  # encoded bytes (any other 1-D array fails tracing)
+                        return _decode.run(self, src, args, kwargs, out, sh, st)
                     c = self._lookup(src, args, kwargs, key)
                 device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
                 res = self._run([c], [src], c.shape, out, device, sh, st)
@@ -155,6 +157,8 @@ class Pipeline:
     def _call_other(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, stream: Any, st: Any) -> Any:
         """A call whose source is not a plain NumPy array: adapted by _inputs, then run as one."""
         sh = _device.stream_handle(stream)
+        if _decode.is_encoded(src):
+            return _decode.run(self, src, args, kwargs, out, sh, st)
         if type(src) is _yuv.YUVFrame or (type(src) is list and src and type(src[0]) is _yuv.YUVFrame):
             return _yuv.call(self, src, args, kwargs, out, sh, st)
         if not self._host_only:

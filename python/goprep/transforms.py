@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -122,7 +123,8 @@ class Converted:
         self._flavor = flavor  # fixed numerics ("pil"/"tensor"), or None: follow the input
         self._device = device
         self._clip = clip  # torchvision's VideoClassification layout (see _call_clip)
-        self._convert_rgb = False  # Hugging Face's do_convert_rgb on PIL images (see _to_rgb)
+        self._convert_rgb = False  # Hugging Face's do_convert_rgb (see _to_rgb)
+        self._hf_video = False  # Hugging Face's video layout (Vivit: see _call_hf_video)
         self._pipes: Dict[str, Any] = {}
         self.notes = list(chain.notes)
 
@@ -193,11 +195,29 @@ class Converted:
         y = y.view(n, t, *y.shape[1:]).permute(0, 2, 1, 3, 4)
         return y[0] if src.ndim == 4 else y
 
+    def _call_hf_video(self, src: Any, out: Any) -> Any:
+        """Vivit's ``pixel_values`` layout: one image is a one-frame video ``(1, 1, C, H, W)``, a list of
+        images one video ``(1, T, C, H, W)`` (its ``make_batched``); the frames run as one batch."""
+        if out is not None:
+            raise PipelineError("is not supported by a video processor's pipeline (its result is a view)", argument="out")
+        if isinstance(src, (list, tuple)):
+            if not src or not all(is_pil(x) or getattr(x, "ndim", 0) == 3 for x in src):
+                raise PipelineError("a video processor takes an image or a list of frames (PIL images or 3-D "
+                                    "arrays / tensors); a list of videos is not supported", argument="src")
+            return self._pipe(self._flavor or "pil")(list(src))[None]
+        if not (is_pil(src) or getattr(src, "ndim", 0) == 3):
+            raise PipelineError("a video processor takes an image or a list of frames (PIL images or 3-D arrays / "
+                                "tensors), as one video", argument="src")
+        return self._pipe(self._flavor or "pil")(src)[None, None]
+
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if self._clip:
             return self._call_clip(src, out)
+        if getattr(self, "_hf_video", False):
+            return self._call_hf_video(src, out)
         if self._convert_rgb:
-            src = [_to_rgb(x) for x in src] if isinstance(src, (list, tuple)) else _to_rgb(src)
+            how = self._flavor or "tensor"
+            src = [_to_rgb(x, how) for x in src] if isinstance(src, (list, tuple)) else _to_rgb(src, how)
         flavor = self._flavor
         if flavor is None:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
@@ -205,9 +225,68 @@ class Converted:
         return self._pipe(flavor)(src, out=out)
 
 
-def _to_rgb(img: Any) -> Any:
-    """Hugging Face's ``convert_to_rgb`` on a PIL image that is not RGB: transparency (an alpha band, or
-    a palette's ``transparency``) composited onto white, then ``convert("RGB")``; anything else as it is."""
+def _is_png(x: Any) -> bool:
+    """Whether ``x`` is an encoded PNG source (bytes, a 1-D uint8 array or a path) for goprep.decode."""
+    from . import _decode
+
+    if not _decode.is_encoded(x) or isinstance(x, (list, tuple)):
+        return False
+    if isinstance(x, (str, os.PathLike)):
+        try:
+            with open(x, "rb") as f:
+                head = f.read(8)
+        except OSError:
+            return False  # goprep.decode reports it
+    else:
+        head = bytes(memoryview(x)[:8]) if not isinstance(x, np.ndarray) else x[:8].tobytes()
+    return head == b"\x89PNG\r\n\x1a\n"
+
+
+def _to_rgb(img: Any, backend: str = "pil") -> Any:
+    """Hugging Face's ``do_convert_rgb``. A PIL image that is not RGB: transparency (an alpha band, or a
+    palette's ``transparency``) composited onto white, then ``convert("RGB")``. A NumPy ``(H, W)`` /
+    ``(H, W, 1)`` array or a tensor with 1 channel: the channel repeated; with 4 channels (uint8): the
+    colour composited onto white by its alpha, as the class's backend does it (``backend``: ``"pil"``,
+    transformers' NumPy ``convert_to_rgb``, rounded; ``"tensor"``, the torchvision backend's, in float32
+    and truncated by ``to_dtype``). Anything else as it is."""
+    if _is_png(img):
+        # An encoded PNG whose mode is not RGB (alpha, palette, gray) is what Hugging Face composites onto
+        # white after opening it with Pillow: the same here, through Pillow. JPEGs stay encoded: goprep
+        # decodes them equal to Pillow's convert("RGB"), which is convert_to_rgb for them.
+        import io
+
+        from PIL import Image
+
+        with Image.open(img if isinstance(img, (str, os.PathLike)) else io.BytesIO(bytes(img))) as im:
+            if im.mode == "RGB":
+                return img  # convert_to_rgb leaves RGB as it is: goprep decodes it, equal to Pillow
+            im.load()
+            return _to_rgb(im, backend)  # a new image: the composite
+    if is_tensor(img):
+        if img.ndim == 2:
+            img = img[None]
+        if img.ndim >= 3 and img.shape[-3] in (1, 4):
+            a = _to_rgb(img.movedim(-3, -1).cpu().numpy(), backend)
+            import torch
+
+            return torch.from_numpy(np.ascontiguousarray(a)).movedim(-1, -3).to(img.device)
+        return img
+    if isinstance(img, np.ndarray):
+        if img.ndim == 2:
+            img = img[:, :, None]
+        if img.ndim < 3 or img.shape[-1] not in (1, 4):
+            return img
+        if img.shape[-1] == 1:
+            return np.repeat(img, 3, axis=-1)
+        if img.dtype != np.uint8:
+            raise PipelineError(f"do_convert_rgb on a 4-channel {img.dtype} image: goprep composites uint8 RGBA only",
+                                argument="src")
+        if backend == "pil":  # transformers.image_transforms.convert_to_rgb (float64, np.round)
+            alpha = img[..., 3:4] / 255
+            return np.round(alpha * img[..., :3] + (1 - alpha) * 255).astype(np.uint8)
+        f = img.astype(np.float32) / np.float32(255)  # TorchvisionBackend.convert_to_rgb
+        rgb = f[..., :3] * f[..., 3:] + (np.float32(1) - f[..., 3:])
+        return (rgb * np.float32(255 + 1 - 1e-3)).astype(np.uint8)  # tvF.to_dtype(uint8, scale=True)
     if not (is_pil(img) and img.mode != "RGB"):
         return img
     from PIL import Image
@@ -319,6 +398,13 @@ class _Resize:
         if (oh, ow) == (h, w):
             return img  # torchvision (both APIs, every input) and Pillow return the image as it is
         if flavor == "pil":
+            if img.channels in (2, 4) and img.dtype == "u8" and not self.mode.startswith("nearest"):
+                # Pillow resizes "RGBA" and "LA" premultiplied by alpha ("RGBa"/"La", then back); goprep's
+                # fused resize has no such step, and differs where alpha is not 255 (measured: 7 levels)
+                raise PipelineError(
+                    f"{self.name}: a {img.channels}-channel uint8 image gets Pillow's numerics here, and Pillow "
+                    "resizes RGBA / LA premultiplied by alpha, which goprep does not reproduce; convert it to RGB "
+                    "(or gray) first, e.g. img.convert('RGB') or goprep.cvt_color(img, 'rgba2rgb'), or pass a tensor")
             if self.mode.startswith("nearest"):
                 kind, aa = "nearest-pil", False  # torchvision maps NEAREST and NEAREST_EXACT to Pillow's NEAREST
             else:
@@ -697,6 +783,20 @@ _HF_CLASS_KEYS = {
     "PoolFormer": frozenset({"crop_pct"}),  # the shorter side (or a square's side) / crop_pct
     "MobileViT": frozenset({"do_flip_channel_order"}),  # RGB -> BGR after the rescale; never normalises
     "EfficientNet": frozenset({"rescale_offset", "include_top"}),  # x * f - 1; a second division by std
+    "PPLCNet": frozenset({"resize_short", "size_divisor"}),  # round(side * s / short), ceil to a multiple
+    "GLPN": frozenset({"size_divisor"}),  # each side floored to a multiple (size unused)
+    "TextNet": frozenset({"size_divisor"}),  # the shortest_edge size, each side ceiled to a multiple
+    "Vivit": frozenset({"offset"}),  # rescale(offset=True): x * f - 1
+    "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
+}
+# Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
+# with these values before the conversion, so that a value set there changes nothing, as in the class.
+_HF_CLASS_IGNORES: Dict[str, Dict[str, Any]] = {
+    "GLPN": {"do_center_crop": False, "do_pad": None, "size": None},
+    "TextNet": {"do_pad": None},
+    "SuperPoint": {"do_normalize": False, "do_center_crop": False, "do_pad": None},
+    "DepthPro": {"do_center_crop": False, "do_pad": None},
+    "PPLCNet": {"do_pad": None},
 }
 # Keys that never change pixel_values (metadata, and output-format options goprep has its own of).
 _HF_INERT = frozenset({"image_processor_type", "feature_extractor_type", "processor_class", "_processor_class",
@@ -713,6 +813,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_preprocess_image_like_inputs", "_prepare_image_like_inputs",
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
+                          "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
                           "Levit", "PoolFormer", "MobileViT", "EfficientNet"})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 
@@ -802,6 +903,13 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
             f"must be a Hugging Face image processor or its config dict, got {type(obj).__name__}",
             argument="processor_or_config",
         )
+    if cls is not None:
+        # to_dict() leaves out the keys whose value is None (GLPN's do_normalize, say): the class's
+        # attributes then decide, and None there means off (as ``if do_normalize:`` reads it)
+        src = cls if isinstance(obj, Mapping) else obj
+        for k in _HF_READ | _HF_CLASS_KEYS.get(_hf_base_name(kind), frozenset()):
+            if k not in cfg:
+                cfg[k] = getattr(src, k, None)
     if cls is not None and isinstance(cls, type):
         own = _hf_own_code(cls)
         if own and _hf_base_name(kind) not in _HF_VERIFIED:
@@ -809,7 +917,8 @@ def from_hf(processor_or_config: Any, *, device: str = "auto") -> Converted:
                 f"{kind} computes pixel_values with code of its own ({', '.join(own)}), which goprep does not "
                 "reproduce: refused rather than converted to something different", argument="processor_or_config")
         names = {c.__name__ for c in cls.__mro__}
-        flavor = "pil" if "PilBackend" in names else "tensor" if "TorchvisionBackend" in names else None
+        # transformers' backends, or the NumPy + Pillow code of a class on neither (Vivit, VideoLlava)
+        flavor = "pil" if "PilBackend" in names else "tensor" if "TorchvisionBackend" in names else "pil"
     else:
         flavor = None
     try:
@@ -824,12 +933,19 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
     """from_hf's conversion of a complete config (``kind``: the class name, for messages)."""
     base = _hf_base_name(kind)
     reads = _HF_READ | _HF_CLASS_KEYS.get(base, frozenset())
+    cfg = {**cfg, **_HF_CLASS_IGNORES.get(base, {})}
     for k, v in cfg.items():
         if k not in reads and k not in _HF_INERT and _hf_active(v):
             raise PipelineError(f"{v!r} ({kind}) is not reproduced by goprep.transforms.from_hf: refused rather "
                                 f"than ignored", argument=k)
     if flavor is None:  # no class to ask (a dict without transformers): transformers 5's naming
-        flavor = "pil" if kind.endswith("Pil") else "tensor"
+        flavor = "pil" if kind.endswith("Pil") or base in _HF_NUMPY_CLASSES else "tensor"
+    if base == "SuperPoint" and cfg.get("do_grayscale"):
+        raise PipelineError(f"True ({kind} converts to gray with tvF.rgb_to_grayscale; goprep has no RGB -> gray op)",
+                            argument="do_grayscale")
+    if base == "Vivit" and cfg.get("offset") and not cfg.get("do_rescale", True):
+        raise PipelineError(f"True without do_rescale ({kind} raises 'For offset, do_rescale must also be set to True')",
+                            argument="offset")
     chain = _Chain()
     interp = cfg.get("resample")
     interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
@@ -837,12 +953,20 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         raise PipelineError(f"{_interp_name(interp)!r} is not supported by goprep (bilinear, bicubic, nearest)",
                             argument="resample")
 
-    def resize(size: Any) -> _Resize:  # the torchvision backend's tvF.resize (v2, antialias=True)
+    def resize(size: Any) -> Any:  # the torchvision backend's tvF.resize (v2, antialias=True)
+        if base == "DepthPro":  # rescale and normalize first, then tvF.resize(antialias=False) of the floats
+            return _FloatResize(_Resize("resize", size, interp, False, None, "v2"))
         return _Resize("resize", size, interp, True, None, "v2")
 
     convnext = base in ("ConvNext", "ConvNeXt")
 
-    if cfg.get("do_resize", True):
+    if cfg.get("do_resize", True) and base == "PPLCNet" and cfg.get("resize_short") is not None:
+        div = cfg.get("size_divisor")
+        chain.geometric("resize", resize(_ShortDivisorSize(_pos_int("resize_short", cfg["resize_short"]),
+                                                           None if div is None else _pos_int("size_divisor", div))))
+    elif cfg.get("do_resize", True) and base == "GLPN":
+        chain.geometric("resize", resize(_DivisorSize(_pos_int("size_divisor", cfg.get("size_divisor")), floor=True)))
+    elif cfg.get("do_resize", True):
         raw = cfg.get("size")
         square = cfg.get("default_to_square")
         square = kind.startswith(_HF_SQUARE) if square is None else bool(square)
@@ -881,6 +1005,11 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                 chain.geometric("resize", resize((se, se)))
         elif "height" in size and "width" in size:
             chain.geometric("resize", resize((size["height"], size["width"])))
+        elif base == "TextNet":  # the shorter side, then each side rounded up to a multiple of size_divisor
+            if "shortest_edge" not in size:  # HF: "Size must contain 'shortest_edge' key"
+                raise PipelineError(f"TextNet's resize needs 'shortest_edge', got {raw!r}", argument="size")
+            div = _pos_int("size_divisor", cfg.get("size_divisor"))
+            chain.geometric("resize", resize(_DivisorSize(div, floor=False, shortest_edge=size["shortest_edge"])))
         elif "shortest_edge" in size and "longest_edge" not in size:
             chain.geometric("resize", resize(size["shortest_edge"]))
         else:
@@ -897,6 +1026,8 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         chain.geometric("center_crop", _FloorCenterCrop(ch, cw))
     if base == "MobileViT" and cfg.get("do_flip_channel_order"):
         chain.geometric("flip_channel_order", _Cvt("rgb2bgr"))  # a channel permutation: before the rescale
+    if base == "PPLCNet":  # RGB -> BGR after the normalisation: here, with mean and std reversed below
+        chain.geometric("RGB -> BGR", _Cvt("rgb2bgr"))
     do_rescale = cfg.get("do_rescale", True)
     if do_rescale:
         rf = cfg.get("rescale_factor")
@@ -905,17 +1036,86 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         chain.to_float("rescale", 1.0)
     if base == "EfficientNet" and do_rescale and cfg.get("rescale_offset"):
         chain.normalize("rescale_offset", [1.0], [1.0])  # EfficientNet's rescale(offset=True): x * f - 1
+    if base == "Vivit" and do_rescale and cfg.get("offset"):
+        chain.normalize("offset", [1.0], [1.0])  # Vivit's rescale(offset=True): x * f - 1
     std: Optional[List[float]] = None
     if cfg.get("do_normalize", True) and base != "MobileViT":  # MobileViT's code never normalises
         mean = _floats(cfg.get("image_mean", 0.5), "image_mean", channels=3)  # pixel_values are RGB
         std = _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
+        if base == "PPLCNet":  # the channels were reversed before the normalisation (above)
+            mean, std = mean[::-1], std[::-1]
         chain.normalize("normalize", mean, std)
     if base == "EfficientNet" and cfg.get("include_top"):  # normalize(image, 0, image_std) once more
         top = std if std is not None else _floats(cfg.get("image_std", 0.5), "image_std", nonzero=True, channels=3)
         chain.normalize("include_top", [0.0], top)
     conv = Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device)
     conv._convert_rgb = bool(cfg.get("do_convert_rgb"))
+    conv._hf_video = base == "Vivit"
     return conv
+
+
+# Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
+_HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
+
+
+class _ShortDivisorSize:
+    """PPLCNet's sizing, ``(h, w) -> (h, w)``: each side ``round(side * short / min(h, w))``, then
+    rounded up to a multiple of ``divisor`` (when given)."""
+
+    def __init__(self, short: int, divisor: Optional[int]) -> None:
+        self.short, self.divisor = short, divisor
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        scale = self.short / min(h, w)
+        oh, ow = round(h * scale), round(w * scale)
+        if self.divisor is not None:
+            oh, ow = (math.ceil(v / self.divisor) * self.divisor for v in (oh, ow))
+        return oh, ow
+
+
+class _DivisorSize:
+    """``size_divisor`` sizing, ``(h, w) -> (h, w)``: GLPN's (each side floored to a multiple, the
+    image's own size otherwise kept) or TextNet's (the shorter side to ``shortest_edge`` as
+    torchvision's int size, then each side rounded up to a multiple)."""
+
+    def __init__(self, divisor: int, floor: bool, shortest_edge: Optional[int] = None) -> None:
+        self.divisor, self.floor, self.shortest_edge = divisor, floor, shortest_edge
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        d = self.divisor
+        if self.shortest_edge is not None:
+            h, w = _ops.resize_size(SimpleNamespace(height=h, width=w), self.shortest_edge, None)  # type: ignore[arg-type]
+        if self.floor:
+            if h < d or w < d:
+                raise PipelineError(f"a {h}x{w} image has a side below size_divisor {d}: GLPN resizes it to 0 pixels")
+            return h // d * d, w // d * d
+        return -(-h // d) * d, -(-w // d) * d
+
+
+class _FloatResize:
+    """A resize of the rescaled and normalised floats (DepthPro: ``tvF.resize(antialias=False)`` after
+    ``rescale_and_normalize``), an Op that always runs outside the engine (``host``): the uint8 image
+    as float32, resized unrounded with PyTorch's float kernels (goprep's float32 resize). Interpolation
+    without antialias is a weighted sum whose weights add up to 1, so it commutes with the affine
+    normalisation that follows in the last fused step (to float32 rounding)."""
+
+    def __init__(self, inner: _Resize) -> None:
+        self.inner = inner
+
+    def __call__(self, img: Any, flavor: str) -> Any:  # only through host (see Converted._pipe)
+        raise PipelineError("internal: _FloatResize runs through host()")
+
+    def host(self, flavor: str) -> Callable[[np.ndarray], np.ndarray]:
+        return self._float_resize
+
+    def _float_resize(self, a: np.ndarray) -> np.ndarray:
+        h, w = a.shape[-3], a.shape[-2]
+        oh, ow = self.inner.target(h, w)
+        f = a.astype(np.float32)
+        if (oh, ow) == (h, w):
+            return f
+        kind, aa = self.inner._tensor_kernel("f32")
+        return _ops.resize(f, (oh, ow), interpolation=kind, antialias=aa)
 
 
 # ---------------------------------------------------------------------------------------------

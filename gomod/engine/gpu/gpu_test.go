@@ -508,7 +508,7 @@ func randomSpec(r *rand.Rand) *engine.Spec {
 		nm := &engine.NormSpec{Scale: []float64{1, 1.0 / 255}[r.Intn(2)], DType: []engine.DType{engine.F32, engine.F16}[r.Intn(2)], Layout: []string{"CHW", "HWC"}[r.Intn(2)]}
 		for i := 0; i < oc; i++ {
 			nm.Mean = append(nm.Mean, r.Float64())
-			nm.Std = append(nm.Std, 0.1+r.Float64())
+			nm.Std = append(nm.Std, 0.1+float64(r.Float64()))
 		}
 		s.Norm = nm
 	}

@@ -1,55 +1,117 @@
-"""Turning a request's encoded image into an (H, W, 3) uint8 RGB array: the one place the server
-decodes, so goprep's own decoder can replace Pillow here later.
+"""Turning a request's encoded images into pixels, for each preprocessing implementation its own way
+(preprocess.py), every one checking the file's header before a pixel is decoded: the format (JPEG or
+PNG only, whatever the client calls it) and width x height against the pixel limit, so a tiny file
+that claims 60000x60000, or a highly compressible PNG that would inflate to gigabytes, costs the
+server only its header. Errors name the image's index in the request (``image[2]``).
 
-Pillow reads the file's header first (``Image.open`` is lazy): the format is checked (JPEG or PNG
-only, whatever the client calls it) and width x height against the pixel limit before a single pixel
-is decoded, so a tiny file that claims 60000x60000, or a highly compressible PNG that would inflate to
-gigabytes, costs the server only its header. OpenCV's ``imdecode`` is not used: it takes any format
-it knows up to 2^30 pixels.
+- goprep (``decode_images``, and the goprep variant's fused call, ``decode_error``): goprep's own
+  decoder, one call per request, the images decoded in parallel with the GIL released; its header
+  probe refuses a bomb (DecodeError "too_large") before allocating.
+- Pillow (``pil_open``, ``pil_rgb``; the python variant, and the header check of the opencv one):
+  ``Image.open`` is lazy, it reads the header only; ``load`` decodes.
+
+OpenCV's ``imdecode`` is never called on a file whose header was not checked: it takes any format it
+knows up to 2^30 pixels.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import warnings
+from typing import Any, List, Sequence
 
 import numpy as np
 
 from .errors import BadRequest, TooLarge
 
 FORMATS = ("JPEG", "PNG")
+_DIMS = re.compile(r"\d+x\d+")
+_ARG = re.compile(r"((?:src|data)(?:\[\d+\])?): ")
+
+
+def decode_error(e: Any, max_pixels: int, n: int) -> Exception:
+    """goprep's DecodeError ``e`` (about ``data[i]`` or ``src[i]``) as the server's error: TooLarge
+    for a header over ``max_pixels``, else BadRequest, naming ``image[i]`` (``n``: the request's
+    images, for an error that names no index)."""
+    arg, detail = e.argument or "", e.detail
+    if not arg:  # the argument may come inside the engine's message: "src[1]: unexpected EOF"
+        m = _ARG.match(detail)
+        if m:
+            arg, detail = m.group(1), detail[m.end():]
+    k = arg.find("[")
+    where = "image" + arg[k:] if k >= 0 else ("image[0]" if n == 1 else "an image")
+    if e.code == "too_large":
+        m = _DIMS.search(detail)
+        size = f" of {m.group(0)} pixels" if m else ""
+        return TooLarge(f"{where}{size} is larger than the server's limit of {max_pixels} pixels", "pixels")
+    return BadRequest(f"{where} is not a readable JPEG or PNG file: {detail}")
+
+
+def decode_images(files: Sequence[bytes], max_pixels: int) -> List[np.ndarray]:
+    """The RGB pixels of JPEG or PNG files, decoded by goprep in one call; BadRequest when one is
+    neither or is corrupt (naming its index), TooLarge when its header claims more than ``max_pixels``
+    pixels (checked before decoding)."""
+    from .. import _decode
+    from .._errors import DecodeError
+
+    try:
+        return _decode.decode_rgb(files, max_pixels)
+    except DecodeError as e:
+        raise decode_error(e, max_pixels, len(files)) from None
 
 
 def decode_image(data: bytes, max_pixels: int) -> np.ndarray:
-    """The RGB pixels of a JPEG or PNG file; BadRequest when it is neither or is corrupt, TooLarge when
-    its header claims more than ``max_pixels`` pixels (checked before decoding)."""
+    """One file's RGB pixels (decode_images of one)."""
+    return decode_images([data], max_pixels)[0]
+
+
+def pil_open(data: bytes, max_pixels: int, where: str = "image") -> Any:
+    """Pillow's lazy open of a JPEG or PNG file: its header read and checked, nothing decoded (the
+    caller closes it, or loads it: pil_rgb). BadRequest when it is neither or has no pixels, TooLarge
+    when its header claims more than ``max_pixels`` pixels."""
     from PIL import Image
 
     if not data:
-        raise BadRequest("empty image")
+        raise BadRequest(f"{where} is empty")
     try:
         with warnings.catch_warnings():
             # Pillow's own bomb guard (MAX_IMAGE_PIXELS) warns or raises at open; ours is checked below.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             im = Image.open(io.BytesIO(data), formats=FORMATS)
     except Image.DecompressionBombError:
-        raise TooLarge(f"image is larger than the server's limit of {max_pixels} pixels", "pixels") from None
+        raise TooLarge(f"{where} is larger than the server's limit of {max_pixels} pixels", "pixels") from None
     except Exception:  # noqa: BLE001 - any unreadable header: the client's bytes are not an image we take
-        raise BadRequest("image is not a readable JPEG or PNG file") from None
+        raise BadRequest(f"{where} is not a readable JPEG or PNG file") from None
+    w, h = im.size
+    if w <= 0 or h <= 0:
+        im.close()
+        raise BadRequest(f"{where} has no pixels")
+    if w * h > max_pixels:
+        im.close()
+        raise TooLarge(f"{where} of {w}x{h} pixels is larger than the server's limit of {max_pixels} pixels", "pixels")
+    return im
+
+
+def pil_rgb(data: bytes, max_pixels: int, where: str = "image") -> Any:
+    """A JPEG or PNG file decoded by Pillow, as an RGB PIL image (pil_open's checks first)."""
+    from PIL import Image
+
+    im = pil_open(data, max_pixels, where)
     with im:
-        w, h = im.size
-        if w <= 0 or h <= 0:
-            raise BadRequest("image has no pixels")
-        if w * h > max_pixels:
-            raise TooLarge(f"image of {w}x{h} pixels is larger than the server's limit of {max_pixels} pixels",
-                            "pixels")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 im.load()
-                rgb = im if im.mode == "RGB" else im.convert("RGB")
-                return np.asarray(rgb)
+                return im if im.mode == "RGB" else im.convert("RGB")
         except Image.DecompressionBombError:
-            raise TooLarge(f"image is larger than the server's limit of {max_pixels} pixels", "pixels") from None
+            raise TooLarge(f"{where} is larger than the server's limit of {max_pixels} pixels", "pixels") from None
         except Exception:  # noqa: BLE001 - truncated or corrupt data after a valid header
-            raise BadRequest(f"image data ({im.format} {w}x{h}) is truncated or corrupt") from None
+            w, h = im.size
+            raise BadRequest(f"{where} ({im.format} {w}x{h}) is truncated or corrupt") from None
+
+
+def pil_decode(data: bytes, max_pixels: int = 1 << 30) -> np.ndarray:
+    """A file's RGB pixels as Pillow decodes them: the reference of "the same tensor" for encoded
+    images (goprep's decoder equals it byte for byte)."""
+    return np.asarray(pil_rgb(data, max_pixels))

@@ -45,19 +45,21 @@ INFER = f"/{protocol.SERVICE}/ModelInfer"
 
 def payloads(kind: str, images: List[np.ndarray], model: str = MODEL) -> Tuple[List[bytes], List[np.ndarray]]:
     """The serialised ModelInferRequests for ``images`` (one image each: a FRAME, or its JPEG as IMAGE)
-    and the RGB image each one decodes to on the server (decoded here by the server's own decode)."""
+    and the RGB image each one stands for: the frame, or its JPEG as Pillow decodes it (the reference
+    every variant's decode is held to: goprep's decoder equals it byte for byte, OpenCV's libjpeg-turbo
+    too)."""
     if kind == "raw":
         return [protocol.infer_request(model, "raw", im).SerializeToString() for im in images], images
     import cv2
 
-    from .decode import decode_image
+    from .decode import pil_decode
 
     reqs, decoded = [], []
     for im in images:
         ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(im[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90])
         assert ok
         reqs.append(protocol.infer_request(model, "jpeg", buf.tobytes()).SerializeToString())
-        decoded.append(decode_image(buf.tobytes(), 1 << 30))
+        decoded.append(pil_decode(buf.tobytes()))
     return reqs, decoded
 
 

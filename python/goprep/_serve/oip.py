@@ -22,12 +22,12 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import protocol
-from .decode import decode_image
+from .decode import decode_images
 from .errors import BadRequest, OverLimit, TooLarge
 
 log = logging.getLogger("goprep.serve")
@@ -48,11 +48,12 @@ class Limits:
 class Engine:
     """One request's work, synchronous: ``infer(ModelInferRequest) -> ModelInferResponse``.
 
-    ``prep`` maps an (H, W, 3) uint8 image to its tensor (None: reply with the decoded shapes);
-    ``model`` (model.OnnxModel or None) runs on the stacked tensors; ``topk`` > 0 replaces the
+    ``prep`` (preprocess.Preprocess) maps an (H, W, 3) uint8 image to its tensor and decodes a
+    request's files its own way, or takes them in one fused call (None: decode with goprep and reply
+    with the decoded shapes); ``model`` (model.OnnxModel or None) runs on the stacked tensors; ``topk`` > 0 replaces the
     model's first output by its top K per image."""
 
-    def __init__(self, name: str, prep: Optional[Callable[[np.ndarray], np.ndarray]], model: Any, topk: int,
+    def __init__(self, name: str, prep: Any, model: Any, topk: int,
                  limits: Limits, metrics: Any = None, fault: Optional[Callable[[], None]] = None,
                  delay: float = 0.0) -> None:
         self.name, self.prep, self.model, self.topk, self.limits = name, prep, model, topk, limits
@@ -89,8 +90,9 @@ class Engine:
 
     # -- one request ----------------------------------------------------------------------------------
 
-    def _images(self, req: Any) -> List[np.ndarray]:
-        """The request's images as (H, W, 3) uint8 arrays (decoded from IMAGE, or views of FRAME)."""
+    def _images(self, req: Any) -> Tuple[bool, List[Any]]:
+        """The request's images: (True, the IMAGE files as bytes) or (False, FRAME's (H, W, 3) uint8
+        views)."""
         if req.model_name != self.name:
             raise NotFound(f"this server serves model {self.name!r}, not {req.model_name!r}")
         if req.model_version not in ("", "1"):
@@ -124,7 +126,7 @@ class Engine:
                 files = list(inp.contents.bytes_contents)
             else:
                 raise BadRequest(f"input {protocol.IMAGE} has no data for its {n} elements")
-            return [decode_image(bytes(f), lim.max_pixels) for f in files]
+            return True, files
         if inp.name == protocol.FRAME:
             if inp.datatype != "UINT8" or len(shape) not in (3, 4) or shape[-1] != 3:
                 raise BadRequest(f"input {protocol.FRAME} must be UINT8 of shape [H, W, 3] or [N, H, W, 3] (RGB), "
@@ -142,7 +144,7 @@ class Engine:
             if len(raw) != n * h * w * 3:
                 raise BadRequest(f"input {protocol.FRAME} of shape {shape} needs {n * h * w * 3} bytes, got {len(raw)}")
             a = np.frombuffer(raw, np.uint8).reshape(n, h, w, 3)  # read-only views of the request's bytes
-            return [a[i] for i in range(n)]
+            return False, [a[i] for i in range(n)]
         raise BadRequest(f"unknown input {inp.name!r}: this model takes {protocol.IMAGE} (BYTES) or {protocol.FRAME} (UINT8)")
 
     def _over(self, n: int, what: str) -> None:
@@ -152,10 +154,19 @@ class Engine:
 
     def infer(self, req: Any) -> Any:
         """The reply to one ModelInferRequest; raises BadRequest, OverLimit, NotFound, or anything the
-        preprocessing or model raised."""
+        preprocessing or model raised.
+
+        Stages (metrics.py): ``decode`` is reading the request's images: parsing, and decoding where
+        the implementation decodes apart (python, opencv, none); for a fused implementation (goprep,
+        the presets) the files' decode runs inside ``preprocess`` (one call: decode and preprocessing
+        cannot be told apart), and ``decode`` is the parsing alone."""
         st = self.metrics.stages if self.metrics is not None else None
         t0 = time.perf_counter()
-        images = self._images(req)
+        encoded, images = self._images(req)
+        prep = self.prep
+        fused = encoded and prep is not None and prep.fused
+        if encoded and not fused:
+            images = (prep.decode if prep is not None else decode_images)(images, self.limits.max_pixels)
         t1 = time.perf_counter()
         want = [o.name for o in req.outputs]
         known = [m[0] for m in self.out_meta]
@@ -167,17 +178,20 @@ class Engine:
         if self.delay:
             time.sleep(self.delay)
         outs: Dict[str, np.ndarray]
-        if self.prep is None:
+        if prep is None:
             outs = {protocol.SHAPE: np.array([im.shape for im in images], np.int32)}
             t2 = t3 = time.perf_counter()
         else:
-            # Each tensor is copied into the batch before the next call: goprep's variant writes every
-            # call into the same buffer of its thread (preprocess.make_goprep).
-            first = np.asarray(self.prep(images[0]))
-            batch = np.empty((len(images), *first.shape), first.dtype)
-            batch[0] = first
-            for k in range(1, len(images)):
-                batch[k] = self.prep(images[k])
+            if fused:
+                batch = prep.files(images, self.limits.max_pixels)  # decode + preprocess, one call, one batch
+            else:
+                # Each tensor is copied into the batch before the next call: goprep's variant writes every
+                # frame's call into the same buffer of its thread (preprocess.make_goprep).
+                first = np.asarray(prep(images[0]))
+                batch = np.empty((len(images), *first.shape), first.dtype)
+                batch[0] = first
+                for k in range(1, len(images)):
+                    batch[k] = prep(images[k])
             t2 = time.perf_counter()
             if self.model is None:
                 outs = {protocol.TENSOR: batch}
@@ -190,7 +204,7 @@ class Engine:
             t3 = time.perf_counter()
         if st is not None:
             st["decode"].observe(t1 - t0)
-            if self.prep is not None:
+            if prep is not None:
                 st["preprocess"].observe(t2 - t1)
             if self.model is not None:
                 st["model"].observe(t3 - t2)

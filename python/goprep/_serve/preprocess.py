@@ -2,7 +2,16 @@
 like with like (serve-bench), and presets converted by goprep.transforms (make_preset).
 
 The three implementations all produce the tensor defined in protocol.py (224x224 bilinear without antialiasing, horizontal flip, ImageNet normalisation, CHW
-float32) from an (H, W, 3) uint8 RGB image.
+float32) from an (H, W, 3) uint8 RGB image (a FRAME), and each owns the decode of encoded images
+(IMAGE), as a service written with that library would:
+
+- ``python``: Pillow decodes (decode.pil_open: the header checked first), then Pillow resamples the
+  decoded image and NumPy normalises;
+- ``opencv``: the header checked the same way (Pillow's lazy open), then ``cv2.imdecode`` and its
+  BGR to RGB, then OpenCV resizes and flips, NumPy normalises;
+- ``goprep`` and the presets: the request's files go into the pipeline as one call (``prep(files)``):
+  goprep decodes them in parallel on its threads, fused with the preprocessing, one batch out, under
+  the server's pixel limit (``_decode.thread_max_pixels``, around the call).
 
 Each is written the way a service would write it with that library, not tuned to lose: the NumPy
 steps work in place on one float32 buffer.
@@ -10,13 +19,13 @@ steps work in place on one float32 buffer.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .decode import decode_error, decode_images, pil_open, pil_rgb
 from .protocol import MEAN, SIZE, STD
-
-Preprocess = Callable[[np.ndarray], np.ndarray]
 
 _MEAN = np.array(MEAN, np.float32)
 _INV_STD = (1.0 / np.array(STD, np.float64)).astype(np.float32)
@@ -31,32 +40,123 @@ def _normalize_chw(hwc_u8: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.transpose(2, 0, 1))
 
 
-def make_python() -> Preprocess:
+class Preprocess:
+    """One implementation: ``prep(image) -> tensor`` for an (H, W, 3) uint8 RGB image (a FRAME, or
+    what ``decode`` returned), and the decode of a request's encoded files. ``fused``: the files go
+    through ``files`` instead, decode and preprocessing in one call (one batch out), so the server
+    cannot time the decode apart (oip.Engine.infer)."""
+
+    fused = False
+
+    def __call__(self, img: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def decode(self, files: Sequence[bytes], max_pixels: int) -> List[Any]:
+        """The request's images, each what ``__call__`` takes; BadRequest / TooLarge (errors.py) naming
+        the image's index."""
+        return decode_images(files, max_pixels)
+
+    def files(self, files: Sequence[bytes], max_pixels: int) -> np.ndarray:
+        """The batch of tensors of encoded ``files`` (fused implementations only)."""
+        raise NotImplementedError
+
+
+class _Python(Preprocess):
     """Pillow plus NumPy. Pillow's ``Image.resize(BILINEAR)`` widens its filter when shrinking (an
     antialiased resize, up to 92 levels away from plain bilinear on a 640x480 frame), so the
     resampling is Pillow's affine transform with BILINEAR, which samples the source at the output's
-    half-pixel centres: plain bilinear, the tensor the other two variants produce."""
-    from PIL import Image
+    half-pixel centres: plain bilinear, the tensor the other two variants produce. Encoded images are
+    decoded by Pillow and stay PIL images into the resampling."""
 
-    def run(img: np.ndarray) -> np.ndarray:
-        h, w = img.shape[:2]
-        pil = Image.fromarray(img)
+    def __init__(self) -> None:
+        from PIL import Image
+
+        self._Image = Image
+
+    def __call__(self, img: Any) -> np.ndarray:
+        Image = self._Image
+        pil = img if isinstance(img, Image.Image) else Image.fromarray(img)
+        w, h = pil.size
         r = pil.transform((SIZE, SIZE), Image.Transform.AFFINE, (w / SIZE, 0, 0, 0, h / SIZE, 0), resample=Image.Resampling.BILINEAR)
         r = r.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
         return _normalize_chw(np.asarray(r))
 
-    return run
+    def decode(self, files: Sequence[bytes], max_pixels: int) -> List[Any]:
+        return [pil_rgb(f, max_pixels, f"image[{i}]") for i, f in enumerate(files)]
 
 
-def make_opencv() -> Preprocess:
-    """OpenCV (resize and flip release the GIL) plus NumPy."""
-    import cv2
+class _OpenCV(Preprocess):
+    """OpenCV (imdecode, resize and flip release the GIL) plus NumPy. ``cv2.imdecode`` takes any
+    format it knows up to 2^30 pixels, so each file's header is read first by Pillow's lazy
+    ``Image.open`` (JPEG or PNG, width x height within the limit), as for the python variant."""
 
-    def run(img: np.ndarray) -> np.ndarray:
+    def __init__(self) -> None:
+        import cv2
+
+        self._cv2 = cv2
+        self._flags = cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION
+
+    def __call__(self, img: Any) -> np.ndarray:
+        cv2 = self._cv2
         r = cv2.resize(img, (SIZE, SIZE), interpolation=cv2.INTER_LINEAR)
         return _normalize_chw(cv2.flip(r, 1))
 
-    return run
+    def decode(self, files: Sequence[bytes], max_pixels: int) -> List[Any]:
+        from .errors import BadRequest
+
+        cv2 = self._cv2
+        out = []
+        for i, f in enumerate(files):
+            where = f"image[{i}]"
+            pil_open(f, max_pixels, where).close()  # the header's checks; nothing decoded
+            bgr = cv2.imdecode(np.frombuffer(f, np.uint8), self._flags)
+            if bgr is None or bgr.ndim != 3 or bgr.shape[2] != 3:
+                raise BadRequest(f"{where} is not a readable JPEG or PNG file: OpenCV cannot decode it")
+            out.append(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+        return out
+
+
+class _Fused(Preprocess):
+    """A goprep pipeline (or a goprep.transforms conversion) run on frames one by one and on a
+    request's files as one call: decode fused with the preprocessing, the images in parallel."""
+
+    fused = True
+
+    def __init__(self, fn: Callable[..., Any], reuse_output: bool = False) -> None:
+        from goprep import _decode
+
+        self._fn = fn
+        self._limit = _decode.thread_max_pixels
+        self._local = threading.local() if reuse_output else None
+
+    def __call__(self, img: Any) -> np.ndarray:
+        local = self._local
+        if local is None:
+            return np.asarray(self._fn(img))
+        try:
+            out = local.out
+        except AttributeError:
+            out = local.out = np.empty((3, SIZE, SIZE), np.float32)
+        return self._fn(img, out=out)  # type: ignore[no-any-return]
+
+    def files(self, files: Sequence[bytes], max_pixels: int) -> np.ndarray:
+        from goprep import DecodeError
+
+        try:
+            with self._limit(max_pixels):
+                return np.asarray(self._fn(list(files)))
+        except DecodeError as e:
+            raise decode_error(e, max_pixels, len(files)) from None
+
+
+def make_python() -> Preprocess:
+    """Pillow plus NumPy (_Python)."""
+    return _Python()
+
+
+def make_opencv() -> Preprocess:
+    """OpenCV plus NumPy (_OpenCV)."""
+    return _OpenCV()
 
 
 def imagenet_preprocess(img: np.ndarray) -> np.ndarray:
@@ -69,29 +169,17 @@ def imagenet_preprocess(img: np.ndarray) -> np.ndarray:
 
 
 def make_goprep(device: str = "cpu", reuse_output: bool = True) -> Preprocess:
-    """One fused goprep pipeline: resize, flip and normalise in a single pass in Go, GIL released.
+    """One fused goprep pipeline: resize, flip and normalise in a single pass in Go, GIL released; a
+    request's encoded files go in as one list, decoded in parallel and fused with it.
 
-    With ``reuse_output`` each worker thread writes its tensors into one buffer of its own (``out=``,
-    the documented way to serve with goprep, docs/SERVING.md): the tensor is consumed (checksummed
-    or run through the model) before that thread takes its next request, so nothing is allocated per
-    request. The caller must not keep a tensor past its next call on the same thread."""
-    import threading
-
+    With ``reuse_output`` each worker thread writes its frames' tensors into one buffer of its own
+    (``out=``, the documented way to serve with goprep, docs/SERVING.md): the tensor is consumed
+    (copied into the batch) before that thread takes its next image, so nothing is allocated per
+    frame. The caller must not keep a tensor past its next call on the same thread. The files'
+    batch is a new array per request."""
     import goprep
 
-    pipe = goprep.pipeline(imagenet_preprocess, device=device)
-    if not reuse_output:
-        return pipe  # type: ignore[no-any-return]
-    local = threading.local()
-
-    def run(img: np.ndarray) -> np.ndarray:
-        try:
-            out = local.out
-        except AttributeError:
-            out = local.out = np.empty((3, SIZE, SIZE), np.float32)
-        return pipe(img, out=out)  # type: ignore[no-any-return]
-
-    return run
+    return _Fused(goprep.pipeline(imagenet_preprocess, device=device), reuse_output)
 
 
 IMPLEMENTATIONS: Dict[str, str] = {
@@ -158,10 +246,7 @@ def make_preset(spec: str, device: str = "cpu") -> Preprocess:
     else:
         raise ValueError(f"--preprocess must be one of {', '.join(IMPLEMENTATIONS)} or {PRESET_HELP}; got {spec!r}")
 
-    def run(img: np.ndarray) -> np.ndarray:
-        return np.asarray(conv(img))
-
-    return run
+    return _Fused(conv)
 
 
 def make(name: str, device: str = "cpu") -> Optional[Preprocess]:
@@ -178,6 +263,12 @@ def make(name: str, device: str = "cpu") -> Optional[Preprocess]:
     return make_preset(name, device)
 
 
+_REF: List[Preprocess] = []
+
+
 def reference(img: np.ndarray) -> np.ndarray:
-    """The tensor every reply is checked against (OpenCV's resize, which goprep matches exactly)."""
-    return make_opencv()(img)
+    """The tensor every reply is checked against (OpenCV's resize, which goprep matches exactly), of
+    an RGB image (for a JPEG: Pillow's decode, decode.pil_rgb)."""
+    if not _REF:
+        _REF.append(make_opencv())
+    return _REF[0](img)

@@ -3,9 +3,10 @@ gRPC (KServe v2 / Triton's ``inference.GRPCInferenceService``; protocol.py), so 
 and KServe clients work unchanged.
 
 A grpc.aio server reads requests on its event loop and hands each one to a bounded pool of worker
-threads (oip.py): the image is decoded (Pillow, header checked against the pixel limit first;
-decode.py) or taken as a raw frame (``np.frombuffer``, zero-copy), preprocessed by the configured
-implementation or preset (preprocess.py), and run through the user's ONNX model (``--model
+threads (oip.py): the images are decoded by the configured implementation or preset, each its own
+way, the header checked against the pixel limit first (preprocess.py, decode.py; goprep's fused with
+its preprocessing in one call), or taken as raw frames (``np.frombuffer``, zero-copy) and
+preprocessed, and run through the user's ONNX model (``--model
 PATH.onnx``, onnxruntime) or returned as the tensor. Every argument is checked before anything
 starts; SIGTERM drains (new requests UNAVAILABLE, running ones finish within ``--grace``).
 """

@@ -1,0 +1,224 @@
+"""Encoded images in (issue 26): JPEG bytes to the ImageNet eval tensor (Resize(256) antialias,
+CenterCrop(224), normalize, CHW float32), goprep's decode fused with the pipeline against the stacks
+users run, side by side in one interleaved run, 1 thread each unless a row says otherwise.
+
+The photographs are the suite's (images.photos) at 1920x1080 and 640x480, re-encoded as JPEG at
+quality 90 (4:2:0, Pillow's default) and as PNG. Rows (key "<size> <implementation>"):
+
+- ``goprep-exact``: ``decode`` (exact mode) fused with the pipeline;
+- ``cv2-imdecode+goprep``: ``cv2.imdecode`` then the same goprep pipeline (BGR in, the colour swap
+  fused): "no overhead beyond the decoder";
+- ``pillow+torchvision-v2``: ``Image.open().convert("RGB")`` then torchvision v2's eval transform;
+- ``goprep-fast``: ``decode(reduce="auto")`` fused with the pipeline;
+- ``cv2-imdecode+resize+numpy``: ``cv2.imdecode``, ``cv2.resize`` (INTER_AREA to the shorter side
+  256), crop, NumPy normalize;
+- ``pillow-draft+resize+numpy``: ``Image.draft`` with reducing_gap 2, ``resize`` (BILINEAR,
+  Pillow's antialias), crop, NumPy normalize;
+- batch rows: 64 1080p JPEGs in one goprep call on 1 and on 2 threads;
+- PNG rows: 640x480 PNG decode alone, goprep against Pillow.
+
+Outputs are checked before timing: exact mode equals the cv2/goprep row (same decoder, same ops).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import images
+from .impls import MEAN, STD, Threads
+from .scenarios import Settings
+from .targets import NOT_RUN, Target, _judge
+from .timing import Entry, Stats, calibrate, interleave
+
+SIZES = {"1080p": (1080, 1920), "480p": (480, 640)}
+BATCH = 64
+
+
+@dataclass
+class DecodeResult:
+    per_image: dict[str, Stats] = field(default_factory=dict)  # seconds per image
+    checks: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+    sizes: tuple[str, ...] = tuple(SIZES)  # the sizes this run measured
+
+    def ratio(self, slow: str, fast: str, best: bool = False) -> float | None:
+        a, b = self.per_image.get(slow), self.per_image.get(fast)
+        if a is None or b is None:
+            return None
+        return a.min / b.min if best else a.median / b.median
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"per_image_s": {k: v.as_dict() for k, v in self.per_image.items()}, "checks": self.checks, "error": self.error}
+
+
+def _encode(a: Any, fmt: str) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(a).save(buf, fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+    return buf.getvalue()
+
+
+def _fns(sizes: tuple[str, ...]) -> dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, int]]]:
+    import cv2
+    import numpy as np
+    import torch
+    from PIL import Image
+    from torchvision.transforms import v2
+
+    import goprep
+
+    mean = np.array(MEAN, np.float32)[:, None, None]
+    std = np.array(STD, np.float32)[:, None, None]
+
+    @goprep.pipeline(device="cpu")
+    def exact(x: Any) -> Any:
+        x = goprep.decode(x)
+        x = goprep.resize(x, 256, antialias=True)
+        x = goprep.center_crop(x, 224)
+        return goprep.normalize(x, mean=MEAN, std=STD)
+
+    @goprep.pipeline(device="cpu")
+    def fast(x: Any) -> Any:
+        x = goprep.decode(x, reduce="auto")
+        x = goprep.resize(x, 256, antialias=True)
+        x = goprep.center_crop(x, 224)
+        return goprep.normalize(x, mean=MEAN, std=STD)
+
+    @goprep.pipeline(device="cpu")
+    def from_bgr(x: Any) -> Any:
+        x = goprep.cvt_color(x, "bgr2rgb")
+        x = goprep.resize(x, 256, antialias=True)
+        x = goprep.center_crop(x, 224)
+        return goprep.normalize(x, mean=MEAN, std=STD)
+
+    tv2 = v2.Compose([v2.Resize(256), v2.CenterCrop(224), v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
+
+    def imdecode(b: bytes) -> Any:
+        return cv2.imdecode(np.frombuffer(b, np.uint8), cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION)
+
+    def cv2_goprep(b: bytes) -> Any:
+        return from_bgr(imdecode(b))
+
+    def pillow_tv(b: bytes) -> Any:
+        with torch.inference_mode():
+            return tv2(Image.open(io.BytesIO(b)).convert("RGB"))
+
+    def crop_norm(a: Any) -> Any:
+        h, w = a.shape[:2]
+        t, l = (h - 224) // 2, (w - 224) // 2
+        x = a[t : t + 224, l : l + 224].astype(np.float32).transpose(2, 0, 1) * (1 / 255)
+        return (x - mean) / std
+
+    def short256(h: int, w: int) -> tuple[int, int]:
+        return (256, int(256 * w / h)) if h <= w else (int(256 * h / w), 256)
+
+    def cv2_numpy(b: bytes) -> Any:
+        a = cv2.cvtColor(imdecode(b), cv2.COLOR_BGR2RGB)
+        h, w = short256(*a.shape[:2])
+        return crop_norm(cv2.resize(a, (w, h), interpolation=cv2.INTER_AREA))
+
+    def pillow_draft(b: bytes) -> Any:
+        im = Image.open(io.BytesIO(b))
+        h, w = short256(im.height, im.width)
+        im.draft("RGB", (2 * w, 2 * h))
+        return crop_norm(np.asarray(im.convert("RGB").resize((w, h), Image.BILINEAR)))
+
+    one = {"goprep": 1, "cv2": 1, "torch": 1}
+    out: dict[str, tuple[Callable[[Any], Any], list[Any], int, dict[str, int]]] = {}
+    for size in sizes:
+        h, w = SIZES[size]
+        jpegs = [_encode(np.ascontiguousarray(p), "JPEG") for p in images.photos(images.Size(size, h, w))]
+        out[f"{size} goprep-exact"] = (exact, jpegs, 1, one)
+        out[f"{size} cv2-imdecode+goprep"] = (cv2_goprep, jpegs, 1, one)
+        out[f"{size} pillow+torchvision-v2"] = (pillow_tv, jpegs, 1, one)
+        out[f"{size} goprep-fast"] = (fast, jpegs, 1, one)
+        out[f"{size} cv2-imdecode+resize+numpy"] = (cv2_numpy, jpegs, 1, one)
+        out[f"{size} pillow-draft+resize+numpy"] = (pillow_draft, jpegs, 1, one)
+        if size == "1080p":
+            batch = [jpegs[i % len(jpegs)] for i in range(BATCH)]
+            out[f"{size} goprep-exact batch{BATCH} 1 thread"] = (exact, [batch], BATCH, one)
+            out[f"{size} goprep-exact batch{BATCH} 2 threads"] = (exact, [batch], BATCH, {**one, "goprep": 2})
+        if size == "480p":
+            pngs = [_encode(np.ascontiguousarray(p), "PNG") for p in images.photos(images.Size(size, h, w))]
+            out[f"{size} png goprep-decode"] = (goprep.decode, pngs, 1, one)
+            out[f"{size} png pillow-decode"] = (lambda b: np.asarray(Image.open(io.BytesIO(b)).convert("RGB")), pngs, 1, one)
+    return out
+
+
+def run(threads: Threads, settings: Settings, sizes: tuple[str, ...] = tuple(SIZES)) -> DecodeResult:
+    """Measure the rows of ``sizes`` (keys of SIZES; ``--quick`` runs 480p only)."""
+    res = DecodeResult(sizes=sizes)
+    try:
+        import numpy as np
+
+        import goprep
+
+        if not {"jpeg", "png"} <= set(goprep.info()["codecs"]):
+            res.error = "goprep was built without its codecs (goprep.info()['codecs'])"
+            return res
+        fns = _fns(sizes)
+        for size in sizes:  # the fused decode computes what imdecode + the same pipeline computes
+            f_gp, xs, _, _ = fns[f"{size} goprep-exact"]
+            f_cv, _, _, _ = fns[f"{size} cv2-imdecode+goprep"]
+            worst = max(float(np.abs(np.asarray(f_gp(x)) - f_cv(x)).max()) for x in xs)
+            res.checks[f"{size} goprep-exact"] = worst
+            if worst > 0:
+                res.error = f"{size} goprep-exact differs from cv2-imdecode+goprep by {worst:.3g}; not timed"
+                return res
+        entries = []
+        for key, (fn, xs, per_call, state) in fns.items():
+            calls, _ = calibrate(fn, xs, settings.min_sample_s, settings.max_calls)
+            entries.append(Entry(key, fn, xs, per_call, calls, thread_state=state))
+        interleave(entries, settings.repeats, threads.apply)
+        for e in entries:
+            res.per_image[e.key] = Stats.of(e.samples)
+    except Exception as exc:  # noqa: BLE001 - reported as the rows' failure, the run goes on
+        res.error = f"{type(exc).__name__}: {exc}"
+    return res
+
+
+def lines(res: DecodeResult) -> list[str]:
+    out = ["JPEG/PNG bytes -> ImageNet eval tensor (Resize(256) antialias, CenterCrop(224), normalize), 1 thread unless stated"]
+    if res.error:
+        out.append(f"  error: {res.error}")
+    for key, st in res.per_image.items():
+        out.append(f"  {key:42} {st.median * 1e6:9.1f} us/image  (best {st.min * 1e6:.1f})")
+    return out
+
+
+# (target name, what, slow row, fast row, goal): the issue's table
+_TARGETS = [
+    ("decode_exact_vs_cv2_imdecode_{z}", "exact decode+pipeline vs cv2.imdecode + the same goprep pipeline, {z}",
+     "{z} cv2-imdecode+goprep", "{z} goprep-exact", 1.1),
+    ("decode_exact_vs_pillow_torchvision_{z}", "exact decode+pipeline vs Pillow open+convert + torchvision v2, {z}",
+     "{z} pillow+torchvision-v2", "{z} goprep-exact", 1.5),
+    ("decode_fast_vs_pillow_draft_{z}", "fast decode+pipeline vs Pillow draft + resize + NumPy normalize, {z}",
+     "{z} pillow-draft+resize+numpy", "{z} goprep-fast", 1.3),
+]
+
+
+def targets(res: DecodeResult) -> list[Target]:
+    def why_for(z: str) -> str:
+        return (res.error or "not measured") if z in res.sizes else NOT_RUN
+
+    out = []
+    for z in SIZES:
+        why = why_for(z)
+        for name, what, slow, fast, goal in _TARGETS:
+            s, f = slow.format(z=z), fast.format(z=z)
+            out.append(_judge(name.format(z=z), what.format(z=z), res.ratio(s, f), ">=", goal, "x", why, res.ratio(s, f, best=True)))
+    why = why_for("1080p")
+    out.append(_judge("decode_fast_vs_cv2_1080p", "fast decode+pipeline vs cv2.imdecode + cv2.resize + NumPy normalize, 1080p",
+                      res.ratio("1080p cv2-imdecode+resize+numpy", "1080p goprep-fast"), ">=", 3.0, "x", why,
+                      res.ratio("1080p cv2-imdecode+resize+numpy", "1080p goprep-fast", best=True)))
+    k1, k2 = f"1080p goprep-exact batch{BATCH} 1 thread", f"1080p goprep-exact batch{BATCH} 2 threads"
+    out.append(_judge("decode_batch64_2_threads_vs_1", f"a batch of {BATCH} 1080p JPEGs, 2 threads vs 1",
+                      res.ratio(k1, k2), ">=", 1.8, "x", why, res.ratio(k1, k2, best=True)))
+    why = why_for("480p")
+    out.append(_judge("decode_png_480p_vs_pillow", "PNG 640x480 decode vs Pillow open+convert",
+                      res.ratio("480p png pillow-decode", "480p png goprep-decode"), ">=", 1.0, "x", why,
+                      res.ratio("480p png pillow-decode", "480p png goprep-decode", best=True)))
+    return out

@@ -360,7 +360,7 @@ func (w *worker) yuvAt(p *Plan, src []uint8, base, ri int) int {
 	return at
 }
 
-// yuvBufLen is the bytes of a worker's converted-row buffer for a YUV plan: ring slots, and a
+// bufLen is the bytes of a worker's converted-row buffer for a YUV plan: ring slots, and a
 // slot's worth of slack past the last for the row kernels' loads past a row's end.
 func (yp *yuvPlan) bufLen() int { return (yp.ring + 1) * yp.stride }
 

@@ -211,8 +211,8 @@ type worker struct {
 	vfAcc  []int32   // its sums
 	vfPl   []uint8   // its horizontal pass's planar result (aaHRows)
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
-	// a YUV plan's converted source rows and the row each holds (yuv.go)
-	yuvRows [][]uint8
+	// a YUV plan's converted source rows, slot after slot, and the logical row each slot holds (yuv.go)
+	yuvBuf  []uint8
 	yuvKeys []int32
 }
 
@@ -241,12 +241,10 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 		w.rowF32 = make([]float32, contentW)
 		w.valU8 = make([]uint8, p.OutW*p.OutC)
 		w.valF32 = make([]float32, p.OutW*p.OutC)
-		w.yuvRows, w.yuvKeys = nil, nil
+		w.yuvBuf, w.yuvKeys = nil, nil
 		if y := p.yuv; y != nil {
 			w.yuvKeys = make([]int32, y.ring)
-			for range y.ring {
-				w.yuvRows = append(w.yuvRows, make([]uint8, 3*p.Spec.In.W))
-			}
+			w.yuvBuf = make([]uint8, y.bufLen())
 		}
 	}
 	w.plan, w.img, w.src, w.fresh = p, img, src, true

@@ -225,13 +225,12 @@ func EstimatePlan(s *Spec) PlanBytes {
 			scratch += 32 + float64(min(s.Post.W, s.Resize.W))*3 // its spare bytes and the planar horizontal result (worker.vfPl)
 		}
 	}
-	if s.In.YUV != nil { // the converted rows (worker.yuvRows) and the runs of columns (yuvPlan)
-		ring := 1.0
-		if pillowVerticalFirst(s) {
-			ring = kr + 1
-		}
-		scratch += ring * (float64(s.In.W)*3 + 16 + 24 + 4)
-		cols += float64(min(s.Post.W, s.Resize.W))*kc*48 + 256 // both grow by appending
+	if s.In.YUV != nil {
+		// the converted rows (worker.yuvBuf: yuvPlan.ring slots and one spare, of 3W bytes and
+		// slack, and their keys), the runs and column list (grow by appending) and the rows bitset
+		scratch += (kr + 13) * (float64(s.In.W)*3 + 192 + 4)
+		cols += float64(min(s.Post.W, s.Resize.W))*kc*48 + float64(s.In.W)*16 + 256
+		rows += float64(s.In.H)/8 + 64
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
@@ -310,15 +309,11 @@ func NewPlan(s *Spec) (*Plan, error) {
 		p.vfLo, p.vfHi = liveSpan(&p.cols)
 		p.vfW, p.vfV = aaVTables(&p.rows.Taps)
 	}
-	if in.YUV != nil { // converted rows: the bilinear fast path's row pass only (fastRow), the general path else
+	if in.YUV != nil { // rows converted into the worker's buffer, which every row kernel reads as a source (yuv.go)
 		p.yuv = newYUVPlan(p)
-		if p.fast = newFastPlan(p); p.fast != nil {
-			p.fast.fused, p.fast.duos = false, nil // these read two source rows straight from the array
-		}
-	} else {
-		p.fast = newFastPlan(p)
-		p.aa = newAAPlan(p)
 	}
+	p.fast = newFastPlan(p)
+	p.aa = newAAPlan(p)
 	p.vfH = newAAVFirst(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true

@@ -372,33 +372,42 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 			nm = 0
 			return
 		}
+		var ent [4]int // the rows' table entries
 		for q, t := range missing[:nm] {
-			hd[q], ho[q] = hs[t], base+rows.Off[r*k+t]
+			hd[q], ent[q] = hs[t], r*k+t
 		}
 		m := nm
 		if m < 4 && m > 0 {
 			// fill the group with rows the next output row will read: one row costs as much as two
 			// in aaHRows, and four rows in aaHRows4 ~25% less than two pairs (a downscaled output
 			// row needs a number of new rows that is rarely a multiple of 4)
-			var offs [3]int
-			got := w.aaLookahead(p, r, kk, hd[m:], offs[:4-m])
-			for q := 0; q < got; q++ {
-				ho[m+q] = base + offs[q]
+			m += w.aaLookahead(p, r, kk, hd[m:], ent[m:])
+		}
+		src := b.srcU8
+		if p.yuv != nil {
+			// the rows converted into the worker's buffer (their slots cannot evict one another:
+			// yuvPlan.ring), which the kernels then read as they read the source
+			for q := range m {
+				ho[q] = w.yuvAt(p, b.srcU8, base, ent[q])
 			}
-			m += got
+			src = w.yuvBuf
+		} else {
+			for q := range m {
+				ho[q] = base + rows.Off[ent[q]]
+			}
 		}
 		switch m {
 		case 4:
-			if !p.kern.aaHRows4W(&hd, &ho, b.srcU8, a, p, w.aaEdge) {
-				p.kern.aaHRows4(&hd, &ho, b.srcU8, a, p)
+			if !p.kern.aaHRows4W(&hd, &ho, src, a, p, w.aaEdge) {
+				p.kern.aaHRows4(&hd, &ho, src, a, p)
 			}
 		case 3:
-			p.kern.aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
-			p.kern.aaHRows(hd[2], nil, b.srcU8, ho[2], 0, a, p)
+			p.kern.aaHRows(hd[0], hd[1], src, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[2], nil, src, ho[2], 0, a, p)
 		case 2:
-			p.kern.aaHRows(hd[0], hd[1], b.srcU8, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[0], hd[1], src, ho[0], ho[1], a, p)
 		case 1:
-			p.kern.aaHRows(hd[0], nil, b.srcU8, ho[0], 0, a, p)
+			p.kern.aaHRows(hd[0], nil, src, ho[0], 0, a, p)
 		}
 		nm = 0
 	}
@@ -433,10 +442,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 
 // aaLookahead claims the cache slots of up to len(hd) source rows that output row r+1 reads and the
 // cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
-// and off. Their slots cannot hold a row of r's window, since the ring has 4 slots more than the widest
+// and their row table entries in ent. Their slots cannot hold a row of r's window, since the ring has 4 slots more than the widest
 // window (worker.prepare). It returns how many it claimed (none for the last output row, or an
 // upscale's shared rows).
-func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, off []int) int {
+func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, ent []int) int {
 	rows := &p.rows
 	k := rows.Taps.K
 	if r+1 >= len(rows.Taps.Cnt) || w.ring < kk+3 {
@@ -456,7 +465,7 @@ func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, off []int) int {
 			continue
 		}
 		if s, cached := w.slot(v); !cached {
-			hd[got], off[got] = w.hU8[s], rows.Off[n*k+t]
+			hd[got], ent[got] = w.hU8[s], n*k+t
 			got++
 		}
 	}

@@ -68,10 +68,10 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 }
 
 // srcRow is where source row table entry ri is read: the source at its row offset, or for a YUV
-// plan that row converted to RGB (worker.yuvRow), at 0.
+// plan that row converted to RGB in the worker's buffer (worker.yuvAt).
 func (w *worker) srcRow(p *Plan, src []uint8, base, ri int) ([]uint8, int) {
 	if p.yuv != nil {
-		return w.yuvRow(p, src, base, p.rows.Off[ri]), 0
+		return w.yuvBuf, w.yuvAt(p, src, base, ri)
 	}
 	return src, base + p.rows.Off[ri]
 }

@@ -290,7 +290,23 @@ func (w *worker) fastRow(p *Plan, b *jobBufs, base, img, y int) {
 	plane := p.OutH * p.OutW
 	o := img*p.OutImageElems() + y*p.OutW
 	// (fused plans with duos take duoRows in resize_fast_amd64.go, whole bands at a time)
-	if f.fused && p.kern.VBMI {
+	if p.yuv != nil && f.fused {
+		// the two rows converted into the worker's buffer, then the fused kernels on them
+		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
+		rb0, rb1 := w.yuvAt(p, b.srcU8, base, 2*r), w.yuvAt(p, b.srcU8, base, 2*r+1)
+		if p.kern.VBMI && p.kern.fusedRow(&out, w.yuvBuf, rb0, rb1, f, b0, b1, p.norm) {
+			return
+		}
+		if f.duos != nil {
+			var q [3][]float32
+			for k := range q { // duoH writes each source channel to its plane row
+				q[k] = out[f.duoNorm[k].plane]
+			}
+			p.kern.duoH(&q, w.yuvBuf, rb0, rb1, f, b0, b1)
+			return
+		}
+	}
+	if f.fused && p.kern.VBMI && p.yuv == nil {
 		out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 		if p.kern.fusedRow(&out, b.srcU8, base+p.rows.Off[2*r], base+p.rows.Off[2*r+1], f, b0, b1, p.norm) {
 			return

@@ -422,7 +422,7 @@ var duoSel = [16]int16{1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 1, 0, 1}
 // Why: a call per row through fastRow and duoH spent ~6% of a 512 -> 224 plan on slices and checks.
 func (w *worker) duoRows(p *Plan, b *jobBufs, base, img, y, y1 int) int {
 	f := p.fast
-	if !f.fused || f.duos == nil || !p.kern.Duo {
+	if !f.fused || f.duos == nil || !p.kern.Duo || p.yuv != nil { // YUV: fastRow's converted rows
 		return 0
 	}
 	y1 = min(y1, p.rows.Hi)

@@ -10,9 +10,13 @@ import (
 // reads. A YUV plan sees its source as a virtual interleaved RGB image of In.H x In.W x 3 (NewPlan
 // gives it the strides h = 1, w = 3, c = 1, so a row table entry is a row index and a column table
 // entry the offset of a pixel in an RGB row); the worker converts each source row the plan reads,
-// only at the columns its taps read, into an RGB row (worker.yuvRow), which every row kernel then
-// reads as it reads an RGB image. No full-resolution RGB image is ever made, and the results equal
-// converting first and resizing after, bit for bit, for every resize rule.
+// only over the spans of columns its taps read (yuvPlan.runs), into a slot of its buffer of
+// converted rows (worker.yuvAt, worker.yuvBuf), which every row kernel then reads as it reads an
+// RGB source: the general path, the bilinear fast path's fused rows (duoH, fusedRow) and the
+// antialias SIMD path (aaRow's groups of four rows) alike. A 4:2:0 row and its chroma partner are
+// converted in one pass when the plan reads both. No full-resolution RGB image is ever made, and
+// the results equal converting first and resizing after, bit for bit, for every resize rule.
+// The converter is yuvConvScalar, or its AVX2 twin (yuv_amd64.go, 16 pixels a step).
 //
 // The stage is a function of (Y, Cb, Cr) samples and their siting only, so a JPEG decoder's raw
 // YCbCr planes (4:2:0 or 4:2:2, BT.601 full range: the "jpeg" preset) fit it as I420-like planes.
@@ -174,47 +178,97 @@ func newYUVCoef(y *YUVSpec) yuvCoef {
 }
 
 // yuvPlan is a YUV plan's reading of its planes: element offsets from the image origin (Y, U, V of
-// pixel (0, 0), the format's byte positions included), row strides, sample steps, the chroma rows'
-// shift, the columns to convert, and the ring of converted rows a worker keeps.
+// pixel (0, 0), the format's byte positions included), row strides, the chroma rows' shift, the
+// columns to convert, and the layout of the worker's buffer of converted rows (worker.yuvBuf).
 type yuvPlan struct {
 	coef             yuvCoef
-	yOff, uOff, vOff int
+	kind             yuvKind
+	yOff, uOff, vOff int // element offsets of pixel (0, 0)'s Y, U, V from the image origin
 	yRow, uRow, vRow int // row strides
-	yStep, cStep     int
-	cShift           int      // chroma row = row >> cShift
-	runs             [][2]int // the source columns converted, [x0, x1) ascending
-	ring             int      // converted rows a worker keeps: the vertical taps one output row reads
+	yStep, cStep     int // bytes between consecutive Y samples, and between chroma samples
+	// packed formats: the byte positions of (Y0, U, Y1, V) within a 4-byte pixel pair
+	pk     [4]int
+	cShift int      // chroma row = row >> cShift
+	runs   [][2]int // the source columns converted, [x0, x1) ascending, x0 and x1 even
+	// The buffer: ring slots of stride bytes, a slot's pixel 0 lead bytes into it; a row is kept in
+	// slot idx % ring, idx its logical source row (axis.Src). lead and the slack after 3W bytes let
+	// the SIMD row kernels load past a row's ends (into bytes no tap weighs) without leaving the
+	// buffer, and the converter's 16-byte stores spill up to 8 bytes past a run.
+	ring, stride, lead int
+	// pairs: 4:2:0 with a view step of +-1: converting row r also converts its chroma partner r^1
+	// when the plan reads it (need, a bitset of image rows), one pass over the chroma row for both
+	pairs bool
+	need  []uint64
+	sy    int // the view's row step (+-1 where pairs)
 }
+
+// yuvKind is how a format's samples lie: yuvSemi (nv12/nv21: a Y plane and one plane of chroma
+// pairs), yuvPlanar (i420: Y, U, V planes), yuvPacked (yuyv/uyvy: one plane of 4-byte pixel pairs).
+type yuvKind uint8
+
+const (
+	yuvSemi yuvKind = iota
+	yuvPlanar
+	yuvPacked
+)
+
+// yuvRunGap: columns converted in runs merge across gaps narrower than this, so that a downscale's
+// scattered taps (bilinear 1920 -> 455 reads 2 of every ~4.2 columns) become one span the
+// vectorised converter sweeps, rather than thousands of 2-pixel runs.
+const yuvRunGap = 24
 
 // newYUVPlan builds the plan's YUV tables; the columns are those of the plan's column taps (all of
 // a vertical-first row's span, whose vertical pass reads it whole).
 func newYUVPlan(p *Plan) *yuvPlan {
-	y := p.Spec.In.YUV
+	s := &p.Spec
+	y := s.In.YUV
 	g := yuvFormats[y.Format]
 	pl := y.Planes
 	yp := &yuvPlan{
 		coef: newYUVCoef(y),
 		yOff: int(pl[0].Off) + g.yOff, uOff: int(pl[g.uP].Off) + g.uOff, vOff: int(pl[g.vP].Off) + g.vOff,
 		yRow: int(pl[0].Stride), uRow: int(pl[g.uP].Stride), vRow: int(pl[g.vP].Stride),
-		yStep: g.yStep, cStep: g.cStep, cShift: g.chromaRows - 1, ring: 1,
+		yStep: g.yStep, cStep: g.cStep, cShift: g.chromaRows - 1,
 	}
-	if p.vfirst {
-		lo, hi := p.vfLo/3, (p.vfHi+2)/3
-		yp.runs = [][2]int{{lo, hi}}
-		yp.ring = p.rows.Taps.K + 1
-		return yp
+	switch {
+	case g.planes == 3:
+		yp.kind = yuvPlanar
+	case g.planes == 1:
+		yp.kind = yuvPacked
+		yp.pk = [4]int{g.yOff, g.uOff, g.yOff + 2, g.vOff}
 	}
 	var cols []int
-	for _, o := range p.cols.Off {
-		cols = append(cols, o/3)
+	if p.vfirst {
+		for x := p.vfLo / 3; x < (p.vfHi+2)/3; x++ {
+			cols = append(cols, x)
+		}
+	} else {
+		for _, o := range p.cols.Off {
+			cols = append(cols, o/3)
+		}
+		slices.Sort(cols)
+		cols = slices.Compact(cols)
 	}
-	slices.Sort(cols)
-	cols = slices.Compact(cols)
 	for _, x := range cols {
-		if n := len(yp.runs); n > 0 && yp.runs[n-1][1] == x {
-			yp.runs[n-1][1]++
+		x0, x1 := x&^1, (x+2)&^1 // whole chroma pairs (W is even for every format)
+		if n := len(yp.runs); n > 0 && x0 <= yp.runs[n-1][1]+yuvRunGap {
+			yp.runs[n-1][1] = max(yp.runs[n-1][1], x1)
 		} else {
-			yp.runs = append(yp.runs, [2]int{x, x + 1})
+			yp.runs = append(yp.runs, [2]int{x0, x1})
+		}
+	}
+	// Rows live at once: a window of K consecutive logical rows (vfirstRowU8 holds them all), or the
+	// fast antialias path's group, within 3 rows either side of a window (aaLookahead); a pair's
+	// partner lies one row further. Slots are idx % ring, so a ring of K+10 never evicts a row its
+	// caller still holds.
+	yp.ring = (p.rows.Taps.K + 11) &^ 1
+	yp.lead = 64
+	yp.stride = (3*s.In.W + 2*yp.lead + 63) &^ 63
+	yp.sy = s.Pre.SY
+	if yp.pairs = yp.cShift == 1 && (s.Pre.SY == 1 || s.Pre.SY == -1); yp.pairs {
+		yp.need = make([]uint64, (s.In.H+63)/64)
+		for _, r := range p.rows.Off {
+			yp.need[r/64] |= 1 << (r % 64)
 		}
 	}
 	return yp
@@ -266,57 +320,110 @@ func (p *Plan) checkYUVBounds() error {
 	return nil
 }
 
-// yuvRow returns source row r of the worker's image converted to interleaved RGB at the plan's
-// columns (elsewhere the row holds stale values that no tap reads), indexed as the column table
-// indexes a row. Rows are kept in a ring keyed by row, so a row read by several output rows is
-// converted once per worker and image.
-func (w *worker) yuvRow(p *Plan, src []uint8, base, r int) []uint8 {
+// yuvAt returns where source row table entry ri lies converted to interleaved RGB in w.yuvBuf:
+// the offset of its pixel 0, indexed from there as the column table indexes a row (3 bytes a
+// pixel; only the plan's runs of columns hold converted values, elsewhere stale bytes no tap
+// weighs). A row is converted once per worker and image while its slot keeps it; a 4:2:0 row's
+// chroma partner (the other row of its chroma row) is converted in the same pass when the plan
+// reads it.
+func (w *worker) yuvAt(p *Plan, src []uint8, base, ri int) int {
 	yp := p.yuv
-	s := r % yp.ring
-	if w.yuvKeys[s] == int32(r) {
-		return w.yuvRows[s]
+	idx, r := int(p.rows.Src[ri]), p.rows.Off[ri]
+	s := idx % yp.ring
+	at := yp.lead + s*yp.stride
+	if w.yuvKeys[s] == int32(idx) {
+		return at
 	}
-	w.yuvKeys[s] = int32(r)
-	d := w.yuvRows[s]
+	w.yuvKeys[s] = int32(idx)
+	n := 3*p.Spec.In.W + yp.lead // a row and the slack the converter's stores spill into
+	d0 := w.yuvBuf[at : at+n]
+	var d1 []uint8
+	r1 := r ^ 1
+	if yp.pairs && r1 < p.Spec.In.H && yp.need[r1/64]&(1<<(r1%64)) != 0 {
+		idx1 := idx + (r1-r)*yp.sy
+		s1 := idx1 % yp.ring
+		if idx1 >= 0 && w.yuvKeys[s1] != int32(idx1) {
+			w.yuvKeys[s1] = int32(idx1)
+			at1 := yp.lead + s1*yp.stride
+			d1 = w.yuvBuf[at1 : at1+n]
+		}
+	}
+	if d1 == nil {
+		r1 = r
+	}
 	cr := r >> yp.cShift
-	ys := src[base+yp.yOff+r*yp.yRow:]
-	us := src[base+yp.uOff+cr*yp.uRow:]
-	vs := src[base+yp.vOff+cr*yp.vRow:]
+	ys0, ys1 := src[base+yp.yOff+r*yp.yRow:], src[base+yp.yOff+r1*yp.yRow:]
+	us, vs := src[base+yp.uOff+cr*yp.uRow:], src[base+yp.vOff+cr*yp.vRow:]
 	for _, run := range yp.runs {
-		yuvToRGB(d, ys, us, vs, run[0], run[1], yp.yStep, yp.cStep, &yp.coef)
+		p.kern.yuvConv(d0, d1, ys0, ys1, us, vs, run[0], run[1], yp)
 	}
-	return d
+	return at
 }
 
-// yuvToRGB converts pixels [x0, x1) of one row: Y at ys[x*yStep], chroma at us, vs[(x/2)*cStep], to
-// RGB at d[3x:3x+3]. kernels/yuv.cuh would repeat this arithmetic. The last index of each slice is
-// checked once up front, then the loop reads through pointers: with per-pixel bounds checks and a
-// branchy clamp the 1080p ImageNet task spent 7 ms converting (8 ns a pixel); this is ~2 ns.
-func yuvToRGB(d, ys, us, vs []uint8, x0, x1, yStep, cStep int, k *yuvCoef) {
+// bufLen is the bytes of a worker's converted-row buffer for a YUV plan: ring slots, and a
+// slot's worth of slack past the last for the row kernels' loads past a row's end.
+func (yp *yuvPlan) bufLen() int { return (yp.ring + 1) * yp.stride }
+
+// yuvConvScalar converts pixels [x0, x1) (x0, x1 even) of luma row ys0 into d0 and, when d1 is not
+// nil, of luma row ys1 into d1, both rows sharing the chroma row us/vs (4:2:0; ys1 is ys0's
+// partner): RGB at d[3x:3x+3] from Y at ys[yOff'+x*yStep] and chroma at us, vs[(x/2)*cStep] (the
+// slices start at pixel 0's samples). The chroma products are computed once per pixel pair and
+// both rows. kernels/yuv.cuh would repeat this arithmetic. Bounds are checked once up front, then
+// the loop reads through pointers: with per-pixel bounds checks and a branchy clamp the 1080p
+// ImageNet task spent 8 ns a pixel converting.
+// Twin of kernelSet.yuvConv's SIMD loop (yuv_amd64.go): the same integers by construction.
+func yuvConvScalar(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yuvPlan) {
 	if x1 <= x0 {
 		return
 	}
 	const half = 1 << (yuvShift - 1)
-	_, _ = d[3*x1-1], ys[(x1-1)*yStep]
+	yStep, cStep := yp.yStep, yp.cStep
 	last := ((x1 - 1) >> 1) * cStep
-	_, _ = us[last], vs[last]
-	dp, yp := unsafe.Pointer(unsafe.SliceData(d)), unsafe.Pointer(unsafe.SliceData(ys))
+	_, _, _, _ = d0[3*x1-1], ys0[(x1-1)*yStep], us[last], vs[last]
+	rows := 1
+	if d1 != nil {
+		_, _ = d1[3*x1-1], ys1[(x1-1)*yStep]
+		rows = 2
+	}
+	dp0, dp1 := unsafe.Pointer(unsafe.SliceData(d0)), unsafe.Pointer(unsafe.SliceData(d1))
+	yq0, yq1 := unsafe.Pointer(unsafe.SliceData(ys0)), unsafe.Pointer(unsafe.SliceData(ys1))
 	up, vp := unsafe.Pointer(unsafe.SliceData(us)), unsafe.Pointer(unsafe.SliceData(vs))
+	k := &yp.coef
 	cy, cr, cgu, cgv, cb, yoff, ylo := k.cy, k.cr, k.cgu, k.cgv, k.cb, k.yoff, k.ylo
-	for x := x0; x < x1; {
+	sat := &yuvSat
+	for x := x0; x < x1; x += 2 {
 		c := (x >> 1) * cStep
 		u, v := int32(*(*uint8)(unsafe.Add(up, c)))-128, int32(*(*uint8)(unsafe.Add(vp, c)))-128
 		ruv, guv, buv := half+cr*v, half+cgu*u+cgv*v, half+cb*u
-		end := min(x|1, x1-1) // the pixels sharing this chroma sample
-		for ; x <= end; x++ {
-			yy := max(int32(*(*uint8)(unsafe.Add(yp, x*yStep)))-yoff, ylo) * cy
-			dd := (*[3]uint8)(unsafe.Add(dp, 3*x))
-			dd[0] = uint8(min(max((yy+ruv)>>yuvShift, 0), 255))
-			dd[1] = uint8(min(max((yy+guv)>>yuvShift, 0), 255))
-			dd[2] = uint8(min(max((yy+buv)>>yuvShift, 0), 255))
+		ya := max(int32(*(*uint8)(unsafe.Add(yq0, x*yStep)))-yoff, ylo) * cy
+		yb := max(int32(*(*uint8)(unsafe.Add(yq0, (x+1)*yStep)))-yoff, ylo) * cy
+		d := (*[6]uint8)(unsafe.Add(dp0, 3*x))
+		d[0], d[1], d[2] = sat[yuvSatIdx(ya+ruv)], sat[yuvSatIdx(ya+guv)], sat[yuvSatIdx(ya+buv)]
+		d[3], d[4], d[5] = sat[yuvSatIdx(yb+ruv)], sat[yuvSatIdx(yb+guv)], sat[yuvSatIdx(yb+buv)]
+		if rows == 2 {
+			ya := max(int32(*(*uint8)(unsafe.Add(yq1, x*yStep)))-yoff, ylo) * cy
+			yb := max(int32(*(*uint8)(unsafe.Add(yq1, (x+1)*yStep)))-yoff, ylo) * cy
+			d := (*[6]uint8)(unsafe.Add(dp1, 3*x))
+			d[0], d[1], d[2] = sat[yuvSatIdx(ya+ruv)], sat[yuvSatIdx(ya+guv)], sat[yuvSatIdx(ya+buv)]
+			d[3], d[4], d[5] = sat[yuvSatIdx(yb+ruv)], sat[yuvSatIdx(yb+guv)], sat[yuvSatIdx(yb+buv)]
 		}
 	}
 }
+
+// yuvSat is saturate_cast<uchar> of v as a table at yuvSatIdx(v << yuvShift): a load in place of
+// two compares and moves per channel. The converter's sums >> yuvShift lie in about [-330, 620]
+// (|Y term| <= 255*1.17 or 16*1.17 below, |chroma term| <= 128*2.2 for every matrix), well inside
+// the table's [-1024, 1024).
+var yuvSat = func() (t [2048]uint8) {
+	for i := range t {
+		t[i] = uint8(min(max(i-1024, 0), 255))
+	}
+	return t
+}()
+
+// yuvSatIdx is the yuvSat index of a converter sum s: (s >> yuvShift) + 1024, masked so that the
+// compiler drops the bounds check (sums never reach the mask; see yuvSat).
+func yuvSatIdx(s int32) uint { return uint((s>>yuvShift)+1024) & 2047 }
 
 // satU8 is saturate_cast<uchar>(int).
 func satU8(v int32) uint8 {

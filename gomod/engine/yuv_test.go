@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -100,13 +101,20 @@ func TestYUVEqualsConvertThenResize(t *testing.T) {
 		{"bilinear", true, false}, {"bicubic", false, false}, {"bicubic", true, false}, {"area", false, false},
 		{"bilinear", true, true}, {"nearest-pil", false, false}, {"nearest-torch", false, false}}
 	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
-	vf := 0
-	fast := 0
-	defer func() { t.Logf("%d vertical-first plans, %d on the fast row pass", vf, fast) }()
-	for it := 0; it < 300; it++ {
+	vf, fast, fused, aa := 0, 0, 0, 0
+	defer func() {
+		t.Logf("%d vertical-first plans, %d on the fast row pass (%d fused), %d on the antialias fast path", vf, fast, fused, aa)
+		if fused == 0 || aa == 0 || vf == 0 {
+			t.Error("a converted-row route went untested")
+		}
+	}()
+	for it := 0; it < 400; it++ {
 		format := formats[it%len(formats)]
 		k := kinds[(it/len(formats))%len(kinds)]
 		h, w := 2*(1+rng.Intn(20)), 2*(1+rng.Intn(20))
+		if it%4 == 3 { // wide enough for the SIMD converter's 16-pixel steps and the fast paths' blocks
+			h, w = 2*(1+rng.Intn(40)), 2*(8+rng.Intn(60))
+		}
 		if format == "yuyv" || format == "uyvy" {
 			h = 1 + rng.Intn(40)
 		}
@@ -170,6 +178,12 @@ func TestYUVEqualsConvertThenResize(t *testing.T) {
 		}
 		if yp.fast != nil {
 			fast++
+			if yp.fast.fused {
+				fused++
+			}
+		}
+		if yp.aa != nil {
+			aa++
 		}
 		for _, threads := range []int{1, 3} {
 			got := runGuarded(t, yp, unsafe.Pointer(&f.buf[f.origin]), threads)
@@ -306,3 +320,117 @@ func benchNV12(b *testing.B, aa bool) {
 
 func BenchmarkNV12ImagenetAA(b *testing.B)   { benchNV12(b, true) }
 func BenchmarkNV12ImagenetNoAA(b *testing.B) { benchNV12(b, false) }
+
+// benchRGB1080 is the same task on a 1080p interleaved RGB frame (what cvtColor would hand goprep):
+// the NV12 benchmarks' yardstick within one run.
+func benchRGB1080(b *testing.B, aa bool) {
+	s := nv12Imagenet(aa)
+	s.In.YUV = nil
+	s.In.Strides = [4]int64{0, 1920 * 3, 3, 1}
+	p, err := NewPlan(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := make([]uint8, 1080*1920*3)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	out := make([]float32, 3*224*224)
+	b.ResetTimer()
+	for range b.N {
+		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRGB1080ImagenetAA(b *testing.B)   { benchRGB1080(b, true) }
+func BenchmarkRGB1080ImagenetNoAA(b *testing.B) { benchRGB1080(b, false) }
+
+// TestYUVConvSIMDEqualsScalar: the process's converter (the SIMD loop where the CPU has AVX2) equals
+// yuvConvScalar bit for bit, for every format, preset and matrix, one row and two rows sharing
+// chroma, runs of any even bounds, and leaves the bytes before x0 untouched.
+func TestYUVConvSIMDEqualsScalar(t *testing.T) {
+	k := currentKernels()
+	if !k.AVX2 {
+		t.Log("no SIMD converter in this build or on this CPU: the kernel is yuvConvScalar itself")
+	}
+	rng := rand.New(rand.NewSource(3))
+	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
+	for it := 0; it < 2000; it++ {
+		format := formats[it%len(formats)]
+		w := 2 * (1 + rng.Intn(120))
+		ys := &YUVSpec{Format: format, Matrix: []string{"bt601", "bt709", "bt2020"}[rng.Intn(3)], Range: []string{"limited", "full"}[rng.Intn(2)]}
+		if rng.Intn(3) == 0 {
+			ys.Matrix, ys.Range, ys.OpenCV = "bt601", "limited", true
+		}
+		f := newYUVFrame(rng, format, 0, 2, w, rng.Intn(3), rng.Intn(5), rng.Intn(2) == 0)
+		ys.Planes = f.planes
+		s := rgbSpec(2, w, "bilinear", false, 2, w)
+		s.In.Strides = [4]int64{}
+		s.In.YUV = ys
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yp := p.yuv
+		src := f.buf
+		base := f.origin
+		cr := 0
+		ys0, ys1 := src[base+yp.yOff:], src[base+yp.yOff+yp.yRow:]
+		if yp.cShift == 0 {
+			ys1 = ys0
+		}
+		us, vs := src[base+yp.uOff+cr*yp.uRow:], src[base+yp.vOff+cr*yp.vRow:]
+		x0 := 2 * rng.Intn(w/2)
+		x1 := x0 + 2*rng.Intn((w-x0)/2+1)
+		two := rng.Intn(2) == 0 && yp.cShift == 1 // pairs: 4:2:0 only
+		mk := func() (d0, d1 []uint8) {
+			d0 = make([]uint8, 3*w+64)
+			for i := range d0 {
+				d0[i] = 0xa5
+			}
+			if two {
+				d1 = append([]uint8(nil), d0...)
+			}
+			return d0, d1
+		}
+		g0, g1 := mk()
+		w0, w1 := mk()
+		k.yuvConv(g0, g1, ys0, ys1, us, vs, x0, x1, yp)
+		yuvConvScalar(w0, w1, ys0, ys1, us, vs, x0, x1, yp)
+		if string(g0[:3*x1]) != string(w0[:3*x1]) || two && string(g1[:3*x1]) != string(w1[:3*x1]) {
+			t.Fatalf("%s %+v w %d [%d, %d) two %v: SIMD differs from scalar", format, ys, w, x0, x1, two)
+		}
+	}
+}
+
+// BenchmarkYUVConv: the converter alone on a 1920-pixel NV12 row pair (ns/op over 2x1920 pixels).
+func BenchmarkYUVConv(b *testing.B) {
+	for _, c := range []string{"one", "pair", "one-scalar", "pair-scalar"} {
+		two, name := strings.HasPrefix(c, "pair"), c
+		b.Run(name, func(b *testing.B) {
+			s := nv12Imagenet(true)
+			p, err := NewPlan(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := make([]uint8, 1080*1920*3/2)
+			for i := range src {
+				src[i] = uint8(i * 7)
+			}
+			yp := p.yuv
+			d0, d1 := make([]uint8, 3*1920+64), make([]uint8, 3*1920+64)
+			if !two {
+				d1 = nil
+			}
+			k := currentKernels()
+			if strings.HasSuffix(b.Name(), "scalar") {
+				k = kernelSet{}
+			}
+			for range b.N {
+				k.yuvConv(d0, d1, src[yp.yOff:], src[yp.yOff+yp.yRow:], src[yp.uOff:], src[yp.vOff:], 0, 1920, yp)
+			}
+		})
+	}
+}

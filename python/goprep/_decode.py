@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native, _outputs, _profile
+from . import _native, _outputs, _run
 from ._errors import DecodeError, GoprepError, InvalidArgumentError, PipelineError, ShapeError
 from ._outputs import SLOT, fill
 from ._signature import Signature, _traces_lock, split_result, traces
@@ -391,7 +391,7 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
     finally:
         b.close()
     if timed is not None:
-        _record(timed, t0)
+        _run.whole_call_row(timed, t0, "cpu")  # the engine's row: all of the decode call
     if ragged:
         return results
     if to_gpu:  # the host result uploaded: the same DeviceArray a device pipeline returns
@@ -407,18 +407,6 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
     if pipe._output == "torch" and first.template is SLOT:
         return _outputs.deliver(res, given, True, first.chw)
     return result if given is None or first.template is not SLOT else given
-
-
-def _record(st: Any, t0: int) -> None:
-    """A profiled call's engine row: all of the decode call counts as CPU engine time."""
-    i = st.i
-    st.res[i] = t = _perf_ns()
-    cols, devs, _ = _profile.layout()
-    r = st.erows[i]
-    r[:] = 0
-    r[cols["start"]] = t0
-    r[cols["finish"]] = t
-    r[cols["device"]] = devs.index("cpu")
 
 
 # -- the op -------------------------------------------------------------------------------------

@@ -149,6 +149,13 @@ def _device_output_timed(st: Any, execute: Any, desc: int, n: int, device: str, 
     the CPU computed it after a GPU failure; goprep_cpu_fallbacks_total counts those)."""
     t0 = _perf_ns()
     h = int(execute(desc, n, 0, device, on_dev, stream, wait, 0, 0, 0))
+    whole_call_row(st, t0, "cuda")
+    return h
+
+
+def whole_call_row(st: Any, t0: int, device: str) -> None:
+    """Fill a profiled call's engine row when the engine fills none: all of the call since ``t0``
+    counts as engine time on ``device`` (a device output's call; a decode call, _decode.py)."""
     i = st.i
     st.res[i] = t = _perf_ns()
     cols, devs, _ = _profile.layout()
@@ -156,8 +163,7 @@ def _device_output_timed(st: Any, execute: Any, desc: int, n: int, device: str, 
     r[:] = 0
     r[cols["start"]] = t0
     r[cols["finish"]] = t
-    r[cols["device"]] = devs.index("cuda")
-    return h
+    r[cols["device"]] = devs.index(device)
 
 
 def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any, ...]) -> None:

@@ -23,10 +23,11 @@ Outputs are checked before timing: exact mode equals the cv2/goprep row (same de
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import images
+from .imagenet_eval import EvalResult
 from .impls import MEAN, STD, Threads
 from .scenarios import Settings
 from .targets import NOT_RUN, Target, _judge
@@ -37,20 +38,10 @@ BATCH = 64
 
 
 @dataclass
-class DecodeResult:
-    per_image: dict[str, Stats] = field(default_factory=dict)  # seconds per image
-    checks: dict[str, float] = field(default_factory=dict)
-    error: str = ""
-    sizes: tuple[str, ...] = tuple(SIZES)  # the sizes this run measured
+class DecodeResult(EvalResult):
+    """imagenet_eval's result (rows, checks, error, ratios) and the sizes this run measured."""
 
-    def ratio(self, slow: str, fast: str, best: bool = False) -> float | None:
-        a, b = self.per_image.get(slow), self.per_image.get(fast)
-        if a is None or b is None:
-            return None
-        return a.min / b.min if best else a.median / b.median
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"per_image_s": {k: v.as_dict() for k, v in self.per_image.items()}, "checks": self.checks, "error": self.error}
+    sizes: tuple[str, ...] = tuple(SIZES)
 
 
 def _encode(a: Any, fmt: str) -> bytes:

@@ -1,4 +1,4 @@
-//go:build !nocodecs
+//go:build cgo && !nocodecs
 
 /* gomod/codec's JPEG decoder (see jpeg.h). Settings follow Pillow's JpegDecode.c, so that the output
  * equals Pillow's byte for byte: libjpeg's defaults (ISLOW DCT, fancy upsampling), scale_num 1 /

@@ -1,4 +1,4 @@
-//go:build !nocodecs
+//go:build cgo && !nocodecs
 
 /* gomod/codec's PNG decoder (see png.h). libpng expands bit depths below 8 (as Pillow's "L;2",
  * "L;4", "1" and "P;N" raw modes do); palette lookup, tRNS and the conversions to the output mode

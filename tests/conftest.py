@@ -136,6 +136,9 @@ def bilinear_ref_f64(x, size, coord_dtype=np.float64):
 
 def _pil_one(x, size, resample):
     h, w = size
+    if x.dtype == np.uint8 and x.shape[-1] == 4 and resample != Image.NEAREST:
+        # Pillow's "RGBA" resize: premultiplied by alpha, as goprep's antialias resize of 4 channels
+        return np.asarray(Image.fromarray(np.ascontiguousarray(x), "RGBA").resize((w, h), resample))
     chans = []
     for c in range(x.shape[-1]):
         # one channel at a time: mode "L" (uint8) or "F" (float32). This avoids Pillow's RGBA

@@ -383,18 +383,17 @@ def test_hf_do_convert_rgb_on_arrays_and_tensors(kind, what):
     assert torch.equal(gt.from_hf(proc)(rgba[..., 0].copy()), gt.from_hf(proc)(rgba[..., :1].copy()))
 
 
-def test_pillow_numerics_refuse_alpha_resizes():
-    """Pillow resizes RGBA and LA premultiplied by alpha; where goprep promises Pillow's numerics (PIL
-    images and arrays in a converted pipeline) such a resize is refused, not computed differently (LA
-    images and 2-channel arrays goprep reads not at all)."""
+def test_pillow_numerics_premultiply_alpha_resizes():
+    """Pillow resizes RGBA premultiplied by alpha; where goprep promises Pillow's numerics (PIL images
+    and arrays in a converted pipeline) it does the same, byte for byte (LA images and 2-channel arrays
+    goprep reads not at all)."""
     import torchvision.transforms as T
 
     img = Image.fromarray(np.random.default_rng(4).integers(0, 256, (90, 120, 4), np.uint8), "RGBA")
     conv = gt.from_torchvision(T.Compose([T.Resize((40, 50)), T.PILToTensor()]))
-    with pytest.raises(goprep.PipelineError, match="premultiplied by alpha"):
-        conv(img)
-    with pytest.raises(goprep.PipelineError, match="premultiplied by alpha"):
-        conv(np.asarray(img))
+    want = T.Compose([T.Resize((40, 50)), T.PILToTensor()])(img)
+    assert torch.equal(conv(img), want)
+    assert torch.equal(conv(np.asarray(img)), want)
     # no resize, nearest (Pillow does not premultiply for NEAREST), or a tensor: as torchvision
     same = gt.from_torchvision(T.Compose([T.Resize((90, 120)), T.PILToTensor()]))
     assert torch.equal(same(img), T.PILToTensor()(img))

@@ -211,7 +211,8 @@ type worker struct {
 	vfAcc  []int32   // its sums
 	vfPl   []uint8   // its horizontal pass's planar result (aaHRows)
 	fresh  bool      // the row cache belongs to the current call (sources change between calls)
-	// a YUV plan's converted source rows, slot after slot, and the logical row each slot holds (yuv.go)
+	// a YUV plan's converted source rows (yuv.go), or a premultiplied plan's (premul.go), slot after
+	// slot, and the logical row each slot holds
 	yuvBuf  []uint8
 	yuvKeys []int32
 }
@@ -245,6 +246,10 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 		if y := p.yuv; y != nil {
 			w.yuvKeys = make([]int32, y.ring)
 			w.yuvBuf = make([]uint8, y.bufLen())
+		}
+		if pm := p.pm; pm != nil {
+			w.yuvKeys = make([]int32, pm.ring)
+			w.yuvBuf = make([]uint8, pm.bufLen())
 		}
 	}
 	w.plan, w.img, w.src, w.fresh = p, img, src, true
@@ -282,6 +287,9 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 			}
 			if content {
 				w.resizeRowU8(p, b.srcU8, base, y-p.rows.Lo)
+				if p.pm != nil {
+					unpremulRow(w.rowU8)
+				}
 			}
 			w.emitU8(p, b, t.img, y, content)
 		} else {

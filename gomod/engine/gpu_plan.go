@@ -17,6 +17,9 @@ func (p *Plan) GPUSupported() (bool, string) {
 	if p.yuv != nil {
 		return false, "YUV sources are not in the GPU kernels: they run on the CPU engine"
 	}
+	if p.pm != nil {
+		return false, "premultiplied alpha (Pillow's resize of RGBA) is not in the GPU kernels: it runs on the CPU engine"
+	}
 	if p.vfirst {
 		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking more than twice what the width does) is not in the GPU kernels"
 	}

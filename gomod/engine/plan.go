@@ -58,8 +58,9 @@ type Plan struct {
 	vfW        [][]int32
 	vfV        []aaVHead
 	vfH        *aaPlan
-	kernel     rowKernel // how a content row is resampled
-	yuv        *yuvPlan  // a YUV source's planes and converter (yuv.go); nil for array sources
+	kernel     rowKernel   // how a content row is resampled
+	yuv        *yuvPlan    // a YUV source's planes and converter (yuv.go); nil for array sources
+	pm         *premulPlan // a premultiplied resize's converter (premul.go); nil otherwise
 	area       areaRule
 	areaBlock  int // source pixels per output pixel of an areaFast plan
 }
@@ -232,6 +233,12 @@ func EstimatePlan(s *Spec) PlanBytes {
 		cols += float64(min(s.Post.W, s.Resize.W))*kc*48 + float64(s.In.W)*16 + 256
 		rows += float64(s.In.H)/8 + 64
 	}
+	if premultiplied(s) {
+		// the premultiplied rows (worker.yuvBuf: K+1 slots and one spare, of 4W bytes and slack,
+		// and their keys), and the column list and runs (grow by appending)
+		scratch += (kr + 2) * (float64(s.In.W)*4 + 192 + 4)
+		cols += float64(min(s.Post.W, s.Resize.W))*kc*8 + float64(s.In.W)*16 + 256
+	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
 	return PlanBytes{Tables: sat(rows + cols + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}
@@ -289,6 +296,12 @@ func NewPlan(s *Spec) (*Plan, error) {
 	if in.YUV != nil {
 		p.minOff, p.spanElems, p.imgLo, p.imgElems = yuvExtent(&in, p.N)
 	}
+	var pmSW, pmSC int
+	if premultiplied(s) { // the columns address the worker's buffer of premultiplied rows (premul.go)
+		pmSW, pmSC = sw, sc
+		sw, sc = 4, 1
+		p.strideC = 1
+	}
 	p.area, p.areaBlock = planArea(s.Resize, s.Pre.H, s.Pre.W)
 	p.kernel = pickKernel(s.Resize, p.area)
 	rowFrame, colFrame := frameAxis{0, s.Post.H}, frameAxis{0, s.Post.W}
@@ -301,6 +314,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 		colFrame, s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
+	}
+	if premultiplied(s) && len(p.rows.Off) > 0 && len(p.cols.Off) > 0 {
+		p.pm = newPremulPlan(p, pmSW, pmSC)
 	}
 	if err := p.checkBounds(); err != nil {
 		return nil, err
@@ -419,6 +435,9 @@ func (p *Plan) checkBounds() error {
 	}
 	if p.Spec.In.YUV != nil {
 		return p.checkYUVBounds()
+	}
+	if p.pm != nil {
+		return p.checkPremulBounds()
 	}
 	rlo, rhi := slices.Min(p.rows.Off), slices.Max(p.rows.Off)
 	clo, chi := slices.Min(p.cols.Off), slices.Max(p.cols.Off)

@@ -68,10 +68,14 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 }
 
 // srcRow is where source row table entry ri is read: the source at its row offset, or for a YUV
-// plan that row converted to RGB in the worker's buffer (worker.yuvAt).
+// plan that row converted to RGB in the worker's buffer (worker.yuvAt), for a premultiplied plan
+// that row premultiplied there (worker.premulAt).
 func (w *worker) srcRow(p *Plan, src []uint8, base, ri int) ([]uint8, int) {
 	if p.yuv != nil {
 		return w.yuvBuf, w.yuvAt(p, src, base, ri)
+	}
+	if p.pm != nil {
+		return w.yuvBuf, w.premulAt(p, src, base, ri)
 	}
 	return src, base + p.rows.Off[ri]
 }

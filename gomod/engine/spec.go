@@ -59,8 +59,12 @@ type ResizeSpec struct {
 	Kind      string `json:"kind"`
 	Antialias bool   `json:"antialias"`
 	TorchU8   bool   `json:"torch_u8,omitempty"`
-	H         int    `json:"h"`
-	W         int    `json:"w"`
+	// Premultiply (uint8, 4 channels, bilinear or bicubic with Antialias: Pillow's arithmetic) resizes
+	// as Pillow resizes an "RGBA" image: premultiplied by alpha, then converted back (premul.go).
+	// An unchanged size is left alone, as Pillow returns it as a copy.
+	Premultiply bool `json:"premultiply,omitempty"`
+	H           int  `json:"h"`
+	W           int  `json:"w"`
 }
 
 // pillowArith reports whether the resize runs on Pillow's fixed-point arithmetic (kPillow: 22-bit
@@ -264,6 +268,9 @@ func (s *Spec) Validate() error {
 	}
 	if r.TorchU8 && (r.Kind != "bilinear" && r.Kind != "bicubic" || s.In.DType != U8) {
 		return errf(CodeInvalidArgument, "antialias", "PyTorch's uint8 weights ('torch', 'torch-noaa') apply to bilinear and bicubic uint8 resizing only")
+	}
+	if r.Premultiply && (r.Kind != "bilinear" && r.Kind != "bicubic" || !r.Antialias || r.TorchU8 || s.In.DType != U8 || s.In.C != 4 || s.In.YUV != nil) {
+		return errf(CodeInvalidArgument, "premultiply", "premultiplied alpha applies to Pillow's bilinear and bicubic resize (antialias) of 4-channel uint8 images only")
 	}
 	c := &s.Canvas
 	if err := checkDim("size.height", c.H, false); err != nil {

@@ -165,6 +165,9 @@ class Traced:
     # or "multiple"). Not part of the plan, so not compared either.
     size_arg: str = field(default="src", compare=False)
     yuv: Optional[str] = None  # a YUV source's planes and colour: the engine's in.yuv as JSON (_yuv.py)
+    # The resize runs premultiplied by alpha, as Pillow resizes "RGBA": a uint8 4-channel source with
+    # its channels as they are, resized by Pillow's arithmetic (antialias=True) to another size.
+    premul: bool = False
 
     # -- what the image looks like now -------------------------------------------------------
     @property
@@ -270,7 +273,10 @@ class Traced:
             # A pad that later crops removed entirely is only a view: fold it into the source view.
             r, c = t.rows, t.cols
             t = replace(t, pre=t.pre.then(View(r.a, c.a, r.s, c.s, r.n, c.n)), rows=None, cols=None, pad=None)
-        return replace(t, resize=(kind, antialias, h, w), rows=Axis.identity(h), cols=Axis.identity(w), size_arg="size")
+        premul = (t.dtype == "u8" and t.yuv is None and antialias is True and kind in ("bilinear", "bicubic")
+                  and t.src_c == 4 and t.cmap == (0, 1, 2, 3) and (h, w) != (t.pre.h, t.pre.w))
+        return replace(t, resize=(kind, antialias, h, w), rows=Axis.identity(h), cols=Axis.identity(w), size_arg="size",
+                       premul=premul)
 
     def padded_by(self, top: int, bottom: int, left: int, right: int, value: Tuple[float, ...], argument: str) -> "Traced":
         """Place the image at (top, left) on a canvas grown by the given margins, filled with ``value``
@@ -317,7 +323,7 @@ class Traced:
             "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
             "pre": dataclasses.asdict(self.pre),
             "resize": {"kind": kind, "antialias": aa is True or aa == "torch", "h": rh, "w": rw,
-                       **({"torch_u8": True} if aa in AA_TORCH else {})},
+                       **({"torch_u8": True} if aa in AA_TORCH else {}), **({"premultiply": True} if self.premul else {})},
             "canvas": canvas,
             "post": post,
             "cmap": list(self.cmap),

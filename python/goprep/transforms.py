@@ -398,13 +398,15 @@ class _Resize:
         if (oh, ow) == (h, w):
             return img  # torchvision (both APIs, every input) and Pillow return the image as it is
         if flavor == "pil":
-            if img.channels in (2, 4) and img.dtype == "u8" and not self.mode.startswith("nearest"):
-                # Pillow resizes "RGBA" and "LA" premultiplied by alpha ("RGBa"/"La", then back); goprep's
-                # fused resize has no such step, and differs where alpha is not 255 (measured: 7 levels)
+            if (img.channels == 2 or img.channels == 4 and tuple(img.cmap) != (0, 1, 2, 3)) and img.dtype == "u8" \
+                    and not self.mode.startswith("nearest"):
+                # Pillow resizes "RGBA" and "LA" premultiplied by alpha ("RGBa"/"La", then back); goprep does so
+                # for a 4-channel image read as it is (the engine's premultiplied resize), not for 2 channels
+                # or channels reordered before the resize
                 raise PipelineError(
                     f"{self.name}: a {img.channels}-channel uint8 image gets Pillow's numerics here, and Pillow "
-                    "resizes RGBA / LA premultiplied by alpha, which goprep does not reproduce; convert it to RGB "
-                    "(or gray) first, e.g. img.convert('RGB') or goprep.cvt_color(img, 'rgba2rgb'), or pass a tensor")
+                    "resizes RGBA / LA premultiplied by alpha, which goprep reproduces only for RGBA as read; convert "
+                    "it to RGB (or gray) first, e.g. img.convert('RGB') or goprep.cvt_color(img, 'rgba2rgb'), or pass a tensor")
             if self.mode.startswith("nearest"):
                 kind, aa = "nearest-pil", False  # torchvision maps NEAREST and NEAREST_EXACT to Pillow's NEAREST
             else:

@@ -38,6 +38,18 @@ typedef struct {
     int lo, hi, k, reserved;
 } gp_axis; // 48 bytes
 
+// A YUV source (the goprep_preprocess_yuv_c* kernels; gomod/engine/yuv.go): the row axis's offsets
+// locate each row tap's Y sample of pixel 0, u and v its chroma row's U and V samples of pixel 0, the
+// column axis's offsets are pixel columns x. A tap's pixel is Y at y_row[x*ystep], U and V at
+// u_row[(x>>1)*cstep] and v_row[...], converted to RGB by yuvConvScalar's fixed point (20 bits):
+// c = sat((max(Y-yoff, ylo)*cy + 2^19 + coefficients*(U-128, V-128)) >> 20).
+typedef struct {
+    unsigned long long u, v; // const long long*: per row tap [n*k] (parallel to rows.off)
+    int cy, cr, cgu, cgv, cb, yoff, ylo;
+    int ystep, cstep;
+    int reserved;
+} gp_yuv; // 56 bytes
+
 // One image of a launch. A batch of differently sized images is an array of these.
 typedef struct {
     unsigned long long src;   // device address of the image's logical element (0, 0, 0)
@@ -55,6 +67,7 @@ typedef struct {
     int mode, out_dtype, chw, norm; // GP_MODE_*, GP_OUT_*, planar output, normalise
     int end;                        // GP_END_*
     int vec; // pixels are 4 channels in order, 4-element aligned: one vector load each (gpu_desc.go)
-} gp_image; // 264 bytes
+    gp_yuv yuv; // the yuv kernels' planes and coefficients, else zero
+} gp_image; // 320 bytes
 
 #endif

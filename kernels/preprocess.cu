@@ -28,6 +28,25 @@ __device__ __forceinline__ void gp_sample(const unsigned char* __restrict__ src,
     }
 }
 
+// A YUV image (the yuv kernels): the uint8 arithmetic over pixels converted as the taps read them.
+struct gp_yuv_src {
+    unsigned char b;
+};
+
+template <int C>
+__device__ __forceinline__ void gp_sample(const gp_yuv_src* __restrict__ ysrc, const gp_image& im, int r, int j, const long long* ch, int* v) {
+    const unsigned char* src = (const unsigned char*)ysrc;
+    if (im.mode == GP_MODE_BILINEAR) {
+        gp_bilinear_u8<C, true>(src, im, r, j, ch, v);
+    } else if (im.mode == GP_MODE_ANTIALIAS) {
+        gp_antialias_u8<C, true>(src, im, r, j, ch, v);
+    } else if (im.mode == GP_MODE_TAPS) {
+        gp_taps_u8<C, true>(src, im, r, j, ch, v);
+    } else {
+        gp_gather_yuv<C>(src, im, r, j, ch, v);
+    }
+}
+
 template <int C>
 __device__ __forceinline__ void gp_sample(const float* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, float* v) {
     if (im.mode == GP_MODE_BILINEAR) {
@@ -41,6 +60,7 @@ __device__ __forceinline__ void gp_sample(const float* __restrict__ src, const g
 
 __device__ __forceinline__ int gp_pad(const gp_image& im, const unsigned char*, int c) { return im.pad_u8[c]; }
 __device__ __forceinline__ float gp_pad(const gp_image& im, const float*, int c) { return im.pad_f32[c]; }
+__device__ __forceinline__ int gp_pad(const gp_image& im, const gp_yuv_src*, int c) { return im.pad_u8[c]; }
 
 // The value type a source type computes in.
 template <typename S>
@@ -52,6 +72,10 @@ struct gp_acc<unsigned char> {
 template <>
 struct gp_acc<float> {
     typedef float type;
+};
+template <>
+struct gp_acc<gp_yuv_src> {
+    typedef int type;
 };
 
 template <typename S, int C>
@@ -93,7 +117,11 @@ __device__ __forceinline__ void gp_preprocess(const gp_image* __restrict__ image
     X(goprep_preprocess_f32_c1, float, 1)                                                                 \
     X(goprep_preprocess_f32_c2, float, 2)                                                                 \
     X(goprep_preprocess_f32_c3, float, 3)                                                                 \
-    X(goprep_preprocess_f32_c4, float, 4)
+    X(goprep_preprocess_f32_c4, float, 4)                                                                 \
+    X(goprep_preprocess_yuv_c1, gp_yuv_src, 1)                                                            \
+    X(goprep_preprocess_yuv_c2, gp_yuv_src, 2)                                                            \
+    X(goprep_preprocess_yuv_c3, gp_yuv_src, 3)                                                            \
+    X(goprep_preprocess_yuv_c4, gp_yuv_src, 4)
 
 #define GP_DEFINE_KERNEL(name, S, C) \
     extern "C" __global__ void name(const gp_image* __restrict__ images, int n) { gp_preprocess<S, C>(images, n); }

@@ -55,24 +55,93 @@ __device__ __forceinline__ void gp_ld(const gp_image& im, const S* __restrict__ 
     }
 }
 
+// Source rows of the uint8 modes. Y false: an array image, a row is its pointer (gp_ldr reads the
+// pixel at row + column offset). Y true: a YUV image (goprep.h: gp_yuv), a row is its Y, U and V
+// rows, a column offset a pixel column, and gp_ldr converts the pixel to RGB exactly as the CPU
+// engine's yuvConvScalar does, so every tap reads the value the CPU's converted row holds.
+template <bool Y>
+struct gp_row;
+template <>
+struct gp_row<false> {
+    const unsigned char* p;
+};
+template <>
+struct gp_row<true> {
+    const unsigned char *y, *u, *v;
+};
+
+// Row tap i of the row axis.
+template <bool Y>
+__device__ __forceinline__ gp_row<Y> gp_row_at(const unsigned char* __restrict__ src, const gp_image& im, long long i);
+template <>
+__device__ __forceinline__ gp_row<false> gp_row_at<false>(const unsigned char* __restrict__ src, const gp_image& im, long long i) {
+    return gp_row<false>{src + gp_off(im.rows)[i]};
+}
+template <>
+__device__ __forceinline__ gp_row<true> gp_row_at<true>(const unsigned char* __restrict__ src, const gp_image& im, long long i) {
+    return gp_row<true>{src + gp_off(im.rows)[i], src + ((const long long*)im.yuv.u)[i], src + ((const long long*)im.yuv.v)[i]};
+}
+
+// The two row taps of coordinate r of a two-tap axis (an array image's offsets: one vector load).
+__device__ __forceinline__ void gp_row2(const unsigned char* __restrict__ src, const gp_image& im, int r, gp_row<false>& a, gp_row<false>& b) {
+    const longlong2 ro = gp_off2(im.rows, r);
+    a.p = src + ro.x, b.p = src + ro.y;
+}
+__device__ __forceinline__ void gp_row2(const unsigned char* __restrict__ src, const gp_image& im, int r, gp_row<true>& a, gp_row<true>& b) {
+    a = gp_row_at<true>(src, im, 2 * (long long)r), b = gp_row_at<true>(src, im, 2 * (long long)r + 1);
+}
+
+template <int C, typename V>
+__device__ __forceinline__ void gp_ldr(const gp_image& im, gp_row<false> row, long long co, const long long* ch, V* v) {
+    gp_ld<C>(im, row.p + co, ch, v);
+}
+
+// yuvConvScalar (gomod/engine/yuv.go) for one pixel: saturate_cast of the 20-bit fixed-point sums.
+__device__ __forceinline__ int gp_yuv_sat(int s) { return gp_clamp_u8(s >> 20); }
+
+template <int C, typename V>
+__device__ __forceinline__ void gp_ldr(const gp_image& im, gp_row<true> row, long long co, const long long* ch, V* v) {
+    const gp_yuv& k = im.yuv;
+    const int x = (int)co, c = (x >> 1) * k.cstep;
+    const int u = (int)__ldg(row.u + c) - 128, w = (int)__ldg(row.v + c) - 128;
+    const int yv = (int)__ldg(row.y + (long long)x * k.ystep) - k.yoff;
+    const int yt = (yv > k.ylo ? yv : k.ylo) * k.cy;
+    const int half = 1 << 19;
+    const int r = gp_yuv_sat(yt + (half + k.cr * w));
+    const int g = gp_yuv_sat(yt + (half + k.cgu * u + k.cgv * w));
+    const int b = gp_yuv_sat(yt + (half + k.cb * u));
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        v[c] = (V)(ch[c] == 0 ? r : (ch[c] == 1 ? g : b));
+    }
+}
+
 // No resize or nearest: one tap per axis.
 template <typename S, int C, typename V>
 __device__ __forceinline__ void gp_gather(const S* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, V* v) {
     gp_ld<C>(im, src + gp_off(im.rows)[r] + gp_off(im.cols)[j], ch, v);
 }
 
+// The same for a YUV image.
+template <int C>
+__device__ __forceinline__ void gp_gather_yuv(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
+    gp_ldr<C>(im, gp_row_at<true>(src, im, r), gp_off(im.cols)[j], ch, v);
+}
+
 // uint8 bilinear: OpenCV's HResizeLinear (11-bit coefficients, unrounded sums) and its vectorised
 // VResizeLinear (each row pre-shifted by 4, high 16 bits of each product, rounded by 2 bits): vlinear
 // and hresizeLinearU8 in resize_cpu.go.
-template <int C>
+template <int C, bool Y = false>
 __device__ __forceinline__ void gp_bilinear_u8(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
-    const longlong2 co = gp_off2(im.cols, j), ro = gp_off2(im.rows, r);
+    const longlong2 co = gp_off2(im.cols, j);
+    gp_row<Y> r0, r1;
+    gp_row2(src, im, r, r0, r1);
     const int2 a = gp_wi2(im.cols, j), b = gp_wi2(im.rows, r);
     int q00[C], q01[C], q10[C], q11[C];
-    gp_ld<C>(im, src + ro.x + co.x, ch, q00);
-    gp_ld<C>(im, src + ro.x + co.y, ch, q01);
-    gp_ld<C>(im, src + ro.y + co.x, ch, q10);
-    gp_ld<C>(im, src + ro.y + co.y, ch, q11);
+    gp_ldr<C>(im, r0, co.x, ch, q00);
+    gp_ldr<C>(im, r0, co.y, ch, q01);
+    gp_ldr<C>(im, r1, co.x, ch, q10);
+    gp_ldr<C>(im, r1, co.y, ch, q11);
 #pragma unroll
     for (int c = 0; c < C; c++) {
         int h0 = q00[c] * a.x + q01[c] * a.y;
@@ -83,9 +152,9 @@ __device__ __forceinline__ void gp_bilinear_u8(const unsigned char* __restrict__
 
 // uint8 antialias: Pillow's two passes (ImagingResampleHorizontal_8bpc, then Vertical) with 22-bit
 // weights and the uint8 rounding between the passes (hresizeAAU8, vresizeAAU8). Only live taps count.
-template <int C>
+template <int C, bool Y = false>
 __device__ __forceinline__ void gp_antialias_u8(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
-    const long long* ro = gp_off(im.rows) + (long long)r * im.rows.k;
+    const long long r0 = (long long)r * im.rows.k;
     const long long* co = gp_off(im.cols) + (long long)j * im.cols.k;
     const int* rw = gp_wi(im.rows) + (long long)r * im.rows.k;
     const int* cw = gp_wi(im.cols) + (long long)j * im.cols.k;
@@ -96,7 +165,7 @@ __device__ __forceinline__ void gp_antialias_u8(const unsigned char* __restrict_
         acc[c] = 1 << (GP_PIL_BITS - 1);
     }
     for (int t = 0; t < nr; t++) {
-        const unsigned char* row = src + ro[t];
+        const gp_row<Y> row = gp_row_at<Y>(src, im, r0 + t);
         int s[C];
 #pragma unroll
         for (int c = 0; c < C; c++) {
@@ -104,7 +173,7 @@ __device__ __forceinline__ void gp_antialias_u8(const unsigned char* __restrict_
         }
         for (int u = 0; u < nc; u++) {
             int q[C];
-            gp_ld<C>(im, row + co[u], ch, q);
+            gp_ldr<C>(im, row, co[u], ch, q);
             const int w = cw[u];
 #pragma unroll
             for (int c = 0; c < C; c++) {
@@ -201,11 +270,11 @@ __device__ __forceinline__ int gp_round_u8(float x) {
 
 // The live column taps of one uint8 source row summed in float32 in tap order, the first product
 // standing alone (hresizeFloatU8).
-template <int C>
-__device__ __forceinline__ void gp_hsum_u8(const gp_image& im, const unsigned char* __restrict__ row, const long long* co, const float* cw,
-                                           int nc, const long long* ch, float* s) {
+template <int C, bool Y>
+__device__ __forceinline__ void gp_hsum_u8(const gp_image& im, gp_row<Y> row, const long long* co, const float* cw, int nc,
+                                           const long long* ch, float* s) {
     float q[C];
-    gp_ld<C>(im, row + co[0], ch, q);
+    gp_ldr<C>(im, row, co[0], ch, q);
     {
         const float w = cw[0];
 #pragma unroll
@@ -214,7 +283,7 @@ __device__ __forceinline__ void gp_hsum_u8(const gp_image& im, const unsigned ch
         }
     }
     for (int u = 1; u < nc; u++) {
-        gp_ld<C>(im, row + co[u], ch, q);
+        gp_ldr<C>(im, row, co[u], ch, q);
         const float w = cw[u];
 #pragma unroll
         for (int c = 0; c < C; c++) {
@@ -226,17 +295,17 @@ __device__ __forceinline__ void gp_hsum_u8(const gp_image& im, const unsigned ch
 // uint8 with float weights (cv2 INTER_CUBIC and INTER_AREA; resizeRowFloatU8): per live row tap the
 // horizontal float32 sum, accumulated vertically in tap order with the first product standing alone,
 // then one rounding to uint8 by the plan's rule (finalU8).
-template <int C>
+template <int C, bool Y = false>
 __device__ __forceinline__ void gp_taps_u8(const unsigned char* __restrict__ src, const gp_image& im, int r, int j, const long long* ch, int* v) {
     const int kr = im.rows.k, kc = im.cols.k;
-    const long long* ro = gp_off(im.rows) + (long long)r * kr;
+    const long long r0 = (long long)r * kr;
     const long long* co = gp_off(im.cols) + (long long)j * kc;
     const float* rw = gp_wf(im.rows) + (long long)r * kr;
     const float* cw = gp_wf(im.cols) + (long long)j * kc;
     const int nr = im.rows.cnt ? gp_cnt(im.rows)[r] : kr;
     const int nc = im.cols.cnt ? gp_cnt(im.cols)[j] : kc;
     float acc[C], s[C];
-    gp_hsum_u8<C>(im, src + ro[0], co, cw, nc, ch, s);
+    gp_hsum_u8<C>(im, gp_row_at<Y>(src, im, r0), co, cw, nc, ch, s);
     {
         const float w = rw[0];
 #pragma unroll
@@ -245,7 +314,7 @@ __device__ __forceinline__ void gp_taps_u8(const unsigned char* __restrict__ src
         }
     }
     for (int t = 1; t < nr; t++) {
-        gp_hsum_u8<C>(im, src + ro[t], co, cw, nc, ch, s);
+        gp_hsum_u8<C>(im, gp_row_at<Y>(src, im, r0 + t), co, cw, nc, ch, s);
         const float w = rw[t];
 #pragma unroll
         for (int c = 0; c < C; c++) {

@@ -239,23 +239,116 @@ def test_batches_and_lists(fmt):
             goprep.yuv((y.copy(), uv.copy()), preset="opencv")
 
 
-def test_gpu_placement_runs_yuv_on_cpu():
-    """The GPU kernels decline YUV plans: device="cuda" runs them on the CPU engine (simulated GPU)."""
-    from goprep import testing
+GPU_OPS = {
+    "bilinear": lambda img: goprep.resize(img, (32, 48)),
+    "bilinear-aa": lambda img: goprep.resize(img, (40, 60), antialias=True),
+    "bicubic": lambda img: goprep.resize(img, (45, 70), interpolation="bicubic"),
+    "bicubic-aa": lambda img: goprep.resize(img, (40, 60), interpolation="bicubic", antialias=True),
+    "area": lambda img: goprep.resize(img, (24, 40), interpolation="area"),
+    "nearest": lambda img: goprep.resize(img, (50, 30), interpolation="nearest"),
+    "nearest-exact": lambda img: goprep.resize(img, (50, 30), interpolation="nearest-exact"),
+    "upscale": lambda img: goprep.resize(img, (90, 130)),
+    "none": identity,
+    "crop-flip-norm": lambda img: goprep.normalize(goprep.flip(goprep.crop(goprep.resize(img, 40), 3, 5, 30, 33), vertical=True),
+                                                  mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)),
+    "letterbox": lambda img: goprep.letterbox(img, 72)[0],
+}
 
-    if not testing.simulated_gpu_available():
-        pytest.skip("no simulated GPU in this build")
-    f = smooth_frame("nv12", 64, 96)
-    want = goprep.resize(cv2.cvtColor(f, cv2.COLOR_YUV2RGB_NV12), (32, 48))
-    testing.simulate_gpu(True)
-    try:
-        @goprep.pipeline(device="cuda")
-        def prep(img):
-            return goprep.resize(img, (32, 48))
 
-        np.testing.assert_array_equal(prep(goprep.yuv(f, preset="opencv")), want)
-    finally:
-        testing.simulate_gpu(False)
+@pytest.mark.parametrize("fmt", list(RGB_CODES))
+@pytest.mark.parametrize("op", list(GPU_OPS))
+def test_gpu_equals_cpu(sim_gpu, fmt, op):
+    """device="cuda" runs YUV frames on the GPU kernels (simulated GPU: the real kernels compiled for
+    the CPU), bit for bit the CPU engine's bytes, for single frames and batches, host and device output."""
+    fn = GPU_OPS[op]
+    f = smooth_frame(fmt, 64, 96)
+    batch = frame(fmt, 64, 96, seed=3, n=3)
+    for src in (goprep.yuv(f, format=fmt, preset="opencv"), goprep.yuv(batch, format=fmt, matrix="bt709", range="full")):
+        want = goprep.pipeline(device="cpu")(fn)(src)
+        got = goprep.pipeline(device="cuda")(fn)(src)
+        np.testing.assert_array_equal(got, want)
+        dev = goprep.pipeline(device="cuda", output="device")(fn)(src)
+        np.testing.assert_array_equal(dev.get(), want)
+    assert goprep.info()["gpu"]["gpu_calls"] == 4
+    assert goprep.info()["gpu"]["cpu_fallbacks"] == 0
+
+
+def test_gpu_planes_and_bgr(sim_gpu):
+    """Separate planes with padded rows, BGR order: the GPU equals cvtColor then resize."""
+    g = smooth_frame("i420", 64, 96)
+    big = np.zeros((64 * 3 // 2, 128), np.uint8)
+    big[:, :96] = g
+    yp, up, vp = big[:64, :96], g[64:80].reshape(32, 48), g[80:].reshape(32, 48)
+    want = goprep.resize(cv2.cvtColor(g, cv2.COLOR_YUV2BGR_I420), (32, 48))
+
+    @goprep.pipeline(device="cuda")
+    def prep(img):
+        return goprep.resize(img, (32, 48))
+
+    np.testing.assert_array_equal(prep(goprep.yuv((yp, up, vp), format="i420", preset="opencv", order="bgr")), want)
+    assert goprep.info()["gpu"]["gpu_calls"] == 1 and goprep.info()["gpu"]["cpu_fallbacks"] == 0
+
+
+class _CudaView:
+    """A CUDA array interface view into device memory (as CuPy or Numba hand out), backed by a
+    goprep.DeviceArray on the simulated GPU (its device memory is host memory)."""
+
+    def __init__(self, dev, shape, strides, offset=0):
+        self._dev = dev
+        self.__cuda_array_interface__ = {"shape": shape, "strides": strides, "typestr": "|u1",
+                                         "data": (dev.ptr + offset, False), "version": 3}
+
+
+@pytest.mark.parametrize("fmt", list(RGB_CODES))
+def test_device_frames(sim_gpu, fmt):
+    """CUDA arrays (goprep.to_device, CAI views) are read in place on the GPU: single frames, batches and
+    plane views into one allocation give the bytes host frames give on the CPU."""
+    fn = GPU_OPS["crop-flip-norm"]
+    cpu = goprep.pipeline(device="cpu")(fn)
+    f = smooth_frame(fmt, 64, 96)
+    batch = frame(fmt, 64, 96, seed=5, n=2)
+    for host, kw in ((f, {"preset": "opencv"}), (batch, {"matrix": "bt2020", "range": "limited"})):
+        want = cpu(goprep.yuv(host, format=fmt, **kw))
+        dev = goprep.to_device(host)
+        src = goprep.yuv(dev, format=fmt, **kw)
+        np.testing.assert_array_equal(goprep.pipeline(device="cuda")(fn)(src), want)
+        np.testing.assert_array_equal(goprep.pipeline(fn)(src), want)  # auto: a device frame runs on its GPU
+        np.testing.assert_array_equal(goprep.pipeline(device="cuda", output="device")(fn)(src).get(), want)
+        np.testing.assert_array_equal(goprep.pipeline(device="cuda")(fn)([src, src]), np.stack([want, want]))
+    if fmt in ("nv12", "i420"):  # planes as views into one allocation, rows padded to 128 bytes
+        big = np.zeros((96, 128), np.uint8)
+        big[:, :96] = f
+        dev = goprep.to_device(big)
+        if fmt == "nv12":
+            planes = (_CudaView(dev, (64, 96), (128, 1)), _CudaView(dev, (32, 96), (128, 1), 64 * 128))
+            host = (big[:64, :96], big[64:, :96])
+        else:
+            g = np.zeros((32 * 3, 128), np.uint8)  # U and V as (32, 48) planes with 128-byte rows
+            g[:32, :48], g[32:64, :48] = f[64:80].reshape(32, 48), f[80:].reshape(32, 48)
+            big[64:] = g[:32]
+            big2 = np.concatenate([big, g[32:64]])
+            dev = goprep.to_device(big2)
+            planes = (_CudaView(dev, (64, 96), (128, 1)), _CudaView(dev, (32, 48), (128, 1), 64 * 128),
+                      _CudaView(dev, (32, 48), (128, 1), 96 * 128))
+            host = (big2[:64, :96], big2[64:96, :48], big2[96:, :48])
+        want = cpu(goprep.yuv(host, format=fmt, preset="opencv"))
+        np.testing.assert_array_equal(want, cpu(goprep.yuv(f, format=fmt, preset="opencv")))
+        np.testing.assert_array_equal(goprep.pipeline(device="cuda")(fn)(goprep.yuv(planes, format=fmt, preset="opencv")), want)
+    g = goprep.info()["gpu"]
+    assert g["cpu_fallbacks"] == 0 and g["gpu_failures"] == 0 and g["gpu_calls"] >= 8
+
+
+def test_device_frame_errors(sim_gpu):
+    dev = goprep.to_device(frame("nv12", 8, 8))
+    with pytest.raises(goprep.InvalidArgumentError) as e:
+        goprep.yuv((dev, np.zeros((4, 8), np.uint8)), preset="opencv")
+    assert e.value.argument == "frame"
+    with pytest.raises(goprep.InvalidArgumentError) as e:
+        goprep.pipeline(device="cpu")(identity)(goprep.yuv(dev, preset="opencv"))
+    assert e.value.argument == "device"
+    with pytest.raises(goprep.DTypeError) as e:
+        goprep.yuv(goprep.to_device(np.zeros((12, 8), np.float32)), preset="opencv")
+    assert e.value.argument == "frame"
 
 
 @pytest.mark.parametrize("call, cls, arg", [

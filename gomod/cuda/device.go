@@ -49,7 +49,7 @@ var kernelNames = func() []string {
 			out = append(out, engine.KernelName(dt, c))
 		}
 	}
-	return out
+	return append(out, engine.YUVKernelNames()...)
 }()
 
 func deviceError(op string, err error) error {

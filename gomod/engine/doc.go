@@ -49,7 +49,8 @@
 //     PCIe), built on a plan's first GPU use, so a CPU-only process never builds it.
 //  3. Descriptors (gpu_desc.go): NewDeviceBatch lays the plan's own tables out in the byte layout
 //     of kernels/goprep.h (gp_image, gp_axis; gpu_abi.go is generated from the header by cgo
-//     -godefs, gpu_abi_defs.go its input), so the GPU reads the same taps and weights as the CPU.
+//     -godefs, gpu_abi_defs.go its input), so the GPU reads the same taps and weights as the CPU;
+//     gpu_yuv.go adds a YUV plan's plane tables, coefficients and row staging.
 //  4. Pipeline (gpu/pipeline.go): stage (gpu/stage.go) → copy in → fused kernel → copy out in
 //     chunks over lanes, on pooled device and pinned memory (gpu/pool.go); device arrays
 //     (gpu/array.go).

@@ -27,6 +27,21 @@ type gpAxis struct {
 	Reserved int32
 }
 
+type gpYUV struct {
+	U        uint64
+	V        uint64
+	Cy       int32
+	Cr       int32
+	Cgu      int32
+	Cgv      int32
+	Cb       int32
+	Yoff     int32
+	Ylo      int32
+	Ystep    int32
+	Cstep    int32
+	Reserved int32
+}
+
 type gpImage struct {
 	Src       uint64
 	Out       uint64
@@ -52,4 +67,5 @@ type gpImage struct {
 	Norm      int32
 	End       int32
 	Vec       int32
+	Yuv       gpYUV
 }

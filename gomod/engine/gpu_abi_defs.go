@@ -22,7 +22,9 @@ const (
 	gpOutF16        = C.GP_OUT_F16
 )
 
-// gpAxis is gp_axis; gpImage is gp_image.
+// gpAxis is gp_axis; gpYUV is gp_yuv; gpImage is gp_image.
 type gpAxis C.gp_axis
+
+type gpYUV C.gp_yuv
 
 type gpImage C.gp_image

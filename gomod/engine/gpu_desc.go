@@ -93,7 +93,7 @@ func bytesOf[T any](s []T) []byte {
 }
 
 // axis lays out one axis's tables; off replaces its offsets (the row table of a staged image).
-func (b *DeviceBatch) axis(a *axis, off []int64) gpAxis {
+func (b *DeviceBatch) axis(a *axis, off []int64) gpAxis { // (YUV: the column table too, gpu_yuv.go)
 	if off == nil {
 		off = make([]int64, len(a.Off))
 		for i, o := range a.Off {
@@ -113,10 +113,12 @@ func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
 	if staged {
 		rowOff = p.GPUStage().off
 	}
-	d := gpImage{
-		Rows: b.axis(&p.rows, rowOff), Cols: b.axis(&p.cols, nil), Stride_c: int64(p.strideC),
+	d := gpImage{Stride_c: int64(p.strideC),
 		Out_h: int32(p.OutH), Out_w: int32(p.OutW), Out_c: int32(p.OutC), In_c: int32(p.inC),
 		Scale: 1,
+	}
+	if p.yuv == nil {
+		d.Rows, d.Cols = b.axis(&p.rows, rowOff), b.axis(&p.cols, nil)
 	}
 	for c := 0; c < p.OutC; c++ {
 		d.Cmap[c] = int32(p.cmap[c])
@@ -126,6 +128,9 @@ func (b *DeviceBatch) template(p *Plan, staged bool) gpImage {
 	d.Mode = p.gpuMode()
 	if p.vecPixels(rowOff) {
 		d.Vec = 1 // Encode clears it for a source address that is not aligned
+	}
+	if p.yuv != nil {
+		b.yuvTemplate(p, &d, staged)
 	}
 	end, inv := p.areaEnd()
 	d.Inv = inv
@@ -267,6 +272,7 @@ func (b *DeviceBatch) Encode(base uint64) []byte {
 		d := b.tmpl[im.key()]
 		d.Lut, d.Lut16 = rel(d.Lut), rel(d.Lut16)
 		d.Rows, d.Cols = relAxis(d.Rows), relAxis(d.Cols)
+		d.Yuv.U, d.Yuv.V = rel(d.Yuv.U), rel(d.Yuv.V)
 		// The span copy starts at the image's lowest element; its logical origin is -lo further.
 		d.Src = im.SrcDev // a staged image's row table already points into the packed rows
 		if !im.Staged {

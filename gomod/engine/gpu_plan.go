@@ -11,12 +11,10 @@ import (
 
 // GPUSupported reports whether the GPU kernels implement this plan, and if not, why. Plans they do
 // not implement run on the CPU engine, whatever the placement asks for. The kernels read the
-// planner's tables and have every row kernel's arithmetic (gpuMode), but only the horizontal-first
-// pass order: Pillow's vertical-first plans (Plan.vfirst) are declined.
+// planner's tables and have every row kernel's arithmetic (gpuMode), YUV sources included
+// (gpu_yuv.go), but only the horizontal-first pass order: Pillow's vertical-first plans
+// (Plan.vfirst) are declined.
 func (p *Plan) GPUSupported() (bool, string) {
-	if p.yuv != nil {
-		return false, "YUV sources are not in the GPU kernels: they run on the CPU engine"
-	}
 	if p.pm != nil {
 		return false, "premultiplied alpha (Pillow's resize of RGBA) is not in the GPU kernels: it runs on the CPU engine"
 	}
@@ -52,7 +50,12 @@ func (p *Plan) SourceExtent() (lo, n int) { return p.minOff, p.spanElems }
 func (p *Plan) OutImageBytes() int { return p.OutImageElems() * p.OutDType.Size() }
 
 // GPUKernel is the plan's GPU entry point.
-func (p *Plan) GPUKernel() string { return KernelName(p.InDType(), p.OutC) }
+func (p *Plan) GPUKernel() string {
+	if p.yuv != nil {
+		return yuvKernelName(p.OutC)
+	}
+	return KernelName(p.InDType(), p.OutC)
+}
 
 // RowStage is how a host image is staged for the GPU when its plan reads only some source rows: only
 // those rows go through the pinned buffer and over PCIe, packed one after another, and the kernel
@@ -62,14 +65,20 @@ type RowStage struct {
 	rows     []int   // distinct source row offsets (elements from the image origin), ascending
 	colLo    int     // first element of a row that any column and channel reads, relative to the row
 	rowElems int     // elements staged per row
-	off      []int64 // the plan's row table remapped into the staged layout
+	off      []int64 // the plan's row table remapped into the staged layout (YUV: each row tap's Y samples)
 	elems    int     // elements staged per image
+	// YUV sources (gpu_yuv.go: newYUVStage): the staging copies, and each row tap's U and V samples
+	pieces     [][3]int
+	yuvU, yuvV []int64
 }
 
 // newRowStage returns the plan's row staging, or nil when staging the whole image span is as good:
 // every row touched, or rows that are not compact in memory (a planar source, where one pixel's
 // channels are a whole plane apart), so the packed rows would not be smaller.
 func newRowStage(p *Plan) *RowStage {
+	if p.yuv != nil {
+		return newYUVStage(p)
+	}
 	r, c := &p.rows, &p.cols
 	if len(r.Off) == 0 || len(c.Off) == 0 {
 		return nil
@@ -96,6 +105,9 @@ func newRowStage(p *Plan) *RowStage {
 // Pieces returns the staging copies of one image, as (staged, source) element ranges relative to
 // the staged buffer and the image origin; rows adjacent in both are merged into one copy.
 func (s *RowStage) Pieces() [][3]int {
+	if s.pieces != nil {
+		return s.pieces
+	}
 	var out [][3]int // staged start, source start, length
 	for k, r := range s.rows {
 		dst, src := k*s.rowElems, r+s.colLo

@@ -368,7 +368,7 @@ func (yp *yuvPlan) bufLen() int { return (yp.ring + 1) * yp.stride }
 // nil, of luma row ys1 into d1, both rows sharing the chroma row us/vs (4:2:0; ys1 is ys0's
 // partner): RGB at d[3x:3x+3] from Y at ys[yOff'+x*yStep] and chroma at us, vs[(x/2)*cStep] (the
 // slices start at pixel 0's samples). The chroma products are computed once per pixel pair and
-// both rows. kernels/yuv.cuh would repeat this arithmetic. Bounds are checked once up front, then
+// both rows. The GPU kernels repeat this arithmetic per tap (kernels/resize.cuh: gp_ldr). Bounds are checked once up front, then
 // the loop reads through pointers: with per-pixel bounds checks and a branchy clamp the 1080p
 // ImageNet task spent 8 ns a pixel converting.
 // Twin of kernelSet.yuvConv's SIMD loop (yuv_amd64.go): the same integers by construction.

@@ -271,8 +271,9 @@ func TestYUVValidate(t *testing.T) {
 	}
 }
 
-// TestYUVGPUDeclined: YUV plans are not in the GPU kernels, so placement runs them on the CPU.
-func TestYUVGPUDeclined(t *testing.T) {
+// TestYUVGPUAccepted: YUV plans run on the GPU's yuv kernels (gpu_yuv.go; gomod/engine/gpu's
+// TestYUVOnGPU proves their bytes), and their span is the planes'.
+func TestYUVGPUAccepted(t *testing.T) {
 	s := rgbSpec(4, 6, "bilinear", false, 2, 3)
 	s.In.Strides = [4]int64{}
 	s.In.YUV = &YUVSpec{Format: "yuyv", Matrix: "bt709", Range: "full", Planes: []YUVPlane{{0, 12}}}
@@ -280,8 +281,8 @@ func TestYUVGPUDeclined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, why := p.GPUSupported(); ok || why == "" {
-		t.Fatalf("GPUSupported = %v %q", ok, why)
+	if ok, why := p.GPUSupported(); !ok || p.GPUKernel() != "goprep_preprocess_yuv_c3" {
+		t.Fatalf("GPUSupported = %v %q, kernel %s", ok, why, p.GPUKernel())
 	}
 	if lo, n := p.ImageSpan(); lo != 0 || n != 48 {
 		t.Fatalf("ImageSpan = %d, %d", lo, n)

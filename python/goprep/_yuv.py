@@ -21,7 +21,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
+from ._inputs import DeviceSource
 from ._outputs import SLOT, fill
+from ._signature import auto_keeps_on_cpu
 from ._trace import Traced, View, typed_key
 
 FORMATS = ("nv12", "nv21", "i420", "yv12", "yuyv", "uyvy")
@@ -37,8 +39,35 @@ def _choice(name: str, v: Any, valid: Tuple[str, ...]) -> str:
     return v.lower()
 
 
-def _addr(a: np.ndarray) -> int:
+def _addr(a: np.ndarray, dev: Optional[Dict[int, int]] = None) -> int:
+    """The address of a plane's first element: a host array's, or (``dev``: stand-ins by id) the
+    device pointer of the CUDA array whose stand-in ``a`` is."""
+    if dev is not None:
+        return dev[id(a)]
     return int(a.__array_interface__["data"][0])
+
+
+def _device_planes(frame: Any) -> Optional[List[Any]]:
+    """The DeviceSources of a frame given as CUDA arrays (CAI or DLPack: CuPy, torch CUDA tensors,
+    goprep.DeviceArray), one per array, or None for host arrays; a mix is refused."""
+    from ._inputs import device_source
+
+    arrays = list(frame) if isinstance(frame, (tuple, list)) else [frame]
+    ds = []
+    for a in arrays:
+        try:
+            ds.append(None if isinstance(a, np.ndarray) else device_source(a, None))
+        except InvalidArgumentError as e:
+            raise type(e)(str(e), argument="frame") from None
+    if all(d is None for d in ds):
+        return None
+    if any(d is None for d in ds):
+        raise InvalidArgumentError("planes must be all host (NumPy) or all CUDA arrays", argument="frame")
+    if len({d.device for d in ds}) != 1:
+        raise InvalidArgumentError("planes live on several GPUs", argument="frame")
+    if len({d.stream for d in ds if d.stream is not None}) > 1:
+        raise InvalidArgumentError("planes were produced on different streams", argument="frame")
+    return ds
 
 
 class YUVFrame:
@@ -72,8 +101,8 @@ class YUVFrame:
 
 
 def call(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int, st: Any) -> Any:
-    """``pipe`` called on a YUVFrame, or a list of them (one batch): traced per frame layout, run on the
-    CPU engine (the GPU kernels decline YUV plans) from the Y plane's pointer."""
+    """``pipe`` called on a YUVFrame, or a list of them (one batch): traced per frame layout, run from
+    the Y plane's pointer where the pipeline's device places it (the GPU kernels convert YUV too)."""
     frames = src if isinstance(src, list) else [src]
     if not frames or any(type(f) is not YUVFrame for f in frames):
         raise InvalidArgumentError("a list of YUV frames must hold only goprep.yuv(...) frames", argument="src")
@@ -88,8 +117,14 @@ def call(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out
     first = sigs[0]
     one = isinstance(src, YUVFrame)
     shape = first.shape if one else (len(frames),) + first.shape
-    device = "cpu" if sh < 0 else pipe._device
-    res = pipe._run(sigs, [f.base for f in frames], shape, out, device, sh, st)
+    on_dev = type(frames[0].base) is DeviceSource
+    if sh >= 0 or on_dev:  # a stream, or frames on a GPU: the pipeline's device (check_sources refuses "cpu")
+        device = pipe._device
+    elif len(sigs) == 1:
+        device = pipe._host_device(first.cpu)
+    else:  # a list: auto's rule on its total, as Pipeline._run_list applies it
+        device = pipe._host_device(pipe._cpu or (pipe._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in sigs))))
+    res = pipe._run(sigs, [f.base for f in frames], shape, out, device, sh, st, host=not on_dev)
     if first.template is SLOT:
         return res
     if one:
@@ -145,6 +180,10 @@ def yuv(
       then U for yv12, each ``H/2 x W/2``), or a tuple ``(y, u, v)``;
     - ``"yuyv"`` / ``"uyvy"``: an ``(H, W, 2)`` array (Y0 U Y1 V / U Y0 V Y1 per pixel pair).
 
+    Host arrays (NumPy) or CUDA arrays (``__cuda_array_interface__`` / DLPack: CuPy, torch CUDA
+    tensors, ``goprep.DeviceArray``), read in place; device planes given separately must be views
+    into one allocation. Device frames run on their GPU.
+
     A leading batch axis makes a batch: ``(N, H*3/2, W)``, ``(N, H, W, 2)``, or planes with one.
     Width (and for 4:2:0 height) must be even, as OpenCV requires.
 
@@ -174,10 +213,17 @@ def yuv(
     o = _choice("order", order, ORDERS)
     f = YUVFrame()
     f.format, f.matrix, f.range, f.opencv, f.order = fmt, m, r, ocv, o
+    ds = _device_planes(frame)
+    dev = None if ds is None else {id(d.view): d.ptr for d in ds}
     if isinstance(frame, (tuple, list)):
-        _planes(f, [_u8(a, "frame") for a in frame])
+        _planes(f, [_u8(a if d is None else d.view, "frame") for a, d in zip(frame, ds or [None] * len(frame))], dev)
     else:
-        _single(f, _u8(frame, "frame"))
+        _single(f, _u8(frame if ds is None else ds[0].view, "frame"))
+    if ds is not None:  # read in place on the device: the Y plane's pointer, the others at offsets from it
+        y = ds[0]
+        stream = next((d.stream for d in ds if d.stream is not None), None)
+        f.base = DeviceSource(y.ptr, y.device, stream, y.view, tuple(d.keep for d in ds))
+        f.keep = (f.base,)
     f.key = ("yuv", f.format, f.matrix, f.range, f.opencv, f.order, f.n, f.height, f.width, tuple(f.planes),
              f.batch_stride)
     return f
@@ -236,8 +282,9 @@ def _single(f: YUVFrame, a: np.ndarray) -> None:
     f.base, f.keep, f.nbytes = a, (a,), a.nbytes
 
 
-def _planes(f: YUVFrame, ps: List[np.ndarray]) -> None:
-    """Separate plane arrays: (y, uv) or (y, u, v), each maybe batched."""
+def _planes(f: YUVFrame, ps: List[np.ndarray], dev: Optional[Dict[int, int]] = None) -> None:
+    """Separate plane arrays: (y, uv) or (y, u, v), each maybe batched (``dev``: CUDA arrays' stand-ins,
+    their device pointers by id)."""
     if f.format in ("yuyv", "uyvy"):
         raise InvalidArgumentError(f"a {f.format} frame is one (H, W, 2) array, not planes", argument="frame")
     want = 2 if f.format in ("nv12", "nv21") else 3
@@ -254,7 +301,7 @@ def _planes(f: YUVFrame, ps: List[np.ndarray]) -> None:
     _even(f, h, w)
     ry, bs = _rows(y, batch, w, "frame")
     planes = [(0, ry)]
-    base = _addr(y)
+    base = _addr(y, dev)
     for i, c in enumerate(ps[1:], 1):
         cw = w if want == 2 else w // 2
         img = c.shape[1:] if batch else c.shape
@@ -266,7 +313,7 @@ def _planes(f: YUVFrame, ps: List[np.ndarray]) -> None:
         rc, bc = _rows(c, batch, cw, "frame")
         if batch and f.n > 1 and bc != bs:
             raise ShapeError(f"plane {i}'s batch stride {bc} differs from the Y plane's {bs}", argument="frame")
-        planes.append((_addr(c) - base, rc))
+        planes.append((_addr(c, dev) - base, rc))
     if f.format == "yv12":
         planes[1], planes[2] = planes[2], planes[1]
     f.planes = planes

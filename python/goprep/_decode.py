@@ -5,7 +5,7 @@ A pipeline called with encoded data (``bytes``, ``bytearray``, ``memoryview``, a
 decode.go): ``DecodeOpen`` reads files and headers (GIL released) and refuses bombs and bad data
 before any pixel is decoded; Python then traces the function once per header (the memo keys on the
 decoded size, so a stream of same-sized photos traces once); ``DecodeRun`` decodes every image into a
-pooled buffer and runs its plan into the result, the images spread over the engine's threads.
+buffer kept per engine thread and runs its plan into the result, the images spread over the threads.
 
 Inside the function, ``goprep.decode(x, mode=..., reduce=..., apply_orientation=...)`` must be the
 first op on the image argument; a function that never calls it decodes with the defaults (exact RGB),
@@ -65,6 +65,7 @@ class thread_max_pixels:
 
     def __exit__(self, *exc: Any) -> None:
         _thread_limit.n = self.prev
+
 
 _perf_ns = time.perf_counter_ns
 

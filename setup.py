@@ -261,7 +261,8 @@ class BuildGo(build_ext):
         env.setdefault("CGO_ENABLED", "1")
         if env.get("GOPROXY", "").startswith("file://"):
             log(f"Go modules from this sdist's {GOPROXY_DIR}/ (no network needed)")
-        simd_ok = platform.machine().lower() in ("x86_64", "amd64")
+        cross = _target_arch()  # None: a native build; "aarch64": cross-compiled (scripts/build_wheels.sh --arch)
+        simd_ok = platform.machine().lower() in ("x86_64", "amd64") and cross is None
         if simd_ok and "GOEXPERIMENT" not in env and not env.get("GOPREP_NO_SIMD"):
             # Go 1.26's simd/archsimd: AVX2 / AVX-512 row kernels, picked at run time by CPU feature.
             # The pure-Go kernels stay the fallback and the reference; GOPREP_NO_SIMD=1 builds only them.
@@ -283,15 +284,18 @@ class BuildGo(build_ext):
         log("compiling the Go extension: about 4 CPU-minutes the first time (2-3 min on 2 idle cores), "
             "less once Go's build cache is warm")
         # gopy formats its output with goimports, which it expects on PATH.
-        run_with_progress([go.exe, "build", "-o", bindir + os.sep, "golang.org/x/tools/cmd/goimports"], env,
-                          "goimports")
+        run_with_progress([go.exe, "build", "-o", bindir + os.sep, "golang.org/x/tools/cmd/goimports"],
+                          _host_tool_env(env) if cross else env, "goimports")
+        gopy = [go.exe, "tool", "gopy"]
+        if cross:
+            gopy = _cross_gopy(go, env, bindir, cross)
         # -dynamic-link=true: no -lpython3.x, so the extension NEEDS no libpython (the importing
         # interpreter provides Python's symbols, as for every extension module).
         # -vm: a wrapper of this Python that also makes the one edit of gopy's generated C code (native.c,
         # written by gopy's `python build.py` and compiled by its next `go build`): _declare_gil_free.
         run_with_progress(
-            [go.exe, "tool", "gopy", "build", f"-vm={_gopy_vm(bindir)}", "-name=native", f"-output={gen}",
-             "-no-make", "-dynamic-link=true", "./gomod/binding"],
+            gopy + ["build", f"-vm={_gopy_vm(bindir)}", "-name=native", f"-output={gen}",
+                    "-no-make", "-dynamic-link=true", "./gomod/binding"],
             env, "gopy build",
         )
         with open(os.path.join(gen, "native.c")) as f:
@@ -315,6 +319,12 @@ class BuildGo(build_ext):
                 _copy_without_chdir(os.path.join(gen, py), os.path.join(target, py))
         log(f"built the {'CUDA' if cuda else 'CPU-only'} extension with go{_fmt(go.version)} "
             f"in {time.monotonic() - t0:.0f} s")
+
+    def get_ext_filename(self, ext_name: str) -> str:
+        """The extension's file name; cross-compiled, with the target's EXT_SUFFIX (_target_ext_suffix)."""
+        name = super().get_ext_filename(ext_name)
+        host, target = sysconfig.get_config_var("EXT_SUFFIX"), _target_ext_suffix()
+        return name[: -len(host)] + target if target != host and name.endswith(host) else name
 
     def copy_extensions_to_source(self) -> None:
         """``setup.py build_ext --inplace``: setuptools builds into build_lib (with ``inplace`` off) and
@@ -402,6 +412,62 @@ class BuildGo(build_ext):
         if bad:
             raise RuntimeError(f"the extension NEEDS {bad} (only the C library family is allowed): {needed}")
         log(f"NEEDED: {', '.join(needed)} (no libpython, no NVIDIA driver library)")
+
+
+# --------------------------------------------------------------------------------------------------
+# Cross-compiling (GOPREP_TARGET_ARCH=aarch64: scripts/build_wheels.sh --arch aarch64)
+#
+# Only the extension is built for the target: gopy and goimports run here, so they are built for this
+# machine (a GOARCH=arm64 `go tool gopy` cannot run without binfmt_misc: "exec format error"). gopy's
+# own `go build` steps inherit GOARCH (set here) and CC/CXX (the caller's compiler for the target,
+# e.g. zig cc -target aarch64-linux-gnu.2.17), and link with this Python's flags: its headers stand
+# in for the target's (same CPython version and ABI; pyconfig.h of a pyenv/source build, not
+# Debian's multiarch one). The file name and the wheel's platform tag are the target's.
+
+_CROSS = {"aarch64": "arm64"}  # GOPREP_TARGET_ARCH -> GOARCH
+
+
+def _target_arch():
+    """None for a native build, else the target machine (GOPREP_TARGET_ARCH; aarch64 only, on Linux x86_64)."""
+    arch = os.environ.get("GOPREP_TARGET_ARCH", "").strip().lower()
+    if arch in ("", platform.machine().lower()):
+        return None
+    if arch not in _CROSS:
+        raise RuntimeError(f"GOPREP_TARGET_ARCH={arch}: only aarch64 can be cross-compiled")
+    if not (sys.platform.startswith("linux") and platform.machine().lower() in ("x86_64", "amd64")):
+        raise RuntimeError("GOPREP_TARGET_ARCH: cross-compiling from Linux x86_64 only")
+    return arch
+
+
+def _target_ext_suffix() -> str:
+    """EXT_SUFFIX for the target: this Python's, with its machine replaced (.cpython-311-aarch64-linux-gnu.so)."""
+    host = sysconfig.get_config_var("EXT_SUFFIX")
+    arch = _target_arch()
+    if arch is None:
+        return host
+    machine = platform.machine()
+    if f"-{machine}-" not in host:
+        raise RuntimeError(f"cannot derive the {arch} EXT_SUFFIX from {host!r}")
+    return host.replace(f"-{machine}-", f"-{arch}-")
+
+
+def _host_tool_env(env: dict) -> dict:
+    """env for building a tool that runs here: no target GOARCH or compiler, no cgo."""
+    tool = {k: v for k, v in env.items() if k not in ("GOARCH", "CC", "CXX", "CGO_CFLAGS", "CGO_LDFLAGS")}
+    tool["CGO_ENABLED"] = "0"
+    return tool
+
+
+def _cross_gopy(go, env: dict, bindir: str, arch: str) -> List[str]:
+    """Build gopy for this machine; set env up for the target's `go build` steps that gopy runs."""
+    run_with_progress([go.exe, "build", "-o", bindir + os.sep, "github.com/go-python/gopy"],
+                      _host_tool_env(env), "gopy (host tool)")
+    if not env.get("CC"):
+        raise RuntimeError(f"GOPREP_TARGET_ARCH={arch}: set CC (and CXX) to a C compiler for {arch}")
+    env["GOARCH"] = _CROSS[arch]
+    env["CGO_ENABLED"] = "1"
+    log(f"cross-compiling the extension for {arch} (GOARCH={env['GOARCH']}, CC={env['CC']})")
+    return [os.path.join(bindir, "gopy")]
 
 
 def _copy_without_chdir(src: str, dest: str) -> None:
@@ -535,7 +601,13 @@ class SdistWithGoModules(sdist):
 
 
 if __name__ == "__main__":  # setuptools runs setup.py as __main__; tests import it for find_go()
+    _arch = _target_arch()
+    # Cross-compiled: the target's wheel tag, and a build directory of its own (setuptools names
+    # build/lib.* after this host, so a native build's extension would otherwise go into the wheel too).
+    _cross_options = {"bdist_wheel": {"plat_name": f"linux_{_arch}"},
+                      "build": {"build_base": os.path.join("build", f"cross-{_arch}")}} if _arch else {}
     setup(
+        options=_cross_options,
         ext_modules=[Extension("goprep._ext._native", sources=[])],
         cmdclass={"build_ext": BuildGo, "sdist": SdistWithGoModules},
     )

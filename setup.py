@@ -217,12 +217,22 @@ def run_with_progress(cmd: List[str], env: dict, label: str, cwd: str = ROOT, qu
     log(f"{label}: done in {time.monotonic() - t0:.0f} s")
 
 
+# The CPython link flags cgo's allowlist lacks that gopy passes on (a regular expression matching
+# whole flags, as CGO_LDFLAGS_ALLOW takes): see go_env.
+LDFLAGS_ALLOW = r"-fwrapv"
+
+
 def go_env(go: Go) -> dict:
     """The environment every Go command of the build runs in."""
     env = dict(os.environ)
     env["GOROOT"] = go.goroot
     env["PATH"] = os.path.join(go.goroot, "bin") + os.pathsep + env.get("PATH", "")  # gopy runs `go` by name
     env["GOTOOLCHAIN"] = "local"
+    # gopy copies the build Python's link flags (sysconfig) into #cgo LDFLAGS, and cgo refuses any
+    # flag off its allowlist: Debian's CPython 3.14 links with the compiler option -fwrapv (the
+    # linker ignores it). A CGO_LDFLAGS_ALLOW of the user's own is kept.
+    user = env.get("CGO_LDFLAGS_ALLOW")
+    env["CGO_LDFLAGS_ALLOW"] = f"(?:{user})|{LDFLAGS_ALLOW}" if user else LDFLAGS_ALLOW
     proxy = os.path.join(ROOT, GOPROXY_DIR)
     if os.path.isdir(proxy):
         # An sdist: its own modules, whatever GOPROXY says (GOPROXY=off means "no network", and this

@@ -176,7 +176,9 @@ for v in "${VERSIONS[@]}"; do
   if ! CC="$TOOLS/zcc" CXX="$TOOLS/zcxx" CGO_ENABLED=1 GOPREP_CUDA=1 PIP_DISABLE_PIP_VERSION_CHECK=1 env "${CODECS_ENV[@]}" "${cross[@]}" \
       "$py" -m pip wheel -v --no-deps -w "$raw" . > >(tee "$buildlog" | grep --line-buffered -E '^ *goprep: ' >&2) 2>&1; then
     sleep 1; tail -60 "$buildlog" >&2
-    log "python$v: pip wheel failed (the last lines of its log are above)"; failed+=("$v"); continue
+    # the compiler's or gopy's own message usually lies above pip's traceback
+    log "python$v: the log's error lines:"; grep -n -iE 'error|undefined|cannot|fatal|invalid flag' "$buildlog" | grep -v 'File "' | head -40 >&2 || true
+    log "python$v: pip wheel failed (the last lines of its log and its error lines are above)"; failed+=("$v"); continue
   fi
   whl=$(ls "$raw"/goprep-*.whl)
   # gopy links with Python's LDSHARED flags, which carry -rpath into this machine's Python;

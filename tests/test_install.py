@@ -229,3 +229,19 @@ def test_cpu_only_build_offline_names_the_go_module(capsys, tmp_path):
     assert _cuda_cflags(env) == ""
     out = capsys.readouterr().out
     assert "cannot get nvml.h" in out and "CPU-only" in out, out
+
+
+@pytest.mark.parametrize("user", [None, "-Wl,--foo"])
+def test_go_env_allows_debians_python_link_flags(monkeypatch, user):
+    # Debian's CPython 3.14 has -fwrapv in its sysconfig LDFLAGS, which gopy copies into #cgo LDFLAGS
+    # and cgo refuses unless CGO_LDFLAGS_ALLOW matches it (the cp314 wheel build failed so); a user's
+    # own allowance still holds.
+    if user is None:
+        monkeypatch.delenv("CGO_LDFLAGS_ALLOW", raising=False)
+    else:
+        monkeypatch.setenv("CGO_LDFLAGS_ALLOW", user)
+    env = setup_py.go_env(setup_py.Go("/usr/bin/go", "/usr/lib/go", (1, 26), "test"))
+    allow = re.compile(env["CGO_LDFLAGS_ALLOW"])
+    assert allow.fullmatch("-fwrapv")
+    assert not allow.fullmatch("-fwrapv-evil") and not allow.fullmatch("-specs=/x")
+    assert bool(allow.fullmatch("-Wl,--foo")) == (user is not None)

@@ -122,6 +122,25 @@ def test_pil_images(mode):
     assert_array_identical(f([pil, pil]), f([arr, arr]))
 
 
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+def test_pil_image_opened_not_loaded(fmt, tmp_path):
+    """Image.open reads only the header: goprep loads the pixels (Pillow >= 11 asserts on img.im
+    before that), eager, in pipelines and in lists; after Image.close() it is goprep's error."""
+    path = tmp_path / f"chelsea.{fmt.lower()}"
+    Image.fromarray(np.ascontiguousarray(PHOTOS["chelsea"])).save(path, fmt)
+    with Image.open(path) as im:
+        want = np.asarray(im.copy())
+    f = goprep.pipeline(lambda x: goprep.normalize(goprep.resize(x, (20, 30)), mean=0.5, std=0.5))
+    for run, ref in [(lambda im: goprep.resize(im, (50, 60)), goprep.resize(want, (50, 60))),
+                     (f, f(want)), (lambda im: f([im, im]), f([want, want]))]:
+        im = Image.open(path)
+        assert_array_identical(run(im), ref)
+        im.close()
+        with pytest.raises(goprep.InvalidArgumentError) as ei:
+            run(im)
+        assert ei.value.argument == "src"
+
+
 @pytest.mark.parametrize("mode", ["RGBA", "L"])
 def test_pil_images_read_in_place(mode):
     """Pillow >= 11.2 exports its own pixel memory (Arrow): RGBA and L images are read without the

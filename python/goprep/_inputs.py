@@ -86,7 +86,12 @@ def as_array(src: Any, argument: str = "src") -> Tuple[Any, Optional[str]]:
 
 def pil_as_hwc(img: Any, argument: str = "src") -> np.ndarray:
     try:
-        img.im  # Pillow raises ValueError("Operation on closed image") after Image.close()
+        # Reads an image opened but not loaded yet (Image.open), as np.asarray would. After
+        # Image.close() every Pillow raises ValueError("Operation on closed image") here; a bare
+        # `img.im` did not do for either: Pillow >= 11 asserts there that the image is loaded (an
+        # AssertionError on Image.open's images), and Pillow < 11 (Debian bookworm's 9.4) returns the
+        # stand-in close() left, which raises only at its first attribute.
+        img.load()
     except ValueError as e:
         raise InvalidArgumentError(f"the PIL image cannot be read ({e}): was it closed? Read it before "
                                    "Image.close(), or open it again", argument=argument) from None

@@ -222,6 +222,33 @@ def run_with_progress(cmd: List[str], env: dict, label: str, cwd: str = ROOT, qu
 LDFLAGS_ALLOW = r"-fwrapv"
 
 
+def multiarch_pyconfig(work: str, include: str, multiarch: Optional[str], includedir: str) -> Optional[str]:
+    """An include directory for Debian's split pyconfig.h, or None where the Python has none.
+
+    Debian's CPython ships include/python3.X/pyconfig.h as a stub that includes
+    <MULTIARCH/python3.X/pyconfig.h> from includedir (/usr/include), which the system compiler finds
+    on its multiarch search path. A cross compiler (zig, scripts/build_wheels.sh) has no such path and
+    must not get /usr/include/MULTIARCH whole (glibc's own headers live there), so the one real file is
+    copied to work/pyinclude/MULTIARCH/python3.X/pyconfig.h and that directory returned for -I.
+    """
+    if not multiarch:
+        return None
+    rel = os.path.join(multiarch, os.path.basename(include.rstrip(os.sep)), "pyconfig.h")
+    real, stub = os.path.join(includedir, rel), os.path.join(include, "pyconfig.h")
+    try:
+        with open(stub, encoding="utf-8", errors="replace") as f:
+            if f"include <{rel}>" not in f.read():
+                return None
+    except OSError:
+        return None
+    if not os.path.isfile(real):
+        return None
+    out = os.path.join(work, "pyinclude")
+    os.makedirs(os.path.dirname(os.path.join(out, rel)), exist_ok=True)
+    shutil.copyfile(real, os.path.join(out, rel))
+    return out
+
+
 def go_env(go: Go) -> dict:
     """The environment every Go command of the build runs in."""
     env = dict(os.environ)
@@ -269,6 +296,10 @@ class BuildGo(build_ext):
         env = go_env(go)
         env["PATH"] = bindir + os.pathsep + env["PATH"]
         env.setdefault("CGO_ENABLED", "1")
+        pyinc = multiarch_pyconfig(work, sysconfig.get_paths()["include"], sysconfig.get_config_var("MULTIARCH"),
+                                   sysconfig.get_config_var("INCLUDEDIR") or "/usr/include")
+        if pyinc:  # Debian's CPython (e.g. its 3.14 in scripts/debian_python.sh) built with zig
+            env["CGO_CFLAGS"] = (env.get("CGO_CFLAGS", "-O2 -g") + " -I" + pyinc).strip()
         if env.get("GOPROXY", "").startswith("file://"):
             log(f"Go modules from this sdist's {GOPROXY_DIR}/ (no network needed)")
         cross = _target_arch()  # None: a native build; "aarch64": cross-compiled (scripts/build_wheels.sh --arch)

@@ -110,15 +110,17 @@ export ZIG_GLOBAL_CACHE_DIR="$TOOLS/zig-cache" ZIG_LOCAL_CACHE_DIR="$TOOLS/zig-c
 # and wrong for a cross-target build: -I/usr/include and -L/usr/lib/x86_64-linux-gnu[/]
 # (gorgonia.org/cu's cgo flags; the host's glibc headers/libraries must not mix with zig's 2.17
 # ones), -Wl,--unresolved-symbols=ignore-in-object-files (go-nvml; zig's linker rejects it, and
-# the generated shim defines every nvml* symbol anyway) and -lcrypt (Python's SHLIBS; not used,
-# and zig ships no libcrypt for 2.17).
+# the generated shim defines every nvml* symbol anyway), -lcrypt (Python's SHLIBS; not used,
+# and zig ships no libcrypt for 2.17) and -Wl,-Bsymbolic-functions (Debian's CPython's link flags,
+# which gopy passes on; zig's linker rejects it, and the extension's exported symbols are only
+# PyInit_* and Go's, never interposed).
 cat > "$TOOLS/zcc" <<EOF
 #!/usr/bin/env bash
 args=()
 for a in "\$@"; do
   case "\$a" in
     -I/usr/include|-I/usr/include/|-L/usr/lib/x86_64-linux-gnu|-L/usr/lib/x86_64-linux-gnu/) ;;
-    -Wl,--unresolved-symbols=ignore-in-object-files|-lcrypt) ;;
+    -Wl,--unresolved-symbols=ignore-in-object-files|-lcrypt|-Wl,-Bsymbolic-functions) ;;
     *) args+=("\$a") ;;
   esac
 done

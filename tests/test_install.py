@@ -245,3 +245,22 @@ def test_go_env_allows_debians_python_link_flags(monkeypatch, user):
     assert allow.fullmatch("-fwrapv")
     assert not allow.fullmatch("-fwrapv-evil") and not allow.fullmatch("-specs=/x")
     assert bool(allow.fullmatch("-Wl,--foo")) == (user is not None)
+
+
+def test_multiarch_pyconfig_copies_debians_real_header(tmp_path):
+    # Debian's include/python3.14/pyconfig.h is a stub including <x86_64-linux-gnu/python3.14/pyconfig.h>
+    # from /usr/include; zig (the wheels' compiler) does not search there, so the build copies that one file.
+    inc, usr = tmp_path / "usr/include/python3.14", tmp_path / "usr/include"
+    inc.mkdir(parents=True)
+    (inc / "pyconfig.h").write_text("#if defined(__x86_64__)\n#  include <x86_64-linux-gnu/python3.14/pyconfig.h>\n#endif\n")
+    real = usr / "x86_64-linux-gnu/python3.14/pyconfig.h"
+    real.parent.mkdir(parents=True)
+    real.write_text("#define Py_DEBIAN_REAL 1\n")
+    work = tmp_path / "build"
+    out = setup_py.multiarch_pyconfig(str(work), str(inc), "x86_64-linux-gnu", str(usr))
+    assert out == str(work / "pyinclude")
+    assert (work / "pyinclude/x86_64-linux-gnu/python3.14/pyconfig.h").read_text() == "#define Py_DEBIAN_REAL 1\n"
+    # a Python with a whole pyconfig.h (python.org's, pyenv's), or no multiarch: nothing to add
+    (inc / "pyconfig.h").write_text("#define HAVE_FOO 1\n")
+    assert setup_py.multiarch_pyconfig(str(work), str(inc), "x86_64-linux-gnu", str(usr)) is None
+    assert setup_py.multiarch_pyconfig(str(work), str(inc), None, str(usr)) is None

@@ -97,6 +97,11 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 	}
 	if p.CHW {
 		plane := p.OutH * p.OutW
+		if oc == 3 && !n.f16 { // one pass over the interleaved row, writing all three planes
+			o := img*elems + y*p.OutW
+			p.kern.normCHW3(b.outF32[o:o+p.OutW], b.outF32[o+plane:o+plane+p.OutW], b.outF32[o+2*plane:o+2*plane+p.OutW], vals, n)
+			return
+		}
 		for c := 0; c < oc; c++ {
 			o := img*elems + c*plane + y*p.OutW
 			for x := 0; x < p.OutW; x++ {
@@ -106,8 +111,34 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 		return
 	}
 	o := img*elems + y*rowLen
+	if oc == 3 && !n.f16 {
+		p.kern.normHWC3(b.outF32[o:o+rowLen], vals, n)
+		return
+	}
 	for i, v := range vals {
 		put(o+i, n.apply(i%oc, v))
+	}
+}
+
+// normCHW3Scalar normalises pixels [from, len(o0)) of an interleaved three-channel float32 row vals
+// into three plane rows: o_c[x] = normTables.apply(c, vals[3x+c]), each step rounded to float32.
+// Twin of normCHW3NEON (normalize_arm64.go); the kernel of every other build (normalize_other.go).
+func normCHW3Scalar(o0, o1, o2, vals []float32, n *normTables, from int) {
+	m := len(o0)
+	o1, o2, vals = o1[:m], o2[:m], vals[:3*m]
+	for x := from; x < m; x++ {
+		px := (*[3]float32)(vals[3*x : 3*x+3])
+		o0[x], o1[x], o2[x] = n.apply(0, px[0]), n.apply(1, px[1]), n.apply(2, px[2])
+	}
+}
+
+// normHWC3Scalar normalises values [from, len(out)) of an interleaved three-channel float32 row:
+// out[i] = normTables.apply(i%3, vals[i]).
+// Twin of normHWC3NEON (normalize_arm64.go); the kernel of every other build (normalize_other.go).
+func normHWC3Scalar(out, vals []float32, n *normTables, from int) {
+	vals = vals[:len(out)]
+	for i := from; i < len(out); i++ {
+		out[i] = n.apply(i%3, vals[i])
 	}
 }
 

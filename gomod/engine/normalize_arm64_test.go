@@ -79,7 +79,7 @@ func TestFloatSourceNormalisedNEON(t *testing.T) {
 	for _, o := range []kernelOverrides{{}, {NoSIMD: true}} {
 		withKernels(t, o)
 		for _, layout := range []string{"CHW", "HWC"} {
-			h, w := 7, 1+rng.Intn(70)
+			h, w := 7, 8+rng.Intn(70) // at least two NEON blocks a row
 			src := randF32(rng, h*w*3)
 			s := &Spec{
 				In:     InputSpec{DType: F32, H: h, W: w, C: 3, Strides: [4]int64{0, int64(12 * w), 12, 4}},

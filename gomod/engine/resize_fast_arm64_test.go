@@ -116,7 +116,7 @@ func TestVnormNEONEqualsScalar(t *testing.T) {
 	neon := kernelSet{NEON: true}
 	rng := rand.New(rand.NewSource(13))
 	for it := 0; it < 500; it++ {
-		spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{rng.Float64()}, Std: []float64{0.1 + rng.Float64()}}
+		spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{rng.Float64()}, Std: []float64{0.1 + float64(rng.Float64())}} // float64(): an explicit rounding, no FMA (check_fma.sh)
 		switch it % 5 {
 		case 1:
 			spec.Scale, spec.Mean[0], spec.Std[0] = 1, 127.5, 127.5

@@ -188,6 +188,7 @@ type aaNCol struct {
 // each column's weights padded with zeros to whole groups of 8 taps (a group's 24-byte load reads
 // the pixels after the last tap, which the zero weights cancel), and the loads' ends, as a running
 // maximum so that the columns whose loads stay inside a row form a prefix (aaHRows searches it).
+// Why: the kernel reads each column's weights as whole vectors, with no tail to handle.
 func (a *aaPlan) buildNEON(ct *taps) {
 	a.ncols, a.nend = make([]aaNCol, len(a.cols)), make([]int32, len(a.cols))
 	var end int32

@@ -35,7 +35,7 @@ func (k *kernelSet) aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, 
 // Why: the 1080p -> 224 downscale spends most of its time in this pass (17-35 taps a column).
 func (k *kernelSet) aaHRow(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
-	if !k.NEON || len(a.ncols) != n || n == 0 {
+	if !k.NEON || len(a.ncols) != n || n == 0 || len(a.nw) == 0 {
 		aaHScalar(d, src, rb, a, p, 0, n)
 		return
 	}

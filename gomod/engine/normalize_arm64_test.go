@@ -73,12 +73,13 @@ func TestNormNEONEqualsScalar(t *testing.T) {
 }
 
 // A float32 RGB source at its own size (the resize passes values unchanged) comes out normalised by
-// the rounded formula, channel-mapped, in CHW and HWC, with the NEON kernels and without.
+// the rounded formula, channel-mapped (emitF32's gather) or not (its shortcut), in CHW and HWC, with
+// the NEON kernels and without.
 func TestFloatSourceNormalisedNEON(t *testing.T) {
 	rng := rand.New(rand.NewSource(43))
 	for _, o := range []kernelOverrides{{}, {NoSIMD: true}} {
 		withKernels(t, o)
-		for _, layout := range []string{"CHW", "HWC"} {
+		for _, layout := range []string{"CHW", "HWC", "CHW identity", "HWC identity"} {
 			h, w := 7, 8+rng.Intn(70) // at least two NEON blocks a row
 			src := randF32(rng, h*w*3)
 			s := &Spec{
@@ -88,7 +89,10 @@ func TestFloatSourceNormalisedNEON(t *testing.T) {
 				Canvas: CanvasSpec{H: h, W: w},
 				Post:   View{0, 0, 1, 1, h, w},
 				CMap:   []int{2, 0, 1},
-				Norm:   &NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: F32, Layout: layout},
+				Norm:   &NormSpec{Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}, Scale: 1.0 / 255, DType: F32, Layout: layout[:3]},
+			}
+			if len(layout) > 3 {
+				s.CMap = []int{0, 1, 2}
 			}
 			p, got := runF32(t, s, src, h*w*3)
 			if p.kern.NEON == o.NoSIMD {
@@ -100,7 +104,7 @@ func TestFloatSourceNormalisedNEON(t *testing.T) {
 						v := src[(y*w+x)*3+s.CMap[c]]
 						want := float32(float32(v*float32(1.0/255))-float32(s.Norm.Mean[c])) / float32(s.Norm.Std[c])
 						i := (y*w+x)*3 + c
-						if layout == "CHW" {
+						if layout[:3] == "CHW" {
 							i = c*h*w + y*w + x
 						}
 						if math.Float32bits(got[i]) != math.Float32bits(want) {

@@ -68,17 +68,23 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 	if !content {
 		lo, hi = 0, 0
 	}
-	for i := 0; i < lo*oc; i++ {
-		vals[i] = p.padF32[i%oc]
-	}
-	row := w.rowF32
-	for x := lo; x < hi; x++ {
-		for c := 0; c < oc; c++ {
-			vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+	if lo == 0 && hi == p.OutW && p.identityCMap {
+		// nothing to pad or reorder (as gatherU8): the resized row is the output row's values.
+		// Why: the gather loop cost ~58 instructions a pixel (qemu count, docs/perf/2026-12-03-neon.md)
+		vals = w.rowF32[:len(vals)]
+	} else {
+		for i := 0; i < lo*oc; i++ {
+			vals[i] = p.padF32[i%oc]
 		}
-	}
-	for i := hi * oc; i < len(vals); i++ {
-		vals[i] = p.padF32[i%oc]
+		row := w.rowF32
+		for x := lo; x < hi; x++ {
+			for c := 0; c < oc; c++ {
+				vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+			}
+		}
+		for i := hi * oc; i < len(vals); i++ {
+			vals[i] = p.padF32[i%oc]
+		}
 	}
 	elems := p.OutImageElems()
 	rowLen := p.OutW * oc

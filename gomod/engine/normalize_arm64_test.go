@@ -9,24 +9,6 @@ import (
 // The NEON normalisation kernels (normalize_arm64.s) against their pure-Go twins, in one arm64
 // binary. Run under qemu-aarch64: scripts/test_arm64.sh -test.run 'Norm'.
 
-// randSpecial is a float32 from everywhere: ordinary values, signed zeros, subnormals, huge values,
-// infinities and NaNs with payloads.
-func randSpecial(rng *rand.Rand) float32 {
-	switch rng.Intn(12) {
-	case 0:
-		return math.Float32frombits(rng.Uint32()) // any bit pattern: NaN payloads included
-	case 1:
-		return float32(math.Copysign(0, float64(rng.Intn(2)*2-1)))
-	case 2:
-		return math.Float32frombits(rng.Uint32() & 0x807fffff) // subnormal
-	case 3:
-		return float32(math.Inf(rng.Intn(2)*2 - 1))
-	case 4:
-		return float32(rng.NormFloat64() * 1e38)
-	}
-	return float32(rng.NormFloat64() * 100)
-}
-
 // normCHW3 and normHWC3 with NEON equal their pure-Go twins bit for bit: random lengths (tails of
 // every length), values from everywhere (randSpecial) and normalisations (scales, means and stds of
 // either sign, tiny and huge, std 0).

@@ -140,3 +140,10 @@ func TestAntialiasPureGoOnArm64(t *testing.T) {
 	TestAntialiasFastPathEqualsGeneral(t)
 	TestAntialiasFastPathAtArrayEnd(t)
 }
+
+// BenchmarkAntialias1080PureGo is BenchmarkAntialias1080 with the NEON kernels switched off, for A/B
+// runs on arm64 hardware in one process.
+func BenchmarkAntialias1080PureGo(b *testing.B) {
+	withKernels(b, kernelOverrides{NoSIMD: true})
+	benchAA(b, 1080, 1920, "bilinear")
+}

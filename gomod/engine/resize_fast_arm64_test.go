@@ -156,3 +156,10 @@ func TestFastPathPureGoOnArm64(t *testing.T) {
 	TestFastPathEqualsGeneral(t)
 	TestFusedDownscaleEqualsGeneral(t)
 }
+
+// BenchmarkImagenet512PureGo is BenchmarkImagenet512 with the NEON kernels switched off, for A/B runs
+// on arm64 hardware in one process (qemu measures no time: scripts/count_arm64_insns.sh counts).
+func BenchmarkImagenet512PureGo(b *testing.B) {
+	withKernels(b, kernelOverrides{NoSIMD: true})
+	benchPlan(b, imagenetSpec(0, 512, 512), 1)
+}

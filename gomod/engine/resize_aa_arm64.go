@@ -57,10 +57,11 @@ func (k *kernelSet) aaHRow(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 // aaHNEON runs aaHRow's NEON loop over nc >= 1 columns (aaNCol from cols, weights nw), writing
 // column j's channels to d[j], d[n+j], d[2n+j]. Per group of 8 taps one LD3 splits 8 pixels into
 // their channels, each widened to int32 and multiplied by the int32 weights into an accumulator
-// (MLA: integer, wrapping as Go's int32 sums); the accumulators start at (2^21, 0, 0, 0), pairwise
-// adds (ADDP) reduce them, SSHR #22 and two saturating narrows (SQXTUN, UQXTN) are clampU8.
-// Invariants: each column's loads (24 bytes a group from row+off) lie inside the array (aaHRow
-// checks aaPlan.nend); the weights past a column's taps are zero.
+// (MLA: integer, wrapping as Go's int32 sums); a tail of 1-4 taps takes the low 4 pixels only.
+// The accumulators start at (2^21, 0, 0, 0), pairwise adds (ADDP) reduce them, SSHR #22 and two
+// saturating narrows (SQXTUN, UQXTN) are clampU8.
+// Invariants: each column's loads (24 bytes a group or tail from row+off) lie inside the array
+// (aaHRow checks aaPlan.nend); the weights past a column's taps are zero.
 // Twin: aaHScalar; proved by TestAAHNEONEqualsScalar.
 // Why: the loop in assembly (Go 1.26's archsimd has no arm64 types).
 //

@@ -49,4 +49,15 @@ check() { # name, env... : compile PKGS' tests with -S under env, report fused i
 }
 check arm64 GOARCH=arm64
 check amd64-v3 GOARCH=amd64 GOAMD64=v3 GOEXPERIMENT=simd
+# The arm64 assembly kernels (gomod/engine/*_arm64.s) are not in the compiler's listing: their Go
+# mnemonics (VFMLA, VFMLS, FMADD*...) and the mnemonics in their WORD comments (scripts/arm64_words.py
+# checks those encode to the WORDs) must name no fused instruction either.
+asm=$(grep -niE '^[^/]*\b(V?FML[AS]|FN?M(ADD|SUB)[SD]?)\b|//.*\b(fml[as]|fn?m(add|sub))\b' gomod/engine/*_arm64.s 2>/dev/null || true)
+if [[ -n "$asm" ]]; then
+  echo "check_fma: fused multiply-add in the arm64 assembly:" >&2
+  echo "$asm" >&2
+  fail=1
+else
+  echo "check_fma: arm64 assembly: no fused multiply-add in gomod/engine/*_arm64.s"
+fi
 exit $fail

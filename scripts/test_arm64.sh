@@ -14,7 +14,9 @@
 #    ~/.cache/goprep/arm64-tools). A package whose cgo needs pkg-config libraries (the
 #    libjpeg/libpng codec once it lands: arm64 glibc libraries cannot link into a static musl
 #    binary) is left out, saying so; the engine itself never needs it.
-# 3. each binary runs under qemu in its package directory with GODEBUG=asyncpreemptoff=1 (qemu-user
+# 3. scripts/arm64_words.py check: every WORD of the NEON kernels (gomod/engine/*_arm64.s) is the
+#    instruction its comment names (llvm-mc when installed, else zig).
+# 4. each binary runs under qemu in its package directory with GODEBUG=asyncpreemptoff=1 (qemu-user
 #    does not deliver Go's asynchronous preemption signals reliably: runs stalled without it).
 #
 # The float paths' FMA guard is tested here for real (fma_test.go): Go fuses x*y + z on arm64.
@@ -49,6 +51,9 @@ zig_bin() { # the zig binary, installed into a cached venv on first use
 bin=$(mktemp -d -t goprep-arm64-XXXXXX)
 trap 'rm -rf "$bin"' EXIT
 fail=0
+# the NEON kernels' WORD-encoded instructions (gomod/engine/*_arm64.s) against an assembler
+if command -v llvm-mc >/dev/null; then words=(python3 scripts/arm64_words.py check); else words=(env "ZIG=$(zig_bin)" python3 scripts/arm64_words.py check); fi
+"${words[@]}" >&2 || { log "WORD encodings: FAILED"; fail=1; }
 t0=$SECONDS
 for pkg in $(GOARCH=arm64 go list ./gomod/engine/... ./gomod/codec); do
   dir=$(GOARCH=arm64 go list -f '{{.Dir}}' "$pkg")

@@ -26,17 +26,25 @@
 //     its scalar twin bit for bit, and a test proves it.
 //
 // Each SIMD file has a pure-Go twin of the same stem and signatures, built when the SIMD one is not
-// (GOEXPERIMENT=simd off, or not amd64):
+// (GOEXPERIMENT=simd off, or not amd64); arm64 has its own files (NEON assembly, kernelSet.NEON),
+// which call the scalar kernels when the kernel set has no NEON (kernelOverrides.NoSIMD):
 //
-//   - the bilinear fast path: resize_fast_amd64.go (+ .s) / resize_fast_other.go; scalar
-//     hresizeScalar, vnormScalar, duoScalar (resize_fast.go).
-//   - the antialias path: resize_aa_amd64.go / resize_aa_other.go; scalar aaHScalar, aaVScalar
-//     (resize_aa.go). Its assembly column loops, resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y)
-//     and resize_aa_vnni_amd64.{go,s} (aaHRowsZ), are called only from resize_aa_amd64.go, so they
-//     need no twin.
-//   - the planar antialias pass: resize_aa_planar_amd64.go / resize_aa_planar_other.go; scalar
-//     aaHPlanar.
-//   - CPU features: cpufeat_amd64.go (+ .s) / cpufeat_other.go.
+//   - the bilinear fast path: resize_fast_amd64.go (+ .s) / resize_fast_arm64.go (+ .s:
+//     hresizeNEON, vnormNEON) / resize_fast_other.go; scalar hresizeScalar, vnormScalar, duoScalar
+//     (resize_fast.go).
+//   - the antialias path: resize_aa_amd64.go / resize_aa_arm64.go (+ .s: aaHNEON, aaVNEON) /
+//     resize_aa_other.go; scalar aaHScalar, aaVScalar (resize_aa.go). Its assembly column loops,
+//     resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y) and resize_aa_vnni_amd64.{go,s} (aaHRowsZ),
+//     are called only from resize_aa_amd64.go, so they need no twin.
+//   - the planar antialias pass: resize_aa_planar_amd64.go / resize_aa_planar_other.go (arm64
+//     too); scalar aaHPlanar.
+//   - the float normalisation (emitF32, three channels): normalize_arm64.go (+ .s: normCHW3NEON,
+//     normHWC3NEON) / normalize_other.go; scalar normCHW3Scalar, normHWC3Scalar (normalize_cpu.go).
+//   - CPU features: cpufeat_amd64.go (+ .s) / cpufeat_arm64.go / cpufeat_other.go.
+//
+// The arm64 assembly writes the NEON instructions Go's assembler lacks as WORDs with their exact
+// mnemonic in a comment (scripts/arm64_words.py checks them); its tests run under qemu-aarch64
+// (scripts/test_arm64.sh), its instruction counts come from scripts/count_arm64_insns.sh.
 //
 // GPU path: plan → GPU descriptors → PTX. The runner is package engine/gpu, which imports this
 // one; what it reads of a plan stays here:

@@ -10,6 +10,7 @@ import "sync/atomic"
 
 // cpuFeatures is what detectCPU reads: all false in a build without the SIMD kernels.
 type cpuFeatures struct {
+	NEON  bool // arm64 Advanced SIMD (mandatory in ARMv8-A): the *_arm64.s kernels
 	AVX2  bool // every archsimd loop and the AVX2 assembly
 	VBMI  bool // AVX-512 VBMI (VPERMB, VPERMI2B)
 	VNNI  bool // AVX-512 VBMI and VNNI (VPDPWSSD)
@@ -30,6 +31,7 @@ type kernelOverrides struct {
 // true where the CPU has what it needs. All false: the pure-Go kernels, which every SIMD kernel
 // equals bit for bit.
 type kernelSet struct {
+	NEON   bool // the arm64 kernels: hresizeNEON, vnormNEON, aaHNEON, aaVNEON, normCHW3NEON, normHWC3NEON
 	AVX2   bool // the AVX2 kernels of every family: hresizeAVX2, vnormRow, duoH, aaHRows/4/4W, aaVRow/3, aaHPlanarRows, vresizeAAU8Paired
 	VBMI   bool // hresizeRow's 16-column groups (pairGroup.pairs) and fusedRow (AVX-512 VBMI)
 	Duo    bool // fused plans with duoBlocks tables take duoRows
@@ -41,6 +43,9 @@ type kernelSet struct {
 
 // chooseKernels is the table: features and overrides in, the kernel set out.
 func chooseKernels(f cpuFeatures, o kernelOverrides) kernelSet {
+	if f.NEON && !o.NoSIMD {
+		return kernelSet{NEON: true} // arm64: one level (the amd64 fields stay false)
+	}
 	if !simdEnabled || !f.AVX2 || o.NoSIMD {
 		return kernelSet{}
 	}
@@ -84,6 +89,8 @@ func currentOverrides() kernelOverrides { return processKerns.Load().o }
 // SIMDLevel names the CPU's SIMD level as the kernels see it.
 func SIMDLevel() string {
 	switch {
+	case cpu.NEON:
+		return "neon"
 	case !simdEnabled:
 		return "none (pure Go)"
 	case cpu.VNNI:
@@ -109,6 +116,17 @@ func (k *kernelSet) Names() map[string]string {
 	aaH := pick(k.AAHY, "aaHRowsY", pick(k.AVX2, "aaHRows4W", "aaHScalar"))
 	if k.AAHZ {
 		aaH = "aaHRowsZ"
+	}
+	if k.NEON { // arm64: the passes with a NEON kernel (the fused rows run fastRow's two passes)
+		return map[string]string{
+			"bilinear_h":     "hresizeNEON",
+			"bilinear_v":     "vnormNEON",
+			"bilinear_fused": "fastRow",
+			"aa_h":           "aaHNEON",
+			"aa_v":           "aaVNEON",
+			"aa_h_planar":    "aaHPlanar",
+			"aa_v_first":     "vresizeAAU8",
+		}
 	}
 	return map[string]string{
 		"bilinear_h":     pick(k.VBMI, "hresizeRow (avx512vbmi)", pick(k.AVX2, "hresizeAVX2", "hresizeScalar")),

@@ -24,6 +24,13 @@ func TestChooseKernels(t *testing.T) {
 	if k := chooseKernels(cpuFeatures{VBMI: true, VNNI: true}, kernelOverrides{}); k != none {
 		t.Fatalf("no AVX2: %+v", k)
 	}
+	// arm64: NEON is one switch, which NoSIMD turns off (and the amd64 features do not turn on)
+	if k := chooseKernels(cpuFeatures{NEON: true}, kernelOverrides{}); k != (kernelSet{NEON: true}) {
+		t.Fatalf("NEON: %+v", k)
+	}
+	if k := chooseKernels(cpuFeatures{NEON: true}, kernelOverrides{NoSIMD: true}); k != none {
+		t.Fatalf("NEON, NoSIMD: %+v", k)
+	}
 	full := chooseKernels(all, kernelOverrides{})
 	if !simdEnabled {
 		if full != none {
@@ -74,7 +81,14 @@ func TestKernelNames(t *testing.T) {
 	if len(names) != 7 {
 		t.Errorf("%d passes: %v", len(names), names)
 	}
-	if scalar := !simdEnabled || !cpu.AVX2; scalar != strings.HasSuffix(names["aa_h"], "Scalar") {
+	if scalar := (!simdEnabled || !cpu.AVX2) && !cpu.NEON; scalar != strings.HasSuffix(names["aa_h"], "Scalar") {
 		t.Errorf("SIMD level %q, kernels %v", SIMDLevel(), names)
+	}
+	if cpu.NEON != (SIMDLevel() == "neon") || cpu.NEON != (names["bilinear_h"] == "hresizeNEON") {
+		t.Errorf("SIMD level %q, kernels %v", SIMDLevel(), names)
+	}
+	k := chooseKernels(cpu, kernelOverrides{NoSIMD: true})
+	if pure := k.Names(); pure["bilinear_h"] != "hresizeScalar" || pure["aa_v"] != "aaVScalar" {
+		t.Errorf("NoSIMD kernels %v", pure)
 	}
 }

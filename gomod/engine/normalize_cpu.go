@@ -68,17 +68,23 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 	if !content {
 		lo, hi = 0, 0
 	}
-	for i := 0; i < lo*oc; i++ {
-		vals[i] = p.padF32[i%oc]
-	}
-	row := w.rowF32
-	for x := lo; x < hi; x++ {
-		for c := 0; c < oc; c++ {
-			vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+	if lo == 0 && hi == p.OutW && p.identityCMap {
+		// nothing to pad or reorder (as gatherU8): the resized row is the output row's values.
+		// Why: the gather loop cost ~58 instructions a pixel (qemu count, docs/perf/2026-12-03-neon.md)
+		vals = w.rowF32[:len(vals)]
+	} else {
+		for i := 0; i < lo*oc; i++ {
+			vals[i] = p.padF32[i%oc]
 		}
-	}
-	for i := hi * oc; i < len(vals); i++ {
-		vals[i] = p.padF32[i%oc]
+		row := w.rowF32
+		for x := lo; x < hi; x++ {
+			for c := 0; c < oc; c++ {
+				vals[x*oc+c] = row[(x-lo)*ic+p.cmap[c]]
+			}
+		}
+		for i := hi * oc; i < len(vals); i++ {
+			vals[i] = p.padF32[i%oc]
+		}
 	}
 	elems := p.OutImageElems()
 	rowLen := p.OutW * oc
@@ -97,6 +103,11 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 	}
 	if p.CHW {
 		plane := p.OutH * p.OutW
+		if oc == 3 && !n.f16 { // one pass over the interleaved row, writing all three planes
+			o := img*elems + y*p.OutW
+			p.kern.normCHW3(b.outF32[o:o+p.OutW], b.outF32[o+plane:o+plane+p.OutW], b.outF32[o+2*plane:o+2*plane+p.OutW], vals, n)
+			return
+		}
 		for c := 0; c < oc; c++ {
 			o := img*elems + c*plane + y*p.OutW
 			for x := 0; x < p.OutW; x++ {
@@ -106,8 +117,47 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 		return
 	}
 	o := img*elems + y*rowLen
+	if oc == 3 && !n.f16 {
+		p.kern.normHWC3(b.outF32[o:o+rowLen], vals, n)
+		return
+	}
 	for i, v := range vals {
 		put(o+i, n.apply(i%oc, v))
+	}
+}
+
+// normCHW3Scalar normalises pixels [from, len(o0)) of an interleaved three-channel float32 row vals
+// into three plane rows: o_c[x] = normTables.apply(c, vals[3x+c]), each step rounded to float32 (the
+// explicit conversions: no fused multiply-add), the channels' constants held in locals.
+// Twin of normCHW3NEON (normalize_arm64.go); the kernel of every other build (normalize_other.go).
+func normCHW3Scalar(o0, o1, o2, vals []float32, n *normTables, from int) {
+	m := len(o0)
+	o1, o2, vals = o1[:m], o2[:m], vals[:3*m]
+	s0, s1, s2 := n.scale[0], n.scale[1], n.scale[2]
+	m0, m1, m2 := n.mean[0], n.mean[1], n.mean[2]
+	d0, d1, d2 := n.std[0], n.std[1], n.std[2]
+	for x := from; x < m; x++ {
+		px := (*[3]float32)(vals[3*x : 3*x+3])
+		o0[x] = float32(float32(px[0]*s0)-m0) / d0
+		o1[x] = float32(float32(px[1]*s1)-m1) / d1
+		o2[x] = float32(float32(px[2]*s2)-m2) / d2
+	}
+}
+
+// normHWC3Scalar normalises values [from, len(out)) of an interleaved three-channel float32 row:
+// out[i] = normTables.apply(i%3, vals[i]), as normCHW3Scalar rounds it. len(out) and from are
+// multiples of 3 (whole pixels).
+// Twin of normHWC3NEON (normalize_arm64.go); the kernel of every other build (normalize_other.go).
+func normHWC3Scalar(out, vals []float32, n *normTables, from int) {
+	vals = vals[:len(out)]
+	s0, s1, s2 := n.scale[0], n.scale[1], n.scale[2]
+	m0, m1, m2 := n.mean[0], n.mean[1], n.mean[2]
+	d0, d1, d2 := n.std[0], n.std[1], n.std[2]
+	for i := from; i+3 <= len(out); i += 3 {
+		o, v := (*[3]float32)(out[i:i+3]), (*[3]float32)(vals[i:i+3])
+		o[0] = float32(float32(v[0]*s0)-m0) / d0
+		o[1] = float32(float32(v[1]*s1)-m1) / d1
+		o[2] = float32(float32(v[2]*s2)-m2) / d2
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -47,4 +48,53 @@ func TestNormTablesMatchFormula(t *testing.T) {
 			}
 		}
 	}
+}
+
+// normCHW3Scalar and normHWC3Scalar (emitF32's kernels, the NEON kernels' twins) equal
+// normTables.apply bit for bit, on values from everywhere (randSpecial) and random normalisations.
+func TestNormScalarTwinsEqualApply(t *testing.T) {
+	rng := rand.New(rand.NewSource(47))
+	for it := 0; it < 200; it++ {
+		spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
+		if it%2 == 1 {
+			for c := 0; c < 3; c++ {
+				spec.Mean[c], spec.Std[c] = float64(randSpecial(rng)), float64(randSpecial(rng))
+			}
+			spec.Scale = float64(randSpecial(rng))
+		}
+		n := newNormTables(spec, F32)
+		m := rng.Intn(50)
+		vals := make([]float32, 3*m)
+		for i := range vals {
+			vals[i] = randSpecial(rng)
+		}
+		o := [3][]float32{make([]float32, m), make([]float32, m), make([]float32, m)}
+		hwc := make([]float32, 3*m)
+		normCHW3Scalar(o[0], o[1], o[2], vals, n, 0)
+		normHWC3Scalar(hwc, vals, n, 0)
+		for i, v := range vals {
+			want := math.Float32bits(n.apply(i%3, v))
+			if math.Float32bits(o[i%3][i/3]) != want || math.Float32bits(hwc[i]) != want {
+				t.Fatalf("it %d value %d (%v): CHW %v, HWC %v, apply %v", it, i, v, o[i%3][i/3], hwc[i], n.apply(i%3, v))
+			}
+		}
+	}
+}
+
+// randSpecial is a float32 from everywhere: ordinary values, signed zeros, subnormals, huge values,
+// infinities and NaNs with payloads.
+func randSpecial(rng *rand.Rand) float32 {
+	switch rng.Intn(12) {
+	case 0:
+		return math.Float32frombits(rng.Uint32()) // any bit pattern: NaN payloads included
+	case 1:
+		return float32(math.Copysign(0, float64(rng.Intn(2)*2-1)))
+	case 2:
+		return math.Float32frombits(rng.Uint32() & 0x807fffff) // subnormal
+	case 3:
+		return float32(math.Inf(rng.Intn(2)*2 - 1))
+	case 4:
+		return float32(rng.NormFloat64() * 1e38)
+	}
+	return float32(rng.NormFloat64() * 100)
 }

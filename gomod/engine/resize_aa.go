@@ -170,6 +170,46 @@ type aaPlan struct {
 	// aaVRow's weight pairs and split per content row (aaVTables)
 	vw [][]int32
 	vh []aaVHead
+	// the NEON horizontal pass's tables (aaHNEON, resize_aa_arm64.go), built only under kernelSet.NEON
+	// for interleaved sources (buildNEON); nil otherwise
+	ncols []aaNCol
+	nw    []int32 // per column its weights in groups of 8 taps, zero past its taps
+	nend  []int32 // per column the furthest relative end of its 24-byte loads and all before it
+}
+
+// aaNCol is one column of aaHNEON: its first tap's relative byte offset (aaCol.off), its whole
+// groups of 8 taps, the index of its first weight in aaPlan.nw, and tail 1 when 1 to 4 taps follow
+// the groups (5 to 7 make one more group). 16 bytes: the kernel steps through the table with that
+// stride and reads the fields at their offsets.
+type aaNCol struct {
+	off, groups, w, tail int32
+}
+
+// buildNEON lays out aaHNEON's tables from the plan's column taps ct (offsets already relative):
+// each column's weights padded with zeros to whole groups of 8 taps, or of 4 for a tail of 1 to 4
+// (a 24-byte load reads the pixels after the last tap, which the zero weights cancel), and the
+// loads' ends, as a running maximum so that the columns whose loads stay inside a row form a prefix
+// (aaHRows searches it).
+// Why: the kernel reads each column's weights as whole vectors; the 4-tap tail halves the work of
+// the 1920 -> 224 columns' last 1-2 taps.
+func (a *aaPlan) buildNEON(ct *taps) {
+	a.ncols, a.nend = make([]aaNCol, len(a.cols)), make([]int32, len(a.cols))
+	var end int32
+	for j := range a.cols {
+		c := &a.cols[j]
+		g, tail := c.cnt/8, int32(0)
+		switch r := c.cnt % 8; {
+		case r > 4:
+			g++
+		case r > 0:
+			tail = 1
+		}
+		a.ncols[j] = aaNCol{off: c.off, groups: g, w: int32(len(a.nw)), tail: tail}
+		a.nw = append(a.nw, ct.WI[c.w:c.w+c.cnt]...)
+		a.nw = append(a.nw, make([]int32, 8*g+4*tail-c.cnt)...)
+		end = max(end, c.off+24*(g+tail))
+		a.nend[j] = end
+	}
 }
 
 func newAAPlan(p *Plan) *aaPlan {
@@ -282,6 +322,9 @@ func newAAColumns(p *Plan) *aaPlan {
 		}
 		n := (int(a.cols[j].cnt) + 3) / 4
 		a.winEnd = max(a.winEnd, int(a.cols[j].off)+12*(n-1)+16)
+	}
+	if p.kern.NEON && !a.planar {
+		a.buildNEON(ct)
 	}
 	return a
 }

@@ -321,3 +321,65 @@ func fusedPlan(t *testing.T, s *Spec, size [2]int, duo *int) (p, general *Plan) 
 	g.fast = nil
 	return p, &g
 }
+
+// checkHresizeEqualsScalar runs kernel, a SIMD horizontal pass (hresizeAVX2; the NEON hresizeRow),
+// against hresizeScalar: it must write exactly the same integers for random widths (tails of every
+// length), up- and downscales, flips, crops and rows ending right at the end of the array (the 8-byte
+// loads of the last columns must fall back to the scalar loop there). At least 200 random plans must
+// take the fast path, or the test could not tell.
+func checkHresizeEqualsScalar(t *testing.T, name string, kernel func(d []int16, src []uint8, rb int, f *fastPlan)) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(11))
+	tested, simdCols := 0, 0
+	for it := 0; it < 400; it++ {
+		h, w := 1+rng.Intn(4), 1+rng.Intn(300)
+		if it%4 == 0 {
+			w = 1 + rng.Intn(20)
+		}
+		s := imagenetSpec(0, h, w)
+		ow := 1 + rng.Intn(400)
+		s.Resize.W, s.Canvas.W, s.Post.W = ow, ow, ow
+		s.Post.X0, s.Post.SX = 0, 1
+		if rng.Intn(2) == 0 {
+			s.Post.X0, s.Post.SX = ow-1, -1
+		}
+		if cx := rng.Intn(w); rng.Intn(3) == 0 {
+			cw := 1 + rng.Intn(w-cx)
+			s.Pre = View{0, cx, 1, 1, h, cw}
+		}
+		start := 0
+		if rng.Intn(3) == 0 {
+			s.In.Strides[2], start = -3, (w-1)*3
+		}
+		p, err := NewPlan(s)
+		if err != nil || p.fast == nil {
+			continue
+		}
+		f := p.fast
+		n := len(f.taps)
+		src := make([]uint8, h*w*3) // the last row ends at the end of the array
+		for i := range src {
+			src[i] = uint8(rng.Intn(256))
+		}
+		a, b := make([]int16, 3*n), make([]int16, 3*n)
+		for _, off := range p.rows.Off {
+			rb := start + off
+			for i := range a {
+				a[i], b[i] = -1, -2
+			}
+			kernel(a, src, rb, f)
+			hresizeScalar(b, src, rb, f, 0, n)
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("it %d (w=%d ow=%d spec %+v %+v): column %d channel %d: %s %d, scalar %d", it, w, ow,
+						s.Pre, s.Post, i%n, i/n, name, a[i], b[i])
+				}
+			}
+		}
+		tested++
+		simdCols += 8 * len(f.octEnd)
+	}
+	if tested < 200 || simdCols == 0 {
+		t.Fatalf("only %d random plans took the fast path (%d SIMD columns)", tested, simdCols)
+	}
+}

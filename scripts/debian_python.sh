@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Run a command beside a CPython that Debian ships as binary packages only here: a Debian root whose
-# python3.X comes from Debian's own build (unstable), entered with chroot, this repository and the
-# build caches mounted at the same paths as outside.
+# Run a command beside Debian's own build of CPython 3.X: a Debian root (unstable) with its
+# python3.X packages, entered with chroot, this repository and the build caches mounted at the same
+# paths as outside.
 #
 #   scripts/debian_python.sh 3.14 -- CMD [ARG...]   (run CMD in the root, in the current directory)
 #   scripts/debian_python.sh 3.14 --version         (print the root's `python3.14 -VV`)
 #
-# Why: scripts/get_python.sh builds CPython from the official source tarball, the reproducible way,
-# but on 2026-12-03 Debian's archive listed the python3.14 source package while its pool answered
-# 404 for the tarballs (and python.org and GitHub cannot be reached), whereas the binary packages of
-# the same upload (python3.14 3.14.x, python3.14-dev, python3.14-venv) download. Debian builds no
-# free-threaded 3.14 package, so this gives the GIL build only (3.14t still needs get_python.sh).
+# Why: a distribution's build of CPython is what many users have, and it differs from a source build
+# in ways that matter to goprep's build: a split multiarch pyconfig.h and its own link flags
+# (-fwrapv, -Wl,-Bsymbolic-functions), each of which broke the zig-compiled wheel until setup.py and
+# scripts/build_wheels.sh handled it. CI builds and tests the cp314 wheel beside Debian's CPython 3.14
+# this way (the packages of the python3.14 upload in unstable: python3.14, -dev, -venv), and the
+# free-threaded 3.14t from source (scripts/get_python.sh; Debian builds no free-threaded package).
 #
 # The root: debootstrap --variant=minbase sid with the packages below (~100 MB download, ~2 min
 # once), cached in $GOPREP_DEBIAN_PY_ROOT (default ~/.cache/goprep/debian-py<series>); it is

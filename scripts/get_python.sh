@@ -6,7 +6,8 @@
 #   (3.13 and 3.13t too: the oldest CPython with a free-threaded build)
 #
 # The last line on stdout is the interpreter's path; progress goes to stderr. Exit 3: no pinned
-# source tarball could be had (neither in the cache nor from Debian's archive), 1: any other failure.
+# source could be had (neither in the cache, nor from Debian's archive, nor from the Go module
+# proxy), 1: any other failure.
 #
 # Source: the upstream tarball as Debian's archive serves it (pool/main/p/python3.X/
 # python3.X_<version>.orig.tar.xz, byte for byte python.org's Python-<version>.tar.xz), pinned below
@@ -14,6 +15,15 @@
 # every download is checked against the pin before anything is unpacked. Several versions are
 # pinned per series because the archive drops old uploads: the first one that can be had is built.
 # A tarball placed by hand in $CACHE/src/ under either name is used when its checksum matches.
+#
+# Second source, when no pinned tarball can be had (on 2026-12-03 Debian's pool answered 404 for
+# every python3.14 tarball its Sources index lists; python.org and GitHub cannot be reached here):
+# CPython's git tree at the release tag, as the Go module proxy serves any GitHub repository
+# (module github.com/python/cpython, version v<version>+incompatible), fetched with `go mod download`,
+# which checks it against the Go checksum database (sum.golang.org), and against the h1: hash pinned
+# below (gopins). The git tree is the tarball's source less its generated docs; module zips keep no
+# file modes, so files starting with "#!" are made executable again (configure, install-sh, ...).
+# Needs Go on PATH (it is, wherever goprep's tests run). Cache: $CACHE/gomod (a module cache).
 #
 # Build: ./configure --prefix=$CACHE/<version>[t] [--disable-gil] --with-ensurepip=install
 # --disable-test-modules (no test suite: less to build and byte-compile), then
@@ -52,20 +62,28 @@ ARCHIVE=${GOPREP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 exe_name="python${series}$([[ $ft == 1 ]] && echo t || true)"
 mkdir -p "$CACHE/src"
 
+# version h1 (the Go checksum database's hash of github.com/python/cpython@v<version>+incompatible's
+# module zip, as `go mod download -json` prints it in "Sum")
+gopins() {
+  case "$1" in
+    3.14) echo "3.14.7 h1:VAY+1Ox2/E68BOZZvT06dMumxgyvcJLzKZgCkEEZamY=" ;;
+  esac
+}
+
 # A finished build of any pinned version of the series: done.
-while read -r ver _ _; do
+while read -r ver _; do
   prefix="$CACHE/$ver$([[ $ft == 1 ]] && echo t || true)"
   if [[ -f "$prefix/.goprep-complete" && -x "$prefix/bin/$exe_name" ]]; then
     log "cached: $prefix ($("$prefix/bin/$exe_name" -VV 2>&1 | head -1))"
     echo "$prefix/bin/$exe_name"; exit 0
   fi
-done < <(pins "$series")
+done < <(pins "$series"; gopins "$series")
 
 check() { # file size sha256 -> 0 when both match
   [[ -f "$1" ]] && [[ $(stat -c %s "$1") == "$2" ]] && [[ $(sha256sum "$1" | cut -d' ' -f1) == "$3" ]]
 }
 
-tarball="" version=""
+tarball="" gotree="" version=""
 tried=()
 while read -r ver size sum; do
   deb="$CACHE/src/python${series}_${ver}.orig.tar.xz"
@@ -85,13 +103,30 @@ while read -r ver size sum; do
   fi
   rm -f "$deb.part"
 done < <(pins "$series")
+# The second source: the git tree at a release tag from the Go module proxy (see the header).
 if [[ -z "$tarball" ]]; then
-  log "no source tarball for CPython $series could be had; tried:"
+  while read -r ver h1; do
+    mod="github.com/python/cpython@v$ver+incompatible"
+    if ! command -v go >/dev/null; then tried+=("$mod from the Go module proxy: no go on PATH"); break; fi
+    log "go mod download $mod (the Go module proxy, checked against sum.golang.org)"
+    out=$(cd "$CACHE" && GOMODCACHE="$CACHE/gomod" GOFLAGS=-modcacherw GO111MODULE=on \
+          go mod download -json "$mod" 2>&1) || { tried+=("$mod: $(echo "$out" | tail -1)"); continue; }
+    read -r dir sum < <(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["Dir"], d["Sum"])' <<<"$out")
+    if [[ "$sum" != "$h1" ]]; then tried+=("$mod: hash $sum, want $h1"); continue; fi
+    gotree=$dir; version=$ver; break
+  done < <(gopins "$series")
+fi
+if [[ -z "$tarball" && -z "$gotree" ]]; then
+  log "no source for CPython $series could be had; tried:"
   for t in "${tried[@]}"; do log "  - $t"; done
   log "(or put the official Python-<version>.tar.xz of a pinned version in $CACHE/src/)"
   exit 3
 fi
-log "source: $tarball (CPython $version, sha256 verified)"
+if [[ -n "$tarball" ]]; then
+  log "source: $tarball (CPython $version, sha256 verified)"
+else
+  log "source: $gotree (CPython $version's git tree, h1 verified)"
+fi
 
 # Build dependencies: the headers of the stdlib's C modules (ssl, zlib, ctypes, bz2, lzma, sqlite3,
 # readline, uuid, curses). Missing ones are installed when we can; otherwise their modules are left
@@ -118,7 +153,16 @@ build="$CACHE/build-$tag"
 rm -rf "$build" "$prefix"
 mkdir -p "$build"
 t0=$SECONDS
-tar -xJf "$tarball" -C "$build" --strip-components=1
+if [[ -n "$tarball" ]]; then
+  tar -xJf "$tarball" -C "$build" --strip-components=1
+else
+  cp -R "$gotree/." "$build/"
+  chmod -R u+w "$build"
+  # module zips keep no modes: the scripts (a "#!" first line) executable again
+  find "$build" -type f -size -2M -print0 | xargs -0 grep -l -m1 -e '^#!' 2>/dev/null \
+    | while read -r f; do [[ $(head -c2 "$f") == '#!' ]] && chmod +x "$f"; done
+  grep -q "PY_VERSION *\"$version\"" "$build/Include/patchlevel.h" || die "$gotree is not CPython $version (Include/patchlevel.h)"
+fi
 cfg=(--prefix="$prefix" --with-ensurepip=install --disable-test-modules)
 [[ $ft == 1 ]] && cfg+=(--disable-gil)
 log "configure ${cfg[*]}"

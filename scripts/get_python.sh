@@ -159,8 +159,10 @@ else
   cp -R "$gotree/." "$build/"
   chmod -R u+w "$build"
   # module zips keep no modes: the scripts (a "#!" first line) executable again
-  find "$build" -type f -size -2M -print0 | xargs -0 grep -l -m1 -e '^#!' 2>/dev/null \
-    | while read -r f; do [[ $(head -c2 "$f") == '#!' ]] && chmod +x "$f"; done
+  # (grep finds "#!" at any line start, the test keeps only first lines; `|| true`: grep exits 1 on a
+  # batch without one, which must not end the script under pipefail)
+  { find "$build" -type f -size -2M -print0 | xargs -0 grep -l -m1 -e '^#!' 2>/dev/null || true; } \
+    | while read -r f; do if [[ $(head -c2 "$f") == '#!' ]]; then chmod +x "$f"; fi; done
   grep -q "PY_VERSION *\"$version\"" "$build/Include/patchlevel.h" || die "$gotree is not CPython $version (Include/patchlevel.h)"
 fi
 cfg=(--prefix="$prefix" --with-ensurepip=install --disable-test-modules)

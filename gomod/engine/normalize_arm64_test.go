@@ -16,19 +16,8 @@ func TestNormNEONEqualsScalar(t *testing.T) {
 	neon := kernelSet{NEON: true}
 	rng := rand.New(rand.NewSource(41))
 	for it := 0; it < 400; it++ {
-		spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
-		if it%2 == 1 {
-			for c := 0; c < 3; c++ {
-				spec.Mean[c], spec.Std[c] = float64(randSpecial(rng)), float64(randSpecial(rng))
-			}
-			spec.Scale = float64(randSpecial(rng))
-		}
-		n := newNormTables(spec, F32)
-		m := rng.Intn(100)
-		vals := make([]float32, 3*m)
-		for i := range vals {
-			vals[i] = randSpecial(rng)
-		}
+		n, vals := randNormRow(rng, it%2 == 1, 100)
+		m := len(vals) / 3
 		var got, want [3][]float32
 		for c := range got {
 			got[c], want[c] = make([]float32, m), make([]float32, m)

@@ -55,19 +55,8 @@ func TestNormTablesMatchFormula(t *testing.T) {
 func TestNormScalarTwinsEqualApply(t *testing.T) {
 	rng := rand.New(rand.NewSource(47))
 	for it := 0; it < 200; it++ {
-		spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
-		if it%2 == 1 {
-			for c := 0; c < 3; c++ {
-				spec.Mean[c], spec.Std[c] = float64(randSpecial(rng)), float64(randSpecial(rng))
-			}
-			spec.Scale = float64(randSpecial(rng))
-		}
-		n := newNormTables(spec, F32)
-		m := rng.Intn(50)
-		vals := make([]float32, 3*m)
-		for i := range vals {
-			vals[i] = randSpecial(rng)
-		}
+		n, vals := randNormRow(rng, it%2 == 1, 50)
+		m := len(vals) / 3
 		o := [3][]float32{make([]float32, m), make([]float32, m), make([]float32, m)}
 		hwc := make([]float32, 3*m)
 		normCHW3Scalar(o[0], o[1], o[2], vals, n, 0)
@@ -97,4 +86,22 @@ func randSpecial(rng *rand.Rand) float32 {
 		return float32(rng.NormFloat64() * 1e38)
 	}
 	return float32(rng.NormFloat64() * 100)
+}
+
+// randNormRow is a random case for the three-channel float normalisation kernels: ImageNet's
+// normalisation, or (odd) a scale, means and stds from everywhere (randSpecial: either sign, tiny,
+// huge, zero), and an interleaved row of fewer than maxPix pixels whose values come from everywhere.
+func randNormRow(rng *rand.Rand, odd bool, maxPix int) (*normTables, []float32) {
+	spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{0.485, 0.456, 0.406}, Std: []float64{0.229, 0.224, 0.225}}
+	if odd {
+		for c := 0; c < 3; c++ {
+			spec.Mean[c], spec.Std[c] = float64(randSpecial(rng)), float64(randSpecial(rng))
+		}
+		spec.Scale = float64(randSpecial(rng))
+	}
+	vals := make([]float32, 3*rng.Intn(maxPix))
+	for i := range vals {
+		vals[i] = randSpecial(rng)
+	}
+	return newNormTables(spec, F32), vals
 }

@@ -105,3 +105,21 @@ func randNormRow(rng *rand.Rand, odd bool, maxPix int) (*normTables, []float32) 
 	}
 	return newNormTables(spec, F32), vals
 }
+
+// randNormSpec1 is a random one-channel normalisation for the row kernels' tests, by it%5: a random
+// mean and std, (1, 127.5, 127.5), arbitrary signs and sizes, subnormal results, std 0 (infinities
+// and NaN).
+func randNormSpec1(rng *rand.Rand, it int) *NormSpec {
+	spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{rng.Float64()}, Std: []float64{0.1 + float64(rng.Float64())}} // float64(): an explicit rounding, no FMA (check_fma.sh)
+	switch it % 5 {
+	case 1:
+		spec.Scale, spec.Mean[0], spec.Std[0] = 1, 127.5, 127.5
+	case 2:
+		spec.Scale, spec.Mean[0], spec.Std[0] = rng.NormFloat64(), rng.NormFloat64()*100, -rng.Float64()*1e-3
+	case 3:
+		spec.Scale, spec.Mean[0], spec.Std[0] = math.Ldexp(1, -120), 0, math.Ldexp(1, 20) // subnormal results
+	case 4:
+		spec.Std[0] = 0 // infinities and NaN
+	}
+	return spec
+}

@@ -62,17 +62,7 @@ func TestVnormNEONEqualsScalar(t *testing.T) {
 	neon := kernelSet{NEON: true}
 	rng := rand.New(rand.NewSource(13))
 	for it := 0; it < 500; it++ {
-		spec := &NormSpec{Scale: 1.0 / 255, Mean: []float64{rng.Float64()}, Std: []float64{0.1 + float64(rng.Float64())}} // float64(): an explicit rounding, no FMA (check_fma.sh)
-		switch it % 5 {
-		case 1:
-			spec.Scale, spec.Mean[0], spec.Std[0] = 1, 127.5, 127.5
-		case 2:
-			spec.Scale, spec.Mean[0], spec.Std[0] = rng.NormFloat64(), rng.NormFloat64()*100, -rng.Float64()*1e-3
-		case 3:
-			spec.Scale, spec.Mean[0], spec.Std[0] = math.Ldexp(1, -120), 0, math.Ldexp(1, 20) // subnormal results
-		case 4:
-			spec.Std[0] = 0 // infinities and NaN
-		}
+		spec := randNormSpec1(rng, it)
 		nt := newNormTables(spec, U8)
 		n := rng.Intn(300)
 		at := rng.Intn(9)

@@ -211,18 +211,14 @@ for v in "${VERSIONS[@]}"; do
       log "python$v: the extension NEEDS more than the C library"; failed+=("$v"); continue
     fi
     log "  highest glibc symbol version: $maxglibc (policy: <= $GLIBC); run it with scripts/test_arm64_wheel.sh"
-    cp "$fixed" dist/
-    built+=("dist/$(basename "$fixed")")
-    log "python$v: dist/$(basename "$fixed") ($(du -h "$fixed" | cut -f1), $((SECONDS - t0)) s)"
-    continue
-  fi
-  # --- import check in a fresh venv of that Python -------------------------------------------
-  venv="$WORK/check-$v"
-  "$py" -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: "$fixed"  # no sdist builds (NumPy has none fast)
-  so=$("$venv/bin/python" -c 'import glob, os, goprep._ext as e; print(*glob.glob(os.path.join(os.path.dirname(e.__file__), "_native*.so")))')
-  maxglibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-  if ! (cd "$WORK" && LD_BIND_NOW=1 GOPREP_SRC="$ROOT" env -u PYTHON_GIL "$venv/bin/python" -W error::RuntimeWarning - <<'EOF'
+  else
+    # --- import check in a fresh venv of that Python -------------------------------------------
+    venv="$WORK/check-$v"
+    "$py" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: "$fixed"  # no sdist builds (NumPy has none fast)
+    so=$("$venv/bin/python" -c 'import glob, os, goprep._ext as e; print(*glob.glob(os.path.join(os.path.dirname(e.__file__), "_native*.so")))')
+    maxglibc=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+    if ! (cd "$WORK" && LD_BIND_NOW=1 GOPREP_SRC="$ROOT" env -u PYTHON_GIL "$venv/bin/python" -W error::RuntimeWarning - <<'EOF'
 import numpy as np
 import goprep
 i = goprep.info()
@@ -242,10 +238,11 @@ else:
 print(f"  import OK with LD_BIND_NOW=1: goprep {i['version']}, SIMD {i['simd']}, CUDA built, {i['cuda_reason'] or 'GPU usable'}{gil}")
 print(f"  decoders: {c['jpeg']}, {c['png']}; {n} corpus decodes equal Pillow's (SHA-256)")
 EOF
-  ) || ! "$venv/bin/python" scripts/check_needed.py --static-codecs "$so"; then
-    log "python$v: the installed wheel failed its import check"; failed+=("$v"); continue
+    ) || ! "$venv/bin/python" scripts/check_needed.py --static-codecs "$so"; then
+      log "python$v: the installed wheel failed its import check"; failed+=("$v"); continue
+    fi
+    log "  highest glibc symbol version: $maxglibc (policy: <= $GLIBC)"
   fi
-  log "  highest glibc symbol version: $maxglibc (policy: <= $GLIBC)"
   cp "$fixed" dist/
   built+=("dist/$(basename "$fixed")")
   log "python$v: dist/$(basename "$fixed") ($(du -h "$fixed" | cut -f1), $((SECONDS - t0)) s)"

@@ -21,10 +21,10 @@
 #    scripts/test_arm64.sh): goprep.info() (CUDA built, the static libjpeg-turbo/libpng), a
 #    pipeline, resize/normalize/flip against NumPy references, and the codec corpus decoded
 #    (gomod/codec/testdata: the SHA-256 of Pillow's output for each file, as build_wheels.sh does on x86-64).
-# 4. Unless --no-pytest: the source tree's tests/ subset below (numerics vs the NumPy, Pillow and
-#    OpenCV references, errors and bad inputs, threads, pipelines; the one .ci/run runs on CPython
-#    3.14/3.14t) against the unpacked wheel, by the same emulated Python with the same environment,
-#    -p no:cacheprovider. Details:
+# 4. Unless --no-pytest: the source tree's tests/ subset that .ci/run runs on CPython 3.14/3.14t
+#    (scripts/test_python_subset.sh --list: numerics vs the NumPy, Pillow and OpenCV references,
+#    errors and bad inputs, threads, pipelines) against the unpacked wheel, by the same emulated
+#    Python with the same environment, -p no:cacheprovider. Details:
 #    - goprep comes from the unpacked wheel (PYTHONPATH; a plugin asserts it before any test).
 #    - sys.executable is a shell script that runs qemu again (a venv whose pyvenv.cfg points at the
 #      root's python3.11): the tests' child interpreters (subprocess) cannot exec an arm64 ELF
@@ -141,10 +141,9 @@ log "import check ok: emulated run $((SECONDS - t1)) s"
 if [[ $PYTEST == 0 ]]; then log "ok (--no-pytest): $((SECONDS - t0)) s in all"; exit 0; fi
 
 # ---- the pytest subset. Numerics vs references (NumPy float64, Pillow, OpenCV), errors and bad inputs,
-# threads, pipelines: the subset .ci/run runs on CPython 3.14/3.14t.
-SUBSET=(test_resize.py test_normalize.py test_flip.py test_crop.py test_color.py test_letterbox.py
-        test_errors.py test_bad_inputs.py test_threads.py test_pipeline.py test_safety.py
-        test_unmap_boxes.py test_free_threading.py)
+# threads, pipelines: the subset .ci/run runs on CPython 3.14/3.14t (scripts/test_python_subset.sh).
+mapfile -t SUBSET < <(bash "$ROOT/scripts/test_python_subset.sh" --list)  # one list for both
+[[ ${#SUBSET[@]} -gt 0 ]] || die "scripts/test_python_subset.sh --list gave no test files"
 # skimage.data's photos for the conftest, as the host's scikit-image returns them (no SciPy under emulation)
 mkdir -p "$work/stubs/skimage"
 python3 - "$work/stubs/skimage/photos.npz" <<'EOF' || die "the host's python3 needs scikit-image for the tests' photos (pip install scikit-image), or pass --no-pytest"

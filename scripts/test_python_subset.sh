@@ -2,6 +2,8 @@
 # The test subset CI runs on each extra CPython (issue 29), from that version's wheel in dist/.
 #
 #   scripts/test_python_subset.sh 3.14     (3.X or 3.Xt; the wheel: scripts/build_wheels.sh 3.14)
+#   scripts/test_python_subset.sh --list   (the subset's files, one per line, relative to tests/:
+#                                           scripts/test_arm64_wheel.sh runs the same subset)
 #
 # The interpreter is the one scripts/build_wheels.sh --find picks (pyenv, scripts/get_python.sh's
 # cache, PATH: inside scripts/debian_python.sh's root, Debian's). In a fresh venv of it: the wheel,
@@ -13,6 +15,11 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# The subset: numerics vs references, errors and bad inputs, threads, pipelines, free threading.
+files=(test_resize.py test_normalize.py test_flip.py test_crop.py test_color.py test_letterbox.py
+       test_errors.py test_bad_inputs.py test_threads.py test_pipeline.py test_safety.py
+       test_unmap_boxes.py test_free_threading.py)
+if [[ "${1:-}" == --list ]]; then printf '%s\n' "${files[@]}"; exit 0; fi
 v=${1:-}
 [[ "$v" =~ ^3\.[0-9]+t?$ ]] || { echo "usage: $0 3.X|3.Xt" >&2; exit 1; }
 series=${v%t}
@@ -20,9 +27,7 @@ py=$(bash scripts/build_wheels.sh --find "$v")
 cp=cp${series/./}
 abi=$cp; [[ $v == *t ]] && abi=${cp}t
 wheel=$(ls dist/goprep-*-"$cp"-"$abi"-*manylinux_2_17_x86_64*.whl)
-subset=(tests/test_resize.py tests/test_normalize.py tests/test_flip.py tests/test_crop.py tests/test_color.py
-        tests/test_letterbox.py tests/test_errors.py tests/test_bad_inputs.py tests/test_threads.py
-        tests/test_pipeline.py tests/test_safety.py tests/test_unmap_boxes.py tests/test_free_threading.py)
+subset=("${files[@]/#/tests/}")
 
 venv=$(mktemp -d -t goprep-subset-XXXXXX)
 trap 'rm -rf "$venv"' EXIT

@@ -333,3 +333,19 @@ def _device_of(ptr: int, obj: Any) -> int:
     if isinstance(idx, int):
         return idx
     return int(getattr(obj, "__dlpack_device__", lambda: (_kDLCUDA, 0))()[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# encoded items: one image of an open decode batch (gomod/binding DecodeOpen), decoded by the engine
+
+
+class EncodedItem:
+    """Item ``index`` of the open decode batch ``batch`` (DecodeOpen's handle) as a job source, with
+    the decode options the engine applies: ``scale`` (JPEG DCT scale 1, 2, 4, 8), ``mode`` (the
+    channels the decoder writes: codec.Mode), ``orient`` (apply the EXIF orientation). ``nbytes``: the
+    decoded image's size, what a call's memory traffic counts for it."""
+
+    __slots__ = ("batch", "index", "scale", "mode", "orient", "nbytes")
+
+    def __init__(self, batch: int, index: int, scale: int, mode: int, orient: bool, nbytes: int) -> None:
+        self.batch, self.index, self.scale, self.mode, self.orient, self.nbytes = batch, index, scale, mode, orient, nbytes

@@ -50,9 +50,7 @@ func FreePlan(h int64) {
 // Python calls it after evicting its plan caches, so the evicted plans' memory does not stay resident
 // until the background scavenger gets to it.
 func ReleaseMemory() {
-	decodeBufs.Lock()
-	decodeBufs.free = nil // the decoders' kept buffers go too
-	decodeBufs.Unlock()
+	engine.ReleaseDecodeBuffers() // the decoders' kept buffers go too
 	debug.FreeOSMemory()
 }
 
@@ -156,8 +154,8 @@ func ArrayDataPtr(obj int64) (int64, error) {
 
 // The run entries are three: Run (one host job on the CPU, the common small call), RunTimed (Run
 // for a profiled call, profile.go) and Execute (everything else: several jobs, placement, device
-// sources and outputs, streams, a cancel flag, a profile record; gpu.go). python/goprep/_run.py is
-// their only caller.
+// sources and outputs, encoded sources (decode.go), streams, a cancel flag, a profile record;
+// gpu.go). python/goprep/_run.py is their only caller.
 
 // Run executes plan h reading the array object src and writing the array object out.
 func Run(h, src, out int64) (n int64, err error) {
@@ -187,42 +185,70 @@ func oneJob(h, src, out int64) (engine.Job, error) {
 	return engine.Job{Plan: p, Src: sp, Out: op}, nil
 }
 
-// decodeJobs decodes Execute's descriptor array; out == 0 leaves every Job.Out nil (device
-// outputs); with devSrc the source column holds device addresses rather than array objects.
-func decodeJobs(desc, count, out int64, devSrc bool) ([]engine.Job, error) {
+// Execute's job table columns (its desc argument, int64 (count, JobCols)).
+const (
+	jobPlan   = iota // plan handle
+	jobSrc           // source: a NumPy array object, or with devSrc a device address (0: encoded)
+	jobOut           // output byte offset into out
+	jobBatch         // decode batch handle (DecodeOpen), 0: the source is jobSrc
+	jobItem          // the item of that batch
+	jobScale         // its decode options: JPEG DCT scale 1, 2, 4 or 8,
+	jobMode          // codec.Mode,
+	jobOrient        // 1: apply the EXIF orientation
+	JobCols
+)
+
+// JobColumns is the job table's width, read by Python (one source).
+func JobColumns() int64 { return JobCols }
+
+// decodeJobs decodes Execute's job table; out == 0 leaves every Job.Out nil (device outputs); with
+// devSrc the source column holds device addresses rather than array objects. encoded reports
+// whether a row names an encoded source (encodedJob).
+func decodeJobs(desc, count, out int64, devSrc bool) (jobs []engine.Job, encoded bool, err error) {
 	dp, err := readArrayData(desc)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var op unsafe.Pointer
 	if out != 0 {
 		if op, err = readArrayData(out); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if count < 1 || count > 1<<24 {
-		return nil, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "count", Msg: "out of range"}
+		return nil, false, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "count", Msg: "out of range"}
 	}
-	d := unsafe.Slice((*int64)(dp), 3*count)
-	jobs := make([]engine.Job, count)
+	d := unsafe.Slice((*int64)(dp), JobCols*count)
+	jobs = make([]engine.Job, count)
 	for i := range jobs {
-		p, err := lookup(d[3*i])
+		row := d[JobCols*i : JobCols*(i+1)]
+		p, err := lookup(row[jobPlan])
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		var sp unsafe.Pointer
-		if devSrc {
-			a := d[3*i+1] // a device address, outside Go's heap: reinterpret its bits
-			sp = *(*unsafe.Pointer)(unsafe.Pointer(&a))
-		} else if sp, err = readArrayData(d[3*i+1]); err != nil {
-			return nil, err
+		jobs[i].Plan = p
+		switch {
+		case row[jobBatch] != 0:
+			if devSrc {
+				return nil, false, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "src", Msg: "encoded sources are host data"}
+			}
+			if jobs[i].Enc, err = encodedJob(p, row); err != nil {
+				return nil, false, err
+			}
+			encoded = true
+		case devSrc:
+			a := row[jobSrc] // a device address, outside Go's heap: reinterpret its bits
+			jobs[i].Src = *(*unsafe.Pointer)(unsafe.Pointer(&a))
+		default:
+			if jobs[i].Src, err = readArrayData(row[jobSrc]); err != nil {
+				return nil, false, err
+			}
 		}
-		jobs[i] = engine.Job{Plan: p, Src: sp}
 		if op != nil {
-			jobs[i].Out = unsafe.Add(op, d[3*i+2])
+			jobs[i].Out = unsafe.Add(op, row[jobOut])
 		}
 	}
-	return jobs, nil
+	return jobs, encoded, nil
 }
 
 // SetNumThreads sets the CPU backend's parallelism.

@@ -1,13 +1,15 @@
 package binding
 
 // The decode entries: encoded images (JPEG, PNG) in, through a plan, into the caller's memory.
-// python/goprep/_decode.py is their only caller. A call is two steps, because the plan of each image
-// depends on its size, which only its header tells:
+// python/goprep/_decode.py opens and closes the batches; python/goprep/_run.py runs them. A call is
+// two steps, because the plan of each image depends on its size, which only its header tells:
 //
 //  1. DecodeOpen reads the files (GIL released), probes every header and refuses bombs and bad
 //     data before any pixel is decoded; it returns a batch handle and fills the header table.
-//  2. DecodeRun decodes each image into a pooled buffer and runs its plan (traced by Python from the
-//     header) into the output, the images spread over NumThreads goroutines, one image each.
+//  2. Execute (gpu.go) runs jobs whose rows name an item of the batch (jobBatch, jobItem, the decode
+//     options): encodedJob makes each an engine job with an encoded source (engine.Encoded), which the
+//     engine's CPU backend decodes into a buffer kept per worker and runs the plan (traced by Python
+//     from the header) on, the images spread over its workers, one image each (engine/decode_job.go).
 //
 // DecodeClose frees the batch (the file contents read in step 1).
 
@@ -15,9 +17,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/goprep/goprep/gomod/codec"
@@ -26,7 +27,7 @@ import (
 
 // Header table columns (DecodeOpen's hdr argument, int64 (count, HeaderCols)).
 const (
-	hdrFormat = iota // 0 JPEG, 1 PNG
+	hdrFormat = iota // an index into formats
 	hdrHeight
 	hdrWidth
 	hdrComponents
@@ -35,15 +36,18 @@ const (
 	HeaderCols
 )
 
-// Run table columns (DecodeRun's desc argument, int64 (count, RunCols)).
-const (
-	runPlan   = iota // plan handle
-	runOut           // output address (raw) of the item's result
-	runScale         // JPEG DCT scale: 1, 2, 4 or 8
-	runMode          // codec.Mode
-	runOrient        // 1: apply the EXIF orientation
-	RunCols
-)
+// formats are the header table's format codes: hdrFormat holds the index of the image's format here.
+var formats = []codec.Format{codec.JPEG, codec.PNG}
+
+// Formats names the header table's format codes in order, comma-separated: Python maps the codes
+// with it (one source).
+func Formats() string {
+	s := make([]string, len(formats))
+	for i, f := range formats {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ",")
+}
 
 // maxFileBytes bounds a file DecodeOpen reads: far beyond any real image, far below what would
 // exhaust memory by accident.
@@ -58,9 +62,8 @@ type encodedBatch struct {
 
 var batches handles[*encodedBatch]
 
-// HeaderColumns and RunColumns are the table widths, read by Python (one source).
+// HeaderColumns is the header table's width, read by Python (one source).
 func HeaderColumns() int64 { return HeaderCols }
-func RunColumns() int64    { return RunCols }
 
 // itemArg names item i the way the caller passed it.
 func (b *encodedBatch) itemArg(i int) string {
@@ -142,10 +145,7 @@ func DecodeOpen(desc, count int64, paths string, hdr, maxPixels int64, name stri
 		}
 		b.hdr[i] = hd
 		row := ht[HeaderCols*i : HeaderCols*(i+1)]
-		row[hdrFormat] = 0
-		if hd.Format == codec.PNG {
-			row[hdrFormat] = 1
-		}
+		row[hdrFormat] = int64(slices.Index(formats, hd.Format))
 		row[hdrHeight], row[hdrWidth], row[hdrComponents] = int64(hd.Height), int64(hd.Width), int64(hd.Components)
 		row[hdrOrientation] = int64(hd.Orientation)
 		row[hdrProgressive] = 0
@@ -188,140 +188,42 @@ func DecodeClose(h int64) { batches.remove(h) }
 // NumDecodeBatches is how many batches are open (tests check none leak).
 func NumDecodeBatches() int64 { return int64(batches.len()) }
 
-// decodeBuf is one goroutine's decode buffer, reused across the images it decodes: at most
-// NumThreads of them are alive in a call, so a batch's peak memory is its outputs plus one decoded
-// image per goroutine.
-type decodeBuf struct{ b []byte }
-
-// decodeBufs keeps up to NumThreads buffers between calls (a sync.Pool would drop them at every GC,
-// and a serving loop would then allocate and zero a decoded image's worth of memory per call).
-var decodeBufs struct {
-	sync.Mutex
-	free []*decodeBuf
+// encodedItem is item i of batch b with its decode options: a job's encoded source (engine.Encoded).
+type encodedItem struct {
+	b    *encodedBatch
+	i    int
+	opts codec.Options
 }
 
-// bigDecodeBuf: buffers above this are dropped after use rather than kept, so that one huge image
-// does not keep its memory for the life of the process.
-const bigDecodeBuf = 64 << 20
-
-func getDecodeBuf() *decodeBuf {
-	decodeBufs.Lock()
-	defer decodeBufs.Unlock()
-	if n := len(decodeBufs.free); n > 0 {
-		b := decodeBufs.free[n-1]
-		decodeBufs.free = decodeBufs.free[:n-1]
-		return b
-	}
-	return &decodeBuf{}
-}
-
-func putDecodeBuf(b *decodeBuf) {
-	if cap(b.b) > bigDecodeBuf {
-		return
-	}
-	decodeBufs.Lock()
-	defer decodeBufs.Unlock()
-	if len(decodeBufs.free) < engine.NumThreads() {
-		decodeBufs.free = append(decodeBufs.free, b)
-	}
-}
-
-// DecodeRun decodes the items of batch h and runs each one's plan on it: desc is an int64 array object
-// of (count, RunCols) rows (plan handle, output address, scale, mode, orientation flag), count the
-// batch's size. The plan's source must be the decoded image's size (Python traced it from the header).
-func DecodeRun(h, desc, count int64) (err error) {
-	defer engine.Recover(&err)
-	b, ok := batches.get(h)
-	if !ok {
-		return engine.Errorf(engine.CodeInvalidArgument, "handle", "unknown decode batch %d", h)
-	}
-	if count != int64(len(b.data)) {
-		return engine.Errorf(engine.CodeInternal, "count", "%d rows for a batch of %d", count, len(b.data))
-	}
-	dp, err := readArrayData(desc)
-	if err != nil {
-		return err
-	}
-	d := unsafe.Slice((*int64)(dp), RunCols*count)
-	jobs := make([]decodeJob, count)
-	for i := range jobs {
-		row := d[RunCols*i : RunCols*(i+1)]
-		p, err := lookup(row[runPlan])
-		if err != nil {
-			return err
-		}
-		o := codec.Options{Scale: int(row[runScale]), Mode: codec.Mode(row[runMode]), ApplyOrientation: row[runOrient] != 0}
-		oh, ow, oc := codec.OutSize(b.hdr[i], o)
-		in := p.Spec.In
-		// (the plan zeroes the strides of size-1 axes: those are never used to address)
-		if in.DType != engine.U8 || in.N != 0 || in.H != oh || in.W != ow || in.C != oc ||
-			oh > 1 && in.Strides[1] != int64(ow*oc) || ow > 1 && in.Strides[2] != int64(oc) || oc > 1 && in.Strides[3] != 1 {
-			return engine.Errorf(engine.CodeInternal, b.itemArg(i), "the plan reads a %dx%dx%d source, the image decodes to %dx%dx%d", in.H, in.W, in.C, oh, ow, oc)
-		}
-		if y0, y1, x0, x1, ok := p.SourceWindow(); ok && (y1-y0 < oh || x1-x0 < ow) && (!o.ApplyOrientation || b.hdr[i].Orientation == 1) {
-			o.Window = codec.Window{Y0: y0, Y1: y1, X0: x0, X1: x1} // decode only what the plan reads
-		}
-		out := row[runOut]
-		jobs[i] = decodeJob{plan: p, opts: o, out: *(*unsafe.Pointer)(unsafe.Pointer(&out)), size: oh * ow * oc, stride: ow * oc}
-	}
-	threads := min(engine.NumThreads(), len(jobs))
-	var next atomic.Int64
-	var failed atomic.Bool
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	work := func() {
-		buf := getDecodeBuf()
-		defer putDecodeBuf(buf)
-		for !failed.Load() {
-			i := int(next.Add(1) - 1)
-			if i >= len(jobs) {
-				return
-			}
-			if err := jobs[i].run(b.data[i], buf); err != nil {
-				errs[i] = b.renamed(i, err)
-				failed.Store(true)
-				return
-			}
-		}
-	}
-	for range threads - 1 {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					errs[0] = engine.Errorf(engine.CodeInternal, "", "unexpected panic: %v", r)
-					failed.Store(true)
-				}
-			}()
-			work()
-		})
-	}
-	work()
-	wg.Wait()
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
+// Decode decodes the item into dst (rows stride bytes apart); its errors name the item.
+func (e *encodedItem) Decode(dst []byte, stride int) error {
+	if err := codec.Decode(e.b.data[e.i], e.opts, dst, stride); err != nil {
+		return e.b.renamed(e.i, err)
 	}
 	return nil
 }
 
-type decodeJob struct {
-	plan         *engine.Plan
-	opts         codec.Options
-	out          unsafe.Pointer
-	size, stride int
-}
-
-// run decodes one image into buf and runs its plan from there into its output.
-func (j *decodeJob) run(data []byte, buf *decodeBuf) error {
-	if cap(buf.b) < j.size {
-		buf.b = nil // the old buffer goes before the new one comes
-		buf.b = make([]byte, j.size)
+// encodedJob makes the source of Execute's job row for plan p when the row names a decode batch
+// (jobBatch != 0): item jobItem of it, decoded with the row's options. The plan must read exactly
+// the decoded image (Python traced it from the header); it reads only its SourceWindow, which is all
+// a JPEG decodes when the image is not rotated.
+func encodedJob(p *engine.Plan, row []int64) (engine.Encoded, error) {
+	b, ok := batches.get(row[jobBatch])
+	if !ok {
+		return nil, engine.Errorf(engine.CodeInvalidArgument, "handle", "unknown decode batch %d", row[jobBatch])
 	}
-	img := buf.b[:j.size]
-	if err := codec.Decode(data, j.opts, img, j.stride); err != nil {
-		return err
+	i := row[jobItem]
+	if i < 0 || i >= int64(len(b.data)) {
+		return nil, engine.Errorf(engine.CodeInternal, "item", "item %d of a batch of %d", i, len(b.data))
 	}
-	job := [1]engine.Job{{Plan: j.plan, Src: unsafe.Pointer(&img[0]), Out: j.out}}
-	return engine.RunSerial(job[:])
+	o := codec.Options{Scale: int(row[jobScale]), Mode: codec.Mode(row[jobMode]), ApplyOrientation: row[jobOrient] != 0}
+	oh, ow, oc := codec.OutSize(b.hdr[i], o)
+	if h, w, c, ok := p.DecodedSource(); !ok || h != oh || w != ow || c != oc {
+		in := p.Spec.In
+		return nil, engine.Errorf(engine.CodeInternal, b.itemArg(int(i)), "the plan reads a %dx%dx%d source, the image decodes to %dx%dx%d", in.H, in.W, in.C, oh, ow, oc)
+	}
+	if y0, y1, x0, x1, ok := p.SourceWindow(); ok && (y1-y0 < oh || x1-x0 < ow) && (!o.ApplyOrientation || b.hdr[i].Orientation == 1) {
+		o.Window = codec.Window{Y0: y0, Y1: y1, X0: x0, X1: x1} // decode only what the plan reads
+	}
+	return &encodedItem{b: b, i: int(i), opts: o}, nil
 }

@@ -77,8 +77,10 @@ func placement(device string) (gpu.Placement, error) {
 var arrays handles[*gpu.DeviceArray]
 
 // Execute runs count jobs through the engine's one run path (gpu.Run): desc is an int64 array
-// object of (plan handle, source, output byte offset) triples. A source is a NumPy array object, or
-// with devSrc a device address on the call's GPU. With out (a NumPy array object) every output lands
+// object of (count, JobCols) rows (binding.go: plan handle, source, output byte offset, and for an
+// encoded source its decode batch, item and options). A source is a NumPy array object, or with
+// devSrc a device address on the call's GPU, or an item of a decode batch (decode.go), which only
+// device="cpu" calls into host memory read: the engine's CPU backend decodes it. With out (a NumPy array object) every output lands
 // there; with out == 0 they go into one new device array, whose handle is returned. stream is the
 // caller's CUDA stream handle (-1: none), wait a stream the device sources were produced on (-1: none).
 // stop (0: none) is an int32 NumPy array object, a cancel flag the caller sets non-zero from another
@@ -106,9 +108,12 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 	if err != nil {
 		return 0, "", gt, err
 	}
-	jobs, err := decodeJobs(desc, count, out, devSrc)
+	jobs, encoded, err := decodeJobs(desc, count, out, devSrc)
 	if err != nil {
 		return 0, "", gt, err
+	}
+	if encoded && (pl.Device != "cpu" || out == 0) {
+		return 0, "", gt, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "device", Msg: "encoded images are decoded on the CPU: device=\"cpu\" into host memory"}
 	}
 	if stop != 0 {
 		if pl.Device != "cpu" || devSrc || out == 0 {
@@ -118,8 +123,11 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 		if err != nil {
 			return 0, "", gt, err
 		}
-		holdIfArmed((*int32)(sp))
+		defer holdIfArmed((*int32)(sp))()
 		return 0, "cpu", gt, engine.CPU{Stop: (*int32)(sp)}.Run(jobs)
+	}
+	if encoded {
+		return 0, "cpu", gt, engine.CPU{}.Run(jobs)
 	}
 	c := gpu.Call{Jobs: jobs, Placement: pl, ToDevice: out == 0, DeviceSources: devSrc, Timed: timed}
 	if stream >= 0 {

@@ -18,14 +18,14 @@ func TestHeldCallWaitsForItsCancelFlag(t *testing.T) {
 	h := copyPlan1x2(t)
 	defer FreePlan(h)
 	var stop int32
-	desc := []int64{h, 0, 0}
+	desc := make([]int64, JobCols)
 	so := &fakeArray{data: unsafe.Pointer(&src[0])}
-	desc[1] = addr(unsafe.Pointer(so))
+	desc[jobPlan], desc[jobSrc] = h, addr(unsafe.Pointer(so))
 	do := &fakeArray{data: unsafe.Pointer(&desc[0])}
 	oo := &fakeArray{data: unsafe.Pointer(&out[0])}
 	fo := &fakeArray{data: unsafe.Pointer(&stop)}
 
-	TestingHoldCalls(1)
+	TestingHoldCalls(1, false)
 	done := make(chan error, 1)
 	go func() {
 		_, err := Execute(addr(unsafe.Pointer(do)), 1, addr(unsafe.Pointer(oo)), "cpu", false, -1, -1, addr(unsafe.Pointer(fo)), 0, 0)
@@ -39,9 +39,15 @@ func TestHeldCallWaitsForItsCancelFlag(t *testing.T) {
 		t.Fatalf("a held call returned before its cancel flag was set: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
+	if TestingHeldInFlight() != 1 {
+		t.Fatalf("%d held calls in flight, want 1", TestingHeldInFlight())
+	}
 	atomic.StoreInt32(&stop, 1)
 	if err := <-done; err == nil || !strings.HasPrefix(err.Error(), "goprep[cancelled]") {
 		t.Fatalf("want a cancelled error, got %v", err)
+	}
+	if TestingHeldInFlight() != 0 {
+		t.Fatalf("%d held calls in flight after it returned, want 0", TestingHeldInFlight())
 	}
 	// disarmed after one: the next cancellable call runs at once
 	stop = 0

@@ -48,13 +48,15 @@ func SetNumThreads(n int) error {
 func NumThreads() int { return int(numThreads.Load()) }
 
 // CPU is the Go backend. Stop, when set, points at a cancel flag (an int32 in memory the caller owns,
-// e.g. a NumPy array): a non-zero value stops the call between bands of rows with CodeCancelled.
+// e.g. a NumPy array): a non-zero value stops the call between bands of rows (and between the
+// images of encoded jobs) with CodeCancelled; a call it cut short never returns nil.
 type CPU struct {
 	Stop    *int32
 	Threads int // 0: NumThreads()
 }
 
-// Run executes every job, splitting output rows of all of them across NumThreads goroutines.
+// Run executes every job, splitting output rows of all of them across NumThreads goroutines; a call
+// with encoded jobs (Job.Enc) spreads its images over them instead, one image each (decode_job.go).
 func (c CPU) Run(jobs []Job) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -66,13 +68,6 @@ func (c CPU) Run(jobs []Job) (err error) {
 		threads = NumThreads()
 	}
 	return runCPU(jobs, threads, c.Stop)
-}
-
-// RunSerial runs every job on the calling goroutine, whatever NumThreads is: for callers that spread
-// their own work (one decoded image each) over goroutines. A panic becomes CodeInternal.
-func RunSerial(jobs []Job) (err error) {
-	defer Recover(&err)
-	return runCPU(jobs, 1, nil)
 }
 
 // Recover turns a panic into an internal error; every binding entry point defers it.

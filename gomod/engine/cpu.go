@@ -31,11 +31,13 @@ func stopped(stop *int32) bool { return stop != nil && atomic.LoadInt32(stop) !=
 func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 	total, elems := 0, 0
 	var scratch int64
+	encoded := false
 	for i := range jobs {
 		j := &jobs[i]
-		if j.Plan == nil || j.Src == nil || j.Out == nil {
+		if j.Plan == nil || j.Out == nil || j.Src == nil && j.Enc == nil {
 			return errf(CodeInvalidArgument, "src", "null plan or buffer")
 		}
+		encoded = encoded || j.Enc != nil
 		total += j.Plan.N * j.Plan.OutH
 		elems += j.Plan.N * j.Plan.OutImageElems()
 		scratch = max(scratch, j.Plan.est.Scratch)
@@ -43,53 +45,26 @@ func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 	if total == 0 {
 		return nil
 	}
-	if elems < inlineElems {
-		threads = 1
-	}
-	// Big scratch rows are not pooled (a pooled worker would keep them for the life of the process),
-	// and a call that used them hands the memory back to the OS when it ends. At most MaxPlanBytes of
-	// scratch is live at once: fewer goroutines for plans whose rows are huge.
-	pooled := scratch <= BigPlanBytes
-	if !pooled {
-		threads = max(1, min(threads, int(MaxPlanBytes/max(scratch, 1))))
+	ws, threads := scratchWorkers(scratch, threads)
+	if !ws.pooled {
 		defer debug.FreeOSMemory()
 	}
-	getWorker := func() *worker {
-		if !pooled {
-			return &worker{}
-		}
-		w := workers.Get().(*worker)
-		w.reset()
-		return w
+	if encoded {
+		return runEncoded(jobs, threads, stop, ws) // decode_job.go: one image per worker at a time
 	}
-	putWorker := func(w *worker) {
-		if pooled {
-			workers.Put(w)
-		}
-	}
-	cancelled := func() error {
-		return errf(CodeCancelled, "", "the call was cancelled")
+	if elems < inlineElems {
+		threads = 1
 	}
 	if threads <= 1 {
 		// Whole images on the calling goroutine, nothing allocated: this is the path of every small
 		// call, where the per-call cost (not the pixels) is what a serving loop pays. A cancellable
 		// call runs the images in bands (the worker's row cache carries across consecutive bands).
-		w := getWorker()
-		defer putWorker(w)
+		w := ws.get()
+		defer ws.put(w)
 		for ji := range jobs {
-			p := jobs[ji].Plan
 			b := newJobBufs(&jobs[ji])
-			band := p.OutH
-			if stop != nil {
-				band = max(1, min(p.OutH, cancelBandElems/max(1, p.OutW*p.OutC)))
-			}
-			for img := 0; img < p.N; img++ {
-				for y := 0; y < p.OutH; y += band {
-					if stopped(stop) {
-						return cancelled()
-					}
-					w.run(&jobs[ji], &b, task{ji, img, y, min(y+band, p.OutH)})
-				}
+			if !w.runJob(&jobs[ji], ji, &b, stop) {
+				return errCancelled()
 			}
 		}
 		return nil
@@ -100,7 +75,7 @@ func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 		p := jobs[ji].Plan
 		pb := band
 		if stop != nil {
-			pb = max(1, min(band, cancelBandElems/max(1, p.OutW*p.OutC)))
+			pb = max(1, min(band, cancelBand(p)))
 		}
 		for img := 0; img < p.N; img++ {
 			for y := 0; y < p.OutH; y += pb {
@@ -115,19 +90,15 @@ func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	var firstPanic atomic.Value
+	var firstPanic panicBox
 	var halted atomic.Bool
 	for g := 0; g < threads; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					firstPanic.CompareAndSwap(nil, r)
-				}
-			}()
-			w := getWorker()
-			defer putWorker(w)
+			defer firstPanic.recover()
+			w := ws.get()
+			defer ws.put(w)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
@@ -143,13 +114,96 @@ func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 		}()
 	}
 	wg.Wait()
-	if r := firstPanic.Load(); r != nil {
-		panic(r) // re-raised on the calling goroutine, where CPU.Run recovers it
-	}
+	firstPanic.repanic() // on the calling goroutine, where CPU.Run recovers it
 	if halted.Load() {
-		return cancelled()
+		return errCancelled()
 	}
 	return nil
+}
+
+// errCancelled is the error of a call its cancel flag stopped before all of its work was done.
+func errCancelled() error { return errf(CodeCancelled, "", "the call was cancelled") }
+
+// cancelBand is the most output rows of p a band holds in a cancellable call (cancelBandElems).
+func cancelBand(p *Plan) int { return max(1, min(p.OutH, cancelBandElems/max(1, p.OutW*p.OutC))) }
+
+// runJob runs all images of job j (jobs index ji) on w, whole, or in bands of cancelBand rows when
+// stop can cancel, checking stop before each band; false when stop cut the job short.
+func (w *worker) runJob(j *Job, ji int, b *jobBufs, stop *int32) bool {
+	p := j.Plan
+	band := p.OutH
+	if stop != nil {
+		band = cancelBand(p)
+	}
+	for img := 0; img < p.N; img++ {
+		for y := 0; y < p.OutH; y += band {
+			if stopped(stop) {
+				return false
+			}
+			w.run(j, b, task{ji, img, y, min(y+band, p.OutH)})
+		}
+	}
+	return true
+}
+
+// workerSource hands out a call's workers: pooled ones, or for plans whose scratch rows are big
+// fresh ones that are never kept (a pooled worker would keep them for the life of the process).
+type workerSource struct{ pooled bool }
+
+func (s workerSource) get() *worker {
+	if !s.pooled {
+		return &worker{}
+	}
+	w := workers.Get().(*worker)
+	w.reset()
+	return w
+}
+
+func (s workerSource) put(w *worker) {
+	if s.pooled {
+		workers.Put(w)
+	}
+}
+
+// scratchWorkers is the worker policy of a call whose biggest plan needs scratch bytes per worker:
+// big scratch rows are not pooled (the caller then hands the memory back to the OS when the call
+// ends), and at most MaxPlanBytes of scratch is live at once: fewer goroutines for plans whose rows
+// are huge.
+func scratchWorkers(scratch int64, threads int) (workerSource, int) {
+	if scratch <= BigPlanBytes {
+		return workerSource{pooled: true}, threads
+	}
+	return workerSource{}, max(1, min(threads, int(MaxPlanBytes/max(scratch, 1))))
+}
+
+// panicBox keeps the first panic of a call's goroutines, to re-raise it on the calling goroutine
+// once every goroutine has stopped writing.
+type panicBox struct {
+	mu sync.Mutex
+	v  any
+	ok bool
+}
+
+// recover is deferred by each goroutine of a call.
+func (b *panicBox) recover() {
+	if r := recover(); r != nil {
+		b.keep(r)
+	}
+}
+
+// keep records panic value r unless an earlier one was recorded.
+func (b *panicBox) keep(r any) {
+	b.mu.Lock()
+	if !b.ok {
+		b.v, b.ok = r, true
+	}
+	b.mu.Unlock()
+}
+
+func (b *panicBox) repanic() {
+	if b.ok {
+		panic(b.v)
+	}
 }
 
 // workers recycles scratch rows across calls: a serving loop calls the same plan again and again,

@@ -30,7 +30,7 @@ func TestCancelStopsCall(t *testing.T) {
 		}
 		var stop int32
 		timer := time.AfterFunc(30*time.Millisecond, func() { atomic.StoreInt32(&stop, 1) })
-		err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, threads, &stop)
+		err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, threads, &stop)
 		timer.Stop()
 		var e *Error
 		if !errors.As(err, &e) || e.Code != CodeCancelled {
@@ -45,7 +45,7 @@ func TestCancelStopsCall(t *testing.T) {
 		out[i] = 0xAB
 	}
 	stopped := int32(1)
-	if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 2, &stopped); err == nil {
+	if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 2, &stopped); err == nil {
 		t.Fatal("a call stopped before it started ran")
 	}
 	if bytes.Count(out, []byte{0xAB}) != len(out) {
@@ -54,7 +54,7 @@ func TestCancelStopsCall(t *testing.T) {
 	small, _ := NewPlan(rgbSpec(61, 47, "bilinear", false, 13, 9))
 	src2 := make([]uint8, 61*47*3)
 	var stop int32
-	if err := runCPU([]Job{{small, unsafe.Pointer(&src2[0]), unsafe.Pointer(&out[0])}}, 2, &stop); err != nil {
+	if err := runCPU([]Job{{Plan: small, Src: unsafe.Pointer(&src2[0]), Out: unsafe.Pointer(&out[0])}}, 2, &stop); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -39,7 +39,7 @@ func runF32(t *testing.T, s *Spec, src []float32, n int) (*Plan, []float32) {
 		t.Fatal(err)
 	}
 	out := make([]float32, n)
-	if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 2, nil); err != nil {
+	if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	return p, out

@@ -59,7 +59,7 @@ func TestInsnWorkload(t *testing.T) {
 		}
 	}
 	out := make([]byte, p.OutBytes())
-	if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+	if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s: kernels %v", name, p.kern.Names())

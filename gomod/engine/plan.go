@@ -459,11 +459,13 @@ func (p *Plan) OutBytes() int { return p.N * p.OutImageElems() * p.OutDType.Size
 
 // Job is one plan applied to one source array, writing a contiguous output at Out.
 // Src is the NumPy data pointer (the address of element [0, 0, 0(, 0)]), or for a call with
-// DeviceSources the device address of that element (only the GPU path reads it then).
+// DeviceSources the device address of that element (only the GPU path reads it then). Enc, when
+// set, is an encoded source instead of Src (decode_job.go: the CPU backend only).
 type Job struct {
 	Plan *Plan
 	Src  unsafe.Pointer
 	Out  unsafe.Pointer
+	Enc  Encoded
 }
 
 // InDType is the element type of the source array.

@@ -273,9 +273,9 @@ func executeGuarded(t *testing.T, p *Plan, atEnd bool) {
 	var outs [3][]byte
 	var zero int32
 	for k, run := range []func(o unsafe.Pointer) error{
-		func(o unsafe.Pointer) error { return runCPU([]Job{{p, origin, o}}, 1, nil) },
-		func(o unsafe.Pointer) error { return runCPU([]Job{{p, origin, o}}, 3, nil) },
-		func(o unsafe.Pointer) error { return runCPU([]Job{{p, origin, o}}, 2, &zero) },
+		func(o unsafe.Pointer) error { return runCPU([]Job{{Plan: p, Src: origin, Out: o}}, 1, nil) },
+		func(o unsafe.Pointer) error { return runCPU([]Job{{Plan: p, Src: origin, Out: o}}, 3, nil) },
+		func(o unsafe.Pointer) error { return runCPU([]Job{{Plan: p, Src: origin, Out: o}}, 2, &zero) },
 	} {
 		out := guarded(t, p.OutBytes(), atEnd != (k == 1))
 		if err := run(unsafe.Pointer(&out[0])); err != nil {

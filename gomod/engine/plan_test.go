@@ -59,7 +59,7 @@ func runGuarded(t *testing.T, p *Plan, src unsafe.Pointer, threads int) []byte {
 	for i := range buf {
 		buf[i] = 0xA5
 	}
-	if err := runCPU([]Job{{p, src, unsafe.Pointer(&buf[guard])}}, threads, nil); err != nil {
+	if err := runCPU([]Job{{Plan: p, Src: src, Out: unsafe.Pointer(&buf[guard])}}, threads, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < guard; i++ {
@@ -163,7 +163,7 @@ func TestConcurrentCallsAgree(t *testing.T) {
 		src[i] = uint8(i ^ (i >> 9))
 	}
 	want := make([]float32, p.N*p.OutImageElems())
-	if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&want[0])}}, 1, nil); err != nil {
+	if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&want[0])}}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -172,7 +172,7 @@ func TestConcurrentCallsAgree(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			got := make([]float32, len(want))
-			if err := (CPU{}).Run([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&got[0])}}); err != nil {
+			if err := (CPU{}).Run([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&got[0])}}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -255,7 +255,7 @@ func TestJobsSharingAPlanDoNotShareRows(t *testing.T) {
 	}
 	n := p.OutBytes()
 	out := make([]uint8, 2*n)
-	if err := runCPU([]Job{{p, unsafe.Pointer(&a[0]), unsafe.Pointer(&out[0])}, {p, unsafe.Pointer(&b[0]), unsafe.Pointer(&out[n])}}, 1, nil); err != nil {
+	if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&a[0]), Out: unsafe.Pointer(&out[0])}, {Plan: p, Src: unsafe.Pointer(&b[0]), Out: unsafe.Pointer(&out[n])}}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range out[n:] {
@@ -321,8 +321,8 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 			out := make([]byte, p.OutBytes())
 			w := &worker{}
 			scratch := allocated(func() {
-				b := newJobBufs(&Job{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])})
-				w.run(&Job{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}, &b, task{0, 0, 0, p.OutH})
+				b := newJobBufs(&Job{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])})
+				w.run(&Job{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}, &b, task{0, 0, 0, p.OutH})
 			})
 			if scratch > est.Scratch {
 				t.Fatalf("a worker allocated %d bytes, estimate %d", scratch, est.Scratch)

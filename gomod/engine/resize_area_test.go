@@ -39,7 +39,7 @@ func TestAreaF32DownscaleIsBoxAverage(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := make([]float32, c.oh*c.ow)
-		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+		if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]float64, len(out))

@@ -94,7 +94,7 @@ func TestBicubicF32MatchesFloat64Reference(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := make([]float32, c.oh*c.ow)
-			if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 2, nil); err != nil {
+			if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 2, nil); err != nil {
 				t.Fatal(err)
 			}
 			got := make([]float64, len(out))
@@ -185,7 +185,7 @@ func TestConstantImageStaysConstant(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := make([]uint8, c.oh*c.ow*3)
-				if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+				if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
 					t.Fatal(err)
 				}
 				for i, v := range out {

@@ -290,7 +290,7 @@ func TestDuoRowsBatchEqualsGeneral(t *testing.T) {
 			}
 			out := make([]byte, p.OutBytes())
 			var stop int32
-			if err := runCPU([]Job{{p, ptr, unsafe.Pointer(&out[0])}}, 1, &stop); err != nil {
+			if err := runCPU([]Job{{Plan: p, Src: ptr, Out: unsafe.Pointer(&out[0])}}, 1, &stop); err != nil {
 				t.Fatal(err)
 			}
 			if string(out) != string(want) {

@@ -185,7 +185,7 @@ func TestBilinearF32MatchesFloat64Reference(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := make([]float32, c.oh*c.ow)
-		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 2, nil); err != nil {
+		if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 2, nil); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]float64, len(out))

@@ -313,7 +313,7 @@ func benchNV12(b *testing.B, aa bool) {
 	out := make([]float32, 3*224*224)
 	b.ResetTimer()
 	for range b.N {
-		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+		if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -339,7 +339,7 @@ func benchRGB1080(b *testing.B, aa bool) {
 	out := make([]float32, 3*224*224)
 	b.ResetTimer()
 	for range b.N {
-		if err := runCPU([]Job{{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+		if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

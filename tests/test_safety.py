@@ -246,6 +246,79 @@ print("ok")
     assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_never_leaves_a_call_running():
+    # The red run's lost Ctrl-C: a SIGINT handled while the caller was still inside Thread.start
+    # (the helper already in Go) raised KeyboardInterrupt before the cancel flag could be set, and the
+    # call ran on. Here each held call sends SIGINT itself the moment it waits inside the engine, so
+    # the interrupt lands wherever the caller then is, Thread.start included. Whatever it lands on,
+    # the call must raise KeyboardInterrupt (never return normally) and must have left the engine by
+    # then: held_in_flight() counts held calls not yet returned, so this checks the order of events,
+    # not their timing.
+    p = run_python(
+        r"""
+import numpy as np, goprep
+from goprep import testing
+goprep.set_num_threads(2)
+src = np.zeros((1600, 2000, 3), np.uint8)
+assert 2 * src.nbytes >= testing.INTERRUPTIBLE_MIN_BYTES  # a cancellable call
+flip = goprep.pipeline(lambda im: goprep.flip(im), device="cpu")
+for k in range(40):
+    testing.hold_calls(1, interrupt=True)
+    try:
+        flip(src)
+        raise SystemExit(f"call {k} returned normally after its interrupt")
+    except KeyboardInterrupt:
+        pass
+    assert testing.held_in_flight() == 0, f"call {k} was still in the engine after KeyboardInterrupt"
+    assert flip(src[:4]).shape == (4, 2000, 3)  # goprep is still usable
+print("ok")
+""",
+        timeout=300,
+    )
+    assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.skipif(not {"jpeg", "png"} <= set(goprep.info()["codecs"]), reason="goprep was built without its codecs")
+def test_ctrl_c_interrupts_decode_batch():
+    # A batch of encoded images decodes through the same cancellable Execute as an array batch: held
+    # inside the engine, interrupted, it raises KeyboardInterrupt, leaves no call or batch behind, and
+    # the next decode works.
+    p = run_python(
+        r"""
+import io, os, signal, threading, numpy as np, goprep
+from PIL import Image
+from goprep import _native, testing
+buf = io.BytesIO()
+Image.fromarray(np.zeros((1080, 1920, 3), np.uint8)).save(buf, "JPEG")
+items = [buf.getvalue()] * 8
+assert 8 * 1080 * 1920 * 3 >= testing.INTERRUPTIBLE_MIN_BYTES  # decoded: a cancellable call
+half = goprep.pipeline(lambda im: goprep.resize(goprep.decode(im), (540, 960)), device="cpu")
+for interrupt_from_engine in (False, True):
+    testing.hold_calls(1, interrupt=interrupt_from_engine)
+    if not interrupt_from_engine:
+        def interrupt():
+            assert testing.wait_held(60), "the decode call never reached the engine"
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=interrupt).start()
+    try:
+        half(items)
+        raise SystemExit("the decode call returned normally after its interrupt")
+    except KeyboardInterrupt:
+        pass
+    assert testing.held_in_flight() == 0, "the decode call was still in the engine"
+    assert _native.get().NumDecodeBatches() == 0, "the batch was left open"
+assert half(items).shape == (8, 540, 960, 3)
+print("ok")
+""",
+        timeout=300,
+    )
+    assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
+
+
 def test_interruptible_path_gives_same_results():
     from goprep import testing
 

@@ -18,7 +18,9 @@
 //     Pillow / PyTorch uint8 antialias; resize_aa_planar.go for planar sources, resize_aa_vnni.go
 //     for aaHRowsZ's tables).
 //  3. Rows (cpu.go, backend.go): CPU.Run splits a call into bands of output rows over NumThreads
-//     workers; worker.run picks each row's path: duoRows / fastRow (resize_fast*.go), aaRow
+//     workers (a call with encoded sources, Job.Enc, gives each worker whole images instead: it
+//     decodes one into its reused decode buffer, then runs the plan on it; decode_job.go, with the
+//     binding's codec-backed Encoded); worker.run picks each row's path: duoRows / fastRow (resize_fast*.go), aaRow
 //     (resize_aa.go), or the general path, resizeRowU8 / resizeRowF32 (resize_cpu.go, with
 //     vfirstRowU8 for Pillow's vertical-first order; premul.go for RGBA premultiplied by alpha) then
 //     emitU8 / emitF32 (normalize_cpu.go).

@@ -4,8 +4,9 @@ A pipeline called with encoded data (``bytes``, ``bytearray``, ``memoryview``, a
 ``str`` / ``os.PathLike`` path, or a list of these) runs it in two engine calls (gomod/binding
 decode.go): ``DecodeOpen`` reads files and headers (GIL released) and refuses bombs and bad data
 before any pixel is decoded; Python then traces the function once per header (the memo keys on the
-decoded size, so a stream of same-sized photos traces once); ``DecodeRun`` decodes every image into a
-buffer kept per engine thread and runs its plan into the result, the images spread over the threads.
+decoded size, so a stream of same-sized photos traces once); ``_run.run`` then hands the items
+(``_inputs.EncodedItem``) to ``Execute``, whose CPU workers decode every image into a buffer kept per
+worker and run its plan into the result, the images spread over the workers.
 
 Inside the function, ``goprep.decode(x, mode=..., reduce=..., apply_orientation=...)`` must be the
 first op on the image argument; a function that never calls it decodes with the defaults (exact RGB),
@@ -20,9 +21,9 @@ result equals Pillow's ``draft`` followed by the same ops.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from . import _native, _outputs, _run
 from ._errors import DecodeError, GoprepError, InvalidArgumentError, PipelineError, ShapeError
+from ._inputs import EncodedItem
 from ._outputs import SLOT, fill
 from ._signature import Signature, _traces_lock, split_result, traces
 from ._trace import Traced, check_traced, tracing, trace_array, typed_key
@@ -38,7 +40,7 @@ MODES = ("RGB", "BGR", "L", "RGBA")
 _MODE_CODE = {"RGB": 0, "BGR": 0, "L": 1, "RGBA": 2}  # codec.Mode: the channels the decoder writes
 _CHANNELS = {0: 3, 1: 1, 2: 4}
 SCALES = (1, 2, 4, 8)
-FORMATS = ("jpeg", "png")
+_FORMATS: List[str] = []  # the header table's format codes by name (the binding's Formats, its one source)
 
 # Pillow's decompression-bomb error threshold (2 * Image.MAX_IMAGE_PIXELS, 178,956,970 pixels): an
 # image above it is refused from its header, before anything is allocated.
@@ -65,9 +67,6 @@ class thread_max_pixels:
 
     def __exit__(self, *exc: Any) -> None:
         _thread_limit.n = self.prev
-
-
-_perf_ns = time.perf_counter_ns
 
 
 def set_max_image_pixels(n: Optional[int]) -> Optional[int]:
@@ -179,7 +178,9 @@ class _Batch:
                             _limit() if max_pixels is None else max_pixels, name, is_list, name=name, hint=hint)
 
     def headers(self) -> List[Header]:
-        return [Header(FORMATS[int(r[0])], int(r[1]), int(r[2]), int(r[3]), int(r[4]), bool(r[5])) for r in self.hdr]
+        if not _FORMATS:
+            _FORMATS.extend(self.mod.Formats().split(","))
+        return [Header(_FORMATS[int(r[0])], int(r[1]), int(r[2]), int(r[3]), int(r[4]), bool(r[5])) for r in self.hdr]
 
     def close(self) -> None:
         if self.handle:
@@ -196,8 +197,15 @@ def _limit() -> int:
 def _call(fn: Any, *args: Any, name: str = "data", hint: str = "") -> Any:
     """A decode entry: every error about the data (a bomb's too_large too) is a DecodeError; ``hint``
     is added to a decode error's message."""
-    try:
+    with _decode_errors(name, hint):
         return _native.call(fn, *args)
+
+
+@contextlib.contextmanager
+def _decode_errors(name: str, hint: str = "") -> Any:
+    """_call's rule for the errors of a decode entry, or of a run of encoded items (_run.run)."""
+    try:
+        yield
     except DecodeError as e:
         if hint:
             raise DecodeError(e.detail + hint, argument=e.argument, code=e.code) from None
@@ -356,12 +364,12 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
     if sh >= 0 and not to_gpu:
         raise InvalidArgumentError("encoded images are decoded on the CPU: stream= applies to output=\"device\" only",
                                    argument="stream")
-    t0 = _perf_ns()
     b = _Batch(items, is_list, name, max_pixels)
     try:
         sigs = []
         opts = []
-        for i, hdr in enumerate(b.headers()):
+        hdrs = b.headers()
+        for i, hdr in enumerate(hdrs):
             sig, o = signature(pipe, hdr, args, kwargs)
             if sigs and not ragged and (sig.shape != sigs[0].shape or sig.dtype != sigs[0].dtype):
                 raise ShapeError(
@@ -373,26 +381,29 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
             opts.append(o)
         n = len(sigs)
         first = sigs[0]
-        desc = np.empty((n, int(b.mod.RunColumns())), np.int64)
+        srcs = []
+        for i, (hdr, (mode, scale, orient)) in enumerate(zip(hdrs, opts)):
+            dh, dw, _ = hdr.decoded_size("RGB", scale, orient)
+            srcs.append(EncodedItem(b.handle, i, scale, mode, orient, dh * dw * _CHANNELS[mode]))
         given = out
-        if ragged:
-            results = [_outputs.new_result(s.shape, s.dtype, s.size_arg) for s in sigs]
-            addrs = [r.__array_interface__["data"][0] for r in results]
+        if ragged:  # one allocation, each result a view of its part (64-byte aligned)
+            sizes = [int(np.prod(s.shape)) * s.dtype.itemsize for s in sigs]
+            offsets = [0]
+            for z in sizes[:-1]:
+                offsets.append(offsets[-1] + (z + 63) // 64 * 64)
+            flat = _outputs.new_result((offsets[-1] + sizes[-1],), np.dtype(np.uint8), first.size_arg)
+            results = [flat[o:o + z].view(s.dtype).reshape(s.shape) for s, o, z in zip(sigs, offsets, sizes)]
+            with _decode_errors(name):
+                _run.run(sigs, srcs, flat, flat.shape, flat.dtype, "cpu", False, -1, -1, timed, offsets)
         else:
             shape = ((n,) + first.shape) if is_list else first.shape
             if out is not None and type(out) is not np.ndarray:
                 out = _outputs.out_view(out, shape, first.chw)
             res = _outputs.host_result(out, shape, first.dtype, first.size_arg, b.keep)
-            base = res.__array_interface__["data"][0]
-            step = int(np.prod(first.shape)) * first.dtype.itemsize
-            addrs = [base + i * step for i in range(n)]
-        for i, (s, (mode, scale, orient), a) in enumerate(zip(sigs, opts, addrs)):
-            desc[i] = (s.handle, a, scale, mode, int(orient))
-        _call(b.mod.DecodeRun, b.handle, id(desc), n, name=name)
+            with _decode_errors(name):
+                _run.run(sigs, srcs, res, shape, first.dtype, "cpu", False, -1, -1, timed)
     finally:
         b.close()
-    if timed is not None:
-        _run.whole_call_row(timed, t0, "cpu")  # the engine's row: all of the decode call
     if ragged:
         return results
     if to_gpu:  # the host result uploaded: the same DeviceArray a device pipeline returns

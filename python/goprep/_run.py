@@ -5,8 +5,9 @@ the entry, and makes long CPU calls interruptible; callers hand it sources and a
 
 Entries: ``Run`` for one host image on the CPU (the common small call), ``RunTimed`` for the same call
 profiled, ``Execute`` for everything else, its arguments saying what the call is: several jobs, a
-placement, device sources or a device output, a stream, a cancel flag (cancellable), a profile row
-(profiled).
+placement, device sources or a device output, encoded sources (``_inputs.EncodedItem``: an item of an
+open decode batch, decoded by the engine's CPU workers), a stream, a cancel flag (cancellable), a
+profile row (profiled).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 from . import _native, _profile
 from ._errors import InvalidArgumentError, from_native
+from ._inputs import EncodedItem
 from ._validate import check_aligned
 
 # Calls moving at least this many bytes (sources plus output) run where Ctrl-C can stop them: about
@@ -97,27 +99,31 @@ def run(
     stream: int = -1,
     wait: int = -1,
     timed: Any = None,
+    offsets: Optional[Sequence[int]] = None,
 ) -> int:
     """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked) into ``res``, the
-    host result whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a
-    new device array, whose handle is returned (0 otherwise). ``timed``: a profiled call's recording
-    state. One host image on the CPU goes through Run (run_one); a CPU call from and into host memory
-    of INTERRUPTIBLE_MIN_BYTES or more, unprofiled, through a cancellable Execute; the rest through
-    Execute."""
+    host result whose consecutive parts in ``shape`` are the jobs' outputs (or with ``offsets``, the
+    parts at those byte offsets), or with ``res`` None into a new device array, whose handle is
+    returned (0 otherwise). ``timed``: a profiled call's recording state. Sources are NumPy arrays,
+    DeviceSources (``on_dev``) or EncodedItems (decoded on the CPU: ``device`` "cpu", a host result).
+    One host image on the CPU goes through Run (run_one); a CPU call from and into host memory of
+    INTERRUPTIBLE_MIN_BYTES or more (an EncodedItem counts its decoded size) through a cancellable
+    Execute; the rest through Execute."""
     n = len(sigs)
     if res is not None and device == "cpu" and stream < 0 and not on_dev:
-        nbytes = srcs[0].nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
-        if timed is None and nbytes >= INTERRUPTIBLE_MIN_BYTES:
-            desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
-            _run_cancellable(desc, n, res, (desc, srcs, res))
+        x = srcs[0]
+        nbytes = x.nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
+        if nbytes >= INTERRUPTIBLE_MIN_BYTES:
+            desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
+            _run_cancellable(desc, n, res, (desc, srcs, res), timed)
             return 0
-        if n == 1:
-            run_one(sigs[0].handle, srcs[0], res, timed)
+        if n == 1 and type(x) is not EncodedItem:
+            run_one(sigs[0].handle, x, res, timed)
             return 0
     execute = _native._raw_execute
     if execute is None or _native._forked_child:
         execute = _native.raw_entries()[2]
-    desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
+    desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
     out = 0 if res is None else id(res)
     try:
         if timed is None:
@@ -132,14 +138,27 @@ def run(
         raise from_native(e) from None
 
 
-def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """Execute's job table: (plan handle, source, output byte offset) per job; a source is an array
-    object's address (id) or a device address."""
+_JOB_COLUMNS: list = []  # the binding's JobColumns (its one source), read on first use
+
+
+def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype,
+                offsets: Optional[Sequence[int]] = None) -> np.ndarray:
+    """Execute's job table (gomod/binding: JobColumns wide): per job its plan handle, its source (an
+    array object's address (id) or a device address; 0 for an EncodedItem, whose batch handle, item
+    index and decode options (scale, mode, orientation flag) fill the next columns) and its output's
+    byte offset (``offsets``, else consecutive parts of ``shape``)."""
+    if not _JOB_COLUMNS:
+        _JOB_COLUMNS.append(int(_native.get().JobColumns()))
     n = len(sigs)
-    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
-    desc = np.empty((n, 3), np.int64)
-    for i, (c, x) in enumerate(zip(sigs, srcs)):
-        desc[i] = (c.handle, x.ptr if on_dev else id(x), i * step)
+    desc = np.zeros((n, _JOB_COLUMNS[0]), np.int64)
+    if offsets is None:
+        step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
+        offsets = range(0, n * step, step) if step else [0] * n
+    for i, (c, x, o) in enumerate(zip(sigs, srcs, offsets)):
+        if type(x) is EncodedItem:
+            desc[i] = (c.handle, 0, o, x.batch, x.index, x.scale, x.mode, int(x.orient))
+        else:
+            desc[i, :3] = (c.handle, x.ptr if on_dev else id(x), o)
     return desc
 
 
@@ -155,7 +174,7 @@ def _device_output_timed(st: Any, execute: Any, desc: int, n: int, device: str, 
 
 def whole_call_row(st: Any, t0: int, device: str) -> None:
     """Fill a profiled call's engine row when the engine fills none: all of the call since ``t0``
-    counts as engine time on ``device`` (a device output's call; a decode call, _decode.py)."""
+    counts as engine time on ``device`` (a device output's call)."""
     i = st.i
     st.res[i] = t = _perf_ns()
     cols, devs, _ = _profile.layout()
@@ -166,17 +185,25 @@ def whole_call_row(st: Any, t0: int, device: str) -> None:
     r[cols["device"]] = devs.index(device)
 
 
-def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any, ...]) -> None:
+def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any, ...], timed: Any = None) -> None:
     """Execute a host CPU call with a cancel flag, so that Ctrl-C stops it. ``keep`` holds the objects
     whose addresses the call reads (arrays, descriptor): the helper thread keeps them alive for as long
-    as Go may touch their memory, whatever happens to the caller.
+    as Go may touch their memory, whatever happens to the caller. ``timed``: a profiled call's
+    recording state, whose row the engine fills.
 
     The signal handler of Python runs only in the main thread and only between bytecodes, so while the
     main thread sits in a long Go call a SIGINT waits for the call to end (2.57 s on a 48 x 1080p
     batch). Here the call runs on a helper thread while the main thread waits in short, interruptible
     waits; on KeyboardInterrupt (or any exception) it sets the flag, which the engine checks between
-    bands of rows, waits for the call to stop (milliseconds) and re-raises. Off the main thread no signal
-    can arrive, so the call runs directly.
+    images and bands of rows, waits for the call to stop (milliseconds) and re-raises. Off the main
+    thread no signal can arrive, so the call runs directly.
+
+    The interrupt can come at any bytecode from the helper's start on, inside Thread.start too, when
+    the helper may or may not have entered Go yet (a KeyboardInterrupt raised there once escaped
+    before the flag was set, leaving the call running on). So the helper and the interrupted caller
+    settle under one lock who goes first: a helper that has not entered Go never will, and one that has
+    is waited for. A cancelled call never returns normally: the engine says "cancelled" whenever the
+    flag cut its work short, and the caller re-raises the interrupt.
 
     The wait is an Event, not Thread.join: CPython 3.11's join, interrupted by KeyboardInterrupt, can
     mark a still-running thread as finished (its bpo-45274 clean-up releases the running thread's
@@ -184,37 +211,56 @@ def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any,
     """
     execute = _native.raw_entries()[2]
     stop = np.zeros(1, np.int32)
-    args = (id(desc), n, id(res), "cpu", False, -1, -1, id(stop), 0, 0)
+    buf, row = (timed.eaddr, timed.i) if timed is not None else (0, 0)
+    args = (id(desc), n, id(res), "cpu", False, -1, -1, id(stop), buf, row)
     if threading.current_thread() is not threading.main_thread():
         try:
             execute(*args)
         except RuntimeError as e:
             raise from_native(e) from None
+        if timed is not None:
+            timed.res[row] = _perf_ns()
         return
     box: Dict[str, Any] = {}
     done = threading.Event()
+    gate = threading.Lock()
+    phase = ["new"]  # under gate: "new", "running" (the helper entered Go), "cancelled" (it never will)
 
     def work(held: Tuple[Any, ...] = (keep, stop)) -> None:  # held: alive until the thread ends
         try:
+            with gate:
+                if phase[0] == "cancelled":
+                    return
+                phase[0] = "running"
             execute(*args)
         except BaseException as e:  # handed to the caller's thread
             box["e"] = e
         finally:
             done.set()
 
-    threading.Thread(target=work, name="goprep-call", daemon=True).start()
     try:
+        threading.Thread(target=work, name="goprep-call", daemon=True).start()
         while not done.wait(0.05):
             pass
     except BaseException:
-        stop[0] = 1
-        while True:  # the caller's memory must outlive the call: a second Ctrl-C does not cut this short
+        # Settle, then wait for a call that entered Go: the caller's memory must outlive it, so a second
+        # Ctrl-C does not cut this short (each step may be repeated).
+        running: Optional[bool] = None
+        while True:
             try:
-                if done.wait(0.05):
+                if running is None:
+                    stop[0] = 1
+                    with gate:
+                        if phase[0] == "new":
+                            phase[0] = "cancelled"
+                        running = phase[0] == "running"
+                if not running or done.wait(0.05):
                     break
             except BaseException:
                 pass
         raise
+    if timed is not None:
+        timed.res[row] = _perf_ns()
     e = box.get("e")
     if e is not None:
         if isinstance(e, RuntimeError):

@@ -9,7 +9,7 @@ The run path's hooks let tests observe and steer it without patching goprep's in
 sizes and bounds (``cache_sizes``, ``cache_limits``, ``clear_caches``), how many functions were
 traced (``trace_count``), which calls took the general path (``count_general_path``), results that cannot
 be allocated (``refuse_allocations``), and long calls held inside the engine until interrupted
-(``hold_calls``, ``wait_held``).
+(``hold_calls``, ``wait_held``, ``held_in_flight``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "refuse_allocations",
     "hold_calls",
     "wait_held",
+    "held_in_flight",
 ]
 
 INTERRUPTIBLE_MIN_BYTES = _run.INTERRUPTIBLE_MIN_BYTES  # CPU calls moving this many bytes are cancellable
@@ -170,13 +171,21 @@ def refuse_allocations() -> Iterator[None]:
         _outputs._empty = saved
 
 
-def hold_calls(n: int = 1) -> None:
+def hold_calls(n: int = 1, interrupt: bool = False) -> None:
     """Make the next ``n`` cancellable calls (CPU calls moving ``INTERRUPTIBLE_MIN_BYTES`` or more,
     which Ctrl-C stops) wait inside the engine until they are cancelled (at most 60 s), so a test can
-    interrupt a call that is provably still running. 0 disarms."""
-    _native.get().TestingHoldCalls(int(n))
+    interrupt a call that is provably still running. With ``interrupt``, each held call sends SIGINT to
+    this process itself as soon as it waits: the earliest Ctrl-C that can reach a running call. 0
+    disarms."""
+    _native.get().TestingHoldCalls(int(n), bool(interrupt))
 
 
 def wait_held(timeout: float = 30.0) -> bool:
     """Wait until a call armed by ``hold_calls`` is waiting inside the engine; False on timeout."""
     return bool(_native.get().TestingWaitHeld(int(timeout * 1000)))
+
+
+def held_in_flight() -> int:
+    """How many calls held by ``hold_calls`` have not yet returned from the engine: 0 once every
+    interrupted call has really stopped."""
+    return int(_native.get().TestingHeldInFlight())

@@ -80,8 +80,9 @@ var arrays handles[*gpu.DeviceArray]
 // object of (count, JobCols) rows (binding.go: plan handle, source, output byte offset, and for an
 // encoded source its decode batch, item and options). A source is a NumPy array object, or with
 // devSrc a device address on the call's GPU, or an item of a decode batch (decode.go), which only
-// device="cpu" calls into host memory read: the engine's CPU backend decodes it. With out (a NumPy array object) every output lands
-// there; with out == 0 they go into one new device array, whose handle is returned. stream is the
+// device="cpu" calls into host memory read: the engine's CPU backend decodes it. With out (a NumPy
+// array object) every output lands there; with out == 0 they go into one new device array, whose
+// handle is returned. stream is the
 // caller's CUDA stream handle (-1: none), wait a stream the device sources were produced on (-1: none).
 // stop (0: none) is an int32 NumPy array object, a cancel flag the caller sets non-zero from another
 // thread to stop the call with code "cancelled" (engine.CPU.Stop); it applies to device="cpu" calls

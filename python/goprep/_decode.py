@@ -386,7 +386,7 @@ def run(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out:
             dh, dw, _ = hdr.decoded_size("RGB", scale, orient)
             srcs.append(EncodedItem(b.handle, i, scale, mode, orient, dh * dw * _CHANNELS[mode]))
         given = out
-        if ragged:  # one allocation, each result a view of its part (64-byte aligned)
+        if ragged:  # one allocation, each result a view of its part (at offsets rounded up to 64 bytes)
             sizes = [int(np.prod(s.shape)) * s.dtype.itemsize for s in sigs]
             offsets = [0]
             for z in sizes[:-1]:

@@ -17,7 +17,7 @@ import numpy as np
 from . import _outpool
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
-from ._inputs import is_tensor
+from ._optional import is_tensor
 from ._validate import base_array
 
 SLOT = object()  # marks where the image goes in a traced function's result

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _native, _profile
 from ._errors import InvalidArgumentError, from_native
-from ._validate import check_aligned
+from ._validate import check_aligned, device_reads, device_sources
 
 # Calls moving at least this many bytes (sources plus output) run where Ctrl-C can stop them: about
 # 10 ms of work or more, so the helper thread (~0.1 ms) costs under 1%, and smaller calls end before a
@@ -29,31 +29,39 @@ INTERRUPTIBLE_MIN_BYTES = 16 << 20
 _perf_ns = time.perf_counter_ns  # the profiler's clock
 
 
+class EncodedItem:
+    """Item ``index`` of the open decode batch ``batch`` (DecodeOpen's handle) as a job source, with
+    the decode options the engine applies: ``scale`` (JPEG DCT scale 1, 2, 4, 8), ``mode`` (the
+    channels the decoder writes: codec.Mode), ``orient`` (apply the EXIF orientation). ``nbytes``: the
+    decoded image's size, what a call's memory traffic counts for it."""
+
+    __slots__ = ("batch", "index", "scale", "mode", "orient", "nbytes")
+
+    def __init__(self, batch: int, index: int, scale: int, mode: int, orient: bool, nbytes: int) -> None:
+        self.batch, self.index, self.scale, self.mode, self.orient, self.nbytes = batch, index, scale, mode, orient, nbytes
+
+
+def _on_device(x: Any) -> bool:
+    return type(x) is not np.ndarray and type(x) is not EncodedItem
+
+
 def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
-    """Check a call's sources (all NumPy arrays, or all DeviceSources on one GPU) against their
-    signatures (_signature.Signature: ``f32``, a float32 source) and return whether they are on a
-    device, the device the call runs on (a device source's GPU), and the stream they were produced on
-    (-1: none). (Pipeline._run checks one host source inline, with the same check_aligned.)"""
-    on_dev = not isinstance(srcs[0], np.ndarray)
-    if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
+    """Check a call's sources (all host: NumPy arrays and encoded items, or all DeviceSources on one
+    GPU) against their signatures (_signature.Signature: ``f32``, a float32 source) and return whether
+    they are on a device, the device the call runs on (a device source's GPU), and the stream they
+    were produced on (-1: none). (Pipeline._run checks one host source inline, with the same
+    check_aligned.)"""
+    on_dev = _on_device(srcs[0])
+    if any(_on_device(x) != on_dev for x in srcs):
         raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
     one = len(srcs) == 1
     for i, (c, x) in enumerate(zip(sigs, srcs)):
         check_aligned(c.f32, x, "src" if one else f"src[{i}]")
     if not on_dev:
         return False, device, -1
-    devs = {x.device for x in srcs}
-    if len(devs) != 1:
-        raise InvalidArgumentError(f"inputs live on several GPUs {sorted(devs)}", argument="src")
-    (d,) = devs
-    if device == "cpu":
-        raise InvalidArgumentError('device="cpu" cannot read a CUDA array: use "auto" or "cuda"', argument="device")
-    if device not in ("auto", "cuda") and device != f"cuda:{d}":
-        raise InvalidArgumentError(f"the input lives on cuda:{d}, not {device}", argument="device")
-    streams = {x.stream for x in srcs if x.stream is not None}
-    if len(streams) > 1:
-        raise InvalidArgumentError("inputs were produced on different streams", argument="src")
-    return True, f"cuda:{d}", int(streams.pop()) if streams else -1
+    d, stream = device_sources(srcs)
+    device_reads(device, d)
+    return True, f"cuda:{d}", -1 if stream is None else int(stream)
 
 
 def run_one(handle: int, src: np.ndarray, res: Optional[np.ndarray], timed: Any = None, shape: Tuple[int, ...] = (), dtype: Any = None) -> np.ndarray:
@@ -97,6 +105,7 @@ def run(
     stream: int = -1,
     wait: int = -1,
     timed: Any = None,
+    offsets: Optional[Sequence[int]] = None,
 ) -> int:
     """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked) into ``res``, the
     host result whose consecutive parts in ``shape`` are the jobs' outputs, or with ``res`` None into a
@@ -105,10 +114,12 @@ def run(
     of INTERRUPTIBLE_MIN_BYTES or more, unprofiled, through a cancellable Execute; the rest through
     Execute."""
     n = len(sigs)
+    if type(srcs[0]) is EncodedItem:
+        return _decode_run(sigs, srcs, res, shape, dtype, timed, offsets)
     if res is not None and device == "cpu" and stream < 0 and not on_dev:
         nbytes = srcs[0].nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
         if timed is None and nbytes >= INTERRUPTIBLE_MIN_BYTES:
-            desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
+            desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
             _run_cancellable(desc, n, res, (desc, srcs, res))
             return 0
         if n == 1:
@@ -117,7 +128,7 @@ def run(
     execute = _native._raw_execute
     if execute is None or _native._forked_child:
         execute = _native.raw_entries()[2]
-    desc = _descriptor(sigs, srcs, on_dev, shape, dtype)
+    desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
     out = 0 if res is None else id(res)
     try:
         if timed is None:
@@ -132,14 +143,40 @@ def run(
         raise from_native(e) from None
 
 
-def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _out_offsets(n: int, shape: Tuple[int, ...], dtype: np.dtype, offsets: Optional[Sequence[int]]) -> Sequence[int]:
+    """Each job's output byte offset: ``offsets`` as given (a ragged call's separate results in one
+    buffer), else consecutive parts of ``shape`` (one image's, or a batch's items)."""
+    if offsets is not None:
+        return offsets
+    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
+    return range(0, n * step, step)
+
+
+def _decode_run(sigs: Sequence[Any], srcs: Sequence[Any], res: np.ndarray, shape: Tuple[int, ...], dtype: np.dtype,
+                timed: Any, offsets: Optional[Sequence[int]]) -> int:
+    """A call of encoded items (one open batch, every item) into host result ``res``: the binding's
+    DecodeRun."""
+    mod = _native.get()
+    n = len(sigs)
+    base = res.__array_interface__["data"][0]
+    desc = np.empty((n, int(mod.RunColumns())), np.int64)
+    for i, (c, x, off) in enumerate(zip(sigs, srcs, _out_offsets(n, shape, dtype, offsets))):
+        desc[i] = (c.handle, base + off, x.scale, x.mode, int(x.orient))
+    t0 = _perf_ns()
+    _native.call(mod.DecodeRun, srcs[0].batch, id(desc), n)
+    if timed is not None:
+        whole_call_row(timed, t0, "cpu")  # the engine's row: all of the decode call
+    return 0
+
+
+def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype,
+                offsets: Optional[Sequence[int]] = None) -> np.ndarray:
     """Execute's job table: (plan handle, source, output byte offset) per job; a source is an array
     object's address (id) or a device address."""
     n = len(sigs)
-    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
     desc = np.empty((n, 3), np.int64)
-    for i, (c, x) in enumerate(zip(sigs, srcs)):
-        desc[i] = (c.handle, x.ptr if on_dev else id(x), i * step)
+    for i, (c, x, off) in enumerate(zip(sigs, srcs, _out_offsets(n, shape, dtype, offsets))):
+        desc[i] = (c.handle, x.ptr if on_dev else id(x), off)
     return desc
 
 

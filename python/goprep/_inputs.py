@@ -171,7 +171,7 @@ def pil_as_hwc(img: Any, argument: str = "src") -> np.ndarray:
     a = _pil_arrow_view(img) if mode != "RGB" else None
     if a is None:
         a = np.asarray(img)  # one copy (tobytes): RGB, older Pillow, or an image Pillow cannot export
-    return a[..., None] if a.ndim == 2 else a
+    return a  # "L": (H, W), a one-channel image
 
 
 class _ArrowView:

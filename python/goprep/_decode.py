@@ -106,35 +106,9 @@ class Header:
         return h, w, _CHANNELS[_MODE_CODE[mode]]
 
 
-# -- recognising encoded sources ----------------------------------------------------------------
+# -- reading encoded sources ------------------------------------------------------------------
 
-_BYTES = (bytes, bytearray, memoryview)
-
-
-def _is_item(x: Any) -> bool:
-    if isinstance(x, (str, os.PathLike) + _BYTES):
-        return True
-    return type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.uint8
-
-
-def is_encoded(src: Any) -> bool:
-    """Whether a pipeline source is encoded data: an item, or a list/tuple whose first item is one."""
-    if isinstance(src, (list, tuple)):
-        return bool(src) and _is_item(src[0])
-    return _is_item(src)
-
-
-def check_encoded(data: Any, name: str) -> None:
-    """Raise, naming the item, unless ``data`` is an encoded item or a list or tuple of them."""
-    if isinstance(data, (list, tuple)):
-        for i, x in enumerate(data):
-            if not _is_item(x):
-                _buffer(x, f"{name}[{i}]")
-    elif not _is_item(data):
-        _buffer(data, name)
-
-
-def _buffer(x: Any, arg: str) -> Tuple[Optional[np.ndarray], Optional[str]]:
+def item_bytes(x: Any, arg: str) -> Tuple[Optional[np.ndarray], Optional[str]]:
     """An item as (a uint8 array over its bytes, None) or (None, its path)."""
     if isinstance(x, (str, os.PathLike)):
         try:
@@ -171,7 +145,7 @@ class _Batch:
         paths: List[str] = []
         self.bufs: List[Optional[np.ndarray]] = []  # each item's bytes (None: a path, read by Go)
         for i, x in enumerate(items):
-            arr, path = _buffer(x, f"{name}[{i}]" if is_list else name)
+            arr, path = item_bytes(x, f"{name}[{i}]" if is_list else name)
             self.bufs.append(arr)
             if path is not None:
                 desc[i] = (-1, len(paths))
@@ -240,12 +214,6 @@ def _placeholder(h: int, w: int, c: int) -> Traced:
     return trace_array(fake)
 
 
-def check_args(mode: Any, reduce: Any, orient: Any) -> Tuple[str, Union[int, str], bool]:
-    """``goprep.decode``'s options, validated: (mode, reduce: 1, 2, 4, 8 or "auto", apply_orientation)."""
-    return (_validate.as_choice("mode", mode, MODES), _validate.as_reduce(reduce, SCALES),
-            _validate.as_flag("apply_orientation", orient))
-
-
 def decode_traced(t: Traced, mode: str, reduce: Union[int, str], orient: bool) -> Traced:
     """``goprep.decode`` on the image argument of a function traced for an encoded source."""
     check_traced(t, "data")
@@ -292,25 +260,21 @@ def _auto_scale(hdr: Header, traced: Traced, full: Tuple[int, int]) -> int:
 class Encoded:
     """One encoded image of an open batch as the run path takes it (the encoded input kind): its memo
     key is its header's, tracing starts from a placeholder of the size it decodes to (twice for
-    reduce="auto"), and its engine reference is an ``EncodedItem`` carrying the traced decode options."""
+    reduce="auto"), and its engine reference is an ``EncodedItem``, decoded with its signature's
+    options (``Signature.decode``). ``mem``: its bytes (none for a path), which an out= must not
+    overlap."""
 
-    __slots__ = ("header", "batch", "index")
+    __slots__ = ("header", "key", "ref", "mem")
     kind = None  # results are NumPy arrays
     on_dev = False
     dtype = np.dtype(np.uint8)
 
     def __init__(self, header: Header, batch: "_Batch", index: int) -> None:
-        self.header, self.batch, self.index = header, batch, index
-
-    @property
-    def mem(self) -> Tuple[Any, ...]:
-        """The host memory the call reads (an out= must not overlap it): its bytes, unless a path."""
-        b = self.batch.bufs[self.index]
-        return () if b is None else (b,)
-
-    def key(self, ak: Any, kk: Any) -> Any:
-        h = self.header
-        return ("decode", h.format, h.height, h.width, h.orientation, ak, kk)
+        self.header = header
+        self.key = ("decode", header.format, header.height, header.width, header.orientation)
+        self.ref = EncodedItem(batch.handle, index)
+        b = batch.bufs[index]
+        self.mem = () if b is None else (b,)
 
     def trace(self, fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], opts: Any) -> Signature:
         """The signature of ``fn`` for this header, its ``decode`` the options the function chose. The
@@ -326,11 +290,6 @@ class Encoded:
         mode, scale, orient = st.opts
         h, w, c = hdr.decoded_size(_MODE_NAME[mode], scale, orient)
         return Signature(traced, template, h * w * c, "cpu", "numpy", True, decode=st.opts)
-
-    def bind(self, sig: Signature) -> EncodedItem:
-        mode, scale, orient = sig.decode
-        h, w, c = self.header.decoded_size(_MODE_NAME[mode], scale, orient)
-        return EncodedItem(self.batch.handle, self.index, scale, mode, orient, h * w * c)
 
 
 _MODE_NAME = {0: "RGB", 1: "L", 2: "RGBA"}  # codec.Mode -> a mode of that channel count

@@ -29,6 +29,8 @@ included). Neither torch nor PIL is imported here (_optional.is_tensor, is_pil).
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -36,31 +38,63 @@ import numpy as np
 from . import _decode, _yuv
 from ._device import DeviceSource, capsule_pointer_fn, device_source
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
-from ._optional import _torch, is_pil, is_tensor
 from ._signature import Signature, trace
 from ._validate import base_array
 
+
+def _torch() -> Any:
+    return sys.modules.get("torch")
+
+
+def is_tensor(x: Any) -> bool:
+    t = _torch()
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def is_pil(x: Any) -> bool:
+    m = sys.modules.get("PIL.Image")
+    return m is not None and isinstance(x, m.Image)
+
+
+_ENCODED = (bytes, bytearray, memoryview, str, os.PathLike)
+
+
+def is_encoded_item(x: Any) -> bool:
+    """Whether ``x`` is one encoded image: bytes, bytearray, memoryview, a 1-D uint8 array, a path."""
+    return isinstance(x, _ENCODED) or (type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.uint8)
+
+
+def is_encoded(src: Any) -> bool:
+    """Whether a source is encoded data: an item, or a list/tuple whose first item is one."""
+    if isinstance(src, (list, tuple)):
+        return bool(src) and is_encoded_item(src[0])
+    return is_encoded_item(src)
+
+
+def check_encoded(data: Any, name: str) -> None:
+    """Raise, naming the item, unless ``data`` is an encoded item or a list or tuple of them."""
+    many = isinstance(data, (list, tuple))
+    for i, x in enumerate(data if many else [data]):
+        if not is_encoded_item(x):
+            _decode.item_bytes(x, f"{name}[{i}]" if many else name)  # raises
+
+
 class ArrayItem:
     """An array source: a host array (``ref`` is ``src``; ``kind`` "pil", "torch" or None) or a CUDA
-    array (``ref`` a DeviceSource, ``src`` its host stand-in, never read). The memo key is the
-    layout, shared with the NumPy fast path (_pipeline)."""
+    array (``ref`` a DeviceSource, ``src`` its host stand-in, never read). ``key``: its layout, the
+    NumPy fast path's key (_pipeline) without the call's arguments."""
 
-    __slots__ = ("ref", "src", "kind", "on_dev", "dtype", "mem")
+    __slots__ = ("ref", "src", "key", "kind", "on_dev", "dtype", "mem")
 
     def __init__(self, ref: Any, src: Any, kind: Optional[str], on_dev: bool, mem: Tuple[Any, ...]) -> None:
         self.ref, self.src, self.kind, self.on_dev, self.mem = ref, src, kind, on_dev, mem
+        self.key: Tuple[Any, ...] = (src.shape, src.strides, src.dtype)
         self.dtype = src.dtype
 
-    def key(self, ak: Any, kk: Any) -> Any:
-        v = self.src
-        return (v.shape, v.strides, v.dtype, ak, kk)
-
     def trace(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], opts: Tuple[Any, ...]) -> Signature:
-        """``opts``: the pipeline's (device, target, plain, lenient) (Pipeline._opts)."""
+        """The signature of ``fn`` on this source; ``opts``: the pipeline's (device, target, plain,
+        lenient) (Pipeline._opts)."""
         return trace(fn, self.src, args, kwargs, *opts)
-
-    def bind(self, sig: Signature) -> Any:
-        return self.ref
 
 
 class FrameItem(ArrayItem):
@@ -69,13 +103,10 @@ class FrameItem(ArrayItem):
 
     __slots__ = ()
 
-    def key(self, ak: Any, kk: Any) -> Any:
-        return (self.src.key, ak, kk)
-
-
-def _frame_item(f: Any) -> FrameItem:
-    on_dev = type(f.base) is DeviceSource
-    return FrameItem(f.base, f, None, on_dev, () if on_dev else f.keep)
+    def __init__(self, f: Any) -> None:  # pylint: disable=super-init-not-called
+        on_dev = type(f.base) is DeviceSource
+        self.ref, self.src, self.kind, self.on_dev, self.mem = f.base, f, None, on_dev, () if on_dev else f.keep
+        self.key, self.dtype = f.key, f.dtype
 
 
 def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
@@ -83,17 +114,24 @@ def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
     """``src`` as the run path's items: (items, whether ``src`` is one image rather than a list, what
     to close once the call has run: an open decode batch, or None). ``host_only`` (eager ops): no
     lists and no CUDA arrays. ``stream``: the call's stream (DLPack producers order their work on it).
-    ``max_pixels``, ``name``: an encoded source's bomb limit and the argument errors name."""
-    if _decode.is_encoded(src):
+    ``max_pixels``, ``name``: an encoded source's bomb limit and the argument errors name ("data":
+    goprep.decode's, which takes encoded data only)."""
+    t = type(src)
+    if t is np.ndarray and (src.ndim != 1 or src.dtype != np.uint8):  # a NumPy image (1-D uint8: encoded)
+        return [ArrayItem(src, src, None, False, (src,))], True, None
+    if t is _yuv.YUVFrame:
+        return [FrameItem(src)], True, None
+    many = t is list or t is tuple or isinstance(src, (list, tuple))
+    if name == "data":  # goprep.decode: encoded data only
+        check_encoded(src, name)
+    if many and src and is_encoded_item(src[0]) or not many and is_encoded_item(src):
         items, batch = _decode.open_items(src, name, max_pixels)
-        return items, not isinstance(src, (list, tuple)), batch
-    if type(src) is _yuv.YUVFrame:
-        return [_frame_item(src)], True, None
-    if isinstance(src, (list, tuple)) and not host_only:
+        return items, not many, batch
+    if many and not host_only:
         if not src:
             raise ShapeError("the list of images is empty", argument="src")
         return [list_item(x, i, stream) for i, x in enumerate(src)], False, None
-    if not host_only:
+    if not host_only and not is_pil(src) and not (is_tensor(src) and not src.is_cuda):
         ds = device_source(src, stream)
         if ds is not None:
             return [ArrayItem(ds, ds.view, None, True, ())], True, None
@@ -118,15 +156,18 @@ def host_array(src: Any, accepts: str = "a numpy.ndarray", argument: str = "src"
 
 def list_item(item: Any, i: int, stream: Optional[int]) -> ArrayItem:
     """Item ``i`` of a list source: a YUV frame, a CUDA array or a host image."""
-    if type(item) is _yuv.YUVFrame:
-        return _frame_item(item)
-    ds = None if isinstance(item, np.ndarray) else device_source(item, stream)
-    if ds is not None:
-        it = ArrayItem(ds, ds.view, None, True, ())
+    if type(item) is np.ndarray:
+        it: Optional[ArrayItem] = ArrayItem(item, item, None, False, (item,))
+    elif type(item) is _yuv.YUVFrame:
+        return FrameItem(item)
     else:
-        img, kind = as_array(item)
-        img = base_array(img, "src")
-        it = ArrayItem(img, img, kind, False, (img,)) if isinstance(img, np.ndarray) else None
+        ds = None if is_pil(item) or isinstance(item, np.ndarray) else device_source(item, stream)
+        if ds is not None:
+            it = ArrayItem(ds, ds.view, None, True, ())
+        else:
+            img, kind = as_array(item)
+            img = base_array(img, "src")
+            it = ArrayItem(img, img, kind, False, (img,)) if isinstance(img, np.ndarray) else None
     if it is None or it.src.ndim not in (2, 3):
         raise ShapeError(
             f"item {i} must be an (H, W, C) or (H, W) numpy.ndarray, got {getattr(item, 'shape', type(item).__name__)}",

@@ -11,7 +11,7 @@ import numpy as np
 from . import _validate
 from ._errors import InvalidArgumentError, ShapeError
 from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultralytics_letterbox
-from ._decode import check_args, check_encoded, decode_traced
+from ._decode import MODES, SCALES, decode_traced
 from ._inputs import as_array
 from ._pipeline import Pipeline
 from ._trace import AA_TORCH, LetterboxInfo, Traced, check_traced, check_window, parse_size, trace_array
@@ -355,7 +355,7 @@ def decode(
     Bad, truncated or empty data and unknown formats raise ``goprep.DecodeError``; an image over
     ``goprep.set_max_image_pixels`` raises it with code "too_large" before any allocation.
     """
-    opts = check_args(mode, reduce, apply_orientation)
+    opts = _validate.decode_options(mode, reduce, apply_orientation, MODES, SCALES)
     if isinstance(data, Traced):
         return decode_traced(data, *opts)
     return _decode_call(data, opts, None)
@@ -369,6 +369,5 @@ def decode_rgb(items: Sequence[Any], max_pixels: int) -> List[np.ndarray]:
 
 def _decode_call(data: Any, opts: Tuple[Any, ...], max_pixels: Optional[int]) -> Any:
     """Eager decode: one image, or a list of them (separate results), through the decode pipeline."""
-    check_encoded(data, "data")
     ragged = isinstance(data, (list, tuple))
     return _DECODE._call_other(data, opts, _NO_KWARGS, None, None, None, max_pixels, "data", ragged)

@@ -44,20 +44,3 @@ def require(module: str, feature: str) -> None:
         raise ImportError(f"{feature} needs the {module!r} package, which is not installed: "
                           f"{install_hint(extra)}", name=module)
 
-
-def _torch():  # type: ignore[no-untyped-def]
-    return sys.modules.get("torch")
-
-
-def is_tensor(x: object) -> bool:
-    """Whether ``x`` is a ``torch.Tensor``, without importing torch: an object can be one only if torch
-    is already in ``sys.modules``, so plain NumPy users never load it."""
-    t = sys.modules.get("torch")
-    return t is not None and isinstance(x, t.Tensor)
-
-
-def is_pil(x: object) -> bool:
-    """Whether ``x`` is a PIL image, without importing Pillow (as is_tensor)."""
-    m = sys.modules.get("PIL.Image")
-    return m is not None and isinstance(x, m.Image)
-

@@ -166,7 +166,7 @@ class Pipeline:
         """A call whose source is not a plain NumPy image: adapted into the items of its input kind
         (_inputs.adapt), run as one call (_tail), and any decode batch it opened closed.
         ``max_pixels``, ``name``, ``ragged``: eager decode's (_ops.decode)."""
-        sh = _device.stream_handle(stream)
+        sh = -1 if stream is None else _device.stream_handle(stream)
         items, one, batch = _inputs.adapt(src, sh if sh >= 0 else None, self._host_only, self._accepts, max_pixels, name)
         try:
             return self._tail(items, one, args, kwargs, out, sh, st, ragged)
@@ -176,7 +176,7 @@ class Pipeline:
 
     def _signature(self, item: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], ak: Any, kk: Any) -> Signature:
         """An item's signature (an _inputs kind): memoised by its key, traced by it on a miss."""
-        key = item.key(ak, kk)
+        key = item.key + (ak, kk)
         try:
             c = self._cache.get(key)
         except TypeError:  # unhashable extra arguments: traced every call
@@ -210,12 +210,13 @@ class Pipeline:
                 )
             sigs.append(c)
         first = sigs[0]
-        refs = [it.bind(c) for it, c in zip(items, sigs)]
-        kinds = {it.kind for it in items}
-        kind = kinds.pop() if len(kinds) == 1 else None
-        mem = () if x0.on_dev else tuple(m for it in items for m in it.mem)
+        mem = () if x0.on_dev else x0.mem if one else tuple(m for it in items for m in it.mem)
+        refs = [it.ref for it in items]
         if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)
             return self._decoded(sigs, refs, one, out, sh, st, ragged, mem)
+        kind = x0.kind
+        if not one and any(it.kind != kind for it in items):
+            kind = None
         if sh >= 0 or x0.on_dev:
             device = self._device
         elif one:
@@ -277,7 +278,9 @@ class Pipeline:
         if out is not None and host and type(out) is not np.ndarray:
             out = _outputs.out_view(out, shape, first.chw)
         x = srcs[0]
-        if len(srcs) == 1 and type(x) is np.ndarray:  # one host image: the common general call
+        if first.decode is not None:  # encoded items: host sources, uint8
+            on_dev, wait = False, -1
+        elif len(srcs) == 1 and type(x) is np.ndarray:  # one host image: the common general call
             if first.f32 and not x.flags.aligned:
                 check_aligned(True, x, "src")
             on_dev, wait = False, -1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -29,16 +29,13 @@ INTERRUPTIBLE_MIN_BYTES = 16 << 20
 _perf_ns = time.perf_counter_ns  # the profiler's clock
 
 
-class EncodedItem:
-    """Item ``index`` of the open decode batch ``batch`` (DecodeOpen's handle) as a job source, with
-    the decode options the engine applies: ``scale`` (JPEG DCT scale 1, 2, 4, 8), ``mode`` (the
-    channels the decoder writes: codec.Mode), ``orient`` (apply the EXIF orientation). ``nbytes``: the
-    decoded image's size, what a call's memory traffic counts for it."""
+class EncodedItem(NamedTuple):
+    """Item ``index`` of the open decode batch ``batch`` (DecodeOpen's handle) as a job source. The
+    decode options the engine applies are its signature's (``decode``: codec mode, JPEG scale, apply
+    orientation), the decoded size its ``src_bytes``."""
 
-    __slots__ = ("batch", "index", "scale", "mode", "orient", "nbytes")
-
-    def __init__(self, batch: int, index: int, scale: int, mode: int, orient: bool, nbytes: int) -> None:
-        self.batch, self.index, self.scale, self.mode, self.orient, self.nbytes = batch, index, scale, mode, orient, nbytes
+    batch: int
+    index: int
 
 
 def _on_device(x: Any) -> bool:
@@ -56,7 +53,8 @@ def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tupl
         raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
     one = len(srcs) == 1
     for i, (c, x) in enumerate(zip(sigs, srcs)):
-        check_aligned(c.f32, x, "src" if one else f"src[{i}]")
+        if c.f32:
+            check_aligned(True, x, "src" if one else f"src[{i}]")
     if not on_dev:
         return False, device, -1
     d, stream = device_sources(srcs)
@@ -160,8 +158,9 @@ def _decode_run(sigs: Sequence[Any], srcs: Sequence[Any], res: np.ndarray, shape
     n = len(sigs)
     base = res.__array_interface__["data"][0]
     desc = np.empty((n, int(mod.RunColumns())), np.int64)
-    for i, (c, x, off) in enumerate(zip(sigs, srcs, _out_offsets(n, shape, dtype, offsets))):
-        desc[i] = (c.handle, base + off, x.scale, x.mode, int(x.orient))
+    for i, (c, off) in enumerate(zip(sigs, _out_offsets(n, shape, dtype, offsets))):
+        mode, scale, orient = c.decode
+        desc[i] = (c.handle, base + off, scale, mode, int(orient))
     t0 = _perf_ns()
     _native.call(mod.DecodeRun, srcs[0].batch, id(desc), n)
     if timed is not None:

@@ -22,9 +22,8 @@ import numpy as np
 
 from . import _device, _native, _outpool
 from ._errors import PipelineError, ShapeError
-from ._outputs import SLOT
 from ._run import INTERRUPTIBLE_MIN_BYTES
-from ._trace import Traced, check_out_size, trace_array, tracing
+from ._trace import SLOT, Traced, check_out_size, trace_array, tracing
 
 # Bounds of the caches by kind, read when an entry is added (goprep.testing.cache_limits sets them).
 # "plan_bytes": the engine memory (tables and scratch, binding PlanBytes) of all live plans; past it
@@ -161,7 +160,7 @@ class Signature:
     """
 
     __slots__ = ("ref", "handle", "shape", "dtype", "f32", "chw", "template", "size_arg", "moved", "cpu", "fast",
-                 "decode")
+                 "decode", "src_bytes")
 
     def __init__(self, traced: Traced, template: Any, src_bytes: int, device: str, target: str, plain: bool,
                  gray: bool = False, decode: Optional[Tuple[int, int, bool]] = None) -> None:
@@ -172,6 +171,7 @@ class Signature:
             self.shape = self.shape[:-1]
         # an encoded source's decode options (codec mode, JPEG scale, apply orientation): _decode.py
         self.decode = decode
+        self.src_bytes = src_bytes  # the source's size (an encoded one's decoded size)
         self.dtype: np.dtype = traced.out_dtype
         self.f32 = traced.dtype == "f32"
         self.chw = traced.chw

@@ -56,6 +56,8 @@ def check_traced(t: "Traced", argument: str = "src", raw: bool = False) -> "Trac
     return t
 
 
+SLOT = object()  # marks where the image goes in a traced function's result (_signature.split_result)
+
 AA_TORCH = ("torch", "torch-noaa")  # antialias values for PyTorch's uint8 kernels, with and without antialias
 
 

@@ -86,6 +86,11 @@ def as_choice(name: str, v: Any, options: Sequence[str], fold_case: bool = False
     return v
 
 
+def decode_options(mode: Any, reduce: Any, orient: Any, modes: Sequence[str], scales: Sequence[int]) -> Tuple[str, Any, bool]:
+    """``goprep.decode``'s options: (mode, one of ``modes``; reduce, as_reduce's; apply_orientation)."""
+    return as_choice("mode", mode, modes), as_reduce(reduce, scales), as_flag("apply_orientation", orient)
+
+
 def as_reduce(v: Any, scales: Sequence[int]) -> Any:
     """``goprep.decode``'s ``reduce``: None (1: exact), "auto", or one of the JPEG DCT ``scales``."""
     if v is None:

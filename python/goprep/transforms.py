@@ -227,9 +227,9 @@ class Converted:
 
 def _is_png(x: Any) -> bool:
     """Whether ``x`` is an encoded PNG source (bytes, a 1-D uint8 array or a path) for goprep.decode."""
-    from . import _decode
+    from . import _inputs
 
-    if not _decode.is_encoded(x) or isinstance(x, (list, tuple)):
+    if not _inputs.is_encoded_item(x):
         return False
     if isinstance(x, (str, os.PathLike)):
         try:

@@ -3,15 +3,19 @@
 - ```python blocks each run in a fresh namespace that holds only what the block imports, with
   goprep's lazily imported submodules (goprep.transforms, .ray, ...) unloaded as in a new process, so
   a block that relies on an earlier block's names or imports fails: a reader can copy any one block.
-  docs/GPU.md's blocks run on the simulated GPU when no real one is usable; a block right after
-  `<!-- docs-test: needs-cuda-gpu -->` needs a real GPU and is skipped (reported as skipped) without
-  one. A block right after `<!-- no-run: why -->` (a cluster, the reader's own model) is compiled only.
+  Every block of docs/GPU.md, and a block right after `<!-- docs-test: needs-cuda-gpu -->` in any
+  file, runs on a GPU: the real one when goprep can use one, else the simulated GPU of
+  goprep.testing (the real CUDA kernels compiled for the CPU). A block right after
+  `<!-- docs-test: needs-torch-cuda -->` hands device memory to PyTorch, which the simulated GPU's
+  host memory cannot be: it runs only with a real GPU and a CUDA PyTorch, and is reported as skipped,
+  with that reason, elsewhere. A block right after `<!-- no-run: why -->` (a cluster, the reader's own
+  model) is compiled only.
 - ```sh blocks: each `python -m goprep ...` command runs (with this Python); the install, build and
   test commands (pip install, go test, pytest, scripts/build_wheels.sh, python -m build) are what
-  .ci/run runs, so they are only recognised here. Any other command fails this test, so that a new
-  block cannot slip through unrun.
+  .ci/run runs, so they are only recognised here, and reported as skipped with what CI runs of each
+  (of build_wheels.sh's versions: which wheels CI builds, which it never does). Any other command
+  fails this test, so that a new block cannot slip through unrun.
 """
-
 import contextlib
 import gc
 import os
@@ -27,25 +31,31 @@ import goprep
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-NEEDS_GPU = "<!-- docs-test: needs-cuda-gpu -->"
+NEEDS_GPU = "<!-- docs-test: needs-cuda-gpu -->"  # runs on the real GPU, else the simulated one
+NEEDS_TORCH_CUDA = "<!-- docs-test: needs-torch-cuda -->"  # runs only with a real GPU and a CUDA PyTorch
 NO_RUN = "<!-- no-run:"  # followed by why: such a block is compiled, not run
 README = ROOT / "README.md"
 CI_COMMANDS = ("pip install", "go test", "pytest", "scripts/build_wheels.sh", "bash scripts/build_wheels.sh",
                "python -m build")
+NO_TORCH_CUDA = ("the simulated GPU's device memory is host memory, which PyTorch cannot take as CUDA "
+                 "tensors: it runs with a real GPU and a CUDA build of PyTorch")
 
 BLOCK = re.compile(r"(?P<before>[^\n]*)\n```(?P<lang>\w+)\n(?P<body>.*?)```", re.S)
 
 
 def blocks(path):
-    """(lang, body, line, needs_gpu, no_run) for each fenced block of a Markdown file."""
+    """(lang, body, line, marker) for each fenced block of a Markdown file; marker is the
+    `docs-test`/`no-run` comment on the line before it ("needs-cuda-gpu", "needs-torch-cuda", "no-run")
+    or ""."""
     text = path.read_text()
     out = []
     for m in BLOCK.finditer("\n" + text):
         line = text.count("\n", 0, max(m.start("body") - 1, 0)) + 1
-        prev = text[: max(m.start() - 1, 0)].rstrip().rsplit("\n", 1)[-1]
-        needs_gpu = NEEDS_GPU in (m.group("before") + prev)
-        no_run = NO_RUN in (m.group("before") + prev)
-        out.append((m.group("lang"), m.group("body"), line, needs_gpu, no_run))
+        prev = m.group("before") + text[: max(m.start() - 1, 0)].rstrip().rsplit("\n", 1)[-1]
+        marks = [name for name, mark in (("needs-cuda-gpu", NEEDS_GPU), ("needs-torch-cuda", NEEDS_TORCH_CUDA),
+                                         ("no-run", NO_RUN)) if mark in prev]
+        assert len(marks) <= 1, f"{path.name}:{line}: one marker a block, got {marks}"
+        out.append((m.group("lang"), m.group("body"), line, marks[0] if marks else ""))
     return out
 
 
@@ -80,6 +90,20 @@ def _as_in_a_new_process():
                 setattr(goprep, sub, mod)
 
 
+@contextlib.contextmanager
+def _simulated_gpu():
+    """goprep.testing's simulated GPU for the duration, its counters and breaker reset before and after."""
+    import goprep.testing as gt
+
+    gt.simulate_gpu(True)
+    gt.reset_gpu()
+    try:
+        yield
+    finally:
+        gt.reset_gpu()
+        gt.simulate_gpu(False)
+
+
 def _run_block(code):
     """Run one compiled block in a namespace of its own."""
     namespace: dict = {"__name__": "__docs__"}
@@ -93,31 +117,57 @@ def _run_block(code):
         gc.collect()
 
 
-@pytest.mark.parametrize("path", DOCS, ids=_rel)
-def test_python_blocks_run(path):
-    py = [b for b in blocks(path) if b[0] == "python"]
-    if not py:
-        pytest.skip(f"{_rel(path)} has no python block")
-    real_gpu = _real_gpu()  # asked before the simulated GPU is switched on
-    simulated = path.name == "GPU.md" and not real_gpu
-    if simulated:
-        import goprep.testing as gt
-
-        gt.simulate_gpu(True)
-    skipped = []
+def _why_no_torch_cuda(real_gpu):
+    """Why a needs-torch-cuda block cannot run here, or "" when it can."""
+    if not real_gpu:
+        return "no GPU goprep can use: " + NO_TORCH_CUDA
     try:
-        for _, body, line, needs_gpu, no_run in py:
-            if needs_gpu and not real_gpu:
-                skipped.append(line)
-                continue
-            code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
-            if not no_run:  # a no-run block (it needs a cluster or the reader's own model) is compiled only
+        import torch
+    except ImportError:
+        return "PyTorch is not installed: " + NO_TORCH_CUDA
+    if not torch.cuda.is_available():
+        return f"PyTorch {torch.__version__} has no usable CUDA: " + NO_TORCH_CUDA
+    return ""
+
+
+PY_DOCS = [p for p in DOCS if any(b[0] == "python" for b in blocks(p))]
+
+
+@pytest.mark.parametrize("path", PY_DOCS, ids=_rel)
+def test_python_blocks_run(path):
+    import goprep.testing as gt
+
+    real_gpu = _real_gpu()  # asked before the simulated GPU is switched on
+    skipped = {}  # reason -> lines
+    ran = 0
+    for lang, body, line, marker in blocks(path):
+        if lang != "python":
+            continue
+        code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
+        if marker == "no-run":  # it needs a cluster or the reader's own model: compiled only
+            continue
+        why = ""
+        if marker == "needs-torch-cuda":
+            why = _why_no_torch_cuda(real_gpu)
+        simulate = not real_gpu and (marker == "needs-cuda-gpu" or path.name == "GPU.md")
+        if simulate and not why and not gt.simulated_gpu_available():
+            why = "no GPU goprep can use, and this extension has no simulated one (built without -tags cpukernel)"
+        if why:
+            skipped.setdefault(why, []).append(line)
+            continue
+        if simulate:
+            with _simulated_gpu():
                 _run_block(code)
-    finally:
-        if simulated:
-            gt.simulate_gpu(False)
+                gpu = goprep.info()["gpu"]
+            # a GPU block that ran nothing on the GPU, or fell back to the CPU, would pass silently
+            assert gpu["gpu_calls"] > 0 and gpu["gpu_failures"] == gpu["cpu_fallbacks"] == 0, (
+                f"{_rel(path)}:{line}: the block did not run on the simulated GPU cleanly: {gpu}")
+        else:
+            _run_block(code)
+        ran += 1
     if skipped:
-        pytest.skip(f"{_rel(path)}: blocks at lines {skipped} need a CUDA GPU (the others ran)")
+        pytest.skip(f"{_rel(path)}: {ran} blocks ran; not run: "
+                    + "; ".join(f"lines {lines}: {why}" for why, lines in skipped.items()))
 
 
 def test_readme_usage_example_results():

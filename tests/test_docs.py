@@ -35,6 +35,7 @@ NEEDS_GPU = "<!-- docs-test: needs-cuda-gpu -->"  # runs on the real GPU, else t
 NEEDS_TORCH_CUDA = "<!-- docs-test: needs-torch-cuda -->"  # runs only with a real GPU and a CUDA PyTorch
 NO_RUN = "<!-- no-run:"  # followed by why: such a block is compiled, not run
 README = ROOT / "README.md"
+README_MAX_LINES = 150  # the README is the product page; detail goes to docs/
 CI_COMMANDS = ("pip install", "go test", "pytest", "scripts/build_wheels.sh", "bash scripts/build_wheels.sh",
                "python -m build")
 NO_TORCH_CUDA = ("the simulated GPU's device memory is host memory, which PyTorch cannot take as CUDA "
@@ -170,6 +171,11 @@ def test_python_blocks_run(path):
                     + "; ".join(f"lines {lines}: {why}" for why, lines in skipped.items()))
 
 
+def test_readme_is_at_most_150_lines():
+    n = len(README.read_text().splitlines())
+    assert n <= README_MAX_LINES, f"README.md has {n} lines: move detail to docs/ (at most {README_MAX_LINES})"
+
+
 def test_readme_usage_example_results():
     ns: dict = {}
     (body,) = [b for lang, b, *_ in blocks(ROOT / "README.md") if lang == "python" and "def prep" in b]
@@ -191,11 +197,126 @@ SH = [(p, line, cmd) for p in DOCS for lang, body, line, *_ in blocks(p) if lang
       for cmd in _commands(body)]
 
 
+CI_RUN = ROOT / ".ci" / "run"
+DEVELOPING = ROOT / "docs" / "DEVELOPING.md"
+BUILD_WHEELS = "scripts/build_wheels.sh"
+
+
+def _ci_test_command():
+    """The README's test command, split at &&, as .ci/run extracts it (the sh block after the marker)."""
+    m = re.search(r"<!-- ci-test-command -->\n```sh\n(.*?)```", README.read_text(), re.S)
+    assert m, "README.md lost its <!-- ci-test-command --> block, which .ci/run runs"
+    return list(_commands(m.group(1)))
+
+
+def _ci_assignment(text, var):
+    m = re.search(rf"^{var}=(\S+)$", text, re.M)
+    assert m, f".ci/run passes ${var} to {BUILD_WHEELS} but never assigns it a plain value"
+    return m.group(1)
+
+
+def ci_wheels():
+    """The wheels .ci/run builds and tests, by architecture, as build_wheels.sh names their CPythons
+    ({"x86_64": {"3.11", "3.14", "3.14t"}, "aarch64": {"3.11"}}): read from its build_wheels.sh calls,
+    a "$var" argument as that variable's first plain assignment (ci_python=, ft=)."""
+    text = CI_RUN.read_text()
+    wheels: dict = {"x86_64": set(), "aarch64": set()}
+    for line in text.splitlines():
+        if line.strip().startswith(("#", "echo ")):
+            continue
+        for m in re.finditer(r"build_wheels\.sh((?: +(?:--arch \w+|\"\$\w+\"|3\.\d+t?))+)", line):
+            args = m.group(1).split()
+            arch = "x86_64"
+            if args[0] == "--arch":
+                arch, args = args[1], args[2:]
+            wheels[arch] |= {_ci_assignment(text, a[2:-1]) if a.startswith('"$') else a for a in args}
+    return wheels
+
+
+def _pyversions(vs):
+    return sorted(vs, key=lambda v: (tuple(map(int, v.rstrip("t").split("."))), v.endswith("t")))
+
+
+def _listed(vs):
+    vs = _pyversions(vs)
+    return ", ".join(vs[:-1]) + " and " + vs[-1] if len(vs) > 1 else "".join(vs)
+
+
+def advertised_wheels():
+    """The CPythons scripts/build_wheels.sh builds by default: those pyproject advertises
+    (tests/test_install.py checks that they agree)."""
+    script = (ROOT / BUILD_WHEELS).read_text()
+    return re.search(r"\|\| VERSIONS=\(([^)]*)\)", script).group(1).split()
+
+
+def what_ci_runs(cmd):
+    """What .ci/run runs of an install, build or test command that a doc shows, each claim checked
+    against .ci/run, the README and pyproject.toml: why test_shell_commands does not run it itself."""
+    readme = _ci_test_command()
+    if cmd in readme:
+        return f"part of the README's test command, which .ci/run runs as written: {' && '.join(readme)}"
+    argv = shlex.split(cmd)
+    if argv[0] == "pytest":
+        assert "pytest" in readme, readme
+        return "a selection of the tests that .ci/run runs whole (the README test command's pytest)"
+    if argv[:2] == ["pip", "install"] and len(argv) == 3:
+        extra = re.fullmatch(r"\.(?:\[(\w+)\])?", argv[2])
+        assert extra, f"{cmd!r}: teach tests/test_docs.py what CI runs of it"
+        test_extra = re.search(r"^test = \[(.*)$", (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+        bundled = re.search(r'"goprep\[([\w,]+)\]"', test_extra).group(1).split(",")
+        assert extra.group(1) in (None, *bundled), f"{cmd!r}: the test extra does not include it"
+        return ("the README test command's pip install \".[test]\" installs this tree"
+                + (f" with the test extra, which includes [{extra.group(1)}]" if extra.group(1) else ""))
+    if BUILD_WHEELS in argv:
+        args = argv[argv.index(BUILD_WHEELS) + 1:]
+        arch = "x86_64"
+        if args[:1] == ["--arch"]:
+            arch, args = args[1], args[2:]
+        asked = args or advertised_wheels()
+        built = [v for v in asked if v in ci_wheels()[arch]]
+        never = [v for v in asked if v not in ci_wheels()[arch]]
+        said = f".ci/run builds and tests the {arch} wheels for {_listed(built) or 'none'} of these"
+        return said + (f"; {_listed(never)}: buildable by this command, never built by CI" if never else "")
+    if argv[:3] == ["python", "-m", "build"]:
+        assert f"-m build {' '.join(argv[3:])}" in CI_RUN.read_text(), f"{cmd!r} is not in .ci/run"
+        return ".ci/run builds the sdist this way and installs it offline (GOPROXY=off, no Go on PATH)"
+    raise AssertionError(f"{cmd!r}: teach tests/test_docs.py what CI runs of it")
+
+
+def test_what_ci_runs_of_each_documented_command():
+    """Every install, build or test command in the docs is one .ci/run runs, or the skip reason says
+    exactly which part of it CI runs (test_shell_commands reports it)."""
+    reasons = {cmd: what_ci_runs(cmd) for _, _, cmd in SH if cmd.startswith(CI_COMMANDS)}
+    assert reasons, "no install/build/test command found in the docs"
+    wheels = [r for c, r in reasons.items() if BUILD_WHEELS in c]
+    assert wheels, "the docs no longer show how to build the wheels"
+
+
+def test_platform_text_names_the_wheels_ci_builds():
+    """README.md's and docs/DEVELOPING.md's platform tables say which x86-64 wheels CI builds and
+    tests, and which are only buildable, as .ci/run and build_wheels.sh's defaults have it."""
+    ci = ci_wheels()
+    assert ci["x86_64"] and ci["aarch64"], ci
+    ci_python = _ci_assignment(CI_RUN.read_text(), "ci_python")
+    never = set(advertised_wheels()) - ci["x86_64"]
+    for path in (README, DEVELOPING):
+        text = " ".join(path.read_text().split())
+        built = re.search(r"CI builds and tests the ([\d., andt]+?) wheels", text)
+        unbuilt = re.search(r"([\d., andt]+?) wheels: buildable, never built by CI", text)
+        assert built and unbuilt, f"{_rel(path)}: the Python row no longer says which wheels CI builds"
+        assert _pyversions(re.findall(r"3\.\d+t?", built.group(1))) == _pyversions(ci["x86_64"]), built.group(0)
+        assert _pyversions(re.findall(r"3\.\d+t?", unbuilt.group(1))) == _pyversions(never), unbuilt.group(0)
+        assert f"{ci_python}: every test" in text, f"{_rel(path)} does not name CI's Python {ci_python}"
+    developing = " ".join(DEVELOPING.read_text().split())
+    for v in ci["aarch64"]:
+        assert f"the cp{v.replace('.', '')} aarch64 wheel" in developing, v
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path,line,cmd", SH, ids=[f"{_rel(p)}:{n}:{c[:40]}" for p, n, c in SH])
 def test_shell_commands(path, line, cmd):
     if cmd.startswith(CI_COMMANDS):
-        pytest.skip(f"install/build/test command, run by .ci/run: {cmd}")
+        pytest.skip(f"{cmd}: {what_ci_runs(cmd)}")
     argv = shlex.split(cmd)
     assert argv[:3] == ["python", "-m", "goprep"], (
         f"{_rel(path)}:{line}: {cmd!r} is neither a `python -m goprep` command nor one .ci/run runs; "

@@ -1,21 +1,23 @@
 """Every code block in README.md and docs/*.md runs as written.
 
-- ```python blocks each run in a fresh namespace that holds only what the block imports, with
-  goprep's lazily imported submodules (goprep.transforms, .ray, ...) unloaded as in a new process, so
-  a block that relies on an earlier block's names or imports fails: a reader can copy any one block.
+- ```python blocks each run, as a test of their own, in a fresh namespace that holds only what the
+  block imports, with goprep's lazily imported submodules (goprep.transforms, .ray, ...) unloaded as
+  in a new process, so a block that relies on an earlier block's names or imports fails: a reader
+  can copy any one block.
   Every block of docs/GPU.md, and a block right after `<!-- docs-test: needs-cuda-gpu -->` in any
   file, runs on a GPU: the real one when goprep can use one, else the simulated GPU of
   goprep.testing (the real CUDA kernels compiled for the CPU). A block right after
   `<!-- docs-test: needs-torch-cuda -->` hands device memory to PyTorch, which the simulated GPU's
   host memory cannot be: it runs only with a real GPU and a CUDA PyTorch, and is reported as skipped,
   with that reason, elsewhere. A block right after `<!-- no-run: why -->` (a cluster, the reader's own
-  model) is compiled only.
+  model) is compiled only, and reported as skipped with its why.
 - ```sh blocks: each `python -m goprep ...` command runs (with this Python); the install, build and
   test commands (pip install, go test, pytest, scripts/build_wheels.sh, python -m build) are what
   .ci/run runs, so they are only recognised here, and reported as skipped with what CI runs of each
   (of build_wheels.sh's versions: which wheels CI builds, which it never does). Any other command
   fails this test, so that a new block cannot slip through unrun.
 """
+
 import contextlib
 import gc
 import os
@@ -45,9 +47,9 @@ BLOCK = re.compile(r"(?P<before>[^\n]*)\n```(?P<lang>\w+)\n(?P<body>.*?)```", re
 
 
 def blocks(path):
-    """(lang, body, line, marker) for each fenced block of a Markdown file; marker is the
+    """(lang, body, line, marker, note) for each fenced block of a Markdown file; marker is the
     `docs-test`/`no-run` comment on the line before it ("needs-cuda-gpu", "needs-torch-cuda", "no-run")
-    or ""."""
+    or "", note that comment's text."""
     text = path.read_text()
     out = []
     for m in BLOCK.finditer("\n" + text):
@@ -56,7 +58,9 @@ def blocks(path):
         marks = [name for name, mark in (("needs-cuda-gpu", NEEDS_GPU), ("needs-torch-cuda", NEEDS_TORCH_CUDA),
                                          ("no-run", NO_RUN)) if mark in prev]
         assert len(marks) <= 1, f"{path.name}:{line}: one marker a block, got {marks}"
-        out.append((m.group("lang"), m.group("body"), line, marks[0] if marks else ""))
+        note = re.search(r"<!--\s*(.*?)\s*-->", prev)
+        out.append((m.group("lang"), m.group("body"), line, marks[0] if marks else "",
+                    note.group(1) if marks and note else ""))
     return out
 
 
@@ -131,44 +135,32 @@ def _why_no_torch_cuda(real_gpu):
     return ""
 
 
-PY_DOCS = [p for p in DOCS if any(b[0] == "python" for b in blocks(p))]
+PY_BLOCKS = [(p, body, line, marker, note) for p in DOCS for lang, body, line, marker, note in blocks(p)
+             if lang == "python"]
 
 
-@pytest.mark.parametrize("path", PY_DOCS, ids=_rel)
-def test_python_blocks_run(path):
+@pytest.mark.parametrize("path,body,line,marker,note", PY_BLOCKS, ids=[f"{_rel(b[0])}:{b[2]}" for b in PY_BLOCKS])
+def test_python_block_runs(path, body, line, marker, note):
     import goprep.testing as gt
 
+    code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
+    if marker == "no-run":  # it needs a cluster or the reader's own model: compiled only
+        pytest.skip(f"compiled, not run: {note}")
     real_gpu = _real_gpu()  # asked before the simulated GPU is switched on
-    skipped = {}  # reason -> lines
-    ran = 0
-    for lang, body, line, marker in blocks(path):
-        if lang != "python":
-            continue
-        code = compile("\n" * (line - 1) + body, _rel(path), "exec")  # tracebacks point at the doc's line
-        if marker == "no-run":  # it needs a cluster or the reader's own model: compiled only
-            continue
-        why = ""
-        if marker == "needs-torch-cuda":
-            why = _why_no_torch_cuda(real_gpu)
-        simulate = not real_gpu and (marker == "needs-cuda-gpu" or path.name == "GPU.md")
-        if simulate and not why and not gt.simulated_gpu_available():
-            why = "no GPU goprep can use, and this extension has no simulated one (built without -tags cpukernel)"
-        if why:
-            skipped.setdefault(why, []).append(line)
-            continue
-        if simulate:
-            with _simulated_gpu():
-                _run_block(code)
-                gpu = goprep.info()["gpu"]
-            # a GPU block that ran nothing on the GPU, or fell back to the CPU, would pass silently
-            assert gpu["gpu_calls"] > 0 and gpu["gpu_failures"] == gpu["cpu_fallbacks"] == 0, (
-                f"{_rel(path)}:{line}: the block did not run on the simulated GPU cleanly: {gpu}")
-        else:
-            _run_block(code)
-        ran += 1
-    if skipped:
-        pytest.skip(f"{_rel(path)}: {ran} blocks ran; not run: "
-                    + "; ".join(f"lines {lines}: {why}" for why, lines in skipped.items()))
+    if marker == "needs-torch-cuda" and (why := _why_no_torch_cuda(real_gpu)):
+        pytest.skip(why)
+    if real_gpu or not (marker == "needs-cuda-gpu" or path.name == "GPU.md"):
+        _run_block(code)
+        return
+    if not gt.simulated_gpu_available():
+        pytest.skip("needs a GPU: none goprep can use, and this extension has no simulated one (built "
+                    "without -tags cpukernel)")
+    with _simulated_gpu():
+        _run_block(code)
+        gpu = goprep.info()["gpu"]
+    # a GPU block that ran nothing on the GPU, or fell back to the CPU, would pass silently
+    assert gpu["gpu_calls"] > 0 and gpu["gpu_failures"] == gpu["cpu_fallbacks"] == 0, (
+        f"{_rel(path)}:{line}: the block did not run on the simulated GPU cleanly: {gpu}")
 
 
 def test_readme_is_at_most_150_lines():

@@ -7,7 +7,8 @@
 # - libb64.so.0d: Debian's libb64-0d, installed with apt-get when missing (root, or sudo);
 # - libcudart.so.12: from PyPI's nvidia-cuda-runtime-cu12 (the test extra installs it); its
 #   directory is printed on stdout (PYTHON, default python: the interpreter goprep is installed in).
-# Progress goes to stderr. Exits non-zero when either cannot be had.
+# Progress goes to stderr. Exits non-zero when either cannot be had. With --system: only the system
+# package (what .ci/run needs before the README's install; the test finds libcudart itself).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PYTHON=${PYTHON:-python}
@@ -18,5 +19,6 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libb64\.so\.0d'; then
     [[ $(id -u) -eq 0 ]] || sudo="sudo"
     $sudo apt-get install -y libb64-0d >&2 || { $sudo apt-get update >&2 && $sudo apt-get install -y libb64-0d >&2; }
 fi
+[[ ${1:-} == --system ]] && exit 0
 
 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m goprep._serve.perfanalyzer libdir

@@ -62,7 +62,7 @@
 //  4. Pipeline (gpu/pipeline.go): stage (gpu/stage.go) → copy in → fused kernel → copy out in
 //     chunks over lanes, on pooled device and pinned memory (gpu/pool.go); device arrays
 //     (gpu/array.go).
-//  5. Device (gpu/device.go): the GPUDevice interface and registry. gomod/cuda implements it on the
+//  5. Device (gpu/device.go): the gpu.Device interface and registry. gomod/cuda implements it on the
 //     CUDA driver, launching kernels/ptx/preprocess.ptx (generated from kernels/*.cu, embedded by
 //     package kernels) by KernelName; gpu/sim.go implements it on host memory, running the same
 //     kernels compiled for the CPU (package kernels/cpu, -tags cpukernel and the gpu package's

@@ -21,18 +21,18 @@ import (
 // across both lanes, and fresh counters.
 func useSim(t *testing.T) *simDevice {
 	t.Helper()
-	if err := SimulateGPU(true); err != nil {
+	if err := Simulate(true); err != nil {
 		t.Fatal(err)
 	}
-	ResetGPUStats()
+	ResetStats()
 	old := gpuChunkBytes
 	gpuChunkBytes = 1 << 16
 	t.Cleanup(func() {
 		gpuChunkBytes = old
-		ResetGPUStats()
-		_ = SimulateGPU(false)
+		ResetStats()
+		_ = Simulate(false)
 	})
-	return gpu.devices[0].dev.(*simDevice)
+	return state.devices[0].dev.(*simDevice)
 }
 
 // execute and executeToDevice are Run with host outputs and with a device output.
@@ -179,12 +179,12 @@ func TestSimulatedGPUMatchesCPU(t *testing.T) {
 			arr.Free() // idempotent
 		})
 	}
-	if s := Stats(); s.PoolInUse != 0 || s.Failures != 0 || s.Fallbacks != 0 {
+	if s := ReadStats(); s.PoolInUse != 0 || s.Failures != 0 || s.Fallbacks != 0 {
 		t.Fatalf("after all calls: %+v", s)
 	}
 	// Every live allocation is an idle pooled buffer: nothing leaked.
-	gpu.devices[0].mem.trim(0)
-	hp := gpu.devices[0].host
+	state.devices[0].mem.trim(0)
+	hp := state.devices[0].host
 	hp.mu.Lock()
 	for c, l := range hp.idle {
 		for _, p := range l {
@@ -284,7 +284,7 @@ func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
 		}
 		return ran
 	}
-	if err := InjectGPUFault("launch", 1); err != nil {
+	if err := InjectFault("launch", 1); err != nil {
 		t.Fatal(err)
 	}
 	if ran := run(); ran != "cpu" {
@@ -293,39 +293,39 @@ func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
 	if ran := run(); ran != "cuda" {
 		t.Fatal("one failure must not stop GPU use")
 	}
-	_ = InjectGPUFault("oom", 3)
+	_ = InjectFault("oom", 3)
 	for i := 0; i < 3; i++ {
 		if ran := run(); ran != "cpu" {
 			t.Fatalf("call %d under OOM ran on %s", i, ran)
 		}
 	}
-	s := Stats()
+	s := ReadStats()
 	if !s.BreakerOpen || s.BreakerTrips != 1 || s.Failures != 4 || s.Fallbacks != 4 || !strings.Contains(s.LastError, "out of device memory") {
 		t.Fatalf("stats after 3 consecutive failures: %+v", s)
 	}
 	calls := s.Calls
-	if ran := run(); ran != "cpu" || Stats().Calls != calls {
+	if ran := run(); ran != "cpu" || ReadStats().Calls != calls {
 		t.Fatal("an open breaker must keep calls off the GPU")
 	}
 	time.Sleep(250 * time.Millisecond)
-	if ran := run(); ran != "cuda" || Stats().BreakerOpen {
+	if ran := run(); ran != "cuda" || ReadStats().BreakerOpen {
 		t.Fatal("the breaker did not close after its cool-down")
 	}
 	// Device output falls back too: computed on the CPU, then uploaded.
-	_ = InjectGPUFault("launch", 1)
+	_ = InjectFault("launch", 1)
 	arr, ran, err := executeToDevice([]engine.Job{{Plan: p, Src: src}}, 0)
 	if err != nil || ran != "cpu" || string(unsafe.Slice((*byte)(ptr(arr.Ptr)), arr.Bytes)) != string(want) {
 		t.Fatalf("device-output fallback: %s %v", ran, err)
 	}
 	arr.Free()
-	if err := InjectGPUFault("bogus", 1); err == nil {
+	if err := InjectFault("bogus", 1); err == nil {
 		t.Fatal("unknown fault kind accepted")
 	}
 }
 
 func TestDevicePoolIsBounded(t *testing.T) {
 	sim := useSim(t)
-	d := gpu.devices[0]
+	d := state.devices[0]
 	d.mem.limit = 8 << 20
 	t.Cleanup(func() { d.mem.limit = gpuPoolBytes })
 	var live []devBuf
@@ -372,9 +372,9 @@ func TestNoDeviceIsAnError(t *testing.T) {
 	if simOn {
 		t.Skip("simulated GPU active")
 	}
-	gpu.mu.Lock()
-	n := len(gpu.devices)
-	gpu.mu.Unlock()
+	state.mu.Lock()
+	n := len(state.devices)
+	state.mu.Unlock()
 	if n > 0 {
 		return // a real GPU is registered (CUDA build on a GPU machine): nothing to check here
 	}
@@ -411,7 +411,7 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 	p, _ := engine.NewPlan(imagenetSpec(2, 64, 80))
 	_, src := gpuSource(p)
 	want := runGuarded(t, p, src, 1)
-	_ = InjectGPUFault("lost", 1)
+	_ = InjectFault("lost", 1)
 	for i := 0; i < 5; i++ {
 		got := make([]byte, p.OutBytes())
 		ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
@@ -419,7 +419,7 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 			t.Fatalf("call %d after loss: ran %q err %v", i, ran, err)
 		}
 	}
-	if s := Stats(); s.Calls != 1 || s.Fallbacks != 5 {
+	if s := ReadStats(); s.Calls != 1 || s.Fallbacks != 5 {
 		t.Fatalf("only the first call may reach the lost device: %+v", s)
 	}
 	devs, why := Devices()
@@ -427,7 +427,7 @@ func TestLostDeviceStaysOnCPU(t *testing.T) {
 		t.Fatalf("devices %v reason %q", devs, why)
 	}
 	big, _ := engine.NewPlan(imagenetSpec(16, 512, 512))
-	if wantGPU(gpu.devices[0], []engine.Job{{Plan: big}}) {
+	if wantGPU(state.devices[0], []engine.Job{{Plan: big}}) {
 		t.Fatal("auto placement chose a lost device")
 	}
 }
@@ -630,7 +630,7 @@ func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
 			t.Fatalf("%s: an unexported array is freed on %v, want the legacy default stream", c.name, f)
 		}
 	}
-	if s := Stats(); s.Failures != 0 || s.Fallbacks != 0 {
+	if s := ReadStats(); s.Failures != 0 || s.Fallbacks != 0 {
 		t.Fatalf("%+v", s)
 	}
 }
@@ -647,7 +647,7 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Free()
-	_ = InjectGPUFault("launch", 2)
+	_ = InjectFault("launch", 2)
 	got := make([]byte, p.OutBytes())
 	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in), Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, DeviceSources: true})
 	if err != nil || r.Ran != "cpu" || string(got) != string(want) {
@@ -663,24 +663,24 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	if _, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil {
 		t.Fatal(err)
 	}
-	if cached, _ := gpu.devices[0].mem.usage(); cached == 0 {
+	if cached, _ := state.devices[0].mem.usage(); cached == 0 {
 		t.Fatal("a GPU call left nothing in the pool: the trim below would prove nothing")
 	}
-	before := Stats()
-	_ = InjectGPUFault("oom", 1)
+	before := ReadStats()
+	_ = InjectFault("oom", 1)
 	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
 	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 0 {
 		t.Fatalf("OOM on the output did not fall back: %q %v", r.Ran, err)
 	}
 	r.Array.Free()
-	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 || !strings.Contains(s.LastError, "out of device memory") {
+	if s := ReadStats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 || !strings.Contains(s.LastError, "out of device memory") {
 		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
 	}
-	if cached, _ := gpu.devices[0].mem.usage(); cached != 0 {
+	if cached, _ := state.devices[0].mem.usage(); cached != 0 {
 		t.Fatalf("OOM fallback kept %d idle pool bytes", cached)
 	}
 	// The same from device sources on the caller's stream: the late output is ready on that stream.
-	_ = InjectGPUFault("oom", 1)
+	_ = InjectFault("oom", 1)
 	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true, Stream: 7, HasStream: true})
 	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 7 {
 		t.Fatalf("OOM on the output with stream=: %q %v", r.Ran, err)
@@ -688,14 +688,14 @@ func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
 	r.Array.Free()
 	// When even the output alone cannot be allocated after the CPU computed it, there is nowhere
 	// to put the result: DeviceUnavailable, counted once.
-	before = Stats()
-	_ = InjectGPUFault("oom", 2)
+	before = ReadStats()
+	_ = InjectFault("oom", 2)
 	_, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
 	var e *engine.Error
 	if !errors.As(err, &e) || e.Code != engine.CodeDeviceUnavailable || !strings.Contains(err.Error(), "even after the CPU computed it") {
 		t.Fatalf("OOM twice on the output: %v", err)
 	}
-	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 {
+	if s := ReadStats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 {
 		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
 	}
 	if _, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cpu"}, DeviceSources: true}); err == nil {
@@ -745,7 +745,7 @@ func TestStagingOnlyTouchedRows(t *testing.T) {
 // host outputs and (CPU preprocessing plus upload of the result) for device outputs.
 func TestCostModelDecides(t *testing.T) {
 	useSim(t)
-	d := gpu.devices[0]
+	d := state.devices[0]
 	cpuNsPerByte() // measure once, then override for the test
 	old := cpuCost.Load()
 	t.Cleanup(func() { cpuCost.Store(old) })
@@ -771,7 +771,7 @@ func TestCostModelDecides(t *testing.T) {
 		t.Fatalf("CPU then upload: ran %q err %v", r.Ran, err)
 	}
 	r.Array.Free()
-	if s := Stats(); s.Fallbacks != 0 || s.Costs.H2DBytesPerSec != 25e9 || !s.Costs.H2DNominal || s.Costs.CPUNsPerByte != 0.001 {
+	if s := ReadStats(); s.Fallbacks != 0 || s.Costs.H2DBytesPerSec != 25e9 || !s.Costs.H2DNominal || s.Costs.CPUNsPerByte != 0.001 {
 		t.Fatalf("a cost-model choice is not a fallback, and the figures are reported: %+v", s)
 	}
 }
@@ -780,10 +780,10 @@ func TestCostModelDecides(t *testing.T) {
 // device-resident calibration batch and yields a positive cost.
 func TestKernelMeasurement(t *testing.T) {
 	useSim(t)
-	if v := gpu.devices[0].measureKernel(); v <= 0 {
+	if v := state.devices[0].measureKernel(); v <= 0 {
 		t.Fatalf("kernel cost %v", v)
 	}
-	if s := Stats(); s.Failures != 0 {
+	if s := ReadStats(); s.Failures != 0 {
 		t.Fatalf("%+v", s)
 	}
 }
@@ -900,12 +900,12 @@ func TestTimedCallReportsCopyAndKernelTime(t *testing.T) {
 	}
 	t.Logf("sim: copies %.2f ms, kernels %.2f ms of a %.2f ms call", float64(r.GPU.CopyNs)/1e6, float64(r.GPU.KernelNs)/1e6, float64(wall)/1e6)
 	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}})
-	if err != nil || r.GPU != (GPUTimes{}) {
+	if err != nil || r.GPU != (Times{}) {
 		t.Fatalf("an untimed call reported %+v (%v)", r.GPU, err)
 	}
-	_ = InjectGPUFault("launch", 1)
+	_ = InjectFault("launch", 1)
 	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
-	if err != nil || r.Ran != "cpu" || r.GPU != (GPUTimes{}) {
+	if err != nil || r.Ran != "cpu" || r.GPU != (Times{}) {
 		t.Fatalf("a fallback reported GPU time %+v (%s %v)", r.GPU, r.Ran, err)
 	}
 }

@@ -32,10 +32,12 @@
 //   - the bilinear fast path: resize_fast_amd64.go (+ .s) / resize_fast_arm64.go (+ .s:
 //     hresizeNEON, vnormNEON) / resize_fast_other.go; scalar hresizeScalar, vnormScalar, duoScalar
 //     (resize_fast.go).
-//   - the antialias path: resize_aa_amd64.go / resize_aa_arm64.go (+ .s: aaHNEON, aaVNEON) /
-//     resize_aa_other.go; scalar aaHScalar, aaVScalar (resize_aa.go). Its assembly column loops,
-//     resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y) and resize_aa_vnni_amd64.{go,s} (aaHRowsZ),
-//     are called only from resize_aa_amd64.go, so they need no twin.
+//   - the antialias path, horizontal pass: resize_aa_amd64.go / resize_aa_arm64.go (+ .s: aaHNEON) /
+//     resize_aa_other.go; vertical pass: resize_aa_vertical_amd64.go / resize_aa_vertical_arm64.go
+//     (+ .s: aaVNEON) / resize_aa_vertical_other.go; scalar aaHScalar, aaVScalar (resize_aa.go). Its
+//     assembly column loops, resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y) and
+//     resize_aa_vnni_amd64.{go,s} (aaHRowsZ), are called only from the amd64 files, so they need no
+//     twin.
 //   - the planar antialias pass: resize_aa_planar_amd64.go / resize_aa_planar_other.go (arm64
 //     too); scalar aaHPlanar.
 //   - the float normalisation (emitF32, three channels): normalize_arm64.go (+ .s: normCHW3NEON,

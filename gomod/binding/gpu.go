@@ -128,9 +128,6 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 	if wait >= 0 {
 		c.WaitOn = []uint64{uint64(wait)}
 	}
-	if c.ToDevice && pl.Device == "cpu" {
-		return 0, "", gt, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
-	}
 	r, err := gpu.Run(c)
 	if err != nil || r.Array == nil {
 		return 0, r.Ran, r.GPU, err

@@ -176,8 +176,13 @@ type Result struct {
 func Run(c Call) (Result, error) {
 	onDev := c.DeviceSources
 	if c.Placement.Device == "cpu" {
-		if onDev || c.ToDevice {
-			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "device", "device=\"cpu\" cannot read or write GPU memory: use \"auto\" or \"cuda\"")
+		// The CPU engine reads and writes host memory only. Go's one check of the rule, behind
+		// Python's (_pipeline.py for the output, _run.py for the sources), with the same errors.
+		if c.ToDevice {
+			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "output", "output=\"device\" needs device=\"auto\", \"cuda\" or \"cuda:N\": device=\"cpu\" cannot write GPU memory")
+		}
+		if onDev {
+			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "device", "device=\"cpu\" cannot read GPU memory (the sources are device arrays): use \"auto\", \"cuda\" or \"cuda:N\"")
 		}
 		return Result{Ran: "cpu"}, engine.CPU{}.Run(c.Jobs)
 	}

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _ops, _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
-from ._steps import Cvt, FloorCenterCrop, Resize, interp_mode
+from ._steps import CenterCrop, Cvt, Resize, interp_mode
 
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
 
@@ -39,7 +39,7 @@ def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
     if cfg.get("do_resize", True):
         _hf_resize(chain, cfg, kind, base, resize)
     if cfg.get("do_center_crop", False):
-        chain.geometric("center_crop", FloorCenterCrop(*_hf_crop_size(cfg.get("crop_size"))))
+        chain.geometric("center_crop", CenterCrop(_hf_crop_size(cfg.get("crop_size")), floor=True))
     if base == "MobileViT" and cfg.get("do_flip_channel_order"):
         chain.geometric("flip_channel_order", Cvt("rgb2bgr"))  # a channel permutation: before the rescale
     if base == "PPLCNet":  # RGB -> BGR after the normalisation: here, with mean and std reversed below
@@ -114,7 +114,7 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
             if int(se / crop_pct) < 1:
                 raise PipelineError(f"{crop_pct} resizes the shorter side to {int(se / crop_pct)}", argument="crop_pct")
             chain.geometric("resize", resize(int(se / crop_pct)))
-            chain.geometric("center_crop", FloorCenterCrop(se, se))
+            chain.geometric("center_crop", CenterCrop(se, floor=True))
         else:
             chain.geometric("resize", resize((se, se)))
     elif "height" in size and "width" in size:

@@ -38,6 +38,7 @@ def interp_mode(argument: str, mode: Any) -> str:
 
 
 def _norm_size(size: Any) -> Any:
+    """A torchvision resize size with a 1-sequence as its int and a pair as a tuple of ints."""
     if isinstance(size, (list, tuple)) and len(size) == 1:
         return int(size[0])
     if isinstance(size, (list, tuple)):
@@ -143,16 +144,24 @@ class Resize:
 class CenterCrop:
     """torchvision's ``CenterCrop`` (zero padding where the crop is larger than the image, the window
     at ``int(round((H - h) / 2.0))``: goprep's ``center_crop``), or with a ``fill`` timm's
-    ``CenterCropOrPad``, which pads the same way with that value (an Op)."""
+    ``CenterCropOrPad``, which pads the same way with that value, or with ``floor`` Hugging Face's,
+    which pads as torchvision and puts the window at ``int((H - h) / 2.0)`` (truncated, not rounded)
+    (an Op)."""
 
-    def __init__(self, size: Any, fill: Any = 0) -> None:
+    def __init__(self, size: Any, fill: Any = 0, floor: bool = False) -> None:
         self.h, self.w = pair(size)
-        self.fill = fill
+        self.fill, self.floor = fill, floor
 
     def __call__(self, img: Any, flavor: str) -> Any:
-        if not (isinstance(self.fill, numbers.Number) and self.fill == 0):
-            img = _pad_to_crop(img, self.h, self.w, self.fill)
-        return _ops.center_crop(img, (self.h, self.w))
+        h, w = self.h, self.w
+        if self.floor or not (isinstance(self.fill, numbers.Number) and self.fill == 0):
+            img = _pad_to_crop(img, h, w, self.fill)
+        if not self.floor:
+            return _ops.center_crop(img, (h, w))
+        H, W = img.height, img.width
+        if (H, W) == (h, w):
+            return img
+        return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
 
 
 class Flip:
@@ -208,23 +217,8 @@ def _pad_to_crop(img: Any, h: int, w: int, fill: Any) -> Any:
     return _ops.pad(img, padding, value=fill) if any(padding) else img
 
 
-class FloorCenterCrop:
-    """Hugging Face's center crop: zero padding as torchvision, then the window at
-    ``int((H - h) / 2.0)`` (truncated, not rounded) (an Op)."""
-
-    def __init__(self, h: int, w: int) -> None:
-        self.h, self.w = h, w
-
-    def __call__(self, img: Any, flavor: str) -> Any:
-        h, w = self.h, self.w
-        img = _pad_to_crop(img, h, w, 0)
-        H, W = img.height, img.width
-        if (H, W) == (h, w):
-            return img
-        return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
-
-
 def pair(size: Any) -> Tuple[int, int]:
+    """A torchvision crop size (an int, or a sequence of 1 or 2) as ``(h, w)``."""
     if isinstance(size, (list, tuple)):
         return (int(size[0]), int(size[0])) if len(size) == 1 else (int(size[0]), int(size[1]))
     return int(size), int(size)

@@ -208,7 +208,7 @@ def float32_values(name: str, v: Any, nonzero: bool = False, channels: int | Non
     if hasattr(v, "tolist"):
         v = v.tolist()
     seq = isinstance(v, (list, tuple))
-    if not (is_number(v) or seq and v):
+    if not (is_number(v) or seq and v and all(is_number(x) for x in v)):
         raise InvalidArgumentError(f"must be a number or a non-empty sequence of numbers, got {v!r}", argument=name)
     n = len(v) if seq else 1
     return list(per_channel(name, v, channels or n, nonzero)[:n])

@@ -34,7 +34,7 @@ def interp_name(mode: Any) -> str:
 def interp_mode(argument: str, mode: Any) -> str:
     """``mode``'s name (see interp_name) if goprep resamples that way, else an InvalidArgumentError
     naming ``argument``."""
-    return _validate.as_choice(argument, interp_name(mode), MODES)
+    return _validate.as_choice(argument, None if mode is None else interp_name(mode), MODES)
 
 
 def _norm_size(size: Any) -> Any:

@@ -5,15 +5,14 @@ their own."""
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from .. import _ops, _validate
+from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
-from ._steps import CenterCrop, Cvt, Resize, interp_mode
+from ._steps import CenterCrop, Cvt, Resize, interp_mode, tv_size
 
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
 
@@ -184,7 +183,7 @@ class _DivisorSize:
     def __call__(self, h: int, w: int) -> Tuple[int, int]:
         d = self.divisor
         if self.shortest_edge is not None:
-            h, w = _ops.resize_size(SimpleNamespace(height=h, width=w), self.shortest_edge, None)  # type: ignore[arg-type]
+            h, w = tv_size(h, w, self.shortest_edge)
         if self.floor:
             if h < d or w < d:
                 raise PipelineError(f"a {h}x{w} image has a side below size_divisor {d}: GLPN resizes it to 0 pixels")

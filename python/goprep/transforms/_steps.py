@@ -37,6 +37,11 @@ def interp_mode(argument: str, mode: Any) -> str:
     return _validate.as_choice(argument, None if mode is None else interp_name(mode), MODES)
 
 
+def tv_size(h: int, w: int, size: Any, max_size: Any = None) -> Tuple[int, int]:
+    """The size torchvision's resize gives an ``h x w`` image (goprep's resize rule)."""
+    return _ops.resize_size(SimpleNamespace(height=h, width=w), size, max_size)  # type: ignore[arg-type]
+
+
 def _norm_size(size: Any) -> Any:
     """A torchvision resize size with a 1-sequence as its int and a pair as a tuple of ints."""
     if isinstance(size, (list, tuple)) and len(size) == 1:
@@ -67,7 +72,7 @@ class Resize:
     def target(self, h: int, w: int) -> Tuple[int, int]:
         if callable(self.size):
             return self.size(h, w)
-        return _ops.resize_size(SimpleNamespace(height=h, width=w), self.size, self.max_size)  # type: ignore[arg-type]
+        return tv_size(h, w, self.size, self.max_size)
 
     def __call__(self, img: Any, flavor: str) -> Any:
         h, w = img.height, img.width

@@ -224,3 +224,34 @@ def pad_values(name: str, v: Any, dtype: str, channels: int) -> Tuple[float, ...
     checked as ``pad_value`` checks one."""
     vals = _numbers(name, v, channels)
     return tuple(pad_value(name, x, dtype) for x in vals)
+
+
+# Rules first needed by goprep.transforms' config readers (torchvision, timm and Hugging Face settings).
+
+
+def as_positive_int(name: str, v: Any) -> int:
+    """A positive Python int from an int or NumPy integer (never a bool)."""
+    if not is_int(v) or int(v) <= 0:
+        raise InvalidArgumentError(f"must be a positive int, got {v!r}", argument=name)
+    return int(v)
+
+
+def as_positive_float32(name: str, v: Any) -> float:
+    """A number that is positive and finite as float32 (see ``as_float32``), as a Python float."""
+    f = as_float32(name, v)
+    if np.float32(f) <= 0:
+        raise InvalidArgumentError(f"must be positive (as float32), got {v!r}", argument=name)
+    return f
+
+
+def float32_values(name: str, v: Any, nonzero: bool = False, channels: int | None = None) -> list[float]:
+    """``per_channel``'s rule, the values kept as many as given (a single one is not repeated: the caller
+    broadcasts it): a number, or a non-empty sequence or 1-D array or tensor (anything with ``tolist``)
+    of float32-finite numbers; with ``channels``, 1 or that many."""
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    seq = isinstance(v, (list, tuple))
+    if not (is_number(v) or seq and v and all(is_number(x) for x in v)):
+        raise InvalidArgumentError(f"must be a number or a non-empty sequence of numbers, got {v!r}", argument=name)
+    n = len(v) if seq else 1
+    return list(per_channel(name, v, channels or n, nonzero)[:n])

@@ -73,10 +73,8 @@ def set_max_image_pixels(n: Optional[int]) -> Optional[int]:
     ``"too_large"``), checked before any memory is allocated for them. ``None`` removes the limit. The
     default, 178,956,970, is where Pillow raises ``DecompressionBombError``. Returns the previous
     limit."""
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
-        raise InvalidArgumentError(f"must be a positive int or None, got {n!r}", argument="n")
     old = _max_pixels[0]
-    _max_pixels[0] = None if n is None else int(n)
+    _max_pixels[0] = None if n is None else _validate.as_positive_int("n", n)
     return old if old else None
 
 

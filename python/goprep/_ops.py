@@ -28,13 +28,7 @@ _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, 
 
 
 def _opt_int(name: str, v: Any) -> Optional[int]:
-    if v is None:
-        return None
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-        raise InvalidArgumentError(f"must be an int, got {type(v).__name__}", argument=name)
-    if v <= 0:
-        raise InvalidArgumentError(f"must be positive, got {v}", argument=name)
-    return int(v)
+    return None if v is None else _validate.as_positive_int(name, v)
 
 
 def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:

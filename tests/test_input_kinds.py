@@ -128,6 +128,19 @@ def test_yuv_inside_pipeline_must_come_first():
         g(np.zeros((10, 8), np.uint8))
 
 
+@needs_cv2
+def test_yuv_inside_pipeline_on_device_arrays(sim_gpu):
+    """A frame's array on the GPU (here the simulated one) through a pipeline that calls goprep.yuv:
+    the same kinds, the same result as on the CPU."""
+    rgb = np.ascontiguousarray(PHOTOS["astronaut"][:240, :320])
+    nv12 = _nv12(rgb)
+    f = goprep.pipeline(lambda x: goprep.resize(goprep.yuv(x, "nv12", preset="opencv"), (60, 80)), device="cuda")
+    want = goprep.pipeline(lambda x: goprep.resize(goprep.yuv(x, "nv12", preset="opencv"), (60, 80)), device="cpu")(nv12)
+    assert_array_identical(f(goprep.to_device(nv12)), want)
+    assert_array_identical(f([goprep.to_device(nv12)] * 2), np.stack([want, want]))
+    assert_array_identical(np.asarray(f(nv12)), want)
+
+
 # -- np.asarray(frame), mixed lists ---------------------------------------------------------------
 
 @needs_cv2

@@ -32,6 +32,14 @@ img = np.random.default_rng(0).integers(0, 256, (64, 64, 3), np.uint8)
 out = np.empty((32, 32, 3), np.uint8)
 flip_cpu = goprep.pipeline(lambda x: goprep.flip(x), device="cpu")
 flip_auto = goprep.pipeline(lambda x: goprep.flip(x))
+import io
+from PIL import Image
+pil = Image.fromarray(img)
+pair = [img, img]
+frame = goprep.yuv(np.random.default_rng(1).integers(0, 256, (96, 64), np.uint8), "nv12", preset="opencv")
+_buf = io.BytesIO()
+pil.save(_buf, "JPEG", quality=90)
+jpeg = _buf.getvalue()
 norm = goprep.pipeline(lambda x: goprep.normalize(goprep.resize(x, (32, 32)), mean=0.5, std=0.25), device="cpu")
 probes = {
     "pipeline(flip) 4x4 cpu": lambda: flip_cpu(tiny),
@@ -39,6 +47,11 @@ probes = {
     "eager flip 4x4": lambda: goprep.flip(tiny),
     "pipeline resize+normalize 64x64": lambda: norm(img),
     "eager resize 64x64 out=": lambda: goprep.resize(img, (32, 32), out=out),
+    # every other input kind through the same pipeline (issue 39: one run path for each)
+    "pipeline resize+normalize PIL 64x64": lambda: norm(pil),
+    "pipeline resize+normalize list of 2 64x64": lambda: norm(pair),
+    "pipeline resize+normalize NV12 frame 64x64": lambda: norm(frame),
+    "pipeline resize+normalize JPEG 64x64": lambda: norm(jpeg),
 }
 res = {}
 clock = time.thread_time_ns

@@ -208,7 +208,8 @@ _FORKED = {
     "src_float64": ("goprep.flip(np.zeros((4, 4, 3)))", (DTE, "bad_dtype", "src")),
     "src_big_endian": ("goprep.flip(np.zeros((4, 4, 3), '>f4'))", (DTE, "bad_dtype", "src")),
     "src_object": ("goprep.flip(np.zeros((4, 4, 3), object))", (DTE, "bad_dtype", "src")),
-    "src_2d": ("goprep.flip(np.zeros((4, 4), np.uint8))", (SE, "bad_shape", "src")),
+    # an (H, W) array is a one-channel image; an RGB-only op on it is refused
+    "src_2d_rgb_only": ("goprep.cvt_color(np.zeros((4, 4), np.uint8), 'rgb2bgr')", (SE, "bad_shape", "src")),
     "src_5d": ("goprep.flip(np.zeros((1, 1, 4, 4, 3), np.uint8))", (SE, "bad_shape", "src")),
     "src_channels_2": ("goprep.flip(np.zeros((4, 4, 2), np.uint8))", (SE, "bad_shape", "src")),
     "src_zero_width": ("goprep.flip(np.zeros((4, 0, 3), np.uint8))", (SE, "bad_shape", "src")),
@@ -422,7 +423,8 @@ def _add_in_process_cases():
             _add(f"bad_dtype-{op}-{dtype}", f"OPS[{op!r}](np.zeros((10, 12, 3), dtype={dtype!r}))",
                  Raises(DTE, code="bad_dtype", argument=_src_arg(op), builtin="TypeError"))
         for dtype in ["uint8", "float32"]:
-            for shape in [(10, 12), (2, 2, 10, 12, 3), (12,), ()]:
+            # (an (H, W) array is a one-channel image: tests/test_input_kinds.py)
+            for shape in [(2, 2, 10, 12, 3), (12,), ()]:
                 # a 1-D uint8 array is encoded image bytes to every op that runs a pipeline (not crop)
                 want = (Raises("DecodeError", code="decode", argument=_src_arg(op), builtin="ValueError")
                         if dtype == "uint8" and shape == (12,) and op != "crop"

@@ -127,7 +127,8 @@ def test_error_mapping_across_the_boundary():
     h = b.NewPlan(spec())
     try:
         src, out = rand_u8((4, 5, 3)), np.empty((4, 5, 3), np.uint8)
-        desc = np.array([[h, id(src), 0]], np.int64)  # Execute's job table: (plan, source, output offset)
+        desc = np.zeros((1, b.JobColumns()), np.int64)  # Execute's job table: (plan, source, output offset, ...)
+        desc[0, :3] = (h, id(src), 0)
         cases = [
             (_native_error(b.NewPlan, "{"), goprep.InvalidArgumentError, "invalid_argument", "spec"),
             (_native_error(b.NewPlan, spec(in__dtype="i16")), goprep.DTypeError, "bad_dtype", "src"),

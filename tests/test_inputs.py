@@ -113,9 +113,10 @@ def test_out_tensor():
 def test_pil_images(mode):
     img = PHOTOS["chelsea_rgba"] if mode == "RGBA" else PHOTOS["camera"][..., 0] if mode == "L" else PHOTOS["chelsea"]
     pil = Image.fromarray(np.ascontiguousarray(img), mode)
-    arr = img if img.ndim == 3 else img[..., None]
+    arr = img  # an "L" image reads as its (H, W) array: a one-channel image, whose results are 2-D
     got = goprep.resize(pil, (50, 60))
     assert isinstance(got, np.ndarray)
+    assert got.shape == ((50, 60) if mode == "L" else (50, 60, img.shape[-1]))
     assert_array_identical(got, goprep.resize(arr, (50, 60)))
     f = goprep.pipeline(lambda x: goprep.normalize(goprep.resize(x, (20, 30)), mean=0.5, std=0.5))
     assert_array_identical(f(pil), f(arr))
@@ -157,7 +158,7 @@ def test_pil_images_read_in_place(mode):
     while isinstance(owner, np.ndarray):
         owner = owner.base
     assert isinstance(owner, _inputs._ArrowView)
-    assert_array_identical(view, img if img.ndim == 3 else img[..., None])
+    assert_array_identical(view, img)  # "L": its (H, W) array
     pil.putpixel((3, 2), 7 if mode == "L" else (7,) * 4)  # the same memory: the view sees it
     assert (view[2, 3] == 7).all()
     expect = goprep.resize(np.ascontiguousarray(view), (50, 60))

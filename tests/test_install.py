@@ -1,8 +1,9 @@
 """goprep installs anywhere: what the installed extension links, and how the build picks its Go.
 
-The full builds (a manylinux2014 wheel installed with no Go on PATH, an sdist built offline with an
-empty module cache) take minutes and run in .ci/run; these tests check the installed extension and
-the build's decisions quickly.
+The full builds take minutes and run in .ci/run: the manylinux2014 wheels it builds, each installed
+with no Go on PATH (which CPythons' wheels, and which it never builds: docs/DEVELOPING.md's
+Platforms, checked against .ci/run by tests/test_docs.py), and an sdist built offline with an empty
+module cache. These tests check the installed extension and the build's decisions quickly.
 """
 
 import importlib.util

@@ -82,7 +82,7 @@ def test_reset_and_list_inputs(profiling):
 
 def test_errors_counted_not_timed(profiling):
     with pytest.raises(goprep.ShapeError):
-        prof_pipe(np.zeros((4, 4), np.uint8))
+        prof_pipe(np.zeros((4, 4, 2), np.uint8))
     with pytest.raises(goprep.InvalidArgumentError):
         goprep.resize(_img(), -3)
     st = goprep.stats()

@@ -56,13 +56,8 @@ def test_tensor_check_catches_wrong_tensors():
                                             ("opencv", ("raw", "jpeg"))])
 def test_load_zero_errors(impl, payloads_):
     # JPEG replies are checked against Pillow's decode + the reference; each variant decodes its own way
-    import goprep
-
-    stand_in = "temporary" in str(goprep.info().get("codecs", {}).get("jpeg", "temporary"))
     with server_process(impl, ("--workers", "4", "--metrics-port", "0")) as srv:
         for payload in payloads_:
-            if impl == "goprep" and payload == "jpeg" and stand_in:
-                continue  # the temporary image/jpeg stand-in is not byte-exact to Pillow
             res = run_load(srv["target"], payload, [4], 0.3, 1.5, srv["pid"])
             assert len(res) == 1
             r = res[0]
@@ -184,3 +179,60 @@ def test_loadgen_rounds_need_aio():
     r = subprocess.run([sys.executable, "-m", "goprep._serve.loadgen", "--target", "127.0.0.1:1", "--rounds", "3",
                         "--client", "threads"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--rounds above 1" in r.stderr
+
+
+@pytest.mark.slow
+def test_serve_bench_model_checks_each_variant_against_its_own_preprocessing():
+    # issue 41: with --model, the pure-Python server's top-k was held to goprep's scores and failed every
+    # reply (Pillow's resample is one level off in places), then printed an absurd CPU per request. Each
+    # server's model is now checked on its own preprocessing's tensors: zero errors, a finite CPU per request.
+    pytest.importorskip("onnxruntime")
+    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--model", "--preprocess", "python,goprep", "--payloads", "jpeg",
+           "--concurrency", "2", "--duration", "0.6", "--warmup", "0.2", "--workers", "2", "--rounds", "2"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
+    assert "errors 0" in r.stderr and "differ from the reference" not in r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("server CPU per request, jpeg"))
+    cells = [c.strip() for c in line.split("|")]
+    py_ms, gp_ms = (float(c.removesuffix(" ms")) for c in cells[1:3])
+    assert 0 < py_ms < 1000 and 0 < gp_ms < 1000, line  # per request on 2 cores: milliseconds, not 1e12
+    assert float(cells[3].removesuffix("x")) == pytest.approx(gp_ms / py_ms, abs=0.01)
+
+
+def test_model_check_uses_the_servers_own_tensors():
+    pytest.importorskip("onnxruntime")
+    from goprep._serve.loadgen import Checker
+    from goprep._serve.model import Classifier
+
+    ims = payloads("jpeg", frames(3, 480, 640))[1]
+    refs = [reference(im) for im in ims]
+    own = [make("python")(im) for im in ims]
+    checker = Checker(refs, True, own=own)
+    clf = Classifier()
+    for i, t in enumerate(own):  # a reply made from the python variant's tensor, as its server would send
+        s = clf.scores(t)
+        idx = np.argsort(-s, kind="stable")[:5].astype(np.int32)
+        rep = protocol.pb().ModelInferResponse(model_name="goprep")
+        for name, a in ((protocol.TOPK_INDEX, idx[None]), (protocol.TOPK_SCORE, s[idx][None].astype(np.float32))):
+            rep.outputs.add(name=name, datatype=protocol.datatype(a.dtype), shape=list(a.shape))
+            rep.raw_output_contents.append(a.tobytes())
+        assert checker.check(i, rep.SerializeToString()) == ""
+        wrong = rep.SerializeToString().replace(s[idx][None].astype(np.float32).tobytes(),
+                                                (s[idx][None] + 0.01).astype(np.float32).tobytes())
+        assert checker.check(i, wrong) != ""  # scores off by 0.01 are caught
+
+
+def test_cpu_per_request_counts_every_reply():
+    from goprep._serve.bench import table
+    from goprep._serve.loadgen import _figures
+
+    f = _figures(16, [], ["bad"] * 400, 2.0, 10.0, 11.0)  # every reply failed its check: 1 s of CPU, 400 replies
+    assert f["qps"] == 0 and f["server_ms_per_request"] == pytest.approx(2.5)
+    assert _figures(16, [0.01] * 100, [], 2.0, None, None)["server_ms_per_request"] is None
+    assert _figures(16, [], [], 2.0, 0.0, 1.0)["server_ms_per_request"] is None  # no replies: no figure
+    rows = []
+    for v, ms in (("python", 5.0), ("goprep", 2.0)):
+        g = _figures(16, [0.01] * 200, [], 1.0, 0.0, ms * 0.2)
+        rows.append({"preprocess": v, "payload": "jpeg", **g})
+    line = next(ln for ln in table(rows, 16).splitlines() if ln.startswith("server CPU per request, jpeg"))
+    assert [c.strip() for c in line.split("|")][1:] == ["5.00 ms", "2.00 ms", "0.40x"]

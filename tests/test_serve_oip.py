@@ -27,9 +27,6 @@ from goprep._serve.decode import decode_image, pil_decode  # noqa: E402
 from goprep._serve.loadgen import frames  # noqa: E402
 from goprep._serve.preprocess import reference  # noqa: E402
 
-# goprep's JPEG decoder equals Pillow's byte for byte, except the temporary image/jpeg stand-in of
-# some builds (goprep.info()["codecs"]), which is neither exact nor fast.
-JPEG_EXACT = "temporary" not in str(goprep.info().get("codecs", {}).get("jpeg", "temporary"))
 PATHS = ("/", "\\", "Traceback", ".py", ".cpp", ".h:", "onnxruntime")  # nothing of the server's insides
 
 
@@ -103,9 +100,9 @@ def test_tritonclient_round_trip():
         # encoded files: JPEG and PNG in one request, decoded by the server
         files = [_encode(img[0], "JPEG"), _encode(img[1], "PNG")]
         t = c.infer("goprep", [_image_input(files)]).as_numpy("TENSOR")
-        for k, f in enumerate(files):  # Pillow's decode (the temporary JPEG stand-in: its own)
-            want = pil_decode(f) if JPEG_EXACT or k == 1 else decode_image(f, 1 << 30)
-            np.testing.assert_allclose(t[k], reference(want), rtol=0, atol=1e-5)
+        for k, f in enumerate(files):  # goprep's decoder (libjpeg-turbo, libpng) equals Pillow's byte for byte
+            np.testing.assert_array_equal(decode_image(f, 1 << 30), pil_decode(f))
+            np.testing.assert_allclose(t[k], reference(pil_decode(f)), rtol=0, atol=1e-5)
         np.testing.assert_array_equal(pil_decode(files[1]), img[1])  # PNG is lossless
         code, _ = _error(lambda: c.infer("other", [_frame_input(img[0])]))
         assert code == "StatusCode.NOT_FOUND"
@@ -639,8 +636,6 @@ def test_encoded_request_equals_pillow_decode_then_reference(impl):
     # A request of JPEGs and a PNG, of different sizes: the tensors are what Pillow's decode followed by
     # the reference preprocessing gives (python within its rounding tolerance; OpenCV's libjpeg-turbo and
     # goprep's decoder are exact, so within float rounding).
-    if impl in ("goprep", "ResNet50_Weights.IMAGENET1K_V2") and not JPEG_EXACT:
-        pytest.xfail("this build decodes JPEG with the temporary image/jpeg stand-in (not byte-exact to Pillow)")
     eng = _engine(impl)
     ims = frames(2, 480, 640) + frames(1, 333, 517, seed=5)
     files = [_encode(ims[0], "JPEG"), _encode(ims[1], "PNG"), _encode(ims[2], "JPEG")]

@@ -46,7 +46,7 @@ func GPUCount() int64 {
 }
 
 // GPUAutoMinBytes is the smallest call (source plus output bytes) device="auto" sends to a GPU.
-func GPUAutoMinBytes() int64 { return int64(gpu.GPUAutoMinBytes()) }
+func GPUAutoMinBytes() int64 { return int64(gpu.AutoMinBytes()) }
 
 // PlanMovedBytes is what a call of plan h moves between host and GPU (engine.Plan.MovedBytes): a call
 // whose jobs move fewer than GPUAutoMinBytes in all stays on the CPU under device="auto", and Python
@@ -61,7 +61,7 @@ func PlanMovedBytes(h int64) (int64, error) {
 
 // GPUStats returns the GPU counters (calls, failures, fallbacks, breaker, pool) as JSON.
 func GPUStats() (string, error) {
-	b, err := json.Marshal(gpu.Stats())
+	b, err := json.Marshal(gpu.ReadStats())
 	return string(b), err
 }
 
@@ -89,7 +89,7 @@ var arrays handles[*gpu.DeviceArray]
 // from host sources into host outputs, which Python makes cancellable when they are long, so Ctrl-C
 // stops them. buf and row (0 and any: none) are the profile record to fill (profile.go), with the
 // entry and finish times, the backend that ran and, when the GPU ran, the device time of its copies
-// and kernels (gpu.GPUTimes), so the profiler can split gpu_s.
+// and kernels (gpu.Times), so the profiler can split gpu_s.
 func Execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop, buf, row int64) (h int64, err error) {
 	if buf == 0 {
 		h, _, _, err = execute(desc, count, out, device, devSrc, stream, wait, stop, false)
@@ -103,7 +103,7 @@ func Execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 
 // execute is Execute that also reports which backend ran ("cpu" or "cuda") and, when timed, the
 // device time of its copies and kernels.
-func execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop int64, timed bool) (h int64, ran string, gt gpu.GPUTimes, err error) {
+func execute(desc, count, out int64, device string, devSrc bool, stream, wait, stop int64, timed bool) (h int64, ran string, gt gpu.Times, err error) {
 	defer engine.Recover(&err)
 	pl, err := placement(device)
 	if err != nil {
@@ -136,9 +136,6 @@ func execute(desc, count, out int64, device string, devSrc bool, stream, wait, s
 	}
 	if wait >= 0 {
 		c.WaitOn = []uint64{uint64(wait)}
-	}
-	if c.ToDevice && pl.Device == "cpu" {
-		return 0, "", gt, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "output", Msg: "output=\"device\" needs device=\"cuda\", \"cuda:N\" or \"auto\""}
 	}
 	r, err := gpu.Run(c)
 	if err != nil || r.Array == nil {
@@ -250,7 +247,7 @@ func NumDeviceArrays() int64 { return int64(arrays.len()) }
 // in an extension built without -tags cpukernel.
 func TestingSimulateGPU(on bool) (int64, error) {
 	ensureGPU() // probe the real devices first, so the probe cannot later replace the simulated one
-	return 0, gpu.SimulateGPU(on)
+	return 0, gpu.Simulate(on)
 }
 
 // SimulatedGPUAvailable reports whether TestingSimulateGPU can switch one in.
@@ -258,12 +255,12 @@ func SimulatedGPUAvailable() bool { return gpu.SimKernelsBuiltIn() }
 
 // TestingInjectGPUFault makes the next count GPU calls fail ("oom", "launch" or "lost"). Test-only.
 func TestingInjectGPUFault(kind string, count int64) error {
-	return gpu.InjectGPUFault(kind, int(count))
+	return gpu.InjectFault(kind, int(count))
 }
 
 // TestingResetGPU clears GPU counters and the breaker, and sets its cool-down. Test-only.
 func TestingResetGPU(cooldownMs int64) {
-	gpu.ResetGPUStats()
+	gpu.ResetStats()
 	gpu.SetBreakerCooldown(time.Duration(cooldownMs) * time.Millisecond)
 }
 

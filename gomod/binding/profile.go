@@ -28,7 +28,7 @@ const (
 	recStart     = iota // CLOCK_MONOTONIC ns when the engine was entered
 	recFinish           // CLOCK_MONOTONIC ns when the engine finished
 	recDevice           // index into profileDevices of the backend that ran
-	recGPUCopy          // device ns of the call's copies when the GPU ran (gpu.GPUTimes), else 0
+	recGPUCopy          // device ns of the call's copies when the GPU ran (gpu.Times), else 0
 	recGPUKernel        // device ns of the call's kernels when the GPU ran, else 0
 	// More fields go here, named in ProfileLayout: Python sums every field named "<x>_ns" per
 	// pipeline and reports it as "<x>_s" in goprep.stats().
@@ -81,7 +81,7 @@ func record(buf, row int64) *[recFields]int64 {
 
 // finish fills a record when the engine finished (start: when it was entered); the finish time is
 // read before anything else.
-func finish(r *[recFields]int64, start int64, ran string, gt gpu.GPUTimes) {
+func finish(r *[recFields]int64, start int64, ran string, gt gpu.Times) {
 	t := nanotime()
 	if r == nil {
 		return
@@ -100,6 +100,6 @@ func finish(r *[recFields]int64, start int64, ran string, gt gpu.GPUTimes) {
 func RunTimed(h, src, out, buf, row int64) (int64, error) {
 	start := nanotime()
 	_, err := Run(h, src, out)
-	finish(record(buf, row), start, "cpu", gpu.GPUTimes{})
+	finish(record(buf, row), start, "cpu", gpu.Times{})
 	return 0, err
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/goprep/goprep/kernels"
 )
 
-// device is one CUDA GPU as gpu.GPUDevice: the driver API through gorgonia.org/cu (plus the two
+// device is one CUDA GPU as gpu.Device: the driver API through gorgonia.org/cu (plus the two
 // calls it lacks, page-locked host allocation and the PCI bus id, through cgo), properties and health
 // through NVML. All work runs in the device's primary context, made current on whichever OS thread a
 // call runs (Bind), so any number of Python threads can drive it at once.
@@ -69,7 +69,7 @@ func (d *device) fail(op string, err error) error {
 }
 
 // probe finds the usable devices, or says why there are none.
-func probe() ([]gpu.GPUDevice, string) {
+func probe() ([]gpu.Device, string) {
 	if ok, why := DriverStatus(); !ok {
 		return nil, why
 	}
@@ -80,7 +80,7 @@ func probe() ([]gpu.GPUDevice, string) {
 	if n == 0 {
 		return nil, "the CUDA driver reports no devices"
 	}
-	var devs []gpu.GPUDevice
+	var devs []gpu.Device
 	var why []string
 	for i := 0; i < n; i++ {
 		d, err := openDevice(i)
@@ -422,6 +422,6 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		devs, why := probe()
-		gpu.RegisterGPU(devs, why)
+		gpu.Register(devs, why)
 	})
 }

@@ -34,10 +34,12 @@
 //   - the bilinear fast path: resize_fast_amd64.go (+ .s) / resize_fast_arm64.go (+ .s:
 //     hresizeNEON, vnormNEON) / resize_fast_other.go; scalar hresizeScalar, vnormScalar, duoScalar
 //     (resize_fast.go).
-//   - the antialias path: resize_aa_amd64.go / resize_aa_arm64.go (+ .s: aaHNEON, aaVNEON) /
-//     resize_aa_other.go; scalar aaHScalar, aaVScalar (resize_aa.go). Its assembly column loops,
-//     resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y) and resize_aa_vnni_amd64.{go,s} (aaHRowsZ),
-//     are called only from resize_aa_amd64.go, so they need no twin.
+//   - the antialias path, horizontal pass: resize_aa_amd64.go / resize_aa_arm64.go (+ .s: aaHNEON) /
+//     resize_aa_other.go; vertical pass: resize_aa_vertical_amd64.go / resize_aa_vertical_arm64.go
+//     (+ .s: aaVNEON) / resize_aa_vertical_other.go; scalar aaHScalar, aaVScalar (resize_aa.go). Its
+//     assembly column loops, resize_aa_avx2_amd64.{go,s} (aaHRowsY, aaVRow3Y) and
+//     resize_aa_vnni_amd64.{go,s} (aaHRowsZ), are called only from the amd64 files, so they need no
+//     twin.
 //   - the planar antialias pass: resize_aa_planar_amd64.go / resize_aa_planar_other.go (arm64
 //     too); scalar aaHPlanar.
 //   - the float normalisation (emitF32, three channels): normalize_arm64.go (+ .s: normCHW3NEON,
@@ -64,7 +66,7 @@
 //  4. Pipeline (gpu/pipeline.go): stage (gpu/stage.go) → copy in → fused kernel → copy out in
 //     chunks over lanes, on pooled device and pinned memory (gpu/pool.go); device arrays
 //     (gpu/array.go).
-//  5. Device (gpu/device.go): the GPUDevice interface and registry. gomod/cuda implements it on the
+//  5. Device (gpu/device.go): the gpu.Device interface and registry. gomod/cuda implements it on the
 //     CUDA driver, launching kernels/ptx/preprocess.ptx (generated from kernels/*.cu, embedded by
 //     package kernels) by KernelName; gpu/sim.go implements it on host memory, running the same
 //     kernels compiled for the CPU (package kernels/cpu, -tags cpukernel and the gpu package's

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The NEON kernels of resize_aa_arm64.s against their pure-Go twins, in one arm64 binary. Run under
+// The NEON kernels of resize_aa_arm64.s and resize_aa_vertical_arm64.s against their pure-Go twins, in one arm64 binary. Run under
 // qemu-aarch64: scripts/test_arm64.sh -test.run 'NEON|Antialias|AA'.
 
 // aaHRow with NEON writes exactly aaHScalar's bytes: random antialias specs (both filters, Pillow's

@@ -25,18 +25,3 @@ func (k *kernelSet) aaHRows4(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, 
 func (k *kernelSet) aaHRows4W(h *[4][]uint8, rb *[4]int, src []uint8, a *aaPlan, p *Plan, edge []byte) bool {
 	return false
 }
-
-// aaVRow is aaVScalar over the whole row.
-func (k *kernelSet) aaVRow(out []float32, hs [][]uint8, po int, wv []int32, pw []int32, vh aaVHead, scale, mean, std float32, lut *[256]float32) {
-	aaVScalar(out, hs, po, wv, lut, 0)
-}
-
-// aaVRow3 declines (the three-plane loop needs AVX2): aaVRow runs per plane.
-func (k *kernelSet) aaVRow3(out *[3][]float32, hs [][]uint8, po *[3]int, wv, pw []int32, vh aaVHead, nt *normTables, luts *[3]*[256]float32, wide bool) bool {
-	return false
-}
-
-// vresizeAAU8Paired computes no column: vresizeAAU8 computes them all.
-func (k *kernelSet) vresizeAAU8Paired(dst []uint8, hs [][]uint8, pw []int32, vh aaVHead) int {
-	return 0
-}

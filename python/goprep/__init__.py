@@ -45,9 +45,9 @@ from ._errors import (
     PipelineError,
     ShapeError,
 )
-from ._decode import decode, get_max_image_pixels, set_max_image_pixels
+from ._decode import get_max_image_pixels, set_max_image_pixels
 from ._device import DeviceArray, to_device
-from ._ops import center_crop, crop, cvt_color, flip, letterbox, normalize, pad, resize
+from ._ops import center_crop, crop, cvt_color, decode, flip, letterbox, normalize, pad, resize
 from ._pipeline import Pipeline, pipeline
 from ._profile import profiling, set_profiling, stats
 from ._trace import LetterboxInfo

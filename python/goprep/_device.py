@@ -277,3 +277,129 @@ def to_device(array: Any, device: str = "cuda", stream: Any = None) -> DeviceArr
         raise InvalidArgumentError(f"dtype must be a native integer or float type, got {a.dtype}", argument="array")
     h = _native.call(_native.get().Upload, id(a), a.nbytes, device, stream_handle(stream))
     return DeviceArray(h, a.shape, a.dtype)
+
+
+_get_pointer: Any = None
+
+
+def capsule_pointer_fn() -> Any:
+    """PyCapsule_GetPointer(capsule object, name) through a private prototype: the shared
+    ``ctypes.pythonapi.PyCapsule_GetPointer`` can have its argtypes changed by any other library in the
+    process, so goprep never sets them there."""
+    global _get_pointer
+    if _get_pointer is None:
+        import ctypes
+
+        _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", ctypes.pythonapi)
+        )
+    return _get_pointer
+
+
+# ---------------------------------------------------------------------------------------------
+# device-resident inputs: __cuda_array_interface__ (v2/v3) and __dlpack__ (kDLCUDA)
+
+_TYPESTR = {"|u1": np.dtype(np.uint8), "<f4": np.dtype(np.float32), "=f4": np.dtype(np.float32)}
+
+
+class DeviceSource:
+    """A device array given as input: its data pointer, device, the stream it was produced on (or
+    None), and a host stand-in with its shape, strides and dtype for tracing (never read)."""
+
+    __slots__ = ("ptr", "device", "stream", "view", "keep")
+
+    def __init__(self, ptr: int, device: int, stream: Optional[int], view: np.ndarray, keep: Any) -> None:
+        self.ptr, self.device, self.stream, self.view, self.keep = ptr, device, stream, view, keep
+
+
+def _stand_in(shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: np.dtype, chw: bool) -> np.ndarray:
+    if chw and len(shape) in (3, 4):  # torchvision's (C, H, W) / (N, C, H, W): read through the strides
+        k = len(shape)
+        order = (0, 2, 3, 1) if k == 4 else (1, 2, 0)
+        shape = tuple(shape[i] for i in order)
+        strides = tuple(strides[i] for i in order)
+    # A zero-filled one-element buffer viewed with the array's shape and strides: the tracer reads only
+    # shape, strides and dtype; the engine reads the device pointer.
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=strides, writeable=False)
+
+
+def _is_torch(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "torch"
+
+
+def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
+    """The device source for a CUDA array (CAI or DLPack kDLCUDA), or None for anything else."""
+    if isinstance(obj, np.ndarray):
+        return None
+    if _is_torch(obj):
+        # A torch tensor is a device source only on CUDA; CPU (and meta, ...) tensors are read as host
+        # arrays by _inputs, and asking them for __dlpack_device__ can raise.
+        if not getattr(obj, "is_cuda", False):
+            return None
+        cai = obj.__cuda_array_interface__
+    else:
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        dt = _TYPESTR.get(cai["typestr"])
+        if dt is None:
+            raise InvalidArgumentError(f"dtype must be uint8 or float32, got {cai['typestr']!r}", argument="src")
+        shape = tuple(int(v) for v in cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            st, acc = [], dt.itemsize
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        ptr = int(cai["data"][0])
+        _check_pointer(ptr, shape)
+        dev = _device_of(ptr, obj)
+        return DeviceSource(ptr, dev, cai.get("stream"), _stand_in(shape, tuple(strides), dt, _is_torch(obj)), obj)
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        kind, dev = obj.__dlpack_device__()
+        if int(kind) != _kDLCUDA:
+            return None
+        cap = obj.__dlpack__(stream=stream if stream is not None else 1)
+        # Read in place while holding the capsule (not consumed: its producer frees it as usual).
+        mt = _DLManagedTensor.from_address(capsule_pointer_fn()(cap, b"dltensor"))
+        t = mt.dl_tensor
+        codes = {(1, 8): np.dtype(np.uint8), (2, 32): np.dtype(np.float32)}
+        dt = codes.get((t.dtype.code, t.dtype.bits))
+        if dt is None or t.dtype.lanes != 1:
+            raise InvalidArgumentError("dtype must be uint8 or float32", argument="src")
+        shape = tuple(t.shape[i] for i in range(t.ndim))
+        if t.strides:
+            strides = tuple(t.strides[i] * dt.itemsize for i in range(t.ndim))
+        else:
+            st, acc = [], dt.itemsize
+            for n in reversed(shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            strides = tuple(reversed(st))
+        ptr = int(t.data or 0) + int(t.byte_offset)
+        _check_pointer(int(t.data or 0), shape)
+        # The producer has ordered our stream after its work (__dlpack__(stream=)): nothing to wait on.
+        return DeviceSource(ptr, int(dev), None, _stand_in(shape, strides, dt, _is_torch(obj)), (obj, cap))
+    return None
+
+
+def _check_pointer(ptr: int, shape: Tuple[int, ...]) -> None:
+    """A device array with elements must have a data pointer: a null one (which the engine would hand
+    to the device as it is) is refused here. Whether the claimed extent lies inside one allocation is
+    checked by the device itself before any copy or launch."""
+    if ptr == 0 and all(n > 0 for n in shape):
+        raise InvalidArgumentError(f"the device array's data pointer is null (shape {shape})", argument="src")
+
+
+def _device_of(ptr: int, obj: Any) -> int:
+    if isinstance(obj, DeviceArray):
+        return obj.device
+    dev = getattr(obj, "device", None)
+    idx = getattr(dev, "index", None)  # torch.device
+    if isinstance(idx, int):
+        return idx
+    idx = getattr(dev, "id", None)  # cupy.cuda.Device
+    if isinstance(idx, int):
+        return idx
+    return int(getattr(obj, "__dlpack_device__", lambda: (_kDLCUDA, 0))()[1])
+

@@ -1,30 +1,45 @@
-"""Input adaptation: every source the run path accepts, as what the engine reads.
+"""The input kinds of the run path: every source a call accepts, as what the engine reads.
 
-NumPy arrays (a subclass as its base-class view), PIL images, CPU torch tensors and lists of them
-become NumPy arrays; CUDA arrays (``__cuda_array_interface__``, DLPack kDLCUDA: torch CUDA tensors,
-CuPy arrays, ``goprep.DeviceArray``) become ``DeviceSource``s. A new kind of input (encoded bytes,
-once decoding lands) is one more branch of ``host_array``.
+Each kind gives ``adapt`` items of one shape (``ArrayItem`` and its subclasses, or _decode's
+``Encoded``), each with
+
+- ``key(ak, kk)``: the memo key of its layout with the call's extra arguments (typed keys ``ak``, ``kk``);
+- ``trace(fn, args, kwargs, opts)``: the Signature of the function on it, traced from its starting
+  point on a miss (an array's layout, a YUV frame's planes, an encoded image's header, twice for
+  decode's reduce="auto");
+- ``bind(sig)``: its engine reference for that signature (a NumPy array, a DeviceSource, a YUV
+  frame's Y plane, an ``_run.EncodedItem``);
+- ``kind`` (results delivered as "torch" tensors, or None: NumPy), ``on_dev``, ``dtype`` and ``mem``
+  (the host arrays the call reads, which an ``out=`` must not overlap).
+
+The kinds, in the order ``adapt`` recognises them: encoded data (bytes, paths, 1-D uint8 arrays:
+_decode.py), YUV frames (``goprep.yuv``: _yuv.py), CUDA arrays (``__cuda_array_interface__``, DLPack
+kDLCUDA: torch CUDA tensors, CuPy arrays, ``goprep.DeviceArray``) as ``DeviceSource``s, and host
+arrays: NumPy (a subclass as its base-class view; ``(H, W)`` is a one-channel image), PIL images and
+CPU torch tensors. A list (or tuple) of items of one kind is one batch. A new kind is one more
+``ArrayItem`` subclass, or a class of the same shape, and one more branch of ``adapt``
+(docs/DEVELOPING.md).
 
 The engine reads NumPy-described memory (address, shape, strides). A PIL image becomes an HWC array
-(``np.asarray``); a CPU ``torch.Tensor`` in torchvision's ``(C, H, W)`` / ``(N, C, H, W)`` convention
-is read in place: its NumPy view, with the axes permuted to HWC, is the same memory with permuted
-strides, which the engine reads as any other view (channels-last tensors included). Neither torch nor
-PIL is imported here: an object is recognised only if its library is already in ``sys.modules`` (it
-cannot be an instance otherwise), so plain NumPy users never load them.
+(``np.asarray``; "L" an (H, W) one); a CPU ``torch.Tensor`` in torchvision's ``(C, H, W)`` /
+``(N, C, H, W)`` convention is read in place: its NumPy view, with the axes permuted to HWC, is the
+same memory with permuted strides, which the engine reads as any other view (channels-last tensors
+included). Neither torch nor PIL is imported here (_optional.is_tensor, is_pil).
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._device import DeviceArray, _DLManagedTensor, _kDLCUDA
+from . import _decode, _yuv
+from ._device import DeviceSource, capsule_pointer_fn, device_source
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
+from ._signature import Signature, trace
 from ._validate import base_array
-
-_PIL_MODES = ("RGB", "RGBA", "L")
 
 
 def _torch() -> Any:
@@ -41,6 +56,92 @@ def is_pil(x: Any) -> bool:
     return m is not None and isinstance(x, m.Image)
 
 
+_ENCODED = (bytes, bytearray, memoryview, str, os.PathLike)
+
+
+def is_encoded_item(x: Any) -> bool:
+    """Whether ``x`` is one encoded image: bytes, bytearray, memoryview, a 1-D uint8 array, a path."""
+    return isinstance(x, _ENCODED) or (type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.uint8)
+
+
+def is_encoded(src: Any) -> bool:
+    """Whether a source is encoded data: an item, or a list/tuple whose first item is one."""
+    if isinstance(src, (list, tuple)):
+        return bool(src) and is_encoded_item(src[0])
+    return is_encoded_item(src)
+
+
+def check_encoded(data: Any, name: str) -> None:
+    """Raise, naming the item, unless ``data`` is an encoded item or a list or tuple of them."""
+    many = isinstance(data, (list, tuple))
+    for i, x in enumerate(data if many else [data]):
+        if not is_encoded_item(x):
+            _decode.item_bytes(x, f"{name}[{i}]" if many else name)  # raises
+
+
+class ArrayItem:
+    """An array source: a host array (``ref`` is ``src``; ``kind`` "pil", "torch" or None) or a CUDA
+    array (``ref`` a DeviceSource, ``src`` its host stand-in, never read). ``key``: its layout, the
+    NumPy fast path's key (_pipeline) without the call's arguments."""
+
+    __slots__ = ("ref", "src", "key", "kind", "on_dev", "dtype", "mem")
+
+    def __init__(self, ref: Any, src: Any, kind: Optional[str], on_dev: bool, mem: Tuple[Any, ...]) -> None:
+        self.ref, self.src, self.kind, self.on_dev, self.mem = ref, src, kind, on_dev, mem
+        self.key: Tuple[Any, ...] = (src.shape, src.strides, src.dtype)
+        self.dtype = src.dtype
+
+    def trace(self, fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], opts: Tuple[Any, ...]) -> Signature:
+        """The signature of ``fn`` on this source; ``opts``: the pipeline's (device, target, plain,
+        lenient) (Pipeline._opts)."""
+        return trace(fn, self.src, args, kwargs, *opts)
+
+
+class FrameItem(ArrayItem):
+    """A YUV frame (``src``, a _yuv.YUVFrame): keyed by its planes' layout and colour, traced from its
+    planes (YUVFrame.traced), run from its Y plane's pointer (``ref``: an array or a DeviceSource)."""
+
+    __slots__ = ()
+
+    def __init__(self, f: Any) -> None:  # pylint: disable=super-init-not-called
+        on_dev = type(f.base) is DeviceSource
+        self.ref, self.src, self.kind, self.on_dev, self.mem = f.base, f, None, on_dev, () if on_dev else f.keep
+        self.key, self.dtype = f.key, f.dtype
+
+
+def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
+          max_pixels: Optional[int] = None, name: str = "src") -> Tuple[List[Any], bool, Any]:
+    """``src`` as the run path's items: (items, whether ``src`` is one image rather than a list, what
+    to close once the call has run: an open decode batch, or None). ``host_only`` (eager ops): no
+    lists and no CUDA arrays. ``stream``: the call's stream (DLPack producers order their work on it).
+    ``max_pixels``, ``name``: an encoded source's bomb limit and the argument errors name ("data":
+    goprep.decode's, which takes encoded data only)."""
+    t = type(src)
+    if t is np.ndarray and (src.ndim != 1 or src.dtype != np.uint8):  # a NumPy image (1-D uint8: encoded)
+        return [ArrayItem(src, src, None, False, (src,))], True, None
+    if t is _yuv.YUVFrame:
+        return [FrameItem(src)], True, None
+    many = t is list or t is tuple or isinstance(src, (list, tuple))
+    if name == "data":  # goprep.decode: encoded data only
+        check_encoded(src, name)
+    if many and src and is_encoded_item(src[0]) or not many and is_encoded_item(src):
+        items, batch = _decode.open_items(src, name, max_pixels)
+        return items, not many, batch
+    if many and not host_only:
+        if not src:
+            raise ShapeError("the list of images is empty", argument="src")
+        return [list_item(x, i, stream) for i, x in enumerate(src)], False, None
+    if not host_only and not is_pil(src) and not (is_tensor(src) and not src.is_cuda):
+        ds = device_source(src, stream)
+        if ds is not None:
+            return [ArrayItem(ds, ds.view, None, True, ())], True, None
+    a, kind = host_array(src, accepts)
+    return [ArrayItem(a, a, kind, False, (a,))], True, None
+
+
+_PIL_MODES = ("RGB", "RGBA", "L")
+
+
 def host_array(src: Any, accepts: str = "a numpy.ndarray", argument: str = "src") -> Tuple[np.ndarray, Optional[str]]:
     """A host source (anything but a plain ``numpy.ndarray``, which callers take as it is) as the
     plain NumPy array the engine reads, and what it came from: None (NumPy), ``"pil"`` or
@@ -53,23 +154,26 @@ def host_array(src: Any, accepts: str = "a numpy.ndarray", argument: str = "src"
     return a, kind
 
 
-def list_item(item: Any, i: int, stream: Optional[int]) -> Tuple[Any, np.ndarray, Optional[str]]:
-    """Item ``i`` of a list source: (what the engine reads, a NumPy array or a DeviceSource; its host
-    view for tracing; its kind as host_array says, None for device sources)."""
-    ds = None if isinstance(item, np.ndarray) else device_source(item, stream)
-    if ds is not None:
-        src: Any = ds
-        img, kind = ds.view, None
+def list_item(item: Any, i: int, stream: Optional[int]) -> ArrayItem:
+    """Item ``i`` of a list source: a YUV frame, a CUDA array or a host image."""
+    if type(item) is np.ndarray:
+        it: Optional[ArrayItem] = ArrayItem(item, item, None, False, (item,))
+    elif type(item) is _yuv.YUVFrame:
+        return FrameItem(item)
     else:
-        img, kind = as_array(item)
-        img = base_array(img, "src")
-        src = img
-    if not isinstance(img, np.ndarray) or img.ndim != 3:
+        ds = None if is_pil(item) or isinstance(item, np.ndarray) else device_source(item, stream)
+        if ds is not None:
+            it = ArrayItem(ds, ds.view, None, True, ())
+        else:
+            img, kind = as_array(item)
+            img = base_array(img, "src")
+            it = ArrayItem(img, img, kind, False, (img,)) if isinstance(img, np.ndarray) else None
+    if it is None or it.src.ndim not in (2, 3):
         raise ShapeError(
-            f"item {i} must be an (H, W, C) numpy.ndarray, got {getattr(img, 'shape', type(img).__name__)}",
+            f"item {i} must be an (H, W, C) or (H, W) numpy.ndarray, got {getattr(item, 'shape', type(item).__name__)}",
             argument="src",
         )
-    return src, img, kind
+    return it
 
 
 def as_array(src: Any, argument: str = "src") -> Tuple[Any, Optional[str]]:
@@ -108,7 +212,7 @@ def pil_as_hwc(img: Any, argument: str = "src") -> np.ndarray:
     a = _pil_arrow_view(img) if mode != "RGB" else None
     if a is None:
         a = np.asarray(img)  # one copy (tobytes): RGB, older Pillow, or an image Pillow cannot export
-    return a[..., None] if a.ndim == 2 else a
+    return a  # "L": (H, W), a one-channel image
 
 
 class _ArrowView:
@@ -123,21 +227,6 @@ class _ArrowView:
 
 
 _capsule_pointer: Any = None  # (PyCapsule_GetPointer, the ArrowArray struct), made on first use
-_get_pointer: Any = None
-
-
-def capsule_pointer_fn() -> Any:
-    """PyCapsule_GetPointer(capsule object, name) through a private prototype: the shared
-    ``ctypes.pythonapi.PyCapsule_GetPointer`` can have its argtypes changed by any other library in the
-    process, so goprep never sets them there."""
-    global _get_pointer
-    if _get_pointer is None:
-        import ctypes
-
-        _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-            ("PyCapsule_GetPointer", ctypes.pythonapi)
-        )
-    return _get_pointer
 
 
 def _arrow_array(capsule: Any) -> Any:
@@ -227,125 +316,3 @@ def tensor_as_hwc(t: Any, argument: str = "src") -> np.ndarray:
     return a.transpose(1, 2, 0) if a.ndim == 3 else a.transpose(0, 2, 3, 1)
 
 
-# ---------------------------------------------------------------------------------------------
-# device-resident inputs: __cuda_array_interface__ (v2/v3) and __dlpack__ (kDLCUDA)
-
-_TYPESTR = {"|u1": np.dtype(np.uint8), "<f4": np.dtype(np.float32), "=f4": np.dtype(np.float32)}
-
-
-class DeviceSource:
-    """A device array given as input: its data pointer, device, the stream it was produced on (or
-    None), and a host stand-in with its shape, strides and dtype for tracing (never read)."""
-
-    __slots__ = ("ptr", "device", "stream", "view", "keep")
-
-    def __init__(self, ptr: int, device: int, stream: Optional[int], view: np.ndarray, keep: Any) -> None:
-        self.ptr, self.device, self.stream, self.view, self.keep = ptr, device, stream, view, keep
-
-
-def _stand_in(shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: np.dtype, chw: bool) -> np.ndarray:
-    if chw and len(shape) in (3, 4):  # torchvision's (C, H, W) / (N, C, H, W): read through the strides
-        k = len(shape)
-        order = (0, 2, 3, 1) if k == 4 else (1, 2, 0)
-        shape = tuple(shape[i] for i in order)
-        strides = tuple(strides[i] for i in order)
-    # A zero-filled one-element buffer viewed with the array's shape and strides: the tracer reads only
-    # shape, strides and dtype; the engine reads the device pointer.
-    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape=shape, strides=strides, writeable=False)
-
-
-def _is_torch(obj: Any) -> bool:
-    return type(obj).__module__.split(".")[0] == "torch"
-
-
-def device_source(obj: Any, stream: Optional[int]) -> Optional[DeviceSource]:
-    """The device source for a CUDA array (CAI or DLPack kDLCUDA), or None for anything else."""
-    if isinstance(obj, np.ndarray):
-        return None
-    if _is_torch(obj):
-        # A torch tensor is a device source only on CUDA; CPU (and meta, ...) tensors are read as host
-        # arrays by _inputs, and asking them for __dlpack_device__ can raise.
-        if not getattr(obj, "is_cuda", False):
-            return None
-        cai = obj.__cuda_array_interface__
-    else:
-        cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None:
-        dt = _TYPESTR.get(cai["typestr"])
-        if dt is None:
-            raise InvalidArgumentError(f"dtype must be uint8 or float32, got {cai['typestr']!r}", argument="src")
-        shape = tuple(int(v) for v in cai["shape"])
-        strides = cai.get("strides")
-        if strides is None:  # C-contiguous
-            st, acc = [], dt.itemsize
-            for n in reversed(shape):
-                st.append(acc)
-                acc *= max(n, 1)
-            strides = tuple(reversed(st))
-        ptr = int(cai["data"][0])
-        _check_pointer(ptr, shape)
-        dev = _device_of(ptr, obj)
-        return DeviceSource(ptr, dev, cai.get("stream"), _stand_in(shape, tuple(strides), dt, _is_torch(obj)), obj)
-    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
-        kind, dev = obj.__dlpack_device__()
-        if int(kind) != _kDLCUDA:
-            return None
-        cap = obj.__dlpack__(stream=stream if stream is not None else 1)
-        # Read in place while holding the capsule (not consumed: its producer frees it as usual).
-        mt = _DLManagedTensor.from_address(capsule_pointer_fn()(cap, b"dltensor"))
-        t = mt.dl_tensor
-        codes = {(1, 8): np.dtype(np.uint8), (2, 32): np.dtype(np.float32)}
-        dt = codes.get((t.dtype.code, t.dtype.bits))
-        if dt is None or t.dtype.lanes != 1:
-            raise InvalidArgumentError("dtype must be uint8 or float32", argument="src")
-        shape = tuple(t.shape[i] for i in range(t.ndim))
-        if t.strides:
-            strides = tuple(t.strides[i] * dt.itemsize for i in range(t.ndim))
-        else:
-            st, acc = [], dt.itemsize
-            for n in reversed(shape):
-                st.append(acc)
-                acc *= max(n, 1)
-            strides = tuple(reversed(st))
-        ptr = int(t.data or 0) + int(t.byte_offset)
-        _check_pointer(int(t.data or 0), shape)
-        # The producer has ordered our stream after its work (__dlpack__(stream=)): nothing to wait on.
-        return DeviceSource(ptr, int(dev), None, _stand_in(shape, strides, dt, _is_torch(obj)), (obj, cap))
-    return None
-
-
-def _check_pointer(ptr: int, shape: Tuple[int, ...]) -> None:
-    """A device array with elements must have a data pointer: a null one (which the engine would hand
-    to the device as it is) is refused here. Whether the claimed extent lies inside one allocation is
-    checked by the device itself before any copy or launch."""
-    if ptr == 0 and all(n > 0 for n in shape):
-        raise InvalidArgumentError(f"the device array's data pointer is null (shape {shape})", argument="src")
-
-
-def _device_of(ptr: int, obj: Any) -> int:
-    if isinstance(obj, DeviceArray):
-        return obj.device
-    dev = getattr(obj, "device", None)
-    idx = getattr(dev, "index", None)  # torch.device
-    if isinstance(idx, int):
-        return idx
-    idx = getattr(dev, "id", None)  # cupy.cuda.Device
-    if isinstance(idx, int):
-        return idx
-    return int(getattr(obj, "__dlpack_device__", lambda: (_kDLCUDA, 0))()[1])
-
-
-# ---------------------------------------------------------------------------------------------
-# encoded items: one image of an open decode batch (gomod/binding DecodeOpen), decoded by the engine
-
-
-class EncodedItem:
-    """Item ``index`` of the open decode batch ``batch`` (DecodeOpen's handle) as a job source, with
-    the decode options the engine applies: ``scale`` (JPEG DCT scale 1, 2, 4, 8), ``mode`` (the
-    channels the decoder writes: codec.Mode), ``orient`` (apply the EXIF orientation). ``nbytes``: the
-    decoded image's size, what a call's memory traffic counts for it."""
-
-    __slots__ = ("batch", "index", "scale", "mode", "orient", "nbytes")
-
-    def __init__(self, batch: int, index: int, scale: int, mode: int, orient: bool, nbytes: int) -> None:
-        self.batch, self.index, self.scale, self.mode, self.orient, self.nbytes = batch, index, scale, mode, orient, nbytes

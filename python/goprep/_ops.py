@@ -4,17 +4,18 @@ and fusing them give identical results by construction, through one run path."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _validate
 from ._errors import InvalidArgumentError, ShapeError
 from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultralytics_letterbox
+from ._decode import MODES, SCALES, decode_traced
 from ._inputs import as_array
 from ._pipeline import Pipeline
 from ._trace import AA_TORCH, LetterboxInfo, Traced, check_traced, check_window, parse_size, trace_array
-from ._yuv import YUVFrame
+from ._yuv import YUVFrame, set_to_rgb
 
 Size = Union[int, Tuple[int, int]]
 
@@ -26,20 +27,8 @@ _INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant and 
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
-def _check_flag(name: str, v: Any) -> bool:
-    if not isinstance(v, (bool, np.bool_)):
-        raise InvalidArgumentError(f"must be a bool, got {type(v).__name__}", argument=name)
-    return bool(v)
-
-
 def _opt_int(name: str, v: Any) -> Optional[int]:
-    if v is None:
-        return None
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-        raise InvalidArgumentError(f"must be an int, got {type(v).__name__}", argument=name)
-    if v <= 0:
-        raise InvalidArgumentError(f"must be positive, got {v}", argument=name)
-    return int(v)
+    return None if v is None else _validate.as_positive_int(name, v)
 
 
 def resize_size(t: Traced, size: Any, max_size: Any) -> Tuple[int, int]:
@@ -87,7 +76,7 @@ def pad_values(t: Traced, pad_value: Any, argument: str = "pad_value") -> Tuple[
 def _letterbox_t(t: Traced, size: Size, pad_value: Any, scaleup: Any, auto: Any, stride: Any) -> Tuple[Traced, LetterboxInfo]:
     oh, ow = parse_size(size)
     pad = pad_values(t, pad_value)
-    up, au = _check_flag("scaleup", scaleup), _check_flag("auto", auto)
+    up, au = _validate.as_flag("scaleup", scaleup), _validate.as_flag("auto", auto)
     st = _opt_int("stride", stride)
     r, nh, nw, top, bottom, left, right = ultralytics_letterbox(t.height, t.width, oh, ow, up, au, st or 1)
     info = LetterboxInfo(r, top, left, nh, nw, t.height, t.width)
@@ -98,7 +87,7 @@ def _pad_t(t: Traced, padding: Any, size: Any, multiple: Any, value: Any, center
     given = [n for n, v in (("padding", padding), ("size", size), ("multiple", multiple)) if v is not None]
     if len(given) != 1:
         raise InvalidArgumentError("give exactly one of padding, size or multiple", argument=given[1] if given else "padding")
-    c = _check_flag("center", center)
+    c = _validate.as_flag("center", center)
     h, w = t.height, t.width
     if padding is not None:
         left, top, right, bottom = parse_padding(padding)
@@ -137,7 +126,9 @@ def _cvt_color_t(t: Traced, code: Any) -> Traced:
     _validate.as_choice("code", code, tuple(_COLOR))
     need, cmap = _COLOR[code]
     if t.channels != need:
-        raise ShapeError(f"{code} needs a {need}-channel image, got {t.channels} channels", argument="src")
+        fix = {1: ": goprep.cvt_color(img, 'gray2rgb') makes a one-channel image RGB",
+               4: ": goprep.cvt_color(img, 'rgba2rgb') drops the alpha channel"}.get(t.channels, "") if need == 3 else ""
+        raise ShapeError(f"{code} needs a {need}-channel image, got {t.channels} channels{fix}", argument="src")
     return t.mapped(cmap)
 
 
@@ -202,6 +193,10 @@ _CVT_COLOR = _eager(_cvt_color_t, "cvt_color")
 _NORMALIZE = _eager(_normalize_t, "normalize")
 # A crop of a YUV frame (goprep.yuv) is converted, not viewed: a one-op pipeline like the others.
 _CROP = _eager(lambda t, top, left, height, width: t.crop(top, left, height, width), "crop")
+_DECODE = _eager(lambda t, mode, reduce, orient: decode_traced(t, mode, reduce, orient), "decode")
+# np.asarray(frame): a YUV frame as its RGB image (set into _yuv, which pipelines are built on)
+_TO_RGB = _eager(lambda t: t, "yuv")
+set_to_rgb(lambda frame: _TO_RGB._call(frame, (), _NO_KWARGS))
 
 
 
@@ -253,6 +248,8 @@ def crop(src: Any, top: int, left: int, height: int, width: int) -> Any:
     top, left, height, width = check_window(top, left, height, width, t.height, t.width)
     if kind == "torch":
         return src[..., top : top + height, left : left + width]  # the tensor's own (C, H, W) view
+    if a.ndim == 2:  # a one-channel (H, W) image
+        return a[top : top + height, left : left + width]
     return a[..., top : top + height, left : left + width, :]
 
 
@@ -330,3 +327,41 @@ def normalize(
     if isinstance(src, Traced):
         return _normalize_t(check_traced(src), mean, std, scale, dtype, layout)
     return _NORMALIZE._call(src, (mean, std, scale, dtype, layout), _NO_KWARGS, out)
+
+
+def decode(
+    data: Any, *, mode: str = "RGB", reduce: Union[None, int, str] = None, apply_orientation: bool = False,
+) -> Any:
+    """Decode JPEG or PNG data into an ``(H, W, C)`` uint8 image (``(H, W)`` for mode "L"); ``data``
+    is ``bytes``, ``bytearray``, ``memoryview``, a 1-D uint8 array of encoded bytes, a ``str`` or
+    ``os.PathLike`` path (read by Go with the GIL released), or a list of these (decoded in parallel,
+    returned as a list of arrays). Inside a ``@goprep.pipeline`` function, apply it first to the
+    image argument: the pipeline then takes encoded data and fuses the decode with the ops that follow.
+
+    ``mode``: "RGB" (default), "BGR", "L" (grayscale) or "RGBA", each equal byte for byte to Pillow's
+    ``Image.open(f).convert(mode)`` ("BGR": RGB reversed, equal to ``cv2.imdecode``'s colour
+    output). ``reduce``: None (exact, the default), 2, 4 or 8 (JPEG's DCT-scaled decode at 1/reduce,
+    equal to Pillow's ``Image.draft``), or "auto" inside a pipeline (the largest factor that keeps the
+    image at least twice the resize's target; outside one, "auto" decodes at full size).
+    ``apply_orientation``: rotate by the EXIF orientation (default False, like Pillow's ``open`` and
+    ``torchvision.io.decode_jpeg``).
+
+    Bad, truncated or empty data and unknown formats raise ``goprep.DecodeError``; an image over
+    ``goprep.set_max_image_pixels`` raises it with code "too_large" before any allocation.
+    """
+    opts = _validate.decode_options(mode, reduce, apply_orientation, MODES, SCALES)
+    if isinstance(data, Traced):
+        return decode_traced(data, *opts)
+    return _decode_call(data, opts, None)
+
+
+def decode_rgb(items: Sequence[Any], max_pixels: int) -> List[np.ndarray]:
+    """Decode a list of encoded images to RGB arrays in one call under a bomb limit of ``max_pixels``
+    (the reference server's, whatever set_max_image_pixels says)."""
+    return _decode_call(list(items), ("RGB", 1, False), max_pixels)  # type: ignore[no-any-return]
+
+
+def _decode_call(data: Any, opts: Tuple[Any, ...], max_pixels: Optional[int]) -> Any:
+    """Eager decode: one image, or a list of them (separate results), through the decode pipeline."""
+    ragged = isinstance(data, (list, tuple))
+    return _DECODE._call_other(data, opts, _NO_KWARGS, None, None, None, max_pixels, "data", ragged)

@@ -43,3 +43,4 @@ def require(module: str, feature: str) -> None:
         extra = EXTRA_OF[module]
         raise ImportError(f"{feature} needs the {module!r} package, which is not installed: "
                           f"{install_hint(extra)}", name=module)
+

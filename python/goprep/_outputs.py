@@ -18,9 +18,9 @@ from . import _outpool
 from ._device import DeviceArray
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
 from ._inputs import is_tensor
+from ._trace import SLOT
 from ._validate import base_array
 
-SLOT = object()  # marks where the image goes in a traced function's result
 
 _empty = _outpool.empty  # the allocator of new results (goprep.testing.refuse_allocations swaps it)
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _decode, _device, _inputs, _outputs, _pickling, _profile, _run, _yuv
+from . import _device, _inputs, _outputs, _pickling, _profile, _run
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
 from ._outputs import SLOT, fill
 from ._signature import Memo, Signature, auto_keeps_on_cpu, trace
@@ -18,7 +18,8 @@ from ._validate import check_aligned
 _OUTPUTS = (None, "numpy", "torch", "device")
 _perf_ns = time.perf_counter_ns  # the profiler's clock and record layout
 _tls = _profile._tls
-_ACCEPTS = "a numpy.ndarray, a PIL image, a torch.Tensor, a CUDA array or a list of them"
+_ACCEPTS = ("a numpy.ndarray, a PIL image, a torch.Tensor, a CUDA array, a goprep.yuv frame, encoded image bytes "
+            "or a path, or a list of them")
 _NO_KEY = object()  # _lookup: the caller has not built the memo key
 
 
@@ -45,6 +46,12 @@ class Pipeline:
         self._accepts = "a numpy.ndarray" if host_only else _ACCEPTS
         self._name = name or getattr(fn, "__qualname__", None) or repr(fn)  # the profiler's key
         self._pid = _profile.name_id(self._name)  # its id in the profiler's rows (per process)
+
+    @property
+    def _opts(self) -> Tuple[Any, ...]:
+        """What tracing needs of the pipeline (_signature.trace): device, target, plain, and whether a
+        source no op reads may start the trace (a frame for goprep.yuv: not in eager ops)."""
+        return (self._device, self._target, self._plain, not self._host_only)
 
     @property
     def _lock(self) -> Any:
@@ -86,7 +93,7 @@ class Pipeline:
         except TypeError:
             key, c = None, None
         if c is None:
-            c = trace(self._fn, src, args, kwargs, self._device, self._target, self._plain)
+            c = trace(self._fn, src, args, kwargs, *self._opts)
             if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
                 self._cache.put(key, c)
         return c  # type: ignore[no-any-return]
@@ -133,10 +140,10 @@ class Pipeline:
                 sh = -1 if stream is None else _device.stream_handle(stream)
                 if c is None:
                     if src.ndim == 1 and src.dtype == np.uint8:  # encoded bytes (any other 1-D array fails tracing)
-                        return _decode.run(self, src, args, kwargs, out, sh, st)
+                        return self._call_other(src, args, kwargs, out, stream, st)
                     c = self._lookup(src, args, kwargs, key)
                 device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
-                res = self._run([c], [src], c.shape, out, device, sh, st)
+                res = self._run([c], [src], c.shape, out, device, sh, st, (src,))
                 return res if c.template is SLOT else fill(c.template, res)
             return self._call_other(src, args, kwargs, out, stream, st)
         except BaseException:
@@ -154,106 +161,143 @@ class Pipeline:
                 if i >= st.last:  # the buffer is full, or a hook is set
                     _profile.commit(st)
 
-    def _call_other(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, stream: Any, st: Any) -> Any:
-        """A call whose source is not a plain NumPy array: adapted by _inputs, then run as one."""
-        sh = _device.stream_handle(stream)
-        if _decode.is_encoded(src):
-            return _decode.run(self, src, args, kwargs, out, sh, st)
-        if type(src) is _yuv.YUVFrame or (type(src) is list and src and type(src[0]) is _yuv.YUVFrame):
-            return _yuv.call(self, src, args, kwargs, out, sh, st)
-        if not self._host_only:
-            if isinstance(src, (list, tuple)):
-                return self._run_list(list(src), args, kwargs, out, sh, st)
-            ds = _inputs.device_source(src, sh if sh >= 0 else None)
-            if ds is not None:  # a CUDA array: out= is a NumPy array, the result NumPy or a DeviceArray
-                c = self._lookup(ds.view, args, kwargs)
-                res = self._run([c], [ds], c.shape, out, self._device, sh, st, host=False)
-                return res if c.template is SLOT else fill(c.template, res)
-        a, kind = _inputs.host_array(src, self._accepts)
-        c = self._lookup(a, args, kwargs)
-        device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
-        res = self._run([c], [a], c.shape, out, device, sh, st, kind)
-        return res if c.template is SLOT else fill(c.template, res)
+    def _call_other(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, stream: Any, st: Any,
+                    max_pixels: Optional[int] = None, name: str = "src", ragged: bool = False) -> Any:
+        """A call whose source is not a plain NumPy image: adapted into the items of its input kind
+        (_inputs.adapt), run as one call (_tail), and any decode batch it opened closed.
+        ``max_pixels``, ``name``, ``ragged``: eager decode's (_ops.decode)."""
+        sh = -1 if stream is None else _device.stream_handle(stream)
+        items, one, batch = _inputs.adapt(src, sh if sh >= 0 else None, self._host_only, self._accepts, max_pixels, name)
+        try:
+            return self._tail(items, one, args, kwargs, out, sh, st, ragged)
+        finally:
+            if batch is not None:
+                batch.close()
+
+    def _signature(self, item: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], ak: Any, kk: Any) -> Signature:
+        """An item's signature (an _inputs kind): memoised by its key, traced by it on a miss."""
+        key = item.key + (ak, kk)
+        try:
+            c = self._cache.get(key)
+        except TypeError:  # unhashable extra arguments: traced every call
+            key, c = None, None
+        if c is None:
+            c = item.trace(self._fn, args, kwargs, self._opts)
+            if key is not None and not c.ref.big:  # a big plan is used once and freed (PlanRef.big)
+                self._cache.put(key, c)
+        return c  # type: ignore[no-any-return]
+
+    def _tail(self, items: List[Any], one: bool, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int,
+              st: Any, ragged: bool = False) -> Any:
+        """Run the function on ``items`` (one source, or a list's): one signature each (all giving
+        one size and dtype, unless ``ragged``: separate results, eager decode's lists), placed once,
+        run in one engine call, the function's result rebuilt around the image."""
+        ak = typed_key(args) if args else ()
+        kk = typed_key(kwargs) if kwargs else ()
+        x0 = items[0]
+        sigs: List[Signature] = []
+        for i, it in enumerate(items):
+            if it.dtype != x0.dtype:  # a silent trap: normalize's default scale follows each dtype
+                raise DTypeError(
+                    f"item {i} is {it.dtype} but item 0 is {x0.dtype}; the images of a list must share one "
+                    "dtype (uint8 is scaled by 1/255, float32 is not): convert them first", argument="src")
+            c = self._signature(it, args, kwargs, ak, kk)
+            if sigs and not ragged and (c.shape != sigs[0].shape or c.dtype != sigs[0].dtype):
+                raise ShapeError(
+                    f"item {i} produces {c.shape} {c.dtype} but item 0 produces {sigs[0].shape} "
+                    f"{sigs[0].dtype}; a list must produce one size (resize or letterbox to a fixed size)",
+                    argument="src",
+                )
+            sigs.append(c)
+        first = sigs[0]
+        mem = () if x0.on_dev else x0.mem if one else tuple(m for it in items for m in it.mem)
+        refs = [it.ref for it in items]
+        if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)
+            return self._decoded(sigs, refs, one, out, sh, st, ragged, mem)
+        kind = x0.kind
+        if not one and any(it.kind != kind for it in items):
+            kind = None
+        if sh >= 0 or x0.on_dev:
+            device = self._device
+        elif one:
+            device = "cpu" if first.cpu else self._host_device(False)
+        else:  # auto's rule on the list's total
+            device = self._host_device(self._cpu or (self._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in sigs))))
+        shape = first.shape if one else (len(items),) + first.shape
+        res = self._run(sigs, refs, shape, out, device, sh, st, mem, kind, host=not x0.on_dev)
+        return self._result(sigs, one, res)
+
+    @staticmethod
+    def _result(sigs: List[Signature], one: bool, res: Any) -> Any:
+        """The function's result around the engine's: its template filled, per-image extras (e.g. each
+        image's LetterboxInfo) of a list as lists."""
+        first = sigs[0]
+        if first.template is SLOT:
+            return res
+        if one:
+            return fill(first.template, res)
+        return tuple(res if x is SLOT else [c.template[k] for c in sigs] for k, x in enumerate(first.template))
+
+    def _decoded(self, sigs: List[Signature], refs: List[Any], one: bool, out: Any, sh: int, st: Any, ragged: bool,
+                 mem: Tuple[Any, ...]) -> Any:
+        """A call of encoded items: decoded and run on the CPU into a host result (separate results when
+        ``ragged``), uploaded after for output="device"."""
+        to_gpu = self._target == "device"
+        if to_gpu and out is not None:
+            raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
+        if sh >= 0 and not to_gpu:
+            raise InvalidArgumentError('encoded images are decoded on the CPU: stream= applies to output="device" only',
+                                       argument="stream")
+        if ragged:  # one buffer, each result a view of its own part
+            sizes = [int(np.prod(c.shape)) * c.dtype.itemsize for c in sigs]
+            offs = [0]
+            for n in sizes[:-1]:
+                offs.append(offs[-1] + -(-n // 64) * 64)
+            buf = _outputs.new_result((offs[-1] + sizes[-1],), np.dtype(np.uint8), sigs[0].size_arg)
+            _run.run(sigs, refs, buf, buf.shape, buf.dtype, "cpu", timed=st, offsets=offs)
+            return [buf[o:o + n].view(c.dtype).reshape(c.shape) for c, o, n in zip(sigs, offs, sizes)]
+        first = sigs[0]
+        shape = first.shape if one else (len(sigs),) + first.shape
+        res = self._run(sigs, refs, shape, out, "cpu", -1, st, mem, None, target="numpy")
+        if to_gpu:  # the host result uploaded: the same DeviceArray a device pipeline returns
+            res = _device.to_device(res, self._device if self._device.startswith("cuda") else "cuda", sh if sh >= 0 else None)
+        return self._result(sigs, one, res)
 
     def _run(
         self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,
-        kind: Optional[str] = None, host: bool = True,
+        mem: Tuple[Any, ...], kind: Optional[str] = None, host: bool = True, target: Optional[str] = None,
     ) -> Any:
-        """Run signatures ``sigs`` on ``srcs`` into one result of ``shape`` (one image's, or a list's
-        batch), and return it for the caller (_outputs): a DeviceArray, or a host result (new, or
-        ``out=`` as the caller passed it), as a tensor when the pipeline's output or the sources'
-        ``kind`` says torch. For device sources (not ``host``) ``out=`` is a NumPy array and the
-        result stays NumPy."""
+        """Run signatures ``sigs`` on engine references ``srcs`` into one result of ``shape`` (one
+        image's, or a list's batch), and return it for the caller (_outputs): a DeviceArray, or a host
+        result (new, or ``out=`` as the caller passed it), as a tensor when the pipeline's output or
+        the sources' ``kind`` says torch. ``mem``: the host memory the sources occupy (out= must not
+        overlap it). For device sources (not ``host``) ``out=`` is a NumPy array and the result stays
+        NumPy. ``target``: where the engine writes, when not the pipeline's own."""
         first = sigs[0]
         given = out
         if out is not None and host and type(out) is not np.ndarray:
             out = _outputs.out_view(out, shape, first.chw)
         x = srcs[0]
-        if len(srcs) == 1 and type(x) is np.ndarray:  # one host image: the common general call
+        if first.decode is not None:  # encoded items: host sources, uint8
+            on_dev, wait = False, -1
+        elif len(srcs) == 1 and type(x) is np.ndarray:  # one host image: the common general call
             if first.f32 and not x.flags.aligned:
                 check_aligned(True, x, "src")
             on_dev, wait = False, -1
         else:
             on_dev, device, wait = _run.check_sources(sigs, srcs, device)
-        if self._target == "device":
+        if (target or self._target) == "device":
             if out is not None:
                 raise InvalidArgumentError('cannot be combined with output="device"', argument="out")
             h = _run.run(sigs, srcs, None, shape, first.dtype, device, on_dev, sh, wait, st)
             return _outputs.device_result(h, shape, first.dtype)
-        res = _outputs.host_result(out, shape, first.dtype, first.size_arg, () if on_dev else srcs)
+        res = _outputs.host_result(out, shape, first.dtype, first.size_arg, () if on_dev else mem)
         _run.run(sigs, srcs, res, shape, first.dtype, device, on_dev, sh, wait, st)
         if not host:
             return res if given is None else given
         if (self._output or kind) != "torch":
             return res if given is None else given  # out= comes back as the object passed (a tensor too)
         return _outputs.deliver(res, given, True, first.chw)
-
-    def _run_list(
-        self,
-        images: List[Any],
-        args: Tuple[Any, ...],
-        kwargs: Dict[str, Any],
-        out: Optional[np.ndarray],
-        sh: int = -1,
-        timed: Any = None,
-    ) -> Any:
-        if not images:
-            raise ShapeError("the list of images is empty", argument="src")
-        compiled: List[Signature] = []
-        kinds = set()
-        srcs: List[Any] = []
-        for i, item in enumerate(images):
-            x, img, kind = _inputs.list_item(item, i, sh if sh >= 0 else None)
-            srcs.append(x)  # kept alive until the call returns
-            if x is img:
-                kinds.add(kind)
-            if i == 0:
-                first_dtype = img.dtype
-            elif img.dtype != first_dtype:  # a silent trap: normalize's default scale follows each dtype
-                raise DTypeError(
-                    f"item {i} is {img.dtype} but item 0 is {first_dtype}; the images of a list must share one "
-                    "dtype (uint8 is scaled by 1/255, float32 is not): convert them first", argument="src")
-            c = self._lookup(img, args, kwargs)
-            if compiled and (c.shape != compiled[0].shape or c.dtype != compiled[0].dtype):
-                raise ShapeError(
-                    f"item {i} produces {c.shape} {c.dtype} but item 0 produces {compiled[0].shape} "
-                    f"{compiled[0].dtype}; a list must produce one size (resize or letterbox to a fixed size)",
-                    argument="src",
-                )
-            compiled.append(c)
-        first = compiled[0]
-        shape = (len(images),) + first.shape
-        host = all(isinstance(x, np.ndarray) for x in srcs)
-        device = self._device
-        if host and sh < 0:
-            device = self._host_device(self._cpu or (self._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in compiled))))
-        res = self._run(compiled, srcs, shape, out, device, sh, timed, kinds.pop() if len(kinds) == 1 else None)
-        if first.template is SLOT:
-            return res
-        # Per-image extras (e.g. each image's LetterboxInfo) come back as lists.
-        return tuple(
-            res if x is SLOT else [c.template[k] for c in compiled] for k, x in enumerate(first.template)
-        )
 
 
 def pipeline(fn: Optional[Callable[..., Any]] = None, *, device: str = "auto", output: Optional[str] = None) -> Any:

@@ -5,23 +5,22 @@ the entry, and makes long CPU calls interruptible; callers hand it sources and a
 
 Entries: ``Run`` for one host image on the CPU (the common small call), ``RunTimed`` for the same call
 profiled, ``Execute`` for everything else, its arguments saying what the call is: several jobs, a
-placement, device sources or a device output, encoded sources (``_inputs.EncodedItem``: an item of an
-open decode batch, decoded by the engine's CPU workers), a stream, a cancel flag (cancellable), a
-profile row (profiled).
+placement, device sources or a device output, encoded sources (``EncodedItem``: an item of an open
+decode batch, decoded by the engine's CPU workers), a stream, a cancel flag (cancellable), a profile
+row (profiled).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _native, _profile
 from ._errors import InvalidArgumentError, from_native
-from ._inputs import EncodedItem
-from ._validate import check_aligned
+from ._validate import check_aligned, device_reads, device_sources
 
 # Calls moving at least this many bytes (sources plus output) run where Ctrl-C can stop them: about
 # 10 ms of work or more, so the helper thread (~0.1 ms) costs under 1%, and smaller calls end before a
@@ -31,31 +30,37 @@ INTERRUPTIBLE_MIN_BYTES = 16 << 20
 _perf_ns = time.perf_counter_ns  # the profiler's clock
 
 
+class EncodedItem(NamedTuple):
+    """Item ``index`` of the open decode batch ``batch`` (DecodeOpen's handle) as a job source. The
+    decode options the engine applies are its signature's (``decode``: codec mode, JPEG scale, apply
+    orientation), the decoded size its ``src_bytes``."""
+
+    batch: int
+    index: int
+
+
+def _on_device(x: Any) -> bool:
+    return type(x) is not np.ndarray and type(x) is not EncodedItem
+
+
 def check_sources(sigs: Sequence[Any], srcs: Sequence[Any], device: str) -> Tuple[bool, str, int]:
-    """Check a call's sources (all NumPy arrays, or all DeviceSources on one GPU) against their
-    signatures (_signature.Signature: ``f32``, a float32 source) and return whether they are on a
-    device, the device the call runs on (a device source's GPU), and the stream they were produced on
-    (-1: none). (Pipeline._run checks one host source inline, with the same check_aligned.)"""
-    on_dev = not isinstance(srcs[0], np.ndarray)
-    if any(isinstance(x, np.ndarray) == on_dev for x in srcs):
+    """Check a call's sources (all host: NumPy arrays and encoded items, or all DeviceSources on one
+    GPU) against their signatures (_signature.Signature: ``f32``, a float32 source) and return whether
+    they are on a device, the device the call runs on (a device source's GPU), and the stream they
+    were produced on (-1: none). (Pipeline._run checks one host source inline, with the same
+    check_aligned.)"""
+    on_dev = _on_device(srcs[0])
+    if any(_on_device(x) != on_dev for x in srcs):
         raise InvalidArgumentError("a list must be all host (NumPy) or all device arrays", argument="src")
     one = len(srcs) == 1
     for i, (c, x) in enumerate(zip(sigs, srcs)):
-        check_aligned(c.f32, x, "src" if one else f"src[{i}]")
+        if c.f32:
+            check_aligned(True, x, "src" if one else f"src[{i}]")
     if not on_dev:
         return False, device, -1
-    devs = {x.device for x in srcs}
-    if len(devs) != 1:
-        raise InvalidArgumentError(f"inputs live on several GPUs {sorted(devs)}", argument="src")
-    (d,) = devs
-    if device == "cpu":
-        raise InvalidArgumentError('device="cpu" cannot read a CUDA array: use "auto" or "cuda"', argument="device")
-    if device not in ("auto", "cuda") and device != f"cuda:{d}":
-        raise InvalidArgumentError(f"the input lives on cuda:{d}, not {device}", argument="device")
-    streams = {x.stream for x in srcs if x.stream is not None}
-    if len(streams) > 1:
-        raise InvalidArgumentError("inputs were produced on different streams", argument="src")
-    return True, f"cuda:{d}", int(streams.pop()) if streams else -1
+    d, stream = device_sources(srcs)
+    device_reads(device, d)
+    return True, f"cuda:{d}", -1 if stream is None else int(stream)
 
 
 def run_one(handle: int, src: np.ndarray, res: Optional[np.ndarray], timed: Any = None, shape: Tuple[int, ...] = (), dtype: Any = None) -> np.ndarray:
@@ -105,14 +110,18 @@ def run(
     host result whose consecutive parts in ``shape`` are the jobs' outputs (or with ``offsets``, the
     parts at those byte offsets), or with ``res`` None into a new device array, whose handle is
     returned (0 otherwise). ``timed``: a profiled call's recording state. Sources are NumPy arrays,
-    DeviceSources (``on_dev``) or EncodedItems (decoded on the CPU: ``device`` "cpu", a host result).
-    One host image on the CPU goes through Run (run_one); a CPU call from and into host memory of
-    INTERRUPTIBLE_MIN_BYTES or more (an EncodedItem counts its decoded size) through a cancellable
-    Execute; the rest through Execute."""
+    DeviceSources (``on_dev``) or EncodedItems (decoded on the CPU with their signature's options:
+    ``device`` "cpu", a host result). One host NumPy image on the CPU goes through Run (run_one); a
+    CPU call from and into host memory of INTERRUPTIBLE_MIN_BYTES or more (an EncodedItem counts its
+    decoded size, its signature's ``src_bytes``) through a cancellable Execute; the rest through
+    Execute."""
     n = len(sigs)
     if res is not None and device == "cpu" and stream < 0 and not on_dev:
         x = srcs[0]
-        nbytes = x.nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
+        if type(x) is EncodedItem:
+            nbytes = sum(c.src_bytes for c in sigs) + res.nbytes
+        else:
+            nbytes = x.nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
         if nbytes >= INTERRUPTIBLE_MIN_BYTES:
             desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
             _run_cancellable(desc, n, res, (desc, srcs, res), timed)
@@ -138,6 +147,15 @@ def run(
         raise from_native(e) from None
 
 
+def _out_offsets(n: int, shape: Tuple[int, ...], dtype: np.dtype, offsets: Optional[Sequence[int]]) -> Sequence[int]:
+    """Each job's output byte offset: ``offsets`` as given (a ragged call's separate results in one
+    buffer), else consecutive parts of ``shape`` (one image's, or a batch's items)."""
+    if offsets is not None:
+        return offsets
+    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
+    return range(0, n * step, step)
+
+
 _JOB_COLUMNS: list = []  # the binding's JobColumns (its one source), read on first use
 
 
@@ -145,20 +163,18 @@ def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: T
                 offsets: Optional[Sequence[int]] = None) -> np.ndarray:
     """Execute's job table (gomod/binding: JobColumns wide): per job its plan handle, its source (an
     array object's address (id) or a device address; 0 for an EncodedItem, whose batch handle, item
-    index and decode options (scale, mode, orientation flag) fill the next columns) and its output's
-    byte offset (``offsets``, else consecutive parts of ``shape``)."""
+    index and its signature's decode options (JPEG scale, codec mode, orientation flag) fill the next
+    columns) and its output's byte offset."""
     if not _JOB_COLUMNS:
         _JOB_COLUMNS.append(int(_native.get().JobColumns()))
     n = len(sigs)
     desc = np.zeros((n, _JOB_COLUMNS[0]), np.int64)
-    if offsets is None:
-        step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
-        offsets = range(0, n * step, step) if step else [0] * n
-    for i, (c, x, o) in enumerate(zip(sigs, srcs, offsets)):
+    for i, (c, x, off) in enumerate(zip(sigs, srcs, _out_offsets(n, shape, dtype, offsets))):
         if type(x) is EncodedItem:
-            desc[i] = (c.handle, 0, o, x.batch, x.index, x.scale, x.mode, int(x.orient))
+            mode, scale, orient = c.decode
+            desc[i] = (c.handle, 0, off, x.batch, x.index, scale, mode, int(orient))
         else:
-            desc[i, :3] = (c.handle, x.ptr if on_dev else id(x), o)
+            desc[i, :3] = (c.handle, x.ptr if on_dev else id(x), off)
     return desc
 
 

@@ -16,15 +16,14 @@ import os
 import sys
 import threading
 import weakref
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
 from . import _device, _native, _outpool
 from ._errors import PipelineError, ShapeError
-from ._outputs import SLOT
 from ._run import INTERRUPTIBLE_MIN_BYTES
-from ._trace import Traced, check_out_size, trace_array, tracing
+from ._trace import SLOT, Traced, check_out_size, trace_array, tracing
 
 # Bounds of the caches by kind, read when an entry is added (goprep.testing.cache_limits sets them).
 # "plan_bytes": the engine memory (tables and scratch, binding PlanBytes) of all live plans; past it
@@ -160,12 +159,19 @@ class Signature:
       interruptible size, and the pipeline's output NumPy.
     """
 
-    __slots__ = ("ref", "handle", "shape", "dtype", "f32", "chw", "template", "size_arg", "moved", "cpu", "fast")
+    __slots__ = ("ref", "handle", "shape", "dtype", "f32", "chw", "template", "size_arg", "moved", "cpu", "fast",
+                 "decode", "src_bytes")
 
-    def __init__(self, traced: Traced, template: Any, src_bytes: int, device: str, target: str, plain: bool) -> None:
+    def __init__(self, traced: Traced, template: Any, src_bytes: int, device: str, target: str, plain: bool,
+                 gray: bool = False, decode: Optional[Tuple[int, int, bool]] = None) -> None:
         self.ref: PlanRef = plan_for(traced)
         self.handle = self.ref.handle
         self.shape: Tuple[int, ...] = traced.shape
+        if gray and not traced.chw and self.shape[-1] == 1:  # a 2-D source gives a 2-D result, as cv2 does
+            self.shape = self.shape[:-1]
+        # an encoded source's decode options (codec mode, JPEG scale, apply orientation): _decode.py
+        self.decode = decode
+        self.src_bytes = src_bytes  # the source's size (an encoded one's decoded size)
         self.dtype: np.dtype = traced.out_dtype
         self.f32 = traced.dtype == "f32"
         self.chw = traced.chw
@@ -201,13 +207,25 @@ def split_result(res: Any) -> Tuple[Traced, Any]:
     )
 
 
-def trace(
-    fn: Callable[..., Any], src: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any], device: str, target: str, plain: bool
-) -> Signature:
-    """Trace ``fn`` on ``src``'s layout with these arguments and build its Signature."""
+def trace_fn(fn: Callable[..., Any], start: Traced, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Traced, Any]:
+    """Run ``fn`` on the symbolic image ``start``: the traced image it returns and the result's
+    template around it (split_result). Counted in ``traces``."""
     with _traces_lock:  # a read-modify-write: exact on free-threaded builds too (goprep.testing.trace_count)
         traces[0] += 1
     with tracing():
-        start = trace_array(src) if isinstance(src, np.ndarray) else src.traced()  # a YUVFrame (_yuv.py)
         traced, template = split_result(fn(start, *args, **kwargs))
-    return Signature(traced, template, src.nbytes, device, target, plain)
+    if traced.pending is not None:  # returned as it came, unread
+        raise ShapeError(traced.pending, argument="src")
+    return traced, template
+
+
+def trace(
+    fn: Callable[..., Any], src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], device: str, target: str, plain: bool,
+    lenient: bool = False,
+) -> Signature:
+    """Trace ``fn`` on ``src`` with these arguments and build its Signature: ``src`` is a NumPy array
+    (or a device array's stand-in), whose layout is traced, or a YUVFrame (_yuv.py). ``lenient``:
+    an array no op reads (a YUV frame's raw array) may start the trace, for goprep.yuv to read."""
+    start = trace_array(src, lenient=lenient) if isinstance(src, np.ndarray) else src.traced()
+    traced, template = trace_fn(fn, start, args, kwargs)
+    return Signature(traced, template, src.nbytes, device, target, plain, gray=start.raw is not None and len(start.raw[0]) == 2)

@@ -41,17 +41,22 @@ def tracing() -> Iterator[None]:
         _tracing.depth -= 1
 
 
-def check_traced(t: "Traced", argument: str = "src") -> "Traced":
+def check_traced(t: "Traced", argument: str = "src", raw: bool = False) -> "Traced":
     """``t`` if this thread is tracing; a Traced image that escaped its pipeline function is an error
-    (eager ops would otherwise return another Traced instead of an array)."""
+    (eager ops would otherwise return another Traced instead of an array). Unless ``raw`` (goprep.yuv,
+    which reads any array's layout), a source no op can read raises its pending error."""
     if not getattr(_tracing, "depth", 0):
         raise PipelineError(
             "got a traced image outside the @goprep.pipeline function that made it; it is a placeholder, "
             "not an array (return it from the function instead of storing it)",
             argument=argument,
         )
+    if t.pending is not None and not raw:  # a source only goprep.yuv reads (trace_array's lenient start)
+        raise ShapeError(t.pending, argument="src")
     return t
 
+
+SLOT = object()  # marks where the image goes in a traced function's result (_signature.split_result)
 
 AA_TORCH = ("torch", "torch-noaa")  # antialias values for PyTorch's uint8 kernels, with and without antialias
 
@@ -168,6 +173,11 @@ class Traced:
     # The resize runs premultiplied by alpha, as Pillow resizes "RGBA": a uint8 4-channel source with
     # its channels as they are, resized by Pillow's arithmetic (antialias=True) to another size.
     premul: bool = False
+    # The source array's own (shape, strides) on a function's untouched start (trace_array), which
+    # goprep.yuv reads a frame's planes from; and, where that array is no image (a YUYV frame's
+    # (H, W, 2), a batch of NV12 frames), the error any other op raises on it.
+    raw: Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]] = field(default=None, compare=False)
+    pending: Optional[str] = field(default=None, compare=False)
 
     # -- what the image looks like now -------------------------------------------------------
     @property
@@ -377,9 +387,13 @@ def check_window(top: Any, left: Any, height: Any, width: Any, h: int, w: int) -
 _DTYPES = {"|u1": "u8", "<f4": "f32", "=f4": "f32"}
 
 
-def trace_array(a: Any, argument: str = "src") -> Traced:
-    """Validate a NumPy image or batch and describe it as an untouched Traced image. Shape and strides
-    are read from the base ndarray (see base_array), never from attributes a subclass can override."""
+def trace_array(a: Any, argument: str = "src", lenient: bool = False) -> Traced:
+    """Validate a NumPy image or batch and describe it as an untouched Traced image: ``(H, W, C)``,
+    ``(N, H, W, C)``, or ``(H, W)``, a one-channel image (as OpenCV takes it). Shape and strides are
+    read from the base ndarray (see base_array), never from attributes a subclass can override.
+    ``lenient`` (a pipeline's start): a uint8 array whose channel count is no image's is described
+    all the same, with the error left ``pending`` for the first op, since ``goprep.yuv`` may read it
+    as a frame."""
     a = base_array(a, argument)
     if not isinstance(a, np.ndarray):
         raise InvalidArgumentError(f"must be a numpy.ndarray, got {type(a).__name__}", argument=argument)
@@ -389,7 +403,10 @@ def trace_array(a: Any, argument: str = "src") -> Traced:
         if dt.kind in "uf" and dt.itemsize in (1, 4) and dt.byteorder not in "=|<":
             raise DTypeError(f"must be in native byte order, got {dt.str!r}", argument=argument)
         raise DTypeError(f"dtype must be uint8 or float32, got {dt}", argument=argument)
-    if a.ndim == 3:
+    if a.ndim == 2:
+        n, (h, w), c = 0, a.shape, 1
+        sn, (sh, sw), sc = 0, a.strides, 0
+    elif a.ndim == 3:
         n, (h, w, c) = 0, a.shape
         sn, (sh, sw, sc) = 0, a.strides
     elif a.ndim == 4:
@@ -398,17 +415,22 @@ def trace_array(a: Any, argument: str = "src") -> Traced:
         if n == 0:
             raise ShapeError("batch must hold at least one image, got N=0", argument=argument)
     else:
-        raise ShapeError(f"must be (H, W, C) or (N, H, W, C), got {a.ndim} dimensions {a.shape}", argument=argument)
+        raise ShapeError(f"must be (H, W), (H, W, C) or (N, H, W, C), got {a.ndim} dimensions {a.shape}",
+                         argument=argument)
     if h == 0 or w == 0:
         raise ShapeError(f"image size {h}x{w} has a zero dimension", argument=argument)
+    pending = None
     if c not in (1, 3, 4):
         lead = a.shape[-3]
         hint = (f"; {a.shape} looks like CHW: goprep takes HWC NumPy arrays (a.transpose(1, 2, 0), or "
                 "a.transpose(0, 2, 3, 1) for a batch), or pass a torch tensor, which is read as (C, H, W)"
                 if lead in (1, 3, 4) else "")
-        raise ShapeError(f"channels must be 1, 3 or 4, got {c}{hint}", argument=argument)
+        pending = f"channels must be 1, 3 or 4, got {c}{hint}"
+        if not (lenient and code == "u8"):
+            raise ShapeError(pending, argument=argument)
     _validate.check_aligned(code == "f32", a, argument)
-    return Traced(code, n, h, w, c, (sn, sh, sw, sc), View.identity(h, w), cmap=tuple(range(c)))
+    return Traced(code, n, h, w, c, (sn, sh, sw, sc), View.identity(h, w), cmap=tuple(range(c)),
+                  raw=(a.shape, a.strides), pending=pending)
 
 
 def parse_size(size: Any, argument: str = "size") -> Tuple[int, int]:

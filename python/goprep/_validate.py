@@ -75,11 +75,54 @@ def as_flag(name: str, v: Any) -> bool:
     return bool(v)
 
 
-def as_choice(name: str, v: Any, options: Sequence[str]) -> str:
-    """``v`` if it is one of the strings ``options`` (any other type, hashable or not, is an error)."""
+def as_choice(name: str, v: Any, options: Sequence[str], fold_case: bool = False) -> str:
+    """``v`` if it is one of the strings ``options`` (any other type, hashable or not, is an error);
+    with ``fold_case`` compared (and returned) lower-cased, for names users write either way
+    ("NV12", "BT709")."""
+    if isinstance(v, str) and fold_case:
+        v = v.lower()
     if not isinstance(v, str) or v not in options:
         raise InvalidArgumentError(f"must be one of {', '.join(repr(o) for o in options)}, got {v!r}", argument=name)
     return v
+
+
+def decode_options(mode: Any, reduce: Any, orient: Any, modes: Sequence[str], scales: Sequence[int]) -> Tuple[str, Any, bool]:
+    """``goprep.decode``'s options: (mode, one of ``modes``; reduce, as_reduce's; apply_orientation)."""
+    return as_choice("mode", mode, modes), as_reduce(reduce, scales), as_flag("apply_orientation", orient)
+
+
+def as_reduce(v: Any, scales: Sequence[int]) -> Any:
+    """``goprep.decode``'s ``reduce``: None (1: exact), "auto", or one of the JPEG DCT ``scales``."""
+    if v is None:
+        return 1
+    if isinstance(v, str) and v == "auto":
+        return "auto"
+    if is_int(v) and int(v) in scales:
+        return int(v)
+    raise InvalidArgumentError(
+        f"must be None, 'auto', {', '.join(str(s) for s in scales[:-1])} or {scales[-1]}, got {v!r}", argument="reduce")
+
+
+def device_sources(sources: Sequence[Any], argument: str = "src", what: str = "inputs") -> Tuple[int, Any]:
+    """The one GPU and the one producing stream (None: none) of device sources (_inputs.DeviceSource:
+    ``device``, ``stream``): ``what`` on several GPUs, or produced on several streams, is an error."""
+    devs = {x.device for x in sources}
+    if len(devs) != 1:
+        raise InvalidArgumentError(f"{what} live on several GPUs {sorted(devs)}", argument=argument)
+    streams = {x.stream for x in sources if x.stream is not None}
+    if len(streams) > 1:
+        raise InvalidArgumentError(f"{what} were produced on different streams", argument=argument)
+    return devs.pop(), (streams.pop() if streams else None)
+
+
+def device_reads(device: str, gpu: int) -> None:
+    """Whether a call placed on ``device`` can read device sources living on GPU ``gpu``: the CPU cannot
+    read GPU memory, and "cuda:N" must name their GPU. (The engine's placement, gomod/engine/gpu
+    place.go, keeps the CPU rule too, as the last line of defence.)"""
+    if device == "cpu":
+        raise InvalidArgumentError('device="cpu" cannot read a CUDA array: use "auto" or "cuda"', argument="device")
+    if device not in ("auto", "cuda") and device != f"cuda:{gpu}":
+        raise InvalidArgumentError(f"the input lives on cuda:{gpu}, not {device}", argument="device")
 
 
 def is_number(v: Any) -> bool:
@@ -181,3 +224,34 @@ def pad_values(name: str, v: Any, dtype: str, channels: int) -> Tuple[float, ...
     checked as ``pad_value`` checks one."""
     vals = _numbers(name, v, channels)
     return tuple(pad_value(name, x, dtype) for x in vals)
+
+
+# Rules first needed by goprep.transforms' config readers (torchvision, timm and Hugging Face settings).
+
+
+def as_positive_int(name: str, v: Any) -> int:
+    """A positive Python int from an int or NumPy integer (never a bool)."""
+    if not is_int(v) or int(v) <= 0:
+        raise InvalidArgumentError(f"must be a positive int, got {v!r}", argument=name)
+    return int(v)
+
+
+def as_positive_float32(name: str, v: Any) -> float:
+    """A number that is positive and finite as float32 (see ``as_float32``), as a Python float."""
+    f = as_float32(name, v)
+    if np.float32(f) <= 0:
+        raise InvalidArgumentError(f"must be positive (as float32), got {v!r}", argument=name)
+    return f
+
+
+def float32_values(name: str, v: Any, nonzero: bool = False, channels: int | None = None) -> list[float]:
+    """``per_channel``'s rule, the values kept as many as given (a single one is not repeated: the caller
+    broadcasts it): a number, or a non-empty sequence or 1-D array or tensor (anything with ``tolist``)
+    of float32-finite numbers; with ``channels``, 1 or that many."""
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    seq = isinstance(v, (list, tuple))
+    if not (is_number(v) or seq and v and all(is_number(x) for x in v)):
+        raise InvalidArgumentError(f"must be a number or a non-empty sequence of numbers, got {v!r}", argument=name)
+    n = len(v) if seq else 1
+    return list(per_channel(name, v, channels or n, nonzero)[:n])

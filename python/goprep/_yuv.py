@@ -16,27 +16,20 @@ input: three planes as I420 with ``preset="jpeg"``.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._errors import DTypeError, InvalidArgumentError, ShapeError
-from ._inputs import DeviceSource
-from ._outputs import SLOT, fill
-from ._signature import auto_keeps_on_cpu
-from ._trace import Traced, View, typed_key
+from ._device import DeviceSource, device_source
+from ._errors import DTypeError, InvalidArgumentError, PipelineError, ShapeError
+from ._trace import Traced, View, check_traced
+from ._validate import as_choice, device_sources
 
 FORMATS = ("nv12", "nv21", "i420", "yv12", "yuyv", "uyvy")
 MATRICES = ("bt601", "bt709", "bt2020")
 RANGES = ("limited", "full")
 PRESETS = {"opencv": ("bt601", "limited", True), "jpeg": ("bt601", "full", False)}
 ORDERS = ("rgb", "bgr")
-
-
-def _choice(name: str, v: Any, valid: Tuple[str, ...]) -> str:
-    if not isinstance(v, str) or v.lower() not in valid:
-        raise InvalidArgumentError(f"must be one of {', '.join(repr(x) for x in valid)}, got {v!r}", argument=name)
-    return v.lower()
 
 
 def _addr(a: np.ndarray, dev: Optional[Dict[int, int]] = None) -> int:
@@ -50,8 +43,6 @@ def _addr(a: np.ndarray, dev: Optional[Dict[int, int]] = None) -> int:
 def _device_planes(frame: Any) -> Optional[List[Any]]:
     """The DeviceSources of a frame given as CUDA arrays (CAI or DLPack: CuPy, torch CUDA tensors,
     goprep.DeviceArray), one per array, or None for host arrays; a mix is refused."""
-    from ._inputs import device_source
-
     arrays = list(frame) if isinstance(frame, (tuple, list)) else [frame]
     ds = []
     for a in arrays:
@@ -63,11 +54,17 @@ def _device_planes(frame: Any) -> Optional[List[Any]]:
         return None
     if any(d is None for d in ds):
         raise InvalidArgumentError("planes must be all host (NumPy) or all CUDA arrays", argument="frame")
-    if len({d.device for d in ds}) != 1:
-        raise InvalidArgumentError("planes live on several GPUs", argument="frame")
-    if len({d.stream for d in ds if d.stream is not None}) > 1:
-        raise InvalidArgumentError("planes were produced on different streams", argument="frame")
+    device_sources(ds, "frame", "planes")
     return ds
+
+
+_TO_RGB: List[Callable[[Any], np.ndarray]] = []  # the one-op pipeline reading a frame as RGB (_ops sets it)
+
+
+def set_to_rgb(fn: Callable[[Any], np.ndarray]) -> None:
+    """Set what ``np.asarray(frame)`` runs: _ops's one-op pipeline (set there, since pipelines are
+    built on this module)."""
+    _TO_RGB[:] = [fn]
 
 
 class YUVFrame:
@@ -78,10 +75,18 @@ class YUVFrame:
     __slots__ = ("format", "matrix", "range", "opencv", "order", "n", "height", "width", "base", "planes",
                  "batch_stride", "keep", "key", "nbytes")
 
+    dtype = np.dtype(np.uint8)  # what it reads as: a uint8 RGB image
+
     def __repr__(self) -> str:
         n = f"{self.n} x " if self.n else ""
         return (f"<goprep.YUVFrame {n}{self.height}x{self.width} {self.format} {self.matrix} {self.range}"
                 f"{' (OpenCV arithmetic)' if self.opencv else ''} -> {self.order}>")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """The frame as its RGB (or BGR) image, ``(H, W, 3)`` uint8 (``(N, H, W, 3)`` for a batch),
+        converted by the engine: ``np.asarray(frame)``."""
+        a = _TO_RGB[0](self)
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -98,38 +103,6 @@ class YUVFrame:
         cmap = (0, 1, 2) if self.order == "rgb" else (2, 1, 0)
         return Traced("u8", self.n, h, w, 3, (self.batch_stride, 0, 0, 0), View.identity(h, w), cmap=cmap,
                       yuv=json.dumps(spec, separators=(",", ":")))
-
-
-def call(pipe: Any, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int, st: Any) -> Any:
-    """``pipe`` called on a YUVFrame, or a list of them (one batch): traced per frame layout, run from
-    the Y plane's pointer where the pipeline's device places it (the GPU kernels convert YUV too)."""
-    frames = src if isinstance(src, list) else [src]
-    if not frames or any(type(f) is not YUVFrame for f in frames):
-        raise InvalidArgumentError("a list of YUV frames must hold only goprep.yuv(...) frames", argument="src")
-    ak, kk = typed_key(args) if args else (), typed_key(kwargs) if kwargs else ()
-    sigs = []
-    for i, f in enumerate(frames):
-        c = pipe._lookup(f, args, kwargs, (f.key, ak, kk))
-        if sigs and (c.shape != sigs[0].shape or c.dtype != sigs[0].dtype):
-            raise ShapeError(f"item {i} produces {c.shape} {c.dtype} but item 0 produces {sigs[0].shape} "
-                             f"{sigs[0].dtype}; a list must produce one size", argument="src")
-        sigs.append(c)
-    first = sigs[0]
-    one = isinstance(src, YUVFrame)
-    shape = first.shape if one else (len(frames),) + first.shape
-    on_dev = type(frames[0].base) is DeviceSource
-    if sh >= 0 or on_dev:  # a stream, or frames on a GPU: the pipeline's device (check_sources refuses "cpu")
-        device = pipe._device
-    elif len(sigs) == 1:
-        device = pipe._host_device(first.cpu)
-    else:  # a list: auto's rule on its total, as Pipeline._run_list applies it
-        device = pipe._host_device(pipe._cpu or (pipe._auto_numpy and auto_keeps_on_cpu(sum(c.moved for c in sigs))))
-    res = pipe._run(sigs, [f.base for f in frames], shape, out, device, sh, st, host=not on_dev)
-    if first.template is SLOT:
-        return res
-    if one:
-        return fill(first.template, res)
-    return tuple(res if x is SLOT else [c.template[k] for c in sigs] for k, x in enumerate(first.template))
 
 
 def _u8(a: Any, argument: str) -> np.ndarray:
@@ -195,24 +168,11 @@ def yuv(
 
     The same stage would take a JPEG decoder's raw YCbCr planes (I420-like, ``preset="jpeg"``).
     """
-    fmt = _choice("format", format, FORMATS)
-    if preset is not None:
-        p = _choice("preset", preset, tuple(PRESETS))
-        m, r, ocv = PRESETS[p]
-        if (matrix is not None and _choice("matrix", matrix, MATRICES) != m) or (
-                range is not None and _choice("range", range, RANGES) != r):
-            raise InvalidArgumentError(f"preset {p!r} is {m} {r} range; leave matrix and range unset with it",
-                                       argument="preset")
-    else:
-        if matrix is None or range is None:
-            raise InvalidArgumentError(
-                f"the colour matrix and range must be stated: matrix= one of {', '.join(map(repr, MATRICES))}, "
-                f"range= one of {', '.join(map(repr, RANGES))}, or preset='opencv' / 'jpeg'",
-                argument="matrix" if matrix is None else "range")
-        m, r, ocv = _choice("matrix", matrix, MATRICES), _choice("range", range, RANGES), False
-    o = _choice("order", order, ORDERS)
+    fmt, m, r, ocv, o = _colour(format, matrix, range, preset, order)
     f = YUVFrame()
     f.format, f.matrix, f.range, f.opencv, f.order = fmt, m, r, ocv, o
+    if isinstance(frame, Traced):
+        return _traced(f, frame)
     ds = _device_planes(frame)
     dev = None if ds is None else {id(d.view): d.ptr for d in ds}
     if isinstance(frame, (tuple, list)):
@@ -227,6 +187,43 @@ def yuv(
     f.key = ("yuv", f.format, f.matrix, f.range, f.opencv, f.order, f.n, f.height, f.width, tuple(f.planes),
              f.batch_stride)
     return f
+
+
+def _traced(f: YUVFrame, t: Traced) -> Traced:
+    """goprep.yuv inside a pipeline function: its image argument, the array the pipeline was called
+    with (its layout in ``t.raw``), read as a frame of ``f``'s format and colour."""
+    check_traced(t, "frame", raw=True)
+    h, w, c = t.src_h, t.src_w, t.src_c
+    start = Traced(t.dtype, t.n, h, w, c, t.strides, View.identity(h, w), cmap=tuple(range(c)))
+    if t.raw is None or t != start:
+        raise PipelineError("goprep.yuv must be the first op, applied to the function's image argument (one array "
+                            "holding the frame's planes; separate plane arrays are read with goprep.yuv outside the "
+                            "pipeline)", argument="frame")
+    if t.dtype != "u8":
+        raise DTypeError("YUV planes must be uint8, got float32", argument="frame")
+    shape, strides = t.raw
+    _single(f, np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape, strides, writeable=False))
+    return f.traced()
+
+
+def _colour(format: Any, matrix: Any, range: Any, preset: Any, order: Any) -> Tuple[str, str, str, bool, str]:
+    """goprep.yuv's options, validated: (format, matrix, range, OpenCV arithmetic, order)."""
+    fmt = as_choice("format", format, FORMATS, fold_case=True)
+    if preset is not None:
+        p = as_choice("preset", preset, tuple(PRESETS), fold_case=True)
+        m, r, ocv = PRESETS[p]
+        if (matrix is not None and as_choice("matrix", matrix, MATRICES, fold_case=True) != m) or (
+                range is not None and as_choice("range", range, RANGES, fold_case=True) != r):
+            raise InvalidArgumentError(f"preset {p!r} is {m} {r} range; leave matrix and range unset with it",
+                                       argument="preset")
+    else:
+        if matrix is None or range is None:
+            raise InvalidArgumentError(
+                f"the colour matrix and range must be stated: matrix= one of {', '.join(map(repr, MATRICES))}, "
+                f"range= one of {', '.join(map(repr, RANGES))}, or preset='opencv' / 'jpeg'",
+                argument="matrix" if matrix is None else "range")
+        m, r, ocv = as_choice("matrix", matrix, MATRICES, fold_case=True), as_choice("range", range, RANGES, fold_case=True), False
+    return fmt, m, r, ocv, as_choice("order", order, ORDERS, fold_case=True)
 
 
 def _even(f: YUVFrame, h: int, w: int) -> None:

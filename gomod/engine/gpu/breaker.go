@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// GPUStats is what goprep.info() shows of the GPU side.
-type GPUStats struct {
+// Stats is what goprep.info() shows of the GPU side.
+type Stats struct {
 	Calls        int64  `json:"gpu_calls"`
 	Failures     int64  `json:"gpu_failures"`
 	Fallbacks    int64  `json:"cpu_fallbacks"`
@@ -22,34 +22,34 @@ type GPUStats struct {
 	Costs CostFigures `json:"cost_model"`
 }
 
-// Stats reports the counters.
-func Stats() GPUStats {
-	s := GPUStats{
-		Calls: gpu.calls.Load(), Failures: gpu.failures.Load(), Fallbacks: gpu.fallbacks.Load(),
-		BreakerTrips: gpu.trips.Load(), BreakerOpen: breakerOpen(), PoolLimit: int64(gpuPoolBytes), Costs: Costs(),
+// ReadStats reports the counters.
+func ReadStats() Stats {
+	s := Stats{
+		Calls: state.calls.Load(), Failures: state.failures.Load(), Fallbacks: state.fallbacks.Load(),
+		BreakerTrips: state.trips.Load(), BreakerOpen: breakerOpen(), PoolLimit: int64(gpuPoolBytes), Costs: Costs(),
 	}
-	if v, ok := gpu.lastErr.Load().(string); ok {
+	if v, ok := state.lastErr.Load().(string); ok {
 		s.LastError = v
 	}
-	gpu.mu.Lock()
-	for _, d := range gpu.devices {
+	state.mu.Lock()
+	for _, d := range state.devices {
 		c, u := d.mem.usage()
 		s.PoolCached += c
 		s.PoolInUse += u
 	}
-	gpu.mu.Unlock()
+	state.mu.Unlock()
 	return s
 }
 
-func breakerOpen() bool { return time.Now().UnixNano() < gpu.openUntil.Load() }
+func breakerOpen() bool { return time.Now().UnixNano() < state.openUntil.Load() }
 
 // recordFailure counts a GPU failure and opens the breaker after breakerThreshold in a row.
 func recordFailure(err error) {
-	gpu.failures.Add(1)
-	gpu.lastErr.Store(err.Error())
-	if gpu.consecutive.Add(1) >= int64(breakerThreshold) {
-		gpu.consecutive.Store(0)
-		gpu.trips.Add(1)
-		gpu.openUntil.Store(time.Now().Add(breakerCooldown).UnixNano())
+	state.failures.Add(1)
+	state.lastErr.Store(err.Error())
+	if state.consecutive.Add(1) >= int64(breakerThreshold) {
+		state.consecutive.Store(0)
+		state.trips.Add(1)
+		state.openUntil.Store(time.Now().Add(breakerCooldown).UnixNano())
 	}
 }

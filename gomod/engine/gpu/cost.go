@@ -173,10 +173,10 @@ func (d *gpuDev) kernelNs(bytes int) float64 {
 // Costs reports the cost model's figures (measuring nothing: zeros until a call needed them).
 func Costs() CostFigures {
 	c := CostFigures{CPUNsPerByte: math.Float64frombits(cpuCost.Load())}
-	gpu.mu.Lock()
-	defer gpu.mu.Unlock()
-	if len(gpu.devices) > 0 {
-		d := gpu.devices[0]
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if len(state.devices) > 0 {
+		d := state.devices[0]
 		c.H2DBytesPerSec = math.Float64frombits(d.bw.Load())
 		_, c.H2DNominal = d.dev.(nominalBandwidth)
 		c.KernelNsPerByte = math.Float64frombits(d.kernelCost.Load())

@@ -1,6 +1,6 @@
 package gpu
 
-// This file is the device layer: the GPUDevice interface a device implements, the process-wide
+// This file is the device layer: the Device interface a device implements, the process-wide
 // state (registered devices with their pools and streams) and device lookup.
 
 import (
@@ -31,9 +31,9 @@ type DeviceInfo struct {
 // Stream is a device stream handle, opaque to this file.
 type Stream any
 
-// GPUDevice is one device as the pipelined runner uses it. Every method is called with the device
+// Device is one device as the pipelined runner uses it. Every method is called with the device
 // bound to the calling OS thread (Bind), and must be safe for concurrent use from several threads.
-type GPUDevice interface {
+type Device interface {
 	Info() DeviceInfo
 	// Bind makes the device's context current on the calling goroutine's OS thread, locking the
 	// goroutine to it (CUDA contexts are per thread; goroutines migrate); the returned func undoes it.
@@ -74,7 +74,7 @@ type GPUDevice interface {
 	DropMark(m any)
 }
 
-// DeviceLoss records why a device was lost (its first sticky error). GPUDevice implementations embed
+// DeviceLoss records why a device was lost (its first sticky error). Device implementations embed
 // it to provide Lost.
 type DeviceLoss struct{ why atomic.Pointer[string] }
 
@@ -103,7 +103,7 @@ type gpuState struct {
 }
 
 type gpuDev struct {
-	dev     GPUDevice
+	dev     Device
 	freeMem atomic.Uint64 // NVML free memory, refreshed at most every infoTTL (cost model)
 	freeAt  atomic.Int64
 	bw      atomic.Uint64 // measured pinned host-to-device bytes/s (float64 bits), 0 until measured
@@ -115,32 +115,32 @@ type gpuDev struct {
 	sessions   chan struct{}
 }
 
-var gpu = &gpuState{reason: "this goprep build has no CUDA backend (CPU-only)"}
+var state = &gpuState{reason: "this goprep build has no CUDA backend (CPU-only)"}
 
-// RegisterGPU installs the devices a backend found, or records why there are none.
-func RegisterGPU(devs []GPUDevice, reason string) {
-	gpu.mu.Lock()
-	defer gpu.mu.Unlock()
-	gpu.devices = nil
+// Register installs the devices a backend found, or records why there are none.
+func Register(devs []Device, reason string) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.devices = nil
 	for _, d := range devs {
-		gpu.devices = append(gpu.devices, &gpuDev{
+		state.devices = append(state.devices, &gpuDev{
 			dev: d, mem: newDevPool(d, gpuPoolBytes), host: newHostPool(d, 3*gpuLanes*gpuSessions),
 			streams: make(chan Stream, 64), sessions: make(chan struct{}, gpuSessions),
 		})
 	}
-	gpu.reason = reason
+	state.reason = reason
 	if len(devs) > 0 {
-		gpu.reason = ""
+		state.reason = ""
 	}
 }
 
 // Devices lists the registered GPUs with fresh properties, and the reason when there are none.
 func Devices() ([]DeviceInfo, string) {
-	gpu.mu.Lock()
-	defer gpu.mu.Unlock()
+	state.mu.Lock()
+	defer state.mu.Unlock()
 	var out []DeviceInfo
-	reason := gpu.reason
-	for i, d := range gpu.devices {
+	reason := state.reason
+	for i, d := range state.devices {
 		if why := d.dev.Lost(); why != "" {
 			reason = strings.TrimPrefix(reason+fmt.Sprintf("; cuda:%d was lost: %s", i, why), "; ")
 			continue
@@ -151,15 +151,15 @@ func Devices() ([]DeviceInfo, string) {
 }
 
 func device(index int) (*gpuDev, error) {
-	gpu.mu.Lock()
-	defer gpu.mu.Unlock()
-	if len(gpu.devices) == 0 {
-		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "no usable GPU: %s", gpu.reason)
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if len(state.devices) == 0 {
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "no usable GPU: %s", state.reason)
 	}
-	if index < 0 || index >= len(gpu.devices) {
-		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuda:%d does not exist (%d GPU(s))", index, len(gpu.devices))
+	if index < 0 || index >= len(state.devices) {
+		return nil, engine.Errorf(engine.CodeDeviceUnavailable, "device", "cuda:%d does not exist (%d GPU(s))", index, len(state.devices))
 	}
-	return gpu.devices[index], nil
+	return state.devices[index], nil
 }
 
 // upload copies host data to the device: queued on s when given (from pageable memory, which CUDA
@@ -237,7 +237,7 @@ type AddressRanger interface {
 // inside one allocation of d. A null or wild pointer, or a claimed shape larger than the memory behind
 // it, would otherwise be read as it is: a crash on the simulated GPU, an illegal address that loses a
 // CUDA context for the rest of the process. Devices that cannot say (none today) are not checked.
-func checkSources(d GPUDevice, jobs []engine.Job) error {
+func checkSources(d Device, jobs []engine.Job) error {
 	r, ok := d.(AddressRanger)
 	if !ok {
 		return nil

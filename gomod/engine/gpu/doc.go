@@ -5,6 +5,6 @@
 //
 // It reads plans only through package engine's exported API: the plan's GPU view (engine's
 // gpu_plan.go: GPUSupported, the accessors, the lazily built row staging) and the descriptors
-// (engine's gpu_desc.go: NewDeviceBatch). A device implements GPUDevice (device.go): gomod/cuda on
+// (engine's gpu_desc.go: NewDeviceBatch). A device implements Device (device.go): gomod/cuda on
 // the CUDA driver, sim.go in host memory for tests.
 package gpu

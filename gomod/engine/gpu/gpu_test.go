@@ -4,14 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand"
 	"reflect"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/goprep/goprep/gomod/engine"
@@ -21,18 +17,18 @@ import (
 // across both lanes, and fresh counters.
 func useSim(t *testing.T) *simDevice {
 	t.Helper()
-	if err := SimulateGPU(true); err != nil {
+	if err := Simulate(true); err != nil {
 		t.Fatal(err)
 	}
-	ResetGPUStats()
+	ResetStats()
 	old := gpuChunkBytes
 	gpuChunkBytes = 1 << 16
 	t.Cleanup(func() {
 		gpuChunkBytes = old
-		ResetGPUStats()
-		_ = SimulateGPU(false)
+		ResetStats()
+		_ = Simulate(false)
 	})
-	return gpu.devices[0].dev.(*simDevice)
+	return state.devices[0].dev.(*simDevice)
 }
 
 // execute and executeToDevice are Run with host outputs and with a device output.
@@ -179,12 +175,12 @@ func TestSimulatedGPUMatchesCPU(t *testing.T) {
 			arr.Free() // idempotent
 		})
 	}
-	if s := Stats(); s.PoolInUse != 0 || s.Failures != 0 || s.Fallbacks != 0 {
+	if s := ReadStats(); s.PoolInUse != 0 || s.Failures != 0 || s.Fallbacks != 0 {
 		t.Fatalf("after all calls: %+v", s)
 	}
 	// Every live allocation is an idle pooled buffer: nothing leaked.
-	gpu.devices[0].mem.trim(0)
-	hp := gpu.devices[0].host
+	state.devices[0].mem.trim(0)
+	hp := state.devices[0].host
 	hp.mu.Lock()
 	for c, l := range hp.idle {
 		for _, p := range l {
@@ -241,119 +237,6 @@ func TestSimulatedGPUMixedBatch(t *testing.T) {
 	_ = keep
 }
 
-func TestAutoPlacementCostModel(t *testing.T) {
-	useSim(t)
-	// The decision, not this machine's speed, is under test: a measured CPU figure made the large case
-	// flip to "cpu" once the AVX2 kernels got faster. 0.5 ns per byte and core is a plain CPU engine.
-	cpuNsPerByte()
-	old := cpuCost.Load()
-	t.Cleanup(func() { cpuCost.Store(old) })
-	cpuCost.Store(math.Float64bits(0.5))
-	small, _ := engine.NewPlan(rgbSpec(16, 16, "bilinear", false, 8, 8))
-	large, _ := engine.NewPlan(imagenetSpec(16, 512, 512))
-	for _, c := range []struct {
-		p    *engine.Plan
-		want string
-	}{{small, "cpu"}, {large, "cuda"}} {
-		buf, src := gpuSource(c.p)
-		out := make([]byte, c.p.OutBytes())
-		ran, err := execute([]engine.Job{{Plan: c.p, Src: src, Out: unsafe.Pointer(&out[0])}}, Placement{Device: "auto"})
-		if err != nil || ran != c.want {
-			t.Fatalf("auto ran %q (%v), want %q", ran, err, c.want)
-		}
-		_ = buf
-	}
-}
-
-func TestFaultsFallBackAndOpenTheBreaker(t *testing.T) {
-	useSim(t)
-	SetBreakerCooldown(200 * time.Millisecond)
-	t.Cleanup(func() { SetBreakerCooldown(30 * time.Second) })
-	p, _ := engine.NewPlan(imagenetSpec(3, 64, 80))
-	_, src := gpuSource(p)
-	want := runGuarded(t, p, src, 1)
-	run := func() string {
-		t.Helper()
-		got := make([]byte, p.OutBytes())
-		ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("result after %s run is wrong", ran)
-		}
-		return ran
-	}
-	if err := InjectGPUFault("launch", 1); err != nil {
-		t.Fatal(err)
-	}
-	if ran := run(); ran != "cpu" {
-		t.Fatal("a failed launch did not fall back to the CPU")
-	}
-	if ran := run(); ran != "cuda" {
-		t.Fatal("one failure must not stop GPU use")
-	}
-	_ = InjectGPUFault("oom", 3)
-	for i := 0; i < 3; i++ {
-		if ran := run(); ran != "cpu" {
-			t.Fatalf("call %d under OOM ran on %s", i, ran)
-		}
-	}
-	s := Stats()
-	if !s.BreakerOpen || s.BreakerTrips != 1 || s.Failures != 4 || s.Fallbacks != 4 || !strings.Contains(s.LastError, "out of device memory") {
-		t.Fatalf("stats after 3 consecutive failures: %+v", s)
-	}
-	calls := s.Calls
-	if ran := run(); ran != "cpu" || Stats().Calls != calls {
-		t.Fatal("an open breaker must keep calls off the GPU")
-	}
-	time.Sleep(250 * time.Millisecond)
-	if ran := run(); ran != "cuda" || Stats().BreakerOpen {
-		t.Fatal("the breaker did not close after its cool-down")
-	}
-	// Device output falls back too: computed on the CPU, then uploaded.
-	_ = InjectGPUFault("launch", 1)
-	arr, ran, err := executeToDevice([]engine.Job{{Plan: p, Src: src}}, 0)
-	if err != nil || ran != "cpu" || string(unsafe.Slice((*byte)(ptr(arr.Ptr)), arr.Bytes)) != string(want) {
-		t.Fatalf("device-output fallback: %s %v", ran, err)
-	}
-	arr.Free()
-	if err := InjectGPUFault("bogus", 1); err == nil {
-		t.Fatal("unknown fault kind accepted")
-	}
-}
-
-func TestDevicePoolIsBounded(t *testing.T) {
-	sim := useSim(t)
-	d := gpu.devices[0]
-	d.mem.limit = 8 << 20
-	t.Cleanup(func() { d.mem.limit = gpuPoolBytes })
-	var live []devBuf
-	for i := 1; i <= 40; i++ {
-		b, err := d.mem.get(i * 700_000) // many different sizes, as varying input shapes give
-		if err != nil {
-			t.Fatal(err)
-		}
-		live = append(live, b)
-		if i%4 == 0 {
-			for _, b := range live {
-				d.mem.release(b)
-			}
-			live = live[:0]
-		}
-		if c, _ := d.mem.usage(); c > 8<<20 {
-			t.Fatalf("pool caches %d bytes, limit %d", c, 8<<20)
-		}
-	}
-	for _, b := range live {
-		d.mem.release(b)
-	}
-	d.mem.trim(0)
-	if c, u := d.mem.usage(); c != 0 || u != 0 || sim.allocated() != 0 {
-		t.Fatalf("cached %d in use %d allocations %d", c, u, sim.allocated())
-	}
-}
-
 func TestParseDevice(t *testing.T) {
 	for in, want := range map[string]Placement{"cpu": {"cpu", -1}, "auto": {"auto", -1}, "cuda": {"cuda", -1}, "cuda:3": {"cuda", 3}} {
 		if got, err := ParseDevice(in); err != nil || !reflect.DeepEqual(got, want) {
@@ -372,9 +255,9 @@ func TestNoDeviceIsAnError(t *testing.T) {
 	if simOn {
 		t.Skip("simulated GPU active")
 	}
-	gpu.mu.Lock()
-	n := len(gpu.devices)
-	gpu.mu.Unlock()
+	state.mu.Lock()
+	n := len(state.devices)
+	state.mu.Unlock()
 	if n > 0 {
 		return // a real GPU is registered (CUDA build on a GPU machine): nothing to check here
 	}
@@ -385,50 +268,6 @@ func TestNoDeviceIsAnError(t *testing.T) {
 	}
 	if devs, why := Devices(); len(devs) != 0 || why == "" {
 		t.Fatalf("devices %v reason %q", devs, why)
-	}
-}
-
-// Large chunks stage many images at once through parallelCopy.
-func TestSimulatedGPULargeChunkParallelStaging(t *testing.T) {
-	sim := useSim(t)
-	old := gpuChunkBytes
-	gpuChunkBytes = 1 << 24
-	t.Cleanup(func() { gpuChunkBytes = old })
-	p, _ := engine.NewPlan(imagenetSpec(16, 200, 180))
-	got, want := onSimGPU(t, p, 2)
-	if string(got) != string(want) {
-		t.Fatal("differs from the CPU engine")
-	}
-	if n := sim.launches.Load(); n != 1 {
-		t.Fatalf("%d launches, want 1", n)
-	}
-}
-
-// A sticky error loses the device for the rest of the process: that call and every later one run on
-// the CPU with correct results, and Devices() reports the loss.
-func TestLostDeviceStaysOnCPU(t *testing.T) {
-	useSim(t)
-	p, _ := engine.NewPlan(imagenetSpec(2, 64, 80))
-	_, src := gpuSource(p)
-	want := runGuarded(t, p, src, 1)
-	_ = InjectGPUFault("lost", 1)
-	for i := 0; i < 5; i++ {
-		got := make([]byte, p.OutBytes())
-		ran, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"})
-		if err != nil || ran != "cpu" || string(got) != string(want) {
-			t.Fatalf("call %d after loss: ran %q err %v", i, ran, err)
-		}
-	}
-	if s := Stats(); s.Calls != 1 || s.Fallbacks != 5 {
-		t.Fatalf("only the first call may reach the lost device: %+v", s)
-	}
-	devs, why := Devices()
-	if len(devs) != 0 || !strings.Contains(why, "cuda:0 was lost") {
-		t.Fatalf("devices %v reason %q", devs, why)
-	}
-	big, _ := engine.NewPlan(imagenetSpec(16, 512, 512))
-	if wantGPU(gpu.devices[0], []engine.Job{{Plan: big}}) {
-		t.Fatal("auto placement chose a lost device")
 	}
 }
 
@@ -568,345 +407,6 @@ func TestSimulatedGPURandomSpecs(t *testing.T) {
 		if seen[k] < 5 {
 			t.Errorf("random specs exercised %q only %d times", k, seen[k])
 		}
-	}
-}
-
-// devicePtr is src's address inside a device copy of its buffer.
-func devicePtr(buf []byte, src unsafe.Pointer, arr *DeviceArray) unsafe.Pointer {
-	return ptr(arr.Ptr + uint64(uintptr(src)-uintptr(unsafe.Pointer(&buf[0]))))
-}
-
-// Device-resident sources (CUDA array interface, DLPack, DeviceArray) are read in place: every case
-// matches the CPU engine, into host and device outputs; on the caller's stream with a device output
-// the call makes no host wait at all, and every stream-ordered free lands on the right stream.
-func TestSimulatedGPUDeviceSourcesAndStreams(t *testing.T) {
-	sim := useSim(t)
-	for _, c := range gpuCases() {
-		p, err := engine.NewPlan(c.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf, src := gpuSource(p)
-		want := runGuarded(t, p, src, 1)
-		in, err := Upload(buf, 0, 0, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		job := engine.Job{Plan: p, Src: devicePtr(buf, src, in)}
-		got := make([]byte, p.OutBytes())
-		job.Out = unsafe.Pointer(&got[0])
-		r, err := Run(Call{Jobs: []engine.Job{job}, Placement: Placement{Device: "auto", Index: -1}, DeviceSources: true})
-		if err != nil || r.Ran != "cuda" || string(got) != string(want) {
-			t.Fatalf("%s: device source, host output: ran %q err %v equal %v", c.name, r.Ran, err, string(got) == string(want))
-		}
-		syncs := sim.syncs.Load()
-		r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: job.Src}}, Placement: Placement{Device: "cuda", Index: 0}, ToDevice: true,
-			DeviceSources: true, Stream: 7, HasStream: true, WaitOn: []uint64{5}})
-		if err != nil || r.Ran != "cuda" {
-			t.Fatalf("%s: stream call ran %q: %v", c.name, r.Ran, err)
-		}
-		if n := sim.syncs.Load() - syncs; n != 0 {
-			t.Fatalf("%s: a stream= call with device input and output waited on the host %d times", c.name, n)
-		}
-		if w := sim.waits[len(sim.waits)-1]; w != [2]Stream{simForeign(7), simForeign(5)} {
-			t.Fatalf("%s: the caller's stream did not wait for the input's stream: %v", c.name, w)
-		}
-		if string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 7 {
-			t.Fatalf("%s: device array differs (ready on %d)", c.name, r.Array.ReadyHandle)
-		}
-		// A DLPack consumer on stream 9: it waits for stream 7, and the free moves to stream 9.
-		if err := r.Array.ExportTo(9); err != nil {
-			t.Fatal(err)
-		}
-		if w := sim.waits[len(sim.waits)-1]; w != [2]Stream{simForeign(9), simForeign(7)} {
-			t.Fatalf("%s: export did not order the consumer after the producer: %v", c.name, w)
-		}
-		r.Array.Free()
-		if f := sim.freedOn[len(sim.freedOn)-1]; f != simForeign(9) {
-			t.Fatalf("%s: freed on %v, want the consumer's stream 9", c.name, f)
-		}
-		in.Free()
-		if f := sim.freedOn[len(sim.freedOn)-1]; f != simForeign(LegacyStream) {
-			t.Fatalf("%s: an unexported array is freed on %v, want the legacy default stream", c.name, f)
-		}
-	}
-	if s := Stats(); s.Failures != 0 || s.Fallbacks != 0 {
-		t.Fatalf("%+v", s)
-	}
-}
-
-// A failing GPU with device sources falls back: sources are copied to the host, the CPU computes,
-// a device output is uploaded; an out-of-memory for the device output itself falls back too (counted).
-func TestDeviceSourceFallbackAndOutputOOM(t *testing.T) {
-	useSim(t)
-	p, _ := engine.NewPlan(imagenetSpec(3, 40, 50))
-	buf, src := gpuSource(p)
-	want := runGuarded(t, p, src, 1)
-	in, err := Upload(buf, 0, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Free()
-	_ = InjectGPUFault("launch", 2)
-	got := make([]byte, p.OutBytes())
-	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in), Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, DeviceSources: true})
-	if err != nil || r.Ran != "cpu" || string(got) != string(want) {
-		t.Fatalf("host output fallback: %q %v", r.Ran, err)
-	}
-	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true})
-	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
-		t.Fatalf("device output fallback: %q %v", r.Ran, err)
-	}
-	r.Array.Free()
-	// Out of device memory for the output itself: counted, the pool's idle buffers go back to the
-	// driver, the CPU computes, and the output is allocated once the result exists.
-	if _, err := execute([]engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement{Device: "cuda"}); err != nil {
-		t.Fatal(err)
-	}
-	if cached, _ := gpu.devices[0].mem.usage(); cached == 0 {
-		t.Fatal("a GPU call left nothing in the pool: the trim below would prove nothing")
-	}
-	before := Stats()
-	_ = InjectGPUFault("oom", 1)
-	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
-	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 0 {
-		t.Fatalf("OOM on the output did not fall back: %q %v", r.Ran, err)
-	}
-	r.Array.Free()
-	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 || !strings.Contains(s.LastError, "out of device memory") {
-		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
-	}
-	if cached, _ := gpu.devices[0].mem.usage(); cached != 0 {
-		t.Fatalf("OOM fallback kept %d idle pool bytes", cached)
-	}
-	// The same from device sources on the caller's stream: the late output is ready on that stream.
-	_ = InjectGPUFault("oom", 1)
-	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: devicePtr(buf, src, in)}}, Placement: Placement{Device: "cuda"}, DeviceSources: true, ToDevice: true, Stream: 7, HasStream: true})
-	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) || r.Array.ReadyHandle != 7 {
-		t.Fatalf("OOM on the output with stream=: %q %v", r.Ran, err)
-	}
-	r.Array.Free()
-	// When even the output alone cannot be allocated after the CPU computed it, there is nowhere
-	// to put the result: DeviceUnavailable, counted once.
-	before = Stats()
-	_ = InjectGPUFault("oom", 2)
-	_, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cuda"}, ToDevice: true})
-	var e *engine.Error
-	if !errors.As(err, &e) || e.Code != engine.CodeDeviceUnavailable || !strings.Contains(err.Error(), "even after the CPU computed it") {
-		t.Fatalf("OOM twice on the output: %v", err)
-	}
-	if s := Stats(); s.Failures != before.Failures+1 || s.Fallbacks != before.Fallbacks+1 {
-		t.Fatalf("OOM on the output not counted: %+v -> %+v", before, s)
-	}
-	if _, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "cpu"}, DeviceSources: true}); err == nil {
-		t.Fatal(`device="cpu" accepted device sources`)
-	}
-}
-
-// Host images whose plan reads only some source rows are staged as those rows alone: 1080p -> 224
-// bilinear moves 448 of 1080 rows (plus the tables), and the result is still the CPU engine's.
-func TestStagingOnlyTouchedRows(t *testing.T) {
-	sim := useSim(t)
-	p, err := engine.NewPlan(imagenetSpec(2, 1080, 1920))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.GPUStage() == nil || p.GPUStage().Rows() != 448 {
-		t.Fatalf("1080p -> 224 stages %v rows, want 448", p.GPUStage())
-	}
-	before := sim.h2d.Load() // gpuSource and the CPU run in onSimGPU copy nothing to the device
-	got, want := onSimGPU(t, p, 2)
-	if string(got) != string(want) {
-		t.Fatal("staged rows: GPU differs from the CPU engine")
-	}
-	moved, full := sim.h2d.Load()-before, int64(2*1080*1920*3)
-	t.Logf("host to device: %d bytes, %.0f%% of the images", moved, 100*float64(moved)/float64(full))
-	if moved > full/2 {
-		t.Fatalf("moved %d bytes for %d bytes of images: rows were not staged selectively", moved, full)
-	}
-	// Across the random specs, both staging layouts occur (the equivalence test covers them).
-	r := rand.New(rand.NewSource(20261201))
-	staged, whole := 0, 0
-	for i := 0; i < 400; i++ {
-		if p, err := engine.NewPlan(randomSpec(r)); err == nil {
-			if p.GPUStage() != nil {
-				staged++
-			} else {
-				whole++
-			}
-		}
-	}
-	if staged < 20 || whole < 20 {
-		t.Fatalf("random specs: %d staged, %d whole: the equivalence test does not cover both", staged, whole)
-	}
-}
-
-// The cost model decides by the measured figures: pinned bandwidth against CPU cost per byte, for
-// host outputs and (CPU preprocessing plus upload of the result) for device outputs.
-func TestCostModelDecides(t *testing.T) {
-	useSim(t)
-	d := gpu.devices[0]
-	cpuNsPerByte() // measure once, then override for the test
-	old := cpuCost.Load()
-	t.Cleanup(func() { cpuCost.Store(old) })
-	p, _ := engine.NewPlan(imagenetSpec(8, 1080, 1920))
-	jobs := []engine.Job{{Plan: p}}
-	up, down, cpuBytes := callBytes(jobs)
-	if up >= 8*1080*1920*3/2 || down != p.OutBytes() {
-		t.Fatalf("up %d down %d", up, down)
-	}
-	cpuCost.Store(math.Float64bits(1.0)) // a slow CPU: 1 ns per byte and core
-	if !wantGPU(d, jobs) || !d.gpuFasterToDevice(cpuBytes, up, down) {
-		t.Fatal("a slow CPU must lose to a 25 GB/s link")
-	}
-	cpuCost.Store(math.Float64bits(0.001)) // an absurdly fast CPU
-	if wantGPU(d, jobs) || d.gpuFasterToDevice(cpuBytes, up, down) {
-		t.Fatal("a CPU 1000x faster must win")
-	}
-	// With a device output, the CPU-then-upload choice still returns the right device array.
-	_, src := gpuSource(p)
-	want := runGuarded(t, p, src, 2)
-	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src}}, Placement: Placement{Device: "auto", Index: -1}, ToDevice: true})
-	if err != nil || r.Ran != "cpu" || string(unsafe.Slice((*byte)(ptr(r.Array.Ptr)), r.Array.Bytes)) != string(want) {
-		t.Fatalf("CPU then upload: ran %q err %v", r.Ran, err)
-	}
-	r.Array.Free()
-	if s := Stats(); s.Fallbacks != 0 || s.Costs.H2DBytesPerSec != 25e9 || !s.Costs.H2DNominal || s.Costs.CPUNsPerByte != 0.001 {
-		t.Fatalf("a cost-model choice is not a fallback, and the figures are reported: %+v", s)
-	}
-}
-
-// The kernel measurement a real GPU gets (the simulated one reports nominal figures instead) runs a
-// device-resident calibration batch and yields a positive cost.
-func TestKernelMeasurement(t *testing.T) {
-	useSim(t)
-	if v := gpu.devices[0].measureKernel(); v <= 0 {
-		t.Fatalf("kernel cost %v", v)
-	}
-	if s := Stats(); s.Failures != 0 {
-		t.Fatalf("%+v", s)
-	}
-}
-
-// Each host image's copy to the device is queued as soon as it is staged, not after its whole
-// chunk: the trace of a 1080p batch (one thread, so the order is deterministic) alternates staging
-// and copy starts, and with several threads no copy ever precedes the staging of its bytes. Tiny
-// images are sent together (at least minSend bytes a copy), and results stay the CPU engine's.
-func TestEachImageCopiedAsSoonAsStaged(t *testing.T) {
-	useSim(t)
-	gpuChunkBytes = 16 << 20 // six 1080p images (2.6 MB of staged rows each) per chunk
-	threads := engine.NumThreads()
-	t.Cleanup(func() { _ = engine.SetNumThreads(threads); stageTrace = nil })
-	var mu sync.Mutex
-	var trace []string
-	stageTrace = func(ev string, a, b int) {
-		mu.Lock()
-		defer mu.Unlock()
-		trace = append(trace, fmt.Sprintf("%s %d %d", ev, a, b))
-	}
-	run := func(p *engine.Plan) {
-		t.Helper()
-		trace = nil
-		got, want := onSimGPU(t, p, 2)
-		if string(got) != string(want) {
-			t.Fatal("GPU differs from the CPU engine")
-		}
-	}
-	p, err := engine.NewPlan(imagenetSpec(8, 1080, 1920))
-	if err != nil {
-		t.Fatal(err)
-	}
-	per := p.GPUStage().Elems() // bytes (u8) staged per image
-	_ = engine.SetNumThreads(1)
-	run(p)
-	var want []string
-	for _, chunk := range []int{6, 2} {
-		want = append(want, fmt.Sprintf("chunk %d 0", chunk))
-		for i := 0; i < chunk; i++ {
-			want = append(want, fmt.Sprintf("staged %d %d", i, i), fmt.Sprintf("h2d %d %d", i*per, (i+1)*per))
-		}
-	}
-	if !slices.Equal(trace, want) {
-		t.Fatalf("one thread: trace\n%v\nwant\n%v", trace, want)
-	}
-	_ = engine.SetNumThreads(4)
-	for _, c := range []struct {
-		p     *engine.Plan
-		large bool // images of at least minSend staged bytes
-	}{{p, true}, {must(engine.NewPlan(imagenetSpec(64, 96, 128))), false}} {
-		run(c.p)
-		var staged []bool // this chunk's images staged so far
-		total, sends, next := 0, 0, 0
-		sz := c.p.StagedElems()
-		for _, ev := range trace {
-			var kind string
-			var a, b int
-			_, _ = fmt.Sscanf(ev, "%s %d %d", &kind, &a, &b)
-			switch kind {
-			case "chunk":
-				staged, next = make([]bool, a), 0
-			case "staged":
-				staged[a] = true
-				total++
-			case "h2d":
-				sends++
-				if a != next {
-					t.Fatalf("copies out of buffer order: %v", trace)
-				}
-				next = b
-				for i := a / sz; i < b/sz; i++ {
-					if !staged[i] {
-						t.Fatalf("copy [%d, %d) queued before image %d was staged: %v", a, b, i, trace)
-					}
-				}
-			}
-		}
-		if total != c.p.N {
-			t.Fatalf("%d of %d images staged", total, c.p.N)
-		}
-		// Large images staged out of order go in one copy once the gap before them is staged, so
-		// with several threads only "at least one copy per chunk" is certain.
-		if c.large && sends < 2 {
-			t.Fatalf("%d copies for %d large images in two chunks: %v", sends, c.p.N, trace)
-		}
-		if !c.large && (sends < 1 || sends >= c.p.N) {
-			t.Fatalf("%d copies for %d tiny images: they are not sent together", sends, c.p.N)
-		}
-	}
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
-// A timed call reports the device time of its copies and kernels: on the simulated GPU the real
-// time of each memcpy and CPU-compiled kernel, so both are positive and within the call's time.
-func TestTimedCallReportsCopyAndKernelTime(t *testing.T) {
-	useSim(t)
-	p := must(engine.NewPlan(imagenetSpec(4, 480, 640)))
-	_, src := gpuSource(p)
-	got := make([]byte, p.OutBytes())
-	start := time.Now()
-	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
-	wall := time.Since(start).Nanoseconds()
-	if err != nil || r.Ran != "cuda" {
-		t.Fatalf("%s %v", r.Ran, err)
-	}
-	if r.GPU.CopyNs <= 0 || r.GPU.KernelNs <= 0 || r.GPU.CopyNs+r.GPU.KernelNs > wall {
-		t.Fatalf("times %+v for a %d ns call", r.GPU, wall)
-	}
-	t.Logf("sim: copies %.2f ms, kernels %.2f ms of a %.2f ms call", float64(r.GPU.CopyNs)/1e6, float64(r.GPU.KernelNs)/1e6, float64(wall)/1e6)
-	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}})
-	if err != nil || r.GPU != (GPUTimes{}) {
-		t.Fatalf("an untimed call reported %+v (%v)", r.GPU, err)
-	}
-	_ = InjectGPUFault("launch", 1)
-	r, err = Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cuda"}, Timed: true})
-	if err != nil || r.Ran != "cpu" || r.GPU != (GPUTimes{}) {
-		t.Fatalf("a fallback reported GPU time %+v (%s %v)", r.GPU, r.Ran, err)
 	}
 }
 

@@ -82,7 +82,7 @@ func TestAllModesRunOnGPU(t *testing.T) {
 			arr.Free()
 		}
 	}
-	if s := Stats(); s.Fallbacks != 0 || s.Failures != 0 {
+	if s := ReadStats(); s.Fallbacks != 0 || s.Failures != 0 {
 		t.Fatalf("GPU trouble: %+v", s)
 	}
 }

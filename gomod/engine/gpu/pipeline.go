@@ -15,11 +15,11 @@ import (
 // gpuCall is one call as the pipeline runs it.
 type gpuCall struct {
 	jobs   []engine.Job
-	devSrc bool      // every Job.Src is a device address (Call.DeviceSources)
-	outDev uint64    // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
-	stream Stream    // the caller's stream (stream=), or nil for goprep's own pooled streams
-	waitOn []Stream  // streams the sources were produced on: the lanes wait for them (events)
-	times  *GPUTimes // device times of the copies and kernels (profiler), or nil: not timed
+	devSrc bool     // every Job.Src is a device address (Call.DeviceSources)
+	outDev uint64   // consecutive device outputs at outDev, or 0 for host outputs (Job.Out)
+	stream Stream   // the caller's stream (stream=), or nil for goprep's own pooled streams
+	waitOn []Stream // streams the sources were produced on: the lanes wait for them (events)
+	times  *Times   // device times of the copies and kernels (profiler), or nil: not timed
 }
 
 // noSync: device sources into device outputs on the caller's stream need no host synchronisation at
@@ -30,7 +30,7 @@ func (c *gpuCall) noSync() bool {
 
 // run executes a call on the device. Errors are counted for the breaker; a panic becomes an error.
 func (d *gpuDev) run(c *gpuCall) (err error) {
-	gpu.calls.Add(1)
+	state.calls.Add(1)
 	defer func() {
 		if r := recover(); r != nil {
 			err = engine.Errorf(engine.CodeInternal, "", "GPU backend panic: %v", r)
@@ -38,7 +38,7 @@ func (d *gpuDev) run(c *gpuCall) (err error) {
 		if err != nil {
 			recordFailure(err)
 		} else {
-			gpu.consecutive.Store(0)
+			state.consecutive.Store(0)
 		}
 	}()
 	// All buffers of a call are taken under one session slot, so concurrent calls cannot deadlock
@@ -75,8 +75,8 @@ type lane struct {
 	devArena        devBuf
 	units           []unit
 	busy            bool
-	times           *GPUTimes // the call's device times when it is timed, else nil
-	spans           []span    // timed operations queued since the lane's last synchronisation
+	times           *Times // the call's device times when it is timed, else nil
+	spans           []span // timed operations queued since the lane's last synchronisation
 }
 
 // pipeline runs units in chunks on gpuLanes lanes: while the GPU copies and computes chunk k on one
@@ -366,12 +366,12 @@ func (d *gpuDev) launch(jobs []engine.Job, l *lane, toDevice, noSync bool) error
 	return nil
 }
 
-// GPUTimes is the device time of a call's work as the profiler reports it (gpu_copy_s,
+// Times is the device time of a call's work as the profiler reports it (gpu_copy_s,
 // gpu_kernel_s): the summed durations of its copies (both directions, tables included) and of its
 // kernels, each timed in stream order (CUDA events; on the simulated GPU, whose streams are
 // synchronous, the wall time of each operation). Copies and kernels of different lanes overlap, so
 // the two may add up to more than the call's wall time.
-type GPUTimes struct {
+type Times struct {
 	CopyNs, KernelNs int64
 }
 

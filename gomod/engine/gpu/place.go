@@ -41,8 +41,8 @@ var (
 	breakerCooldown  = 30 * time.Second
 )
 
-// GPUAutoMinBytes is the cost model's threshold (the Python side skips placement below it).
-func GPUAutoMinBytes() int { return gpuAutoMinBytes }
+// AutoMinBytes is the cost model's threshold (the Python side skips placement below it).
+func AutoMinBytes() int { return gpuAutoMinBytes }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -77,9 +77,9 @@ func (pl Placement) pick() (*gpuDev, int, error) {
 		d, err := device(pl.Index)
 		return d, pl.Index, err
 	}
-	gpu.mu.Lock()
-	devs := gpu.devices
-	gpu.mu.Unlock()
+	state.mu.Lock()
+	devs := state.devices
+	state.mu.Unlock()
 	for i, d := range devs {
 		if d.dev.Current() {
 			return d, i, nil
@@ -124,7 +124,7 @@ func callBytes(jobs []engine.Job) (up, down, cpuBytes int) {
 // down), counting the whole source image as staged: the row staging, which may stage fewer rows, is
 // GPU-only plan data that this must not build (a CPU-only process never builds it). The binding
 // exports it (PlanMovedBytes): Python keeps a device="auto" signature on the CPU once, when even this
-// bound is below GPUAutoMinBytes, so it never keeps there a call that wantGPU would send to a GPU.
+// bound is below AutoMinBytes, so it never keeps there a call that wantGPU would send to a GPU.
 func MovedBytes(p *engine.Plan) int {
 	_, img := p.ImageSpan()
 	return p.N*img*p.InDType().Size() + p.OutBytes()
@@ -167,7 +167,7 @@ type Call struct {
 type Result struct {
 	Ran   string // "cpu" or "cuda"
 	Array *DeviceArray
-	GPU   GPUTimes // with Call.Timed, when the GPU ran the call
+	GPU   Times // with Call.Timed, when the GPU ran the call
 }
 
 // Run executes a call. On a GPU error the call is redone on the CPU (device sources are copied to
@@ -176,8 +176,13 @@ type Result struct {
 func Run(c Call) (Result, error) {
 	onDev := c.DeviceSources
 	if c.Placement.Device == "cpu" {
-		if onDev || c.ToDevice {
-			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "device", "device=\"cpu\" cannot read or write GPU memory: use \"auto\" or \"cuda\"")
+		// The CPU engine reads and writes host memory only. Go's one check of the rule, behind
+		// Python's (_pipeline.py for the output, _run.py for the sources), with the same errors.
+		if c.ToDevice {
+			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "output", "output=\"device\" needs device=\"auto\", \"cuda\" or \"cuda:N\": device=\"cpu\" cannot write GPU memory")
+		}
+		if onDev {
+			return Result{}, engine.Errorf(engine.CodeInvalidArgument, "device", "device=\"cpu\" cannot read GPU memory (the sources are device arrays): use \"auto\", \"cuda\" or \"cuda:N\"")
 		}
 		return Result{Ran: "cpu"}, engine.CPU{}.Run(c.Jobs)
 	}
@@ -195,7 +200,7 @@ func Run(c Call) (Result, error) {
 	}
 	gc := &gpuCall{jobs: c.Jobs, devSrc: onDev}
 	if c.Timed {
-		gc.times = &GPUTimes{}
+		gc.times = &Times{}
 	}
 	if c.HasStream {
 		gc.stream = d.dev.ForeignStream(c.Stream)
@@ -220,7 +225,7 @@ func Run(c Call) (Result, error) {
 			}
 			return r, nil
 		}
-		gpu.fallbacks.Add(1)
+		state.fallbacks.Add(1)
 		return fallback(d, c, nil, index)
 	}
 	total := 0
@@ -234,7 +239,7 @@ func Run(c Call) (Result, error) {
 		// lanes of working buffers on top of the output), goprep's idle pooled buffers go back to
 		// the driver, and only the output is allocated again, after the CPU computed the result.
 		recordFailure(err)
-		gpu.fallbacks.Add(1)
+		state.fallbacks.Add(1)
 		d.mem.trim(0)
 		return fallback(d, c, nil, index)
 	}
@@ -258,7 +263,7 @@ func Run(c Call) (Result, error) {
 	if usable && d.run(gc) == nil {
 		return Result{Ran: "cuda", Array: arr}, nil
 	}
-	gpu.fallbacks.Add(1)
+	state.fallbacks.Add(1)
 	r, err := fallback(d, c, arr, index)
 	if err != nil {
 		arr.Free()

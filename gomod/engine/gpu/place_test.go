@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -66,5 +67,60 @@ func TestDeviceSourcesCheckedAgainstTheirAllocation(t *testing.T) {
 		if err := call(s); !errors.As(err, &e) || e.Code != engine.CodeInvalidArgument || e.Arg != "src" {
 			t.Errorf("%s pointer: %v", name, err)
 		}
+	}
+}
+
+// device="cpu" never touches GPU memory: Run refuses device sources (invalid_argument naming device)
+// and a device output (naming output, also with device sources), having written nothing, even with
+// a GPU there whose memory the CPU engine could reach (the simulated GPU's is host memory); host to
+// host it runs on the CPU. Go's one check of the rule (binding.Execute relies on it).
+func TestCPUPlacementRefusesGPUMemory(t *testing.T) {
+	useSim(t)
+	p, _ := engine.NewPlan(imagenetSpec(3, 40, 50))
+	buf, src := gpuSource(p)
+	in, err := Upload(buf, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Free()
+	const guard = 0xA5
+	got := make([]byte, p.OutBytes())
+	for _, c := range []struct {
+		name          string
+		devSrc, toDev bool
+		arg, mustSay  string
+	}{
+		{"device sources", true, false, "device", `device="cpu" cannot read GPU memory`},
+		{"device output", false, true, "output", `device="cpu" cannot write GPU memory`},
+		{"device sources and output", true, true, "output", `device="cpu" cannot write GPU memory`},
+	} {
+		for i := range got {
+			got[i] = guard
+		}
+		job := engine.Job{Plan: p, Src: src}
+		if c.devSrc {
+			job.Src = devicePtr(buf, src, in)
+		}
+		if !c.toDev {
+			job.Out = unsafe.Pointer(&got[0])
+		}
+		r, err := Run(Call{Jobs: []engine.Job{job}, Placement: Placement{Device: "cpu"}, DeviceSources: c.devSrc, ToDevice: c.toDev})
+		var e *engine.Error
+		if !errors.As(err, &e) || e.Code != engine.CodeInvalidArgument || e.Arg != c.arg || !strings.Contains(e.Msg, c.mustSay) {
+			t.Errorf("%s on device=\"cpu\": %v, want invalid_argument naming %s and saying %q", c.name, err, c.arg, c.mustSay)
+		}
+		if r.Array != nil || r.Ran != "" {
+			t.Errorf("%s on device=\"cpu\": a refused call returned %+v", c.name, r)
+		}
+		for i, b := range got {
+			if b != guard {
+				t.Fatalf("%s on device=\"cpu\": the refused call wrote output byte %d", c.name, i)
+			}
+		}
+	}
+	want := runGuarded(t, p, src, 1)
+	r, err := Run(Call{Jobs: []engine.Job{{Plan: p, Src: src, Out: unsafe.Pointer(&got[0])}}, Placement: Placement{Device: "cpu"}})
+	if err != nil || r.Ran != "cpu" || string(got) != string(want) {
+		t.Fatalf("host to host on device=\"cpu\": ran %q, err %v, equal %v", r.Ran, err, string(got) == string(want))
 	}
 }

@@ -13,7 +13,7 @@ import (
 // buffers are reused by power-of-two size class. Both pools are bounded: the device pool keeps at most
 // its byte limit of idle buffers (varying shapes cannot grow memory without limit); the host pool keeps
 // a fixed number idle, and pinned memory in use is bounded by the session limit (gpuSessions) times
-// the six buffers a session holds. GPUDevice implementations bind their context in the alloc and free
+// the six buffers a session holds. Device implementations bind their context in the alloc and free
 // calls themselves, since releases can happen on any thread (a Python finaliser).
 
 const minClass = 1 << 20 // smallest buffer handed out: tables and small images share one class
@@ -31,14 +31,14 @@ type devBuf struct {
 }
 
 type devPool struct {
-	dev           GPUDevice
+	dev           Device
 	limit         int
 	mu            sync.Mutex
 	idle          map[int][]uint64
 	cached, inUse int64
 }
 
-func newDevPool(d GPUDevice, limit int) *devPool {
+func newDevPool(d Device, limit int) *devPool {
 	return &devPool{dev: d, limit: limit, idle: map[int][]uint64{}}
 }
 
@@ -117,14 +117,14 @@ type hostBuf []byte
 // hostPool recycles pinned buffers, keeping at most keep idle. What bounds pinned memory in use is
 // the device's session semaphore (gpuDev.sessions): each pipelined call holds a fixed set of buffers.
 type hostPool struct {
-	dev   GPUDevice
+	dev   Device
 	keep  int
 	mu    sync.Mutex
 	idle  map[int][]unsafe.Pointer
 	nIdle int
 }
 
-func newHostPool(d GPUDevice, keep int) *hostPool {
+func newHostPool(d Device, keep int) *hostPool {
 	return &hostPool{dev: d, keep: keep, idle: map[int][]unsafe.Pointer{}}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // simDevice is a GPU made of host memory whose kernels are the real kernels/*.cu compiled for the
 // CPU (package kernels/cpu, installed with UseSimKernels). It is enabled only by the test switch
-// SimulateGPU (binding: TestingSimulateGPU), so on machines without a GPU the whole GPU path
+// Simulate (binding: TestingSimulateGPU), so on machines without a GPU the whole GPU path
 // (placement, chunked pipeline, descriptor encoding, launch shape, the kernel source itself, pools,
 // fallback and breaker) runs and is compared with the CPU engine. Streams are synchronous: each op
 // completes before it returns, which is a valid schedule of a real stream.
@@ -171,9 +171,9 @@ var (
 	simOn    bool
 )
 
-// SimulateGPU switches the simulated GPU in (replacing any real devices) or back out. Test-only. It
+// Simulate switches the simulated GPU in (replacing any real devices) or back out. Test-only. It
 // fails when this build has no kernels for it (an extension built without -tags cpukernel).
-func SimulateGPU(on bool) error {
+func Simulate(on bool) error {
 	simMu.Lock()
 	defer simMu.Unlock()
 	if on && simKernels == nil {
@@ -184,14 +184,14 @@ func SimulateGPU(on bool) error {
 		return nil
 	}
 	if on {
-		gpu.mu.Lock()
-		realDevs, realWhy = gpu.devices, gpu.reason
-		gpu.mu.Unlock()
-		RegisterGPU([]GPUDevice{&simDevice{allocs: map[uint64][]byte{}, total: 16 << 30}}, "")
+		state.mu.Lock()
+		realDevs, realWhy = state.devices, state.reason
+		state.mu.Unlock()
+		Register([]Device{&simDevice{allocs: map[uint64][]byte{}, total: 16 << 30}}, "")
 	} else {
-		gpu.mu.Lock()
-		gpu.devices, gpu.reason = realDevs, realWhy
-		gpu.mu.Unlock()
+		state.mu.Lock()
+		state.devices, state.reason = realDevs, realWhy
+		state.mu.Unlock()
 	}
 	simOn = on
 	return nil
@@ -209,12 +209,12 @@ type SimTrace struct {
 
 // SimulatedTrace reports the simulated GPU's trace (zero when it is off).
 func SimulatedTrace() SimTrace {
-	gpu.mu.Lock()
+	state.mu.Lock()
 	var s *simDevice
-	if simOn && len(gpu.devices) > 0 {
-		s, _ = gpu.devices[0].dev.(*simDevice)
+	if simOn && len(state.devices) > 0 {
+		s, _ = state.devices[0].dev.(*simDevice)
 	}
-	gpu.mu.Unlock()
+	state.mu.Unlock()
 	t := SimTrace{Waits: [][2]int64{}, FreedOn: []int64{}}
 	if s == nil {
 		return t

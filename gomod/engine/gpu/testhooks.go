@@ -17,29 +17,29 @@ type gpuFault struct {
 	Count atomic.Int64
 }
 
-// InjectGPUFault makes the next count GPU calls fail at kernel launch ("launch"), at device
+// InjectFault makes the next count GPU calls fail at kernel launch ("launch"), at device
 // allocation ("oom"), or with a sticky error that loses the simulated device ("lost"); count 0 clears
 // it. Tests use it to prove fallback, the breaker and device loss without a GPU.
-func InjectGPUFault(kind string, count int) error {
+func InjectFault(kind string, count int) error {
 	if kind != "oom" && kind != "launch" && kind != "lost" {
 		return engine.Errorf(engine.CodeInvalidArgument, "kind", "must be \"oom\", \"launch\" or \"lost\", got %q", kind)
 	}
 	f := &gpuFault{Kind: kind}
 	f.Count.Store(int64(count))
-	gpu.fault.Store(f)
+	state.fault.Store(f)
 	return nil
 }
 
-// ResetGPUStats clears the counters and closes the breaker (tests).
-func ResetGPUStats() {
-	gpu.calls.Store(0)
-	gpu.fallbacks.Store(0)
-	gpu.failures.Store(0)
-	gpu.trips.Store(0)
-	gpu.consecutive.Store(0)
-	gpu.openUntil.Store(0)
-	gpu.lastErr.Store("")
-	gpu.fault.Store(nil)
+// ResetStats clears the counters and closes the breaker (tests).
+func ResetStats() {
+	state.calls.Store(0)
+	state.fallbacks.Store(0)
+	state.failures.Store(0)
+	state.trips.Store(0)
+	state.consecutive.Store(0)
+	state.openUntil.Store(0)
+	state.lastErr.Store("")
+	state.fault.Store(nil)
 }
 
 // SetBreakerCooldown changes the breaker's cool-down (tests).
@@ -59,7 +59,7 @@ func SetCPUCostForTesting(v float64) float64 {
 }
 
 func takeFault(kind string) bool {
-	f := gpu.fault.Load()
+	f := state.fault.Load()
 	if f == nil || f.Kind != kind {
 		return false
 	}

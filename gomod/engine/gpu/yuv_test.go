@@ -101,7 +101,7 @@ func TestYUVOnGPU(t *testing.T) {
 	if staged == 0 {
 		t.Fatal("no YUV plan staged only the rows it reads")
 	}
-	if s := Stats(); s.Fallbacks != 0 || s.Failures != 0 {
+	if s := ReadStats(); s.Fallbacks != 0 || s.Failures != 0 {
 		t.Fatalf("GPU trouble: %+v", s)
 	}
 }

@@ -2,7 +2,7 @@
 each in its own process, driven by a load generator in another process, at several concurrency levels
 and both payloads; every reply checked. Prints "metric | pure Python | goprep | change" and writes JSON:
 ``{"machine": {...}, "results": [{"preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms",
-"p999_ms", "errors", "server_cores"}, ...], "breakdown": <the goprep server's goprep calls by part, from its
+"p999_ms", "errors", "server_cores", "server_ms_per_request"}, ...], "breakdown": <the goprep server's goprep calls by part, from its
 metrics endpoint>}``. Every server and the load generator speak the Open Inference Protocol v2 over gRPC
 (ModelInfer), so the variants differ only in their preprocessing.
 """
@@ -24,7 +24,8 @@ from .loadgen import balanced_orders
 from .server import READY, WORKERS
 
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
-RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores")
+RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores",
+               "server_ms_per_request")
 
 
 @contextmanager
@@ -91,20 +92,26 @@ def _loadgen(targets: List[str], server_pids: List[int], payload: str, concurren
 
 def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
              model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
-             none: bool = False, client: str = "aio", tune_malloc: bool = True) -> List[Dict[str, Any]]:
-    """Run the load generator against one server; one result dict per concurrency level."""
+             none: bool = False, client: str = "aio", tune_malloc: bool = True,
+             preprocess: str = "") -> List[Dict[str, Any]]:
+    """Run the load generator against one server (``preprocess``: its variant, whose own tensors
+    the model's top-k is checked against; "": the reference); one result dict per concurrency level."""
     limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
     return _loadgen([target], [server_pid], payload, concurrency, warmup, duration, frame, model, client, tune_malloc,
-                    limit, ["--none"] if none else [])
+                    limit, (["--none"] if none else []) + (["--preprocess", preprocess] if preprocess else []))
 
 
 def run_load_interleaved(targets: List[str], payload: str, concurrency: List[int], warmup: float, duration: float,
                          server_pids: List[int], none: List[bool], rounds: int, model: bool = False,
-                         frame: Tuple[int, int] = (480, 640), tune_malloc: bool = True) -> List[List[Dict[str, Any]]]:
+                         frame: Tuple[int, int] = (480, 640), tune_malloc: bool = True,
+                         preprocess: Optional[List[str]] = None) -> List[List[Dict[str, Any]]]:
     """One load generator process driving every server, interleaved (loadgen.run_levels_aio): per
-    concurrency level, one result dict per target, in ``targets`` order."""
+    concurrency level, one result dict per target, in ``targets`` order. ``preprocess``: each
+    target's variant (run_load)."""
     limit = 120 + len(concurrency) * len(targets) * (warmup + duration) * 3
     extra = ["--none-targets", ",".join(str(k) for k, n in enumerate(none) if n), "--rounds", str(rounds)]
+    if preprocess:
+        extra += ["--preprocess", ",".join(preprocess)]
     rows = _loadgen(targets, server_pids, payload, concurrency, warmup, duration, frame, model, "aio", tune_malloc,
                     limit, extra)
     # grouped by what each row says it measured (its level and target index), not by position
@@ -179,7 +186,8 @@ def table(results: List[Dict[str, Any]], top: int, base: str = "python", base_na
         rows.append((f"peak QPS, {payload}", f"{pb['qps']:.0f}", f"{pg['qps']:.0f}", f"{pg['qps'] / pb['qps']:.2f}x" if pb["qps"] else "-"))
         if b["server_cores"] is not None and g["server_cores"] is not None:
             rows.append((f"server CPU, {payload}, {top} in flight", f"{b['server_cores']:.2f} cores", f"{g['server_cores']:.2f} cores", "-"))
-            cb, cg = 1e3 * b["server_cores"] / max(b["qps"], 1e-9), 1e3 * g["server_cores"] / max(g["qps"], 1e-9)
+        cb, cg = b.get("server_ms_per_request"), g.get("server_ms_per_request")
+        if cb is not None and cg is not None:
             rows.append((f"server CPU per request, {payload}", f"{cb:.2f} ms", f"{cg:.2f} ms", f"{cg / cb:.2f}x" if cb else "-"))
     if len(rows) == 1:
         return ""
@@ -295,7 +303,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             for payload in payloads:
                 for level in run_load_interleaved([s["target"] for s in srvs], payload, conc, warmup, duration,
                                                   [s["pid"] for s in srvs], [v == "none" for v in variants], a.rounds,
-                                                  a.model, (fh, fw), a.tune_malloc):
+                                                  a.model, (fh, fw), a.tune_malloc, variants):
                     for v, r in zip(variants, level):
                         report(v, r)
             if "goprep" in variants:
@@ -307,7 +315,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             with server_process(v, extra_of(v)) as srv:
                 for payload in payloads:
                     for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
-                                      frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc):
+                                      frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc,
+                                      preprocess=v):
                         report(v, r)
                 if v == "goprep":
                     breakdown = fetch_breakdown(srv["metrics"])
@@ -321,8 +330,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     for payload in payloads:
         floor = _peak(results, "none", payload)
         if floor:
+            ms = floor.get("server_ms_per_request")
             print(f"server floor, {payload} (gRPC + decoding + reply, no preprocessing): peak {floor['qps']:.0f} QPS, "
-                  f"{1e3 * (floor['server_cores'] or 0) / max(floor['qps'], 1e-9):.2f} ms server CPU per request")
+                  + (f"{ms:.2f} ms server CPU per request" if ms is not None else "server CPU not measured"))
     for what, met, got in targets(results, top):
         print(f"target {what}: {got} ({'met' if met else 'NOT met'})")
     prof = mach["profiler"]

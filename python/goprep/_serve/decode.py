@@ -52,11 +52,11 @@ def decode_images(files: Sequence[bytes], max_pixels: int) -> List[np.ndarray]:
     """The RGB pixels of JPEG or PNG files, decoded by goprep in one call; BadRequest when one is
     neither or is corrupt (naming its index), TooLarge when its header claims more than ``max_pixels``
     pixels (checked before decoding)."""
-    from .. import _decode
+    from .. import _ops
     from .._errors import DecodeError
 
     try:
-        return _decode.decode_rgb(files, max_pixels)
+        return _ops.decode_rgb(files, max_pixels)
     except DecodeError as e:
         raise decode_error(e, max_pixels, len(files)) from None
 

@@ -1,6 +1,7 @@
 """The Open Inference Protocol v2 over gRPC (``inference.GRPCInferenceService``) for one model:
 ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata and ModelInfer (protocol.py says
-what the model takes and returns). The other methods of the service answer UNIMPLEMENTED.
+what the model takes and returns), and Triton's ModelConfig, ModelStatistics and RepositoryIndex
+(triton.py). The other methods of the service answer UNIMPLEMENTED.
 
 Two halves: ``Engine.infer`` is the synchronous work of a request (parse, decode, preprocess, run the
 model, build the reply), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
@@ -29,6 +30,7 @@ import numpy as np
 from . import protocol
 from .decode import decode_images
 from .errors import BadRequest, OverLimit, TooLarge
+from .triton import EXTENSIONS, INPUTS, Stats, TensorSpec, Timing, model_config, repository_index
 
 log = logging.getLogger("goprep.serve")
 
@@ -153,21 +155,27 @@ class Engine:
         raise OverLimit(f"a request may carry at most {self.limits.max_batch} images, got {n}", what)
 
     def infer(self, req: Any) -> Any:
-        """The reply to one ModelInferRequest; raises BadRequest, OverLimit, NotFound, or anything the
-        preprocessing or model raised.
+        """The reply to one ModelInferRequest (run's reply)."""
+        return self.run(req)[0]
+
+    def run(self, req: Any) -> Tuple[Any, Timing]:
+        """The reply to one ModelInferRequest and its execution's moments (triton.Timing: inputs read
+        after parsing, infer after decode, preprocessing and the model, output once the reply is
+        built); raises BadRequest, OverLimit, NotFound, or anything the preprocessing or model raised.
 
         Stages (metrics.py): ``decode`` is reading the request's images: parsing, and decoding where
         the implementation decodes apart (python, opencv, none); for a fused implementation (goprep,
         the presets) the files' decode runs inside ``preprocess`` (one call: decode and preprocessing
         cannot be told apart), and ``decode`` is the parsing alone."""
         st = self.metrics.stages if self.metrics is not None else None
-        t0 = time.perf_counter()
+        t0 = time.perf_counter_ns()
         encoded, images = self._images(req)
+        parsed = time.perf_counter_ns()  # Triton's compute_input ends here
         prep = self.prep
         fused = encoded and prep is not None and prep.fused
         if encoded and not fused:
             images = (prep.decode if prep is not None else decode_images)(images, self.limits.max_pixels)
-        t1 = time.perf_counter()
+        t1 = time.perf_counter_ns()
         want = [o.name for o in req.outputs]
         known = [m[0] for m in self.out_meta]
         for o in want:
@@ -180,7 +188,7 @@ class Engine:
         outs: Dict[str, np.ndarray]
         if prep is None:
             outs = {protocol.SHAPE: np.array([im.shape for im in images], np.int32)}
-            t2 = t3 = time.perf_counter()
+            t2 = t3 = time.perf_counter_ns()
         else:
             if fused:
                 batch = prep.files(images, self.limits.max_pixels)  # decode + preprocess, one call, one batch
@@ -192,7 +200,7 @@ class Engine:
                 batch[0] = first
                 for k in range(1, len(images)):
                     batch[k] = prep(images[k])
-            t2 = time.perf_counter()
+            t2 = time.perf_counter_ns()
             if self.model is None:
                 outs = {protocol.TENSOR: batch}
             else:
@@ -201,13 +209,13 @@ class Engine:
                     first = next(iter(outs.values()))
                     idx = np.argsort(-first, axis=1, kind="stable")[:, : self.topk].astype(np.int32)
                     outs = {protocol.TOPK_INDEX: idx, protocol.TOPK_SCORE: np.take_along_axis(first, idx, 1)}
-            t3 = time.perf_counter()
+            t3 = time.perf_counter_ns()
         if st is not None:
-            st["decode"].observe(t1 - t0)
+            st["decode"].observe((t1 - t0) / 1e9)
             if prep is not None:
-                st["preprocess"].observe(t2 - t1)
+                st["preprocess"].observe((t2 - t1) / 1e9)
             if self.model is not None:
-                st["model"].observe(t3 - t2)
+                st["model"].observe((t3 - t2) / 1e9)
         m = protocol.pb()
         rep = m.ModelInferResponse(model_name=self.name, model_version="1", id=req.id)
         for name, a in outs.items():
@@ -216,16 +224,29 @@ class Engine:
             a = np.ascontiguousarray(a)
             rep.outputs.add(name=name, datatype=protocol.datatype(a.dtype), shape=list(a.shape))
             rep.raw_output_contents.append(a.tobytes())
-        return rep
+        return rep, Timing(t0, parsed, t3, time.perf_counter_ns(), len(images))
+
+    @property
+    def platform(self) -> str:
+        return "onnxruntime_onnx" if self.model is not None else "goprep"
+
+    def outputs(self) -> List[TensorSpec]:
+        """The outputs (warm derived them), dims without the batch dimension."""
+        return [TensorSpec(n, d, tuple(s[1:])) for n, d, s in self.out_meta]
 
     def metadata(self) -> Any:
+        """ModelMetadataResponse: the config's tensors, each shape with the batch dimension (-1) first."""
         m = protocol.pb()
         TM = m.ModelMetadataResponse.TensorMetadata
         return m.ModelMetadataResponse(
-            name=self.name, versions=["1"], platform="onnxruntime_onnx" if self.model is not None else "goprep",
-            inputs=[TM(name=protocol.IMAGE, datatype="BYTES", shape=[-1]),
-                    TM(name=protocol.FRAME, datatype="UINT8", shape=[-1, -1, -1, 3])],
-            outputs=[TM(name=n, datatype=d, shape=s) for n, d, s in self.out_meta])
+            name=self.name, versions=["1"], platform=self.platform,
+            inputs=[TM(name=t.name, datatype=t.datatype, shape=t.metadata_shape()) for t in INPUTS],
+            outputs=[TM(name=t.name, datatype=t.datatype, shape=t.metadata_shape()) for t in self.outputs()])
+
+    def config(self) -> Any:
+        """ModelConfigResponse (triton.model_config): max_batch_size is the images a request may carry."""
+        return protocol.pb().ModelConfigResponse(
+            config=model_config(self.name, self.platform, self.limits.max_batch, self.outputs()))
 
 
 TRACEBACKS = 5  # failed requests logged with their traceback; later ones in one line, at most one a second
@@ -251,6 +272,7 @@ class Servicer:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goprep-serve")
         self.workers = workers
         self.state = State()
+        self.stats = Stats()
         self.version = goprep.__version__
         self._failures, self._last_log = 0, 0.0
 
@@ -269,6 +291,9 @@ class Servicer:
             "ModelReady": unary(self.model_ready, m.ModelReadyRequest, m.ModelReadyResponse),
             "ServerMetadata": unary(self.server_metadata, m.ServerMetadataRequest, m.ServerMetadataResponse),
             "ModelMetadata": unary(self.model_metadata, m.ModelMetadataRequest, m.ModelMetadataResponse),
+            "ModelConfig": unary(self.model_config, m.ModelConfigRequest, m.ModelConfigResponse),
+            "ModelStatistics": unary(self.model_statistics, m.ModelStatisticsRequest, m.ModelStatisticsResponse),
+            "RepositoryIndex": unary(self.repository_index, m.RepositoryIndexRequest, m.RepositoryIndexResponse),
             "ModelInfer": grpc.stream_unary_rpc_method_handler(
                 self.model_infer, request_deserializer=m.ModelInferRequest.FromString,
                 response_serializer=m.ModelInferResponse.SerializeToString),
@@ -285,14 +310,35 @@ class Servicer:
         return protocol.pb().ModelReadyResponse(ready=ok and not self.state.draining)
 
     async def server_metadata(self, req: Any, ctx: Any) -> Any:
-        return protocol.pb().ServerMetadataResponse(name="goprep", version=self.version, extensions=[])
+        return protocol.pb().ServerMetadataResponse(name="goprep", version=self.version, extensions=list(EXTENSIONS))
 
-    async def model_metadata(self, req: Any, ctx: Any) -> Any:
+    async def _served(self, name: str, version: str, ctx: Any) -> None:
+        """Abort the call with NOT_FOUND unless it names the served model (version "" or "1")."""
         import grpc
 
-        if req.name != self.engine.name or req.version not in ("", "1"):
+        if name != self.engine.name or version not in ("", "1"):
             await ctx.abort(grpc.StatusCode.NOT_FOUND, f"this server serves model {self.engine.name!r} (version 1)")
+
+    async def model_metadata(self, req: Any, ctx: Any) -> Any:
+        await self._served(req.name, req.version, ctx)
         return self.engine.metadata()
+
+    async def model_config(self, req: Any, ctx: Any) -> Any:
+        await self._served(req.name, req.version, ctx)
+        return self.engine.config()
+
+    async def model_statistics(self, req: Any, ctx: Any) -> Any:
+        """The served model's statistics; an empty name asks for every model's (the one)."""
+        if req.name or req.version:
+            await self._served(req.name, req.version, ctx)
+        return protocol.pb().ModelStatisticsResponse(model_stats=[self.stats.message(self.engine.name)])
+
+    async def repository_index(self, req: Any, ctx: Any) -> Any:
+        import grpc
+
+        if req.repository_name:
+            await ctx.abort(grpc.StatusCode.NOT_FOUND, f"this server has one unnamed repository, not {req.repository_name!r}")
+        return repository_index(self.engine.name, not self.state.draining, req.ready)
 
     async def model_infer(self, requests: Any, ctx: Any) -> Any:
         import grpc
@@ -304,6 +350,7 @@ class Servicer:
         code, msg, reason = grpc.StatusCode.OK, "", ""
         st = self.state
         counted = False
+        arrived, mine, answered = 0, False, False  # for the statistics: requests of this model, OK or failed
         try:
             if st.draining:
                 code, msg = grpc.StatusCode.UNAVAILABLE, "the server is shutting down"
@@ -314,6 +361,9 @@ class Servicer:
                     req = None
                     code, reason = grpc.StatusCode.DEADLINE_EXCEEDED, "body_timeout"
                     msg = f"the request's body did not arrive within {self.engine.limits.body_timeout:g} s"
+                if req is not None and req is not grpc.aio.EOF:
+                    arrived = time.perf_counter_ns()
+                    mine = req.model_name == self.engine.name and req.model_version in ("", "1")
                 if req is grpc.aio.EOF:
                     code, msg = grpc.StatusCode.INVALID_ARGUMENT, "the call carried no request message"
                 elif req is not None and st.draining:
@@ -327,7 +377,9 @@ class Servicer:
                         st.working += 1
                         st.idle.clear()
                         try:
-                            rep = await asyncio.get_running_loop().run_in_executor(self.pool, self.engine.infer, req)
+                            rep, timing = await asyncio.get_running_loop().run_in_executor(self.pool, self.engine.run, req)
+                            self.stats.success(arrived, time.perf_counter_ns(), timing)
+                            answered = True
                         except BadRequest as e:
                             code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(e)
                         except TooLarge as e:
@@ -340,6 +392,8 @@ class Servicer:
                             self._log_failure(e, req.id)
                             code, msg = grpc.StatusCode.INTERNAL, "internal error while running the model (see the server's log)"
         finally:
+            if mine and not answered:  # an error, or the client went away
+                self.stats.fail(arrived, time.perf_counter_ns())
             if counted:
                 st.working -= 1
                 if st.working == 0:

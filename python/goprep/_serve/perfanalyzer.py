@@ -1,0 +1,100 @@
+"""Running Triton's ``perf_analyzer`` (shipped in the tritonclient wheel) against ``goprep serve``:
+where its libraries are, its input data, its command. docs/SERVING.md "perf_analyzer" shows the
+command; tests/test_serve_perf_analyzer.py runs it.
+
+perf_analyzer links ``libb64.so.0d`` (Debian's libb64-0d: a system package,
+scripts/perf_analyzer_deps.sh installs it) and ``libcudart.so.12`` (PyPI's nvidia-cuda-runtime-cu12,
+in the test extra): ``python -m goprep._serve.perfanalyzer libdir`` prints the directory to put on
+LD_LIBRARY_PATH.
+
+Its ``--input-data`` JSON gives each input's content in base64: for BYTES the serialised tensor
+(each element prefixed with its uint32 little-endian length, protocol.pack_bytes), for UINT8 the raw
+bytes; and the shape of one batch item (``-b N`` sends N of them in one request).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import sys
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from . import protocol
+
+CUDART_DIST = "nvidia-cuda-runtime-cu12"
+CUDART = "libcudart.so.12"
+
+
+def binary() -> Optional[str]:
+    """The perf_analyzer executable: beside this interpreter (the wheel's scripts), else on PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), "perf_analyzer")
+    return here if os.access(here, os.X_OK) else shutil.which("perf_analyzer")
+
+
+def cudart_dir() -> Optional[str]:
+    """The directory of libcudart.so.12 in the installed nvidia-cuda-runtime-cu12 wheel (None: not
+    installed)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(CUDART_DIST)
+    except metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or ():
+        if f.name == CUDART:
+            return os.path.dirname(os.path.abspath(str(dist.locate_file(f))))
+    return None
+
+
+def env() -> Dict[str, str]:
+    """This process's environment with libcudart's directory first on LD_LIBRARY_PATH."""
+    e = dict(os.environ)
+    d = cudart_dir()
+    if d:
+        e["LD_LIBRARY_PATH"] = d + (os.pathsep + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
+    return e
+
+
+def input_data(files: Sequence[bytes] = (), frames: Sequence[np.ndarray] = ()) -> Dict[str, Any]:
+    """perf_analyzer's --input-data document: one entry per file (input IMAGE, item shape [1]) and per
+    frame (input FRAME, item shape [H, W, 3]); perf_analyzer cycles through them."""
+    data: List[Dict[str, Any]] = []
+    for f in files:
+        raw = protocol.pack_bytes([f])
+        data.append({protocol.IMAGE: {"content": {"b64": base64.b64encode(raw).decode()}, "shape": [1]}})
+    for a in frames:
+        a = np.ascontiguousarray(a, np.uint8)
+        if a.ndim != 3 or a.shape[2] != 3:
+            raise ValueError(f"a frame must be (H, W, 3) uint8, got shape {a.shape}")
+        data.append({protocol.FRAME: {"content": {"b64": base64.b64encode(a.tobytes()).decode()},
+                                      "shape": list(a.shape)}})
+    return {"data": data}
+
+
+def command(target: str, input_json: str, model: str = "goprep", batch: int = 1, concurrency: int = 1,
+            window_ms: int = 500, trials: int = 3) -> List[str]:
+    """A bounded perf_analyzer run over gRPC: ``trials`` windows of ``window_ms`` at most (stability
+    is not waited for), ``batch`` items per request, ``concurrency`` requests in flight."""
+    exe = binary() or "perf_analyzer"
+    return [exe, "-m", model, "-u", target, "-i", "grpc", "--input-data", input_json, "-b", str(batch),
+            "--concurrency-range", str(concurrency), "--measurement-mode", "time_windows",
+            "-p", str(window_ms), "--max-trials", str(trials), "--stability-percentage", "999"]
+
+
+def main(argv: List[str]) -> int:
+    if argv != ["libdir"]:
+        print("usage: python -m goprep._serve.perfanalyzer libdir", file=sys.stderr)
+        return 2
+    d = cudart_dir()
+    if d is None:
+        print(f"{CUDART_DIST} is not installed (pip install {CUDART_DIST})", file=sys.stderr)
+        return 1
+    print(d)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

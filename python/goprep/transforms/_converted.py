@@ -1,0 +1,176 @@
+"""``Converted``, the pipeline every converter returns: its chain compiled per numerics flavor ("pil" or
+"tensor") on first use, with the layouts of torchvision's video preset and Hugging Face's video
+processors; ``Staged``, a chain split where one step runs outside the engine."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+from .. import _ops
+from .._errors import PipelineError
+from .._inputs import is_pil, is_tensor
+from .._pipeline import pipeline
+from ._chain import Chain, Op, bcast
+from ._rgb import to_rgb
+
+
+class Converted:
+    """A fused goprep pipeline converted from another library's preprocessing (see ``goprep.transforms``).
+
+    Call it like a ``goprep.pipeline``: a PIL image, a NumPy ``(H, W, C)`` array, a CPU tensor
+    ``(C, H, W)`` / ``(N, C, H, W)``, or a list of them; ``out=`` as for pipelines. ``notes`` lists
+    what the conversion skipped (eval-mode no-ops)."""
+
+    def __init__(self, chain: Chain, source: str, flavor: Optional[str] = None, device: str = "auto",
+                 clip: bool = False, convert_rgb: bool = False, hf_video: bool = False) -> None:
+        self._chain = chain
+        self._source = source
+        self._flavor = flavor  # fixed numerics ("pil"/"tensor"), or None: follow the input
+        self._device = device
+        self._clip = clip  # torchvision's VideoClassification layout (see _call_clip)
+        self._convert_rgb = convert_rgb  # Hugging Face's do_convert_rgb (see to_rgb)
+        self._hf_video = hf_video  # Hugging Face's video layout (Vivit: see _call_hf_video)
+        self._pipes: Dict[str, Any] = {}
+        self.notes = list(chain.notes)
+
+    def __repr__(self) -> str:
+        return f"<goprep.transforms.Converted from {self._source}>"
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickled as the converted chain and options; the compiled pipelines are rebuilt on the first
+        call in the receiving process (as for ``goprep.pipeline``)."""
+        state = dict(self.__dict__)
+        state["_pipes"] = {}
+        return state
+
+    def _fused(self, ops: List[Op], flavor: str, last: bool, output: Optional[str], device: str, stage: str = "") -> Any:
+        c = self._chain
+
+        def fn(img: Any) -> Any:
+            for op in ops:
+                img = op(img, flavor)
+            if last and c.scale is not None:
+                n = img.channels
+                mean = bcast(c.mean, n) if c.mean is not None else [0.0] * n
+                std = bcast(c.std, n) if c.std is not None else [1.0] * n
+                # scale always given: normalize's check for a 0-255 mean is for hand-written calls
+                scale = (1 / 255 if img.dtype == "u8" else 1.0) if c.scale_by_dtype else c.scale
+                img = _ops.normalize(img, mean=mean, std=std, scale=scale)
+            return img
+
+        fn.__qualname__ = f"converted<{self._source}>{stage}"
+        return pipeline(fn, device=device, output=output)
+
+    def _pipe(self, flavor: str) -> Any:
+        p = self._pipes.get(flavor)
+        if p is None:
+            c = self._chain
+            # Split the ops where one runs outside the engine for this flavor (v1's float resize).
+            segments: List[List[Op]] = [[]]
+            hosts: List[Callable[[np.ndarray], np.ndarray]] = []
+            for op in c.ops:
+                host = getattr(op, "host", None)
+                h = host(flavor) if host is not None else None
+                if h is None:
+                    segments[-1].append(op)
+                else:
+                    hosts.append(h)
+                    segments.append([])
+            if not hosts:
+                p = self._fused(segments[0], flavor, True, "torch" if c.to_tensor else None, self._device)
+            else:
+                p = Staged(self, segments, hosts, flavor)
+            self._pipes[flavor] = p
+        return p
+
+    def _call_clip(self, src: Any, out: Any) -> Any:
+        """torchvision's ``VideoClassification``: a ``(T, C, H, W)`` or ``(B, T, C, H, W)`` tensor, its
+        frames run as one batch, the result viewed as ``(C, T, h, w)`` / ``(B, C, T, h, w)`` (the
+        preset's permute: a view, as there)."""
+        if out is not None:
+            raise PipelineError("is not supported by a VideoClassification preset (its result is a permuted view)",
+                                argument="out")
+        if not is_tensor(src) or src.ndim not in (4, 5):
+            what = f"a {src.ndim}-D tensor" if is_tensor(src) else type(src).__name__
+            raise PipelineError(f"VideoClassification takes a (T, C, H, W) or (B, T, C, H, W) video tensor, as "
+                                f"torchvision's preset does; got {what}", argument="src")
+        vid = src[None] if src.ndim == 4 else src
+        n, t, c, h, w = vid.shape
+        y = self._pipe("tensor")(vid.reshape(n * t, c, h, w))
+        y = y.view(n, t, *y.shape[1:]).permute(0, 2, 1, 3, 4)
+        return y[0] if src.ndim == 4 else y
+
+    def _call_hf_video(self, src: Any, out: Any) -> Any:
+        """Vivit's ``pixel_values`` layout: one image is a one-frame video ``(1, 1, C, H, W)``, a list of
+        images one video ``(1, T, C, H, W)`` (its ``make_batched``); the frames run as one batch."""
+        if out is not None:
+            raise PipelineError("is not supported by a video processor's pipeline (its result is a view)", argument="out")
+        if isinstance(src, (list, tuple)):
+            if not src or not all(is_pil(x) or getattr(x, "ndim", 0) == 3 for x in src):
+                raise PipelineError("a video processor takes an image or a list of frames (PIL images or 3-D "
+                                    "arrays / tensors); a list of videos is not supported", argument="src")
+            return self._pipe(self._flavor or "pil")(list(src))[None]
+        if not (is_pil(src) or getattr(src, "ndim", 0) == 3):
+            raise PipelineError("a video processor takes an image or a list of frames (PIL images or 3-D arrays / "
+                                "tensors), as one video", argument="src")
+        return self._pipe(self._flavor or "pil")(src)[None, None]
+
+    def __call__(self, src: Any, *, out: Any = None) -> Any:
+        if self._clip:
+            return self._call_clip(src, out)
+        if getattr(self, "_hf_video", False):
+            return self._call_hf_video(src, out)
+        if self._convert_rgb:
+            how = self._flavor or "tensor"
+            src = [to_rgb(x, how) for x in src] if isinstance(src, (list, tuple)) else to_rgb(src, how)
+        flavor = self._flavor
+        if flavor is None:
+            first = src[0] if isinstance(src, (list, tuple)) and src else src
+            flavor = "tensor" if is_tensor(first) else "pil"
+        return self._pipe(flavor)(src, out=out)
+
+
+class Staged:
+    """A converted chain that cannot run as one engine pass for its flavor: fused segments with NumPy
+    steps between them (``hosts``), each segment's result taken as NumPy HWC. Used for
+    ``torchvision.transforms`` (v1) ``Resize(bicubic, antialias=True)`` on tensors, which resizes in
+    float and rounds once: no fused uint8 kernel is within 1 level of that (they clamp to [0, 255]
+    between the passes; measured up to 14 levels apart)."""
+
+    def __init__(self, conv: Converted, segments: List[List[Op]], hosts: List[Callable[[np.ndarray], np.ndarray]], flavor: str):
+        self._conv = conv
+        self._hosts = hosts
+        self._flavor = flavor
+        self._inner = [
+            conv._fused(ops, flavor, False, "numpy", "cpu", f"[step {i + 1}]") for i, ops in enumerate(segments[:-1])
+        ]
+        self._last_ops = segments[-1]
+        self._last: Dict[Optional[str], Any] = {}
+
+    def _head(self, x: Any) -> np.ndarray:
+        a = self._inner[0](x)
+        for i, host in enumerate(self._hosts):
+            a = host(a)
+            if i + 1 < len(self._inner):
+                a = self._inner[i + 1](a)
+        return a
+
+    def __call__(self, src: Any, *, out: Any = None) -> Any:
+        c = self._conv._chain
+        if isinstance(src, (list, tuple)):
+            first = src[0] if src else None
+            mid: Any = [self._head(x) for x in src]  # images of different sizes: one by one
+        else:
+            first, mid = src, self._head(src)
+        # what the fused pipeline's output=None gives: tensors for tensors, NumPy otherwise
+        output = "torch" if c.to_tensor or is_tensor(first) else None
+        p = self._last.get(output)
+        if p is None:
+            p = self._last[output] = self._conv._fused(
+                self._last_ops, self._flavor, True, output, self._conv._device, f"[step {len(self._inner) + 1}]"
+            )
+        return p(mid, out=out)
+
+

@@ -1,0 +1,208 @@
+"""The pixel path of a Hugging Face processor's complete config (read and checked by ``_hf``): resize,
+center crop, rescale and normalise as a converted chain, with the sizing rules of the classes that have
+their own."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from .. import _validate
+from .._errors import PipelineError
+from ._chain import NO_DIM_LIMIT, Chain, mean_std
+from ._steps import CenterCrop, Cvt, Resize, interp_mode, tv_size
+
+_HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
+
+# Processor types (of those goprep covers) whose int ``size`` is a square: transformers'
+# ``default_to_square = True``, its base class's default. CLIP, SigLIP and ConvNeXt set it False (the
+# shorter side), and goprep reads any other type's int that way too.
+_HF_SQUARE = ("ViT", "DeiT", "Beit")
+
+
+def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
+    """The chain of a complete config of class ``kind`` (``base``: its name without the processor
+    suffixes): resize, center crop, channel order, rescale, normalise, each as the class runs it."""
+    chain = Chain()
+    interp = cfg.get("resample")
+    interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
+    interp_mode("resample", interp)
+
+    def resize(size: Any) -> Any:  # the torchvision backend's tvF.resize (v2, antialias=True)
+        if base == "DepthPro":  # rescale and normalize first, then tvF.resize(antialias=False) of the floats
+            return _FloatResize(Resize("resize", size, interp, False, None, "v2"))
+        return Resize("resize", size, interp, True, None, "v2")
+
+    if cfg.get("do_resize", True):
+        _hf_resize(chain, cfg, kind, base, resize)
+    if cfg.get("do_center_crop", False):
+        chain.geometric("center_crop", CenterCrop(_hf_crop_size(cfg.get("crop_size")), floor=True))
+    if base == "MobileViT" and cfg.get("do_flip_channel_order"):
+        chain.geometric("flip_channel_order", Cvt("rgb2bgr"))  # a channel permutation: before the rescale
+    if base == "PPLCNet":  # RGB -> BGR after the normalisation: here, with mean and std reversed below
+        chain.geometric("RGB -> BGR", Cvt("rgb2bgr"))
+    do_rescale = cfg.get("do_rescale", True)
+    if do_rescale:
+        rf = cfg.get("rescale_factor")
+        chain.to_float("rescale", 1 / 255 if rf is None else _validate.as_positive_float32("rescale_factor", rf))
+    else:
+        chain.to_float("rescale", 1.0)
+    if base == "EfficientNet" and do_rescale and cfg.get("rescale_offset"):
+        chain.normalize("rescale_offset", [1.0], [1.0])  # EfficientNet's rescale(offset=True): x * f - 1
+    if base == "Vivit" and do_rescale and cfg.get("offset"):
+        chain.normalize("offset", [1.0], [1.0])  # Vivit's rescale(offset=True): x * f - 1
+    std: Optional[List[float]] = None
+    if cfg.get("do_normalize", True) and base != "MobileViT":  # MobileViT's code never normalises
+        mean, std = mean_std(cfg.get("image_mean", 0.5), cfg.get("image_std", 0.5), ("image_mean", "image_std"),
+                             channels=3)  # pixel_values are RGB
+        if base == "PPLCNet":  # the channels were reversed before the normalisation (above)
+            mean, std = mean[::-1], std[::-1]
+        chain.normalize("normalize", mean, std)
+    if base == "EfficientNet" and cfg.get("include_top"):  # normalize(image, 0, image_std) once more
+        if std is None:
+            std = _validate.float32_values("image_std", cfg.get("image_std", 0.5), nonzero=True, channels=3)
+        chain.normalize("include_top", [0.0], std)
+    return chain
+
+
+def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: Callable[[Any], Any]) -> None:
+    """The config's resize (and ConvNeXt's crop below 384) onto ``chain``; ``resize(size)``: the op
+    resizing to a torchvision size or a sizing function."""
+    if base == "PPLCNet" and cfg.get("resize_short") is not None:
+        div = cfg.get("size_divisor")
+        short = _validate.as_positive_int("resize_short", cfg["resize_short"])
+        chain.geometric("resize", resize(_ShortDivisorSize(short, None if div is None else
+                                                           _validate.as_positive_int("size_divisor", div))))
+        return
+    if base == "GLPN":
+        div = _validate.as_positive_int("size_divisor", cfg.get("size_divisor"))
+        chain.geometric("resize", resize(_DivisorSize(div, floor=True)))
+        return
+    raw = cfg.get("size")
+    square = cfg.get("default_to_square")
+    square = kind.startswith(_HF_SQUARE) if square is None else bool(square)
+    if raw is None:
+        raise PipelineError(f"None ({kind} resizes but sets no size; goprep reproduces sizing by 'height' and "
+                            "'width' or by 'shortest_edge')", argument="size")
+    size = _hf_size(raw, square)
+    pool_pct = cfg.get("crop_pct") if base == "PoolFormer" else None
+    if base == "Levit" and "shortest_edge" in size:  # LeViT's resize: the shorter side to 256/224 of it
+        chain.geometric("resize", resize(int((256 / 224) * size["shortest_edge"])))
+    elif pool_pct is not None:  # PoolFormer's resize (an int is a shorter side, a pair exact)
+        pct = _validate.as_positive_float32("crop_pct", pool_pct)
+        if "shortest_edge" in size:
+            target: Any = int(size["shortest_edge"] / pct)
+        elif "height" in size and "width" in size:
+            h, w = size["height"], size["width"]
+            target = int(h / pct) if h == w else (int(h / pct), int(w / pct))
+        else:
+            raise PipelineError(f"{raw!r} (PoolFormer's resize needs shortest_edge or height and width)",
+                                argument="size")
+        if (min(target) if isinstance(target, tuple) else target) < 1:
+            raise PipelineError(f"{pct} resizes to {target}", argument="crop_pct")
+        chain.geometric("resize", resize(target))
+    elif base in ("ConvNext", "ConvNeXt"):
+        if "shortest_edge" not in size:  # HF: "Size dictionary must contain 'shortest_edge' key"
+            raise PipelineError(f"ConvNeXt's resize needs 'shortest_edge', got {raw!r}", argument="size")
+        se = size["shortest_edge"]
+        pct = cfg.get("crop_pct")
+        crop_pct = 224 / 256 if pct is None else _validate.as_positive_float32("crop_pct", pct)
+        if se < 384:
+            if int(se / crop_pct) < 1:
+                raise PipelineError(f"{crop_pct} resizes the shorter side to {int(se / crop_pct)}", argument="crop_pct")
+            chain.geometric("resize", resize(int(se / crop_pct)))
+            chain.geometric("center_crop", CenterCrop(se, floor=True))
+        else:
+            chain.geometric("resize", resize((se, se)))
+    elif "height" in size and "width" in size:
+        chain.geometric("resize", resize((size["height"], size["width"])))
+    elif base == "TextNet":  # the shorter side, then each side rounded up to a multiple of size_divisor
+        if "shortest_edge" not in size:  # HF: "Size must contain 'shortest_edge' key"
+            raise PipelineError(f"TextNet's resize needs 'shortest_edge', got {raw!r}", argument="size")
+        div = _validate.as_positive_int("size_divisor", cfg.get("size_divisor"))
+        chain.geometric("resize", resize(_DivisorSize(div, floor=False, shortest_edge=size["shortest_edge"])))
+    elif "shortest_edge" in size and "longest_edge" not in size:
+        chain.geometric("resize", resize(size["shortest_edge"]))
+    else:
+        raise PipelineError(f"{raw!r} is not supported by goprep.transforms.from_hf "
+                            "(height and width, or shortest_edge alone)", argument="size")
+
+
+def _hf_size(v: Any, square: bool) -> Dict[str, int]:
+    """A processor's ``size`` as a dict of positive ints: an int is ``shortest_edge`` (or a square
+    for ``square`` kinds), a pair ``(height, width)``; None entries (unset keys of a SizeDict) are
+    dropped."""
+    if _validate.is_int(v):
+        n = _validate.as_positive_int("size", v)
+        return {"height": n, "width": n} if square else {"shortest_edge": n}
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        h, w = _validate.parse_size(v, NO_DIM_LIMIT, "size")
+        return {"height": h, "width": w}
+    if isinstance(v, Mapping):
+        return {str(_validate.as_choice("size", k, _HF_SIZE_KEYS)): _validate.as_positive_int(f"size[{k!r}]", x)
+                for k, x in v.items() if x is not None}
+    raise PipelineError(f"must be an int, a (height, width) pair or a dict such as {{'shortest_edge': 224}}, got {v!r}",
+                        argument="size")
+
+
+def _hf_crop_size(crop: Any) -> Tuple[int, int]:
+    """``crop_size`` as ``(height, width)``: a dict of both, an int (a square) or a pair."""
+    if not isinstance(crop, Mapping):
+        return _validate.parse_size(crop, NO_DIM_LIMIT, "crop_size")
+    if crop.get("height") is None or crop.get("width") is None:
+        raise PipelineError(f"must hold 'height' and 'width', got {crop!r}", argument="crop_size")
+    return (_validate.as_positive_int("crop_size['height']", crop["height"]),
+            _validate.as_positive_int("crop_size['width']", crop["width"]))
+
+
+class _ShortDivisorSize:
+    """PPLCNet's sizing, ``(h, w) -> (h, w)``: each side ``round(side * short / min(h, w))``, then
+    rounded up to a multiple of ``divisor`` (when given)."""
+
+    def __init__(self, short: int, divisor: Optional[int]) -> None:
+        self.short, self.divisor = short, divisor
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        scale = self.short / min(h, w)
+        oh, ow = round(h * scale), round(w * scale)
+        if self.divisor is not None:
+            oh, ow = (math.ceil(v / self.divisor) * self.divisor for v in (oh, ow))
+        return oh, ow
+
+
+class _DivisorSize:
+    """``size_divisor`` sizing, ``(h, w) -> (h, w)``: GLPN's (each side floored to a multiple, the
+    image's own size otherwise kept) or TextNet's (the shorter side to ``shortest_edge`` as
+    torchvision's int size, then each side rounded up to a multiple)."""
+
+    def __init__(self, divisor: int, floor: bool, shortest_edge: Optional[int] = None) -> None:
+        self.divisor, self.floor, self.shortest_edge = divisor, floor, shortest_edge
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        d = self.divisor
+        if self.shortest_edge is not None:
+            h, w = tv_size(h, w, self.shortest_edge)
+        if self.floor:
+            if h < d or w < d:
+                raise PipelineError(f"a {h}x{w} image has a side below size_divisor {d}: GLPN resizes it to 0 pixels")
+            return h // d * d, w // d * d
+        return -(-h // d) * d, -(-w // d) * d
+
+
+class _FloatResize:
+    """A resize of the rescaled and normalised floats (DepthPro: ``tvF.resize(antialias=False)`` after
+    ``rescale_and_normalize``), an Op that always runs outside the engine (``host``): the uint8 image
+    as float32, resized unrounded with PyTorch's float kernels (``Resize.float32``). Interpolation
+    without antialias is a weighted sum whose weights add up to 1, so it commutes with the affine
+    normalisation that follows in the last fused step (to float32 rounding)."""
+
+    def __init__(self, inner: Resize) -> None:
+        self.inner = inner
+
+    def __call__(self, img: Any, flavor: str) -> Any:  # only through host (see Converted._pipe)
+        raise PipelineError("internal: _FloatResize runs through host()")
+
+    def host(self, flavor: str) -> Callable[[np.ndarray], np.ndarray]:
+        return self.inner.float32

@@ -1,0 +1,231 @@
+"""The geometric ops the converters share (each an ``Op``: ``(traced image, flavor) -> traced image``),
+with the numerics their library uses for each input kind (``flavor``: "pil" for PIL images and NumPy
+arrays, "tensor" for tensors).
+
+The ops are small classes, not closures, so that a Converted pipeline pickles (into DataLoader workers
+started with "spawn", say): it travels as its chain of ops and options."""
+
+from __future__ import annotations
+
+import numbers
+from types import SimpleNamespace
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from .. import _ops, _validate
+from .._errors import PipelineError
+from .._geometry import center_crop_geometry
+
+_PIL_CODES = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
+MODES = ("bilinear", "bicubic", "nearest", "nearest-exact")
+
+
+def interp_name(mode: Any) -> str:
+    """An InterpolationMode, PIL resample code or string, as a lowercase name."""
+    if isinstance(mode, int) and not isinstance(mode, bool):
+        return _PIL_CODES.get(int(mode), str(mode))
+    v = getattr(mode, "value", mode)
+    if isinstance(v, int):
+        return _PIL_CODES.get(v, str(v))
+    return str(v).lower().replace("_", "-")
+
+
+def interp_mode(argument: str, mode: Any) -> str:
+    """``mode``'s name (see interp_name) if goprep resamples that way, else an InvalidArgumentError
+    naming ``argument``."""
+    return _validate.as_choice(argument, None if mode is None else interp_name(mode), MODES)
+
+
+def tv_size(h: int, w: int, size: Any, max_size: Any = None) -> Tuple[int, int]:
+    """The size torchvision's resize gives an ``h x w`` image (goprep's resize rule)."""
+    return _ops.resize_size(SimpleNamespace(height=h, width=w), size, max_size)  # type: ignore[arg-type]
+
+
+def _norm_size(size: Any) -> Any:
+    """A torchvision resize size with a 1-sequence as its int and a pair as a tuple of ints."""
+    if isinstance(size, (list, tuple)) and len(size) == 1:
+        return int(size[0])
+    if isinstance(size, (list, tuple)):
+        return (int(size[0]), int(size[1]))
+    return size
+
+
+class Resize:
+    """A resize with the numerics its library uses for each input kind (an Op, see ``Op``).
+
+    ``api``: on tensors, ``"v2"`` is ``torchvision.transforms.v2`` (and Hugging Face's torchvision
+    backend): PyTorch's native uint8 kernels; ``"v1"`` is ``torchvision.transforms`` (and timm, which
+    builds on it): the uint8 image converted to float32, resized, clamped (bicubic), rounded half to
+    even, cast back (``torchvision.transforms._functional_tensor.resize``). ``size`` is torchvision's
+    (an int for the shorter side, ``(h, w)``, or None with ``max_size``) or a function
+    ``(h, w) -> (h, w)``."""
+
+    def __init__(self, name: str, size: Any, interp: Any, antialias: Any, max_size: Any, api: str) -> None:
+        self.name, self.mode, self.api = name, interp_mode(f"{name}.interpolation", interp), api
+        self.size, self.max_size = _norm_size(size), max_size
+        self.antialias = antialias
+        # torchvision (v1 and v2): antialias=None is False for tensors (0.15-0.16's "warn" default
+        # too); PIL images are antialiased whatever it says, as Pillow has no other resize.
+        self.aa = antialias is not None and not (isinstance(antialias, str) and antialias == "warn") and bool(antialias)
+
+    def target(self, h: int, w: int) -> Tuple[int, int]:
+        if callable(self.size):
+            return self.size(h, w)
+        return tv_size(h, w, self.size, self.max_size)
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        h, w = img.height, img.width
+        oh, ow = self.target(h, w)
+        if (oh, ow) == (h, w):
+            return img  # torchvision (both APIs, every input) and Pillow return the image as it is
+        if flavor == "pil":
+            if (img.channels == 2 or img.channels == 4 and tuple(img.cmap) != (0, 1, 2, 3)) and img.dtype == "u8" \
+                    and not self.mode.startswith("nearest"):
+                # Pillow resizes "RGBA" and "LA" premultiplied by alpha ("RGBa"/"La", then back); goprep does so
+                # for a 4-channel image read as it is (the engine's premultiplied resize), not for 2 channels
+                # or channels reordered before the resize
+                raise PipelineError(
+                    f"{self.name}: a {img.channels}-channel uint8 image gets Pillow's numerics here, and Pillow "
+                    "resizes RGBA / LA premultiplied by alpha, which goprep reproduces only for RGBA as read; convert "
+                    "it to RGB (or gray) first, e.g. img.convert('RGB') or goprep.cvt_color(img, 'rgba2rgb'), or pass a tensor")
+            if self.mode.startswith("nearest"):
+                kind, aa = "nearest-pil", False  # torchvision maps NEAREST and NEAREST_EXACT to Pillow's NEAREST
+            else:
+                kind, aa = self.mode, True
+        else:
+            kind, aa = self._tensor_kernel(img.dtype)
+        return _ops.resize(img, (oh, ow), interpolation=kind, antialias=aa)
+
+    def _tensor_kernel(self, dtype: str) -> Tuple[str, Any]:
+        mode = self.mode
+        if mode == "nearest":  # PyTorch's float32 index rule, for uint8 and float tensors alike
+            return "nearest-torch", False
+        if mode == "nearest-exact":
+            return "nearest-exact", False
+        if dtype != "u8":  # float32 tensors: both APIs run PyTorch's float kernels, which goprep's follow
+            return mode, self.aa
+        if self.api == "v2":
+            # PyTorch's uint8 kernels, with and without antialias: equal bit for bit
+            return mode, "torch" if self.aa else "torch-noaa"
+        if self.aa:
+            # v1 bilinear: the float path's result is within 1 level of any uint8 kernel whose weights
+            # are non-negative (the rounding between the passes moves a value by at most 0.5); v1
+            # bicubic goes through ``host``.
+            return mode, "torch"
+        # v1 without antialias computes PyTorch's float kernel and rounds once; goprep's uint8 bicubic
+        # is the same formula in float32, rounded once, and OpenCV's INTER_LINEAR is within 1 level of
+        # the float bilinear (non-negative weights; measured up to 1 level on ~12% of values).
+        return mode, False
+
+    def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+        if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:
+            return self._float_resize
+        return None
+
+    def _float_resize(self, a: np.ndarray) -> np.ndarray:
+        """v1's tensor resize, outside the engine's fused pass: to float32, goprep's float32
+        antialiased bicubic (PyTorch's ``interpolate(antialias=True)`` within 1e-5 of the range),
+        clamp, round half to even, back to uint8."""
+        f = self.float32(a)
+        if a.dtype != np.uint8:  # a float32 tensor stays float, unclamped, as in torchvision
+            return f
+        np.clip(f, 0, 255, out=f)
+        np.rint(f, out=f)
+        return f.astype(np.uint8)
+
+    def float32(self, a: np.ndarray) -> np.ndarray:
+        """A NumPy ``(..., H, W, C)`` image as float32 (a copy), resized unrounded by the kernels
+        PyTorch runs on float tensors (goprep's float32 ones)."""
+        h, w = a.shape[-3], a.shape[-2]
+        oh, ow = self.target(h, w)
+        f = a.astype(np.float32)
+        if (oh, ow) == (h, w):
+            return f
+        kind, aa = self._tensor_kernel("f32")
+        return _ops.resize(f, (oh, ow), interpolation=kind, antialias=aa)
+
+
+class CenterCrop:
+    """torchvision's ``CenterCrop`` (zero padding where the crop is larger than the image, the window
+    at ``int(round((H - h) / 2.0))``: goprep's ``center_crop``), or with a ``fill`` timm's
+    ``CenterCropOrPad``, which pads the same way with that value, or with ``floor`` Hugging Face's,
+    which pads as torchvision and puts the window at ``int((H - h) / 2.0)`` (truncated, not rounded)
+    (an Op)."""
+
+    def __init__(self, size: Any, fill: Any = 0, floor: bool = False) -> None:
+        self.h, self.w = pair(size)
+        self.fill, self.floor = fill, floor
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        h, w = self.h, self.w
+        if self.floor or not (isinstance(self.fill, numbers.Number) and self.fill == 0):
+            img = _pad_to_crop(img, h, w, self.fill)
+        if not self.floor:
+            return _ops.center_crop(img, (h, w))
+        H, W = img.height, img.width
+        if (H, W) == (h, w):
+            return img
+        return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
+
+
+class Flip:
+    """``RandomHorizontalFlip(p=1)`` / ``RandomVerticalFlip(p=1)`` (an Op)."""
+
+    def __init__(self, horizontal: bool) -> None:
+        self.horizontal = horizontal
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.flip(img, horizontal=self.horizontal, vertical=not self.horizontal)
+
+
+class Pad:
+    """torchvision's constant ``Pad`` (an Op)."""
+
+    def __init__(self, padding: Any, fill: Any) -> None:
+        self.padding, self.fill = padding, fill
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.pad(img, self.padding, value=self.fill)
+
+
+class Cvt:
+    """A channel reorder, ``goprep.cvt_color(img, code)`` (an Op)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.cvt_color(img, self.code)
+
+
+class Gray:
+    """torchvision's ``Grayscale(num_output_channels)`` on 1-channel images, the only ones goprep can
+    express (it has no RGB -> gray op) (an Op)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        if img.channels != 1:
+            raise PipelineError(
+                f"Grayscale on a {img.channels}-channel image is not expressible in goprep (no RGB -> gray op); "
+                "pass 1-channel images or convert beforehand"
+            )
+        return _ops.cvt_color(img, "gray2rgb") if self.n == 3 else img
+
+
+def _pad_to_crop(img: Any, h: int, w: int, fill: Any) -> Any:
+    """torchvision's (and timm's) padding before a center crop larger than the image
+    (center_crop_geometry's), with ``fill``."""
+    padding, _ = center_crop_geometry(img.height, img.width, h, w)
+    return _ops.pad(img, padding, value=fill) if any(padding) else img
+
+
+def pair(size: Any) -> Tuple[int, int]:
+    """A torchvision crop size (an int, or a sequence of 1 or 2) as ``(h, w)``."""
+    if isinstance(size, (list, tuple)):
+        return (int(size[0]), int(size[0])) if len(size) == 1 else (int(size[0]), int(size[1]))
+    return int(size), int(size)
+
+

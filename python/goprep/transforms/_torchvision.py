@@ -1,0 +1,172 @@
+"""``from_torchvision``: a torchvision transform (v1 or v2, a Compose of them, a weights preset, timm's
+eval transform objects) read into a converted chain. torchvision is never imported: transform objects
+are read by their type names and attributes."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from .._errors import PipelineError
+from ._chain import Chain, mean_std, refusals
+from ._converted import Converted
+from ._steps import CenterCrop, Flip, Gray, Pad, Resize, pair
+from ._timm import keep_ratio_op
+
+
+def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
+    """A goprep pipeline computing what the torchvision transform ``t`` computes: a v1 or v2
+    ``Compose`` (or ``nn.Sequential``) of, or a single, ``Resize``, ``CenterCrop``, ``Pad``,
+    ``ToTensor``, ``PILToTensor``, ``ToImage``, ``ToDtype``, ``ConvertImageDtype``, ``Normalize``,
+    ``Grayscale`` (on 1-channel images), ``RandomHorizontalFlip``/``RandomVerticalFlip`` with
+    ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. An empty ``Compose`` is
+    the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
+    ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
+    depends on the input (``Grayscale`` on a multi-channel image).
+
+    The model weights' presets convert too: ``from_torchvision(ResNet50_Weights.DEFAULT.transforms())``
+    or the weights entry itself (``from_torchvision(ResNet50_Weights.DEFAULT)``), for
+    ``ImageClassification``, ``SemanticSegmentation``, ``ObjectDetection`` and
+    ``VideoClassification`` (whose clip layout is kept: ``(T, C, H, W)`` or ``(B, T, C, H, W)`` tensors
+    in, ``(C, T, h, w)`` / ``(B, C, T, h, w)`` out, the frames run as one batch)."""
+    if _is_weights(t):
+        t = t.transforms()
+    chain = _tv_chain(t)
+    for n in chain.notes:
+        warnings.warn(f"goprep.transforms.from_torchvision: {n}", stacklevel=2)
+    clip = type(t).__name__ == "VideoClassification" and _is_preset(t)
+    return Converted(chain, f"torchvision {type(t).__name__}", device=device, clip=clip)
+
+
+@refusals
+def _tv_chain(t: Any) -> Chain:
+    chain = Chain()
+    _tv_walk(t, chain)
+    return chain
+
+
+def _is_weights(t: Any) -> bool:
+    """A torchvision ``WeightsEnum`` entry (``ResNet50_Weights.IMAGENET1K_V2``), found by its shape:
+    this module imports no torchvision."""
+    return callable(getattr(t, "transforms", None)) and isinstance(getattr(t, "meta", None), dict) and hasattr(t, "url")
+
+
+def _is_preset(t: Any) -> bool:
+    """One of torchvision's weights presets (``torchvision.transforms._presets``)."""
+    return str(getattr(type(t), "__module__", "")).startswith("torchvision.transforms._presets")
+
+
+def _tv_preset(t: Any, chain: Chain) -> None:
+    """A weights preset's ``forward``, step for step: ``F.resize`` (v1, on tensors too), ``F.center_crop``,
+    ``pil_to_tensor`` + ``convert_image_dtype(float)`` (1/255 on uint8, float input kept), ``F.normalize``."""
+    name = type(t).__name__
+    if name == "ObjectDetection":  # the image scaled to [0, 1], nothing else
+        chain.to_float(name, 1 / 255, by_dtype=True)
+        return
+    if name == "OpticalFlow":
+        raise PipelineError("OpticalFlow takes an image pair and returns a pair; goprep.transforms.from_torchvision "
+                            "converts single-image transforms (use one ObjectDetection-like pipeline per image)")
+    if name not in ("ImageClassification", "SemanticSegmentation", "VideoClassification"):
+        raise PipelineError(f"the torchvision preset {name} is not supported by goprep.transforms.from_torchvision")
+    # VideoClassification hard-codes antialias=False (torchvision keeps its trained models' numbers)
+    antialias = False if name == "VideoClassification" else t.antialias
+    if t.resize_size is not None:  # SemanticSegmentation(resize_size=None) does not resize
+        chain.geometric(name, Resize(name, t.resize_size, t.interpolation, antialias, None, "v1"))
+    if name != "SemanticSegmentation":
+        chain.geometric(name, CenterCrop(t.crop_size))
+    chain.to_float(name, 1 / 255, by_dtype=True)
+    _tv_normalize(t, chain)
+
+
+def _tv_normalize(t: Any, chain: Chain) -> None:
+    """A ``Normalize`` (or a preset's ``F.normalize``) of ``t.mean`` and ``t.std``."""
+    name = type(t).__name__
+    chain.normalize(name, *mean_std(t.mean, t.std, (f"{name}.mean", f"{name}.std")))
+
+
+_NOOPS = ("Identity", "ToPureTensor", "SanitizeBoundingBoxes", "ClampBoundingBoxes", "ClampKeyPoints")
+
+
+def _tv_api(t: Any) -> str:
+    """Which torchvision API a transform's resize follows on tensors: ``"v2"`` for
+    ``torchvision.transforms.v2`` classes (and subclasses), ``"v1"`` for ``torchvision.transforms``
+    ones and timm's (which call ``torchvision.transforms.functional``)."""
+    for cls in type(t).__mro__:
+        mod = getattr(cls, "__module__", None) or ""
+        if mod == "torchvision.transforms.v2" or mod.startswith("torchvision.transforms.v2."):
+            return "v2"
+        if mod.startswith("torchvision.transforms") or mod.startswith("timm."):
+            return "v1"
+    return "v2"
+
+
+def _for_images(v: Any, default: Any) -> Any:
+    """A v2 setting given per input type (``{tv_tensors.Image: x, ...}``): the images' (``Image`` or
+    plain ``Tensor`` key), else ``default``; any other value as it is."""
+    if not isinstance(v, dict):
+        return v
+    return next((x for k, x in v.items() if getattr(k, "__name__", "") in ("Image", "Tensor")), default)
+
+
+def _tv_walk(t: Any, chain: Chain) -> None:
+    name = type(t).__name__
+    if name in ("Compose", "Sequential"):
+        # torchvision's Compose([]) (and an empty nn.Sequential) returns its input: an identity.
+        subs = t.transforms if hasattr(t, "transforms") else list(t)
+        for sub in subs:
+            _tv_walk(sub, chain)
+        return
+    if name in _NOOPS:
+        chain.notes.append(f"skipped {name} (no effect on an image)")
+        return
+    if _is_preset(t):
+        _tv_preset(t, chain)
+        return
+    p = getattr(t, "p", None)
+    if name in ("RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomApply", "RandomErasing",
+                "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast",
+                "RandomEqualize", "RandomPhotometricDistort") and p == 0:
+        chain.notes.append(f"skipped {name}(p=0) (never applied)")
+        return
+    if name in ("RandomHorizontalFlip", "RandomVerticalFlip") and p == 1:
+        chain.geometric(name, Flip(name == "RandomHorizontalFlip"))
+        return
+    if name == "Resize":
+        op = Resize(name, t.size, t.interpolation, getattr(t, "antialias", True), t.max_size, _tv_api(t))
+        chain.geometric(name, op)
+    elif name == "CenterCrop":
+        chain.geometric(name, CenterCrop(t.size))
+    elif name == "CenterCropOrPad":  # timm's (crop_mode="border")
+        if getattr(t, "padding_mode", "constant") != "constant":
+            raise PipelineError(f"CenterCropOrPad(padding_mode={t.padding_mode!r}) is not supported by goprep (constant only)")
+        chain.geometric(name, CenterCrop(t.size, t.fill))
+    elif name == "ResizeKeepRatio":  # timm's
+        if getattr(t, "random_scale_prob", 0) or getattr(t, "random_aspect_prob", 0):
+            raise PipelineError("ResizeKeepRatio with random scaling is a training transform")
+        chain.geometric(name, keep_ratio_op(pair(t.size), t.interpolation, float(t.longest)))
+    elif name == "Pad":
+        if t.padding_mode != "constant":
+            raise PipelineError(f"Pad(padding_mode={t.padding_mode!r}) is not supported by goprep (constant only)")
+        fill = _for_images(t.fill, 0)
+        chain.geometric(name, Pad(t.padding, 0 if fill is None else fill))
+    elif name == "Grayscale":
+        chain.geometric(name, Gray(int(t.num_output_channels)))
+    elif name in ("ToTensor", "MaybeToTensor"):  # MaybeToTensor: timm's ToTensor that passes tensors through
+        chain.to_float(name, 1 / 255, by_dtype=True)
+    elif name in ("PILToTensor", "ToImage"):
+        chain.to_tensor = True
+    elif name in ("ToDtype", "ConvertImageDtype"):
+        dname = str(_for_images(t.dtype, None))
+        scale = True if name == "ConvertImageDtype" else bool(getattr(t, "scale", False))
+        if dname == "torch.uint8":
+            chain.notes.append(f"skipped {name}(torch.uint8) (the image is uint8 already)")
+            return
+        if dname != "torch.float32":
+            raise PipelineError(f"{name}({dname}) is not supported by goprep (float32 only)")
+        chain.to_float(name, 1 / 255 if scale else 1.0, by_dtype=scale)
+    elif name == "Normalize":
+        _tv_normalize(t, chain)
+    else:
+        raise PipelineError(f"{name} is not supported by goprep.transforms.from_torchvision")
+
+

@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native, _validate
+from . import _run, _validate
 from ._errors import DecodeError, GoprepError, InvalidArgumentError, PipelineError, ShapeError
 from ._run import EncodedItem
 from ._signature import Signature, trace_fn
@@ -39,7 +39,6 @@ MODES = ("RGB", "BGR", "L", "RGBA")
 _MODE_CODE = {"RGB": 0, "BGR": 0, "L": 1, "RGBA": 2}  # codec.Mode: the channels the decoder writes
 _CHANNELS = {0: 3, 1: 1, 2: 4}
 SCALES = (1, 2, 4, 8)
-_FORMATS: List[str] = []  # the header table's format codes by name (the binding's Formats, its one source)
 
 # Pillow's decompression-bomb error threshold (2 * Image.MAX_IMAGE_PIXELS, 178,956,970 pixels): an
 # image above it is refused from its header, before anything is allocated.
@@ -133,11 +132,10 @@ def item_bytes(x: Any, arg: str) -> Tuple[Optional[np.ndarray], Optional[str]]:
 
 
 class _Batch:
-    """An open DecodeOpen batch: its handle, headers and the buffers Go reads (``bufs``, kept alive
-    here)."""
+    """An open decode batch (_run.open_batch): its handle, header table and format names, and the
+    buffers Go reads (``bufs``, kept alive here)."""
 
     def __init__(self, items: Sequence[Any], is_list: bool, name: str, max_pixels: Optional[int] = None) -> None:
-        mod = _native.get()
         n = len(items)
         desc = np.empty((n, 2), np.int64)
         paths: List[str] = []
@@ -151,22 +149,29 @@ class _Batch:
             else:
                 assert arr is not None
                 desc[i] = (arr.__array_interface__["data"][0] if arr.size else 0, arr.size)
-        self.hdr = np.zeros((n, int(mod.HeaderColumns())), np.int64)
-        self.mod = mod
         self.handle = 0
-        arrays = any(type(x) is np.ndarray for x in items)
-        hint = ("; a 1-D uint8 array is read as encoded image bytes (an image array is (H, W) or (H, W, C))" if arrays else "")
-        self.handle = _call(mod.DecodeOpen, id(desc), n, ",".join(os.fsencode(p).hex() for p in paths), id(self.hdr),
-                            _limit() if max_pixels is None else max_pixels, name, is_list, name=name, hint=hint)
+        try:
+            self.handle, self.hdr, self.formats = _run.open_batch(
+                desc, n, ",".join(os.fsencode(p).hex() for p in paths), _limit() if max_pixels is None else max_pixels,
+                name, is_list)
+        except DecodeError as e:
+            if any(type(x) is np.ndarray for x in items):
+                raise DecodeError(e.detail + "; a 1-D uint8 array is read as encoded image bytes (an image array is "
+                                  "(H, W) or (H, W, C))", argument=e.argument, code=e.code) from None
+            raise
+        except GoprepError as e:
+            # a list's item is named in the message ("src[3]: the image is ..."), not in .argument
+            if e.code == "too_large" and (e.argument or e.detail).startswith(name):
+                raise DecodeError(e.detail, argument=e.argument, code="too_large") from None
+            raise
 
     def headers(self) -> List[Header]:
-        if not _FORMATS:
-            _FORMATS.extend(self.mod.Formats().split(","))
-        return [Header(_FORMATS[int(r[0])], int(r[1]), int(r[2]), int(r[3]), int(r[4]), bool(r[5])) for r in self.hdr]
+        f = self.formats
+        return [Header(f[int(r[0])], int(r[1]), int(r[2]), int(r[3]), int(r[4]), bool(r[5])) for r in self.hdr]
 
     def close(self) -> None:
         if self.handle:
-            self.mod.DecodeClose(self.handle)
+            _run.close_batch(self.handle)
             self.handle = 0
 
 
@@ -174,22 +179,6 @@ def _limit() -> int:
     """The bomb limit of this thread's next call (0: none): thread_max_pixels's, else the process's."""
     n = getattr(_thread_limit, "n", None)
     return (_max_pixels[0] or 0) if n is None else n
-
-
-def _call(fn: Any, *args: Any, name: str = "data", hint: str = "") -> Any:
-    """A decode entry: every error about the data (a bomb's too_large too) is a DecodeError; ``hint``
-    is added to a decode error's message."""
-    try:
-        return _native.call(fn, *args)
-    except DecodeError as e:
-        if hint:
-            raise DecodeError(e.detail + hint, argument=e.argument, code=e.code) from None
-        raise
-    except GoprepError as e:
-        # a list's item is named in the message ("src[3]: the image is ..."), not in .argument
-        if e.code == "too_large" and (e.argument or e.detail).startswith(name):
-            raise DecodeError(e.detail, argument=e.argument, code="too_large") from None
-        raise
 
 
 # -- tracing ----------------------------------------------------------------------------------

@@ -26,6 +26,10 @@ _loaded_pid: int = 0
 _raw_run: Any = None
 _raw_run_timed: Any = None
 _raw_execute: Any = None
+# The decode batch's entries (DecodeOpen, DecodeClose), and its header table's width and format names
+# (HeaderColumns, Formats: their one source), for _run.open_batch / close_batch.
+_raw_decode: Tuple[Any, Any] = (None, None)
+_formats: Tuple[str, ...] = ()
 _forked_child = False  # set in a child forked after the Go runtime started (cheaper than getpid per call)
 _limits: Dict[str, int] = {}
 
@@ -97,15 +101,17 @@ def _load() -> None:
     _find_data_offset(binding)
     global _limits
     _limits = {"max_dim": int(binding.MaxDim()), "max_threads": int(binding.MaxThreads()),
-               "big_plan_bytes": int(binding.BigPlanBytes())}
+               "big_plan_bytes": int(binding.BigPlanBytes()), "header_columns": int(binding.HeaderColumns())}
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
-    global _raw_run, _raw_run_timed, _raw_execute
+    global _raw_run, _raw_run_timed, _raw_execute, _raw_decode, _formats
     from ._ext import _native as raw  # type: ignore[attr-defined]
 
     _raw_run = raw.binding_Run
     _raw_run_timed = raw.binding_RunTimed
     _raw_execute = raw.binding_Execute
+    _raw_decode = (raw.binding_DecodeOpen, raw.binding_DecodeClose)
+    _formats = tuple(binding.Formats().split(","))
     _mod = binding
 
 

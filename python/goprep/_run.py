@@ -39,6 +39,28 @@ class EncodedItem(NamedTuple):
     index: int
 
 
+def open_batch(desc: np.ndarray, n: int, paths: str, max_pixels: int, name: str, is_list: bool) -> Tuple[int, np.ndarray, Tuple[str, ...]]:
+    """DecodeOpen: read ``n`` encoded items (``desc``: int64 rows (address, size) of bytes, or (-1, k):
+    the k-th of ``paths``, comma-separated hex) and probe their headers, refusing bombs above
+    ``max_pixels`` (0: none) and bad data before any pixel is decoded. Returns the batch's handle
+    (close_batch frees it), its header table, and the format names its format column indexes."""
+    open_, _ = _native._raw_decode
+    if open_ is None or _native._forked_child:
+        _native.get()  # loads the extension, or raises ForkError
+        open_, _ = _native._raw_decode
+    hdr = np.zeros((n, _native._limits["header_columns"]), np.int64)
+    try:
+        h = open_(id(desc), n, paths, id(hdr), max_pixels, name, is_list)
+    except RuntimeError as e:
+        raise from_native(e) from None
+    return int(h), hdr, _native._formats
+
+
+def close_batch(handle: int) -> None:
+    """DecodeClose: free an open batch (the file contents it read)."""
+    _native._raw_decode[1](handle, False)  # gopy: False runs it on the calling thread
+
+
 def _on_device(x: Any) -> bool:
     return type(x) is not np.ndarray and type(x) is not EncodedItem
 

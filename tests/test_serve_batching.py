@@ -1,0 +1,206 @@
+"""Dynamic batching in ``python -m goprep serve`` (``--max-queue-delay``, issue 41): requests that
+arrive within the delay run as one preprocessing call and one model call, the replies split back;
+a bad request fails alone; a full queue is RESOURCE_EXHAUSTED; a cancelled request leaves its batch;
+ModelConfig and ModelStatistics show it. The batcher and the engine's batch run in-process (fast);
+the server tests start their own process on 127.0.0.1, always shut down. Synchronisation is by
+barriers, the statistics and the queue gauge, with a queue delay long enough (30 s) that a batch
+only closes early when its target is met: no sleeps."""
+
+import asyncio
+import io
+import os
+import signal
+import threading
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+
+grpc = pytest.importorskip("grpc")  # the test extra installs the serve extra: never skipped in CI
+tc = pytest.importorskip("tritonclient.grpc")
+PIL = pytest.importorskip("PIL.Image")
+
+from goprep._serve import batching, protocol  # noqa: E402
+from goprep._serve.bench import server_process  # noqa: E402
+from goprep._serve.decode import pil_decode  # noqa: E402
+from goprep._serve.errors import BadRequest, TooLarge  # noqa: E402
+from goprep._serve.loadgen import frames  # noqa: E402
+from goprep._serve.oip import Engine, Limits  # noqa: E402
+from goprep._serve.preprocess import make, reference  # noqa: E402
+from goprep._serve.triton import Timing  # noqa: E402
+
+LONG = "30s"  # a queue delay no test waits out: batches close on their target, a drain or a failure
+
+
+def _jpeg(img):
+    buf = io.BytesIO()
+    PIL.fromarray(img).save(buf, "JPEG")
+    return buf.getvalue()
+
+
+def _bomb():
+    """A small real JPEG whose frame header (SOF0) claims 60000x60000."""
+    j = _jpeg(frames(1, 64, 80)[0])
+    k = j.index(b"\xff\xc0")
+    return j[: k + 5] + (60000).to_bytes(2, "big") * 2 + j[k + 9:]
+
+
+def _engine(impl="goprep"):
+    eng = Engine("goprep", make(impl), None, 0, Limits(max_batch=16))
+    eng.warm()
+    return eng
+
+
+class _Counting:
+    """A fused preprocessing that counts its calls (what a bad request costs the others)."""
+
+    def __init__(self, prep):
+        self.prep, self.calls = prep, 0
+        self.fused, self.decode = prep.fused, prep.decode
+
+    def files(self, *a):
+        self.calls += 1
+        return self.prep.files(*a)
+
+    def __call__(self, img):
+        return self.prep(img)
+
+
+# -- in-process: the engine's batch run ------------------------------------------------------------
+
+@pytest.mark.parametrize("impl", ["goprep", "opencv"])
+def test_a_batch_replies_what_each_request_gets_alone(impl):
+    eng = _engine(impl)
+    ims = frames(5, 120, 160) + frames(1, 97, 131, seed=3)
+    reqs = [protocol.infer_request("goprep", "jpeg", [_jpeg(ims[0]), _jpeg(ims[1])]),
+            protocol.infer_request("goprep", "raw", np.stack(ims[2:4])),
+            protocol.infer_request("goprep", "jpeg", [_jpeg(ims[5])]),
+            protocol.infer_request("goprep", "raw", ims[4])]
+    results, t = eng.run_batch(reqs)
+    assert t.items == 6 and t.start <= t.inputs <= t.infer <= t.output
+    for req, rep in zip(reqs, results):
+        got = protocol.outputs(rep)[protocol.TENSOR]
+        alone = protocol.outputs(eng.infer(req))[protocol.TENSOR]
+        np.testing.assert_array_equal(got, alone)
+    # and the reference of each request's own images (JPEG: Pillow's decode, which both decoders equal)
+    np.testing.assert_allclose(protocol.outputs(results[0])[protocol.TENSOR][1], reference(pil_decode(_jpeg(ims[1]))),
+                               rtol=0, atol=1e-5)
+    np.testing.assert_allclose(protocol.outputs(results[1])[protocol.TENSOR][0], reference(ims[2]), rtol=0, atol=1e-5)
+
+
+def test_a_bad_request_fails_alone_at_one_extra_call():
+    eng = _engine()
+    counting = eng.prep = _Counting(eng.prep)
+    good = [_jpeg(im) for im in frames(3, 120, 160)]
+    reqs = [protocol.infer_request("goprep", "jpeg", good[:2]),
+            protocol.infer_request("goprep", "jpeg", [good[2], b"\xff\xd8junk"]),  # its image[1] is corrupt
+            protocol.infer_request("goprep", "raw", frames(1, 32, 32)[0][..., :2]),  # wrong shape: fails at parse
+            protocol.infer_request("goprep", "jpeg", [good[0]])]
+    results, t = eng.run_batch(reqs)
+    assert isinstance(results[1], BadRequest) and str(results[1]).startswith("image[1] ")
+    assert isinstance(results[2], BadRequest) and "FRAME" in str(results[2])
+    assert t.items == 3 and counting.calls == 2  # the batch's call, then one without the bad request
+    np.testing.assert_array_equal(protocol.outputs(results[0])[protocol.TENSOR],
+                                  protocol.outputs(eng.infer(reqs[0]))[protocol.TENSOR])
+    assert protocol.outputs(results[3])[protocol.TENSOR].shape == (1, 3, 224, 224)
+    # two bad requests (a bomb header and a corrupt file): each fails alone, naming its own index; the
+    # good ones cost at most one call each after the two failed batch calls
+    counting.calls = 0
+    reqs = [protocol.infer_request("goprep", "jpeg", [good[0], _bomb()]),
+            protocol.infer_request("goprep", "jpeg", good),
+            protocol.infer_request("goprep", "jpeg", [b"\xff\xd8junk"]),
+            protocol.infer_request("goprep", "jpeg", [good[1]])]
+    results, t = eng.run_batch(reqs)
+    assert isinstance(results[0], TooLarge) and str(results[0]).startswith("image[1] ") and "limit" in str(results[0])
+    assert isinstance(results[2], BadRequest) and str(results[2]).startswith("image[0] ")
+    assert t.items == 4 and counting.calls <= 2 + 2
+    assert [protocol.outputs(results[k])[protocol.TENSOR].shape[0] for k in (1, 3)] == [3, 1]
+
+
+def test_queue_delay_units():
+    assert [batching.parse_delay(s) for s in ("500", "500us", "2ms", "0.01s", "0")] == [500, 500, 2000, 10000, 0]
+    for bad in ("-1", "fast", "2 min", "61s"):
+        with pytest.raises(ValueError):
+            batching.parse_delay(bad)
+
+
+# -- in-process: the batcher on an event loop --------------------------------------------------------
+
+def _batcher(**kw):
+    """A Batcher whose executions are recorded: run_batch answers each request (an int) with itself,
+    or fails the odd ones when ``fail_odd``."""
+    runs, executed = [], []
+
+    def run_batch(reqs):
+        runs.append(list(reqs))
+        res = [ValueError(f"bad {r}") if kw.get("fail_odd") and r % 2 else r for r in reqs]
+        return res, Timing(0, 1, 2, 3, sum(1 for r in res if not isinstance(r, Exception)))
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(2)
+    b = batching.Batcher(run_batch, pool, workers=kw.get("workers", 1), max_batch=kw.get("max_batch", 4),
+                         delay_us=kw.get("delay_us", 30_000_000), max_queue=kw.get("max_queue", 16),
+                         executed=executed.append, preferred=kw.get("preferred", ()))
+    return b, runs, executed, pool
+
+
+def test_batcher_forms_batches_up_to_the_target_in_arrival_order():
+    b, runs, executed, pool = _batcher(max_batch=4, preferred=(3,))
+
+    async def main():
+        now = time.perf_counter_ns()
+        subs = [asyncio.ensure_future(b.submit(r, n, now)) for r, n in ((0, 1), (1, 1), (2, 1), (3, 2), (4, 2))]
+        got = await asyncio.gather(*subs[:3])  # 3 images: the preferred size, run without the delay
+        assert [g[0] for g in got] == [0, 1, 2]
+        b.flush()  # the rest (4 images) without waiting out the delay
+        got = await asyncio.gather(*subs[3:])
+        await b.close()
+        return got
+
+    got = asyncio.run(main())
+    pool.shutdown()
+    assert [g[0] for g in got] == [3, 4]
+    assert runs == [[0, 1, 2], [3, 4]] and [t.items for t in executed] == [3, 2]
+    assert b.config() == {"preferred_batch_size": [3], "max_queue_delay_microseconds": 30_000_000}
+
+
+def test_batcher_never_exceeds_max_batch_and_fails_requests_alone():
+    b, runs, executed, pool = _batcher(max_batch=4, fail_odd=True)
+
+    async def main():
+        now = time.perf_counter_ns()
+        subs = [asyncio.ensure_future(b.submit(r, n, now)) for r, n in ((0, 3), (1, 2), (2, 2))]
+        b.flush()
+        out = await asyncio.gather(*subs, return_exceptions=True)
+        await b.close()
+        return out
+
+    out = asyncio.run(main())
+    pool.shutdown()
+    assert runs == [[0], [1, 2]]  # 3 + 2 > 4: the second request waits for the next batch
+    assert out[0][0] == 0 and isinstance(out[1], ValueError) and out[2][0] == 2
+
+
+def test_batcher_queue_limit_and_cancelled_request_leaves_its_batch():
+    b, runs, executed, pool = _batcher(max_batch=3, max_queue=2)
+
+    async def main():
+        now = time.perf_counter_ns()
+        first = asyncio.ensure_future(b.submit(0, 1, now))
+        second = asyncio.ensure_future(b.submit(1, 1, now))
+        await asyncio.sleep(0)  # yield once: both tasks run to their await, queued (2 images < the target 3)
+        assert b.full() and "limit of 2" in b.limit_message() and "--max-queue" in b.limit_message()
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert not b.full() and len(b.queue) == 1
+        third = asyncio.ensure_future(b.submit(2, 2, now))  # fills the target of 3: runs without the delay
+        got = await asyncio.gather(second, third)
+        await b.close()
+        return got
+
+    got = asyncio.run(main())
+    pool.shutdown()
+    assert [g[0] for g in got] == [1, 2] and runs == [[1, 2]]

@@ -204,3 +204,156 @@ def test_batcher_queue_limit_and_cancelled_request_leaves_its_batch():
     got = asyncio.run(main())
     pool.shutdown()
     assert [g[0] for g in got] == [1, 2] and runs == [[1, 2]]
+
+
+# -- over gRPC ---------------------------------------------------------------------------------------
+
+def _stats(c):
+    (st,) = c.get_inference_statistics("goprep").model_stats
+    return st
+
+
+def _images_input(files):
+    i = tc.InferInput(protocol.IMAGE, [len(files)], "BYTES")
+    i.set_data_from_numpy(np.array(files, dtype=np.object_))
+    return i
+
+
+def _frames_input(a):
+    i = tc.InferInput(protocol.FRAME, list(a.shape), "UINT8")
+    i.set_data_from_numpy(np.ascontiguousarray(a))
+    return i
+
+
+def _at_once(c, inputs):
+    """Send each request from its own thread, released together by a barrier; each one's TENSOR or
+    its (status, message)."""
+    out = [None] * len(inputs)
+    go = threading.Barrier(len(inputs))
+
+    def send(k):
+        go.wait(60)
+        try:
+            out[k] = c.infer("goprep", inputs[k], client_timeout=120).as_numpy(protocol.TENSOR)
+        except tc.InferenceServerException as e:
+            out[k] = (e.status(), e.message())
+
+    ts = [threading.Thread(target=send, args=(k,)) for k in range(len(inputs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(180)
+    assert not any(t.is_alive() for t in ts)
+    return out
+
+
+def _until(what, cond, timeout=60.0):
+    """Wait until ``cond()`` holds (the server's statistics or gauge; bounded)."""
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, f"timed out waiting until {what}"
+        threading.Event().wait(0.02)
+
+
+def _queued(srv):
+    text = urllib.request.urlopen(f"http://{srv['metrics']}/metrics", timeout=10).read().decode()
+    return next(float(ln.split()[1]) for ln in text.splitlines() if ln.startswith("goprep_serve_batch_queue "))
+
+
+def _raw_call(srv, req):
+    """ModelInfer as a grpc future (cancellable); its channel."""
+    m = protocol.pb()
+    ch = grpc.insecure_channel(srv["target"])
+    call = ch.unary_unary(f"/{protocol.SERVICE}/ModelInfer", request_serializer=m.ModelInferRequest.SerializeToString,
+                          response_deserializer=m.ModelInferResponse.FromString)
+    return call.future(req, timeout=120), ch
+
+
+@pytest.mark.slow
+def test_concurrent_requests_run_as_one_batch():
+    ims = frames(8, 120, 160)
+    files = [_jpeg(im) for im in ims]
+    args = ("--workers", "2", "--max-batch", "8", "--max-queue-delay", LONG, "--preferred-batch-size", "8")
+    with server_process("goprep", args) as srv:
+        c = tc.InferenceServerClient(srv["target"])
+        cfg = c.get_model_config("goprep").config
+        assert cfg.max_batch_size == 8 and cfg.HasField("dynamic_batching")
+        assert cfg.dynamic_batching.max_queue_delay_microseconds == 30_000_000
+        assert list(cfg.dynamic_batching.preferred_batch_size) == [8]
+        out = _at_once(c, [[_images_input(files[2 * k : 2 * k + 2])] for k in range(4)])  # 4 requests of 2
+        for k, t in enumerate(out):
+            assert isinstance(t, np.ndarray) and t.shape == (2, 3, 224, 224), t
+            for j in range(2):  # each reply is its own images' tensors
+                np.testing.assert_allclose(t[j], reference(pil_decode(files[2 * k + j])), rtol=0, atol=1e-5)
+        st = _stats(c)
+        s = st.inference_stats
+        # one execution of 8 images (it closed on its target, not the 30 s delay); 4 requests answered
+        assert st.execution_count == 1 and st.inference_count == 8
+        assert [(b.batch_size, b.compute_infer.count) for b in st.batch_stats] == [(8, 1)]
+        assert s.success.count == s.queue.count == s.compute_infer.count == 4 and s.fail.count == 0
+        assert s.compute_infer.ns == 4 * st.batch_stats[0].compute_infer.ns  # each request: its batch's time
+        assert s.success.ns >= s.queue.ns + s.compute_input.ns + s.compute_infer.ns + s.compute_output.ns
+        c.close()
+
+
+@pytest.mark.slow
+def test_bad_requests_in_a_batch_fail_alone():
+    ims = frames(3, 120, 160)
+    good = [_jpeg(im) for im in ims]
+    wrong = np.zeros((16, 16, 2), np.uint8)  # FRAME with 2 channels: refused at parse
+    args = ("--workers", "2", "--max-batch", "7", "--max-queue-delay", LONG)
+    with server_process("goprep", args) as srv:
+        c = tc.InferenceServerClient(srv["target"])
+        out = _at_once(c, [[_images_input(good[:2])], [_images_input([good[2], b"\xff\xd8junk"])],
+                           [_frames_input(wrong)], [_frames_input(ims[2])], [_images_input([_bomb()])]])
+        assert out[1][0] == "StatusCode.INVALID_ARGUMENT" and "image[1]" in out[1][1], out[1]
+        assert out[2][0] == "StatusCode.INVALID_ARGUMENT" and "FRAME" in out[2][1], out[2]
+        assert out[4][0] == "StatusCode.INVALID_ARGUMENT" and "image[0]" in out[4][1] and "limit" in out[4][1], out[4]
+        for k in (0, 1):
+            np.testing.assert_allclose(out[0][k], reference(pil_decode(good[k])), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(out[3][0], reference(ims[2]), rtol=0, atol=1e-5)
+        st = _stats(c)
+        assert st.inference_stats.success.count == 2 and st.inference_stats.fail.count == 3
+        assert [(b.batch_size, b.compute_infer.count) for b in st.batch_stats] == [(3, 1)]  # the good ones' batch
+        c.close()
+
+
+@pytest.mark.slow
+def test_a_request_cancelled_while_queued_leaves_its_batch():
+    img = frames(1, 64, 64)[0]
+    args = ("--workers", "2", "--max-batch", "4", "--max-queue-delay", LONG, "--metrics-port", "0")
+    with server_process("goprep", args) as srv:
+        c = tc.InferenceServerClient(srv["target"])
+        fut, ch = _raw_call(srv, protocol.infer_request("goprep", "raw", img))
+        _until("the request is queued", lambda: _queued(srv) == 1)
+        fut.cancel()
+        _until("the server dropped it", lambda: _stats(c).inference_stats.fail.count == 1 and _queued(srv) == 0)
+        out = _at_once(c, [[_frames_input(img)]] * 4)  # four more fill the batch of 4 without it
+        for t in out:
+            assert isinstance(t, np.ndarray), t
+            np.testing.assert_allclose(t[0], reference(img), rtol=0, atol=1e-5)
+        st = _stats(c)
+        assert [(b.batch_size, b.compute_infer.count) for b in st.batch_stats] == [(4, 1)]
+        assert st.inference_stats.success.count == 4 and st.inference_stats.fail.count == 1
+        ch.close()
+        c.close()
+
+
+@pytest.mark.slow
+def test_full_queue_is_resource_exhausted_and_the_drain_runs_what_waits():
+    img = frames(1, 64, 64)[0]
+    args = ("--workers", "2", "--max-batch", "4", "--max-queue", "1", "--max-queue-delay", LONG, "--metrics-port", "0")
+    with server_process("goprep", args) as srv:
+        c = tc.InferenceServerClient(srv["target"])
+        fut, ch = _raw_call(srv, protocol.infer_request("goprep", "raw", img))
+        _until("the request is queued", lambda: _queued(srv) == 1)
+        with pytest.raises(tc.InferenceServerException) as e:
+            c.infer("goprep", [_frames_input(img)], client_timeout=60)
+        assert e.value.status() == "StatusCode.RESOURCE_EXHAUSTED" and "limit of 1" in e.value.message()
+        assert "--max-queue" in e.value.message()
+        os.kill(srv["pid"], signal.SIGTERM)  # the drain runs the waiting request at once
+        t = protocol.outputs(fut.result(timeout=60))[protocol.TENSOR]
+        np.testing.assert_allclose(t[0], reference(img), rtol=0, atol=1e-5)
+        assert srv["proc"].wait(30) == 0
+        ch.close()
+        c.close()

@@ -357,3 +357,25 @@ def test_full_queue_is_resource_exhausted_and_the_drain_runs_what_waits():
         assert srv["proc"].wait(30) == 0
         ch.close()
         c.close()
+
+
+@pytest.mark.slow
+def test_serve_bench_runs_the_batched_variant(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "b.json"
+    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "goprep,goprep-batched", "--payloads", "jpeg",
+           "--concurrency", "4", "--duration", "0.5", "--warmup", "0.2", "--workers", "2", "--rounds", "2",
+           "--max-queue-delay", "5ms", "--json", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert [(x["preprocess"], x["errors"]) for x in doc["results"]] == [("goprep", 0), ("goprep-batched", 0)]
+    sizes = {int(k): n for k, n in doc["batch_sizes"]["goprep-batched"].items()}
+    assert sizes and all(1 <= k <= 64 and n > 0 for k, n in sizes.items())
+    assert doc["machine"]["settings"]["max_queue_delay"] == "5ms"
+    assert "goprep-batched" in r.stdout and "mean batch" in r.stdout
+    bad = subprocess.run(cmd[:-2] + ["--max-queue-delay", "soon"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--max-queue-delay" in bad.stderr

@@ -3,8 +3,10 @@ each in its own process, driven by a load generator in another process, at sever
 and both payloads; every reply checked. Prints "metric | pure Python | goprep | change" and writes JSON:
 ``{"machine": {...}, "results": [{"preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms",
 "p999_ms", "errors", "server_cores", "server_ms_per_request"}, ...], "breakdown": <the goprep server's goprep calls by part, from its
-metrics endpoint>}``. Every server and the load generator speak the Open Inference Protocol v2 over gRPC
-(ModelInfer), so the variants differ only in their preprocessing.
+metrics endpoint>}``, and with the ``goprep-batched`` variant (goprep serve with dynamic batching)
+``"batch_sizes": {"goprep-batched": {size: executions}}``. Every server and the load generator speak
+the Open Inference Protocol v2 over gRPC (ModelInfer), so the variants differ only in their
+preprocessing (and the batched one in its batching).
 """
 
 from __future__ import annotations
@@ -313,7 +315,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
     results: List[Dict[str, Any]] = []
     breakdown: Dict[str, Any] = {}
-    batches: Dict[str, Dict[int, int]] = {}  # per variant: executions per batch size (warm-up and all levels)
+    batches: Dict[str, Dict[int, int]] = {}  # the batched variant's executions per batch size (warm-up, all levels)
 
     def extra_of(v: str) -> Tuple[str, ...]:
         extra = ("--workers", str(a.workers)) + (("--model", "builtin", "--topk", "5") if a.model and v != "none" else ())
@@ -346,8 +348,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                         report(v, r)
             if "goprep" in variants:
                 breakdown = fetch_breakdown(srvs[variants.index("goprep")]["metrics"])
-            for v, srv in zip(variants, srvs):
-                batches[v] = fetch_batches(srv["target"])
+            if BATCHED in variants:
+                batches[BATCHED] = fetch_batches(srvs[variants.index(BATCHED)]["target"])
         order = {(v, p): k for k, (v, p) in enumerate((v, p) for v in variants for p in payloads)}
         results.sort(key=lambda r: (order[r["preprocess"], r["payload"]], conc.index(r["concurrency"])))
     else:  # one server after the other
@@ -360,9 +362,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                         report(v, r)
                 if v == "goprep":
                     breakdown = fetch_breakdown(srv["metrics"])
-                batches[v] = fetch_batches(srv["target"])
+                if v == BATCHED:
+                    batches[v] = fetch_batches(srv["target"])
     top = max(conc)
-    doc = {"machine": mach, "results": results, "breakdown": breakdown, "batch_sizes": batches}
+    doc: Dict[str, Any] = {"machine": mach, "results": results, "breakdown": breakdown}
+    if batches:
+        doc["batch_sizes"] = batches
     for t in (table(results, top), table(results, top, "opencv", "OpenCV"), table(results, top, "goprep", "goprep", BATCHED)):
         if t:
             print()

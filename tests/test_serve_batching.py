@@ -119,6 +119,7 @@ def test_a_bad_request_fails_alone_at_one_extra_call():
 
 
 def test_queue_delay_units():
+    # (the server's flags around it: tests/test_serve_oip.py's test_arguments_are_checked)
     assert [batching.parse_delay(s) for s in ("500", "500us", "2ms", "0.01s", "0")] == [500, 500, 2000, 10000, 0]
     for bad in ("-1", "fast", "2 min", "61s"):
         with pytest.raises(ValueError):

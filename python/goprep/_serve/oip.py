@@ -3,8 +3,9 @@ ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata and ModelInfe
 what the model takes and returns), and Triton's ModelConfig, ModelStatistics and RepositoryIndex
 (triton.py). The other methods of the service answer UNIMPLEMENTED.
 
-Two halves: ``Engine.infer`` is the synchronous work of a request (parse, decode, preprocess, run the
-model, build the reply), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
+Two halves: ``Engine.run_batch`` is the synchronous work of one execution (parse, decode,
+preprocess, run the model, build the replies) of one request, or of several with dynamic batching
+(batching.Batcher gathers them on the event loop), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
 which reads requests on the event loop, so a client that opens a call and never sends its body holds a
 coroutine, not a worker thread, and is cut off after ``body_timeout`` seconds. ModelInfer is
 registered as a stream-unary method for that: on the wire it is the same unary call, but the handler

@@ -7,8 +7,10 @@ threads (oip.py): the images are decoded by the configured implementation or pre
 way, the header checked against the pixel limit first (preprocess.py, decode.py; goprep's fused with
 its preprocessing in one call), or taken as raw frames (``np.frombuffer``, zero-copy) and
 preprocessed, and run through the user's ONNX model (``--model
-PATH.onnx``, onnxruntime) or returned as the tensor. Every argument is checked before anything
-starts; SIGTERM drains (new requests UNAVAILABLE, running ones finish within ``--grace``).
+PATH.onnx``, onnxruntime) or returned as the tensor. With ``--max-queue-delay`` requests are batched
+dynamically (batching.py): those arriving within the delay run as one preprocessing call and one
+model call. Every argument is checked before anything starts; SIGTERM drains (new requests
+UNAVAILABLE, waiting ones run at once, running ones finish within ``--grace``).
 """
 
 from __future__ import annotations

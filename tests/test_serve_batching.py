@@ -380,3 +380,34 @@ def test_serve_bench_runs_the_batched_variant(tmp_path):
     assert "goprep-batched" in r.stdout and "mean batch" in r.stdout
     bad = subprocess.run(cmd[:-2] + ["--max-queue-delay", "soon"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--max-queue-delay" in bad.stderr
+
+
+@pytest.mark.slow
+def test_perf_analyzer_sees_the_batches(tmp_path):
+    # Triton's load tester against the batching server: 4 synchronous clients, batches of up to 4
+    # (closing on 4 waiting or after 200 ms): fewer executions than requests, every image counted.
+    import json
+    import re
+    import subprocess
+
+    from test_serve_triton import _perf_analyzer_or_fail
+
+    from goprep._serve import perfanalyzer
+
+    _perf_analyzer_or_fail()
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps(perfanalyzer.input_data(files=[_jpeg(im) for im in frames(2, 480, 640)])))
+    with server_process("goprep", ("--workers", "2", "--max-batch", "4", "--max-queue-delay", "200ms")) as srv:
+        r = subprocess.run(perfanalyzer.command(srv["target"], str(path), concurrency=4), env=perfanalyzer.env(),
+                           capture_output=True, text=True, timeout=240)
+        assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+        m = re.search(r"Server:\s+Inference count: (\d+)\s+Execution count: (\d+)\s+Successful request count: (\d+)",
+                      r.stdout)
+        assert m, r.stdout
+        inferences, executions, ok = map(int, m.groups())
+        assert inferences == ok > executions > 0, m.group(0)
+        c = tc.InferenceServerClient(srv["target"])
+        st = _stats(c)
+        assert st.inference_stats.fail.count == 0
+        assert max(b.batch_size for b in st.batch_stats) > 1 and all(b.batch_size <= 4 for b in st.batch_stats)
+        c.close()

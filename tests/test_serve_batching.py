@@ -7,7 +7,6 @@ barriers, the statistics and the queue gauge, with a queue delay long enough (30
 only closes early when its target is met: no sleeps."""
 
 import asyncio
-import io
 import os
 import signal
 import threading
@@ -29,21 +28,10 @@ from goprep._serve.loadgen import frames  # noqa: E402
 from goprep._serve.oip import Engine, Limits  # noqa: E402
 from goprep._serve.preprocess import make, reference  # noqa: E402
 from goprep._serve.triton import Timing  # noqa: E402
+from test_serve_oip import _jpeg_bomb  # noqa: E402  (the other serve tests' helpers)
+from test_serve_triton import _frames_input, _images_input, _jpeg, _stats  # noqa: E402
 
 LONG = "30s"  # a queue delay no test waits out: batches close on their target, a drain or a failure
-
-
-def _jpeg(img):
-    buf = io.BytesIO()
-    PIL.fromarray(img).save(buf, "JPEG")
-    return buf.getvalue()
-
-
-def _bomb():
-    """A small real JPEG whose frame header (SOF0) claims 60000x60000."""
-    j = _jpeg(frames(1, 64, 80)[0])
-    k = j.index(b"\xff\xc0")
-    return j[: k + 5] + (60000).to_bytes(2, "big") * 2 + j[k + 9:]
 
 
 def _engine(impl="goprep"):
@@ -107,7 +95,7 @@ def test_a_bad_request_fails_alone_at_one_extra_call():
     # two bad requests (a bomb header and a corrupt file): each fails alone, naming its own index; the
     # good ones cost at most one call each after the two failed batch calls
     counting.calls = 0
-    reqs = [protocol.infer_request("goprep", "jpeg", [good[0], _bomb()]),
+    reqs = [protocol.infer_request("goprep", "jpeg", [good[0], _jpeg_bomb()]),
             protocol.infer_request("goprep", "jpeg", good),
             protocol.infer_request("goprep", "jpeg", [b"\xff\xd8junk"]),
             protocol.infer_request("goprep", "jpeg", [good[1]])]
@@ -209,23 +197,6 @@ def test_batcher_queue_limit_and_cancelled_request_leaves_its_batch():
 
 # -- over gRPC ---------------------------------------------------------------------------------------
 
-def _stats(c):
-    (st,) = c.get_inference_statistics("goprep").model_stats
-    return st
-
-
-def _images_input(files):
-    i = tc.InferInput(protocol.IMAGE, [len(files)], "BYTES")
-    i.set_data_from_numpy(np.array(files, dtype=np.object_))
-    return i
-
-
-def _frames_input(a):
-    i = tc.InferInput(protocol.FRAME, list(a.shape), "UINT8")
-    i.set_data_from_numpy(np.ascontiguousarray(a))
-    return i
-
-
 def _at_once(c, inputs):
     """Send each request from its own thread, released together by a barrier; each one's TENSOR or
     its (status, message)."""
@@ -306,7 +277,7 @@ def test_bad_requests_in_a_batch_fail_alone():
     with server_process("goprep", args) as srv:
         c = tc.InferenceServerClient(srv["target"])
         out = _at_once(c, [[_images_input(good[:2])], [_images_input([good[2], b"\xff\xd8junk"])],
-                           [_frames_input(wrong)], [_frames_input(ims[2])], [_images_input([_bomb()])]])
+                           [_frames_input(wrong)], [_frames_input(ims[2])], [_images_input([_jpeg_bomb()])]])
         assert out[1][0] == "StatusCode.INVALID_ARGUMENT" and "image[1]" in out[1][1], out[1]
         assert out[2][0] == "StatusCode.INVALID_ARGUMENT" and "FRAME" in out[2][1], out[2]
         assert out[4][0] == "StatusCode.INVALID_ARGUMENT" and "image[0]" in out[4][1] and "limit" in out[4][1], out[4]

@@ -130,6 +130,7 @@ class Batcher:
         return len(self.queue) >= self.max_queue
 
     def limit_message(self) -> str:
+        """RESOURCE_EXHAUSTED's message when the queue is full: the limit and its flag."""
         return (f"the server is at its limit of {self.max_queue} requests waiting to be batched (--max-queue); "
                 f"retry later")
 
@@ -160,11 +161,13 @@ class Batcher:
             self._wake.set()
 
     async def close(self) -> None:
+        """Stop forming batches (after the drain; a batch already running still answers)."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def _loop(self) -> None:
+        """Form a batch whenever a worker is free, and start it."""
         wake, free = self._wake, self._free
         assert wake is not None and free is not None
         while True:

@@ -395,6 +395,15 @@ def test_metrics_endpoint_bounds_idle_connections():
     (["--device", "gpu7"], "--device: 'gpu7' is not cpu, auto, cuda or cuda:N"),
     (["--grace", "nan"], "--grace: nan is out of range"),
     (["--model", "builtin", "--preprocess", "none"], "--model needs preprocessing"),
+    # dynamic batching (tests/test_serve_batching.py)
+    (["--max-queue-delay", "soon"], "--max-queue-delay: 'soon' is not a delay"),
+    (["--max-queue-delay", "2min"], "is not a delay"),
+    (["--max-queue-delay", "90s"], "over the largest delay"),
+    (["--preferred-batch-size", "4"], "--preferred-batch-size needs --max-queue-delay"),
+    (["--max-queue-delay", "1ms", "--max-queue", "0"], "--max-queue-delay needs --max-queue >= 1"),
+    (["--max-queue-delay", "1ms", "--max-batch", "8", "--preferred-batch-size", "4", "16"],
+     "--preferred-batch-size 16 is over --max-batch 8"),
+    (["--max-batch-size", "0"], "--max-batch-size: 0 is out of range"),
 ])
 def test_arguments_are_checked(argv, words, capsys):
     with pytest.raises(SystemExit) as e:

@@ -3,8 +3,10 @@ each in its own process, driven by a load generator in another process, at sever
 and both payloads; every reply checked. Prints "metric | pure Python | goprep | change" and writes JSON:
 ``{"machine": {...}, "results": [{"preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms",
 "p999_ms", "errors", "server_cores", "server_ms_per_request"}, ...], "breakdown": <the goprep server's goprep calls by part, from its
-metrics endpoint>}``. Every server and the load generator speak the Open Inference Protocol v2 over gRPC
-(ModelInfer), so the variants differ only in their preprocessing.
+metrics endpoint>}``, and with the ``goprep-batched`` variant (goprep serve with dynamic batching)
+``"batch_sizes": {"goprep-batched": {size: executions}}``. Every server and the load generator speak
+the Open Inference Protocol v2 over gRPC (ModelInfer), so the variants differ only in their
+preprocessing (and the batched one in its batching).
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ from .loadgen import balanced_orders
 from .server import READY, WORKERS
 
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
+# goprep serve with dynamic batching (--max-queue-delay): asked for by name, not in the default set
+BATCHED = "goprep-batched"
+
+
+def preprocess_of(variant: str) -> str:
+    """The server's --preprocess of a variant (the batched one is goprep's)."""
+    return "goprep" if variant == BATCHED else variant
+
 RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores",
                "server_ms_per_request")
 
@@ -143,6 +153,21 @@ def fetch_breakdown(metrics: str) -> Dict[str, Any]:
     return out
 
 
+def fetch_batches(target: str, model: str = "goprep") -> Dict[int, int]:
+    """The executions per batch size so far, from the server's ModelStatistics (batch_stats)."""
+    import grpc
+
+    from . import protocol
+
+    m = protocol.pb()
+    with grpc.insecure_channel(target) as ch:
+        call = ch.unary_unary(f"/{protocol.SERVICE}/ModelStatistics",
+                              request_serializer=m.ModelStatisticsRequest.SerializeToString,
+                              response_deserializer=m.ModelStatisticsResponse.FromString)
+        (st,) = call(m.ModelStatisticsRequest(name=model), timeout=30).model_stats
+    return {b.batch_size: b.compute_infer.count for b in st.batch_stats}
+
+
 def machine() -> Dict[str, Any]:
     import grpc
 
@@ -174,11 +199,13 @@ def _peak(results: List[Dict[str, Any]], prep: str, payload: str) -> Optional[Di
     return max(rs, key=lambda r: r["qps"]) if rs else None
 
 
-def table(results: List[Dict[str, Any]], top: int, base: str = "python", base_name: str = "pure Python") -> str:
-    rows = [("metric", base_name, "goprep", "change")]
+def table(results: List[Dict[str, Any]], top: int, base: str = "python", base_name: str = "pure Python",
+          other: str = "goprep") -> str:
+    """The comparison of variant ``other`` (default goprep) against ``base`` at ``top`` in flight."""
+    rows = [("metric", base_name, other, "change")]
     for payload in ("raw", "jpeg"):
-        b, g = _pick(results, base, payload, top), _pick(results, "goprep", payload, top)
-        pb, pg = _peak(results, base, payload), _peak(results, "goprep", payload)
+        b, g = _pick(results, base, payload, top), _pick(results, other, payload, top)
+        pb, pg = _peak(results, base, payload), _peak(results, other, payload)
         if not (b and g and pb and pg):
             continue
         rows.append((f"P99 latency, {payload}, {top} in flight", f"{b['p99_ms']:.1f} ms", f"{g['p99_ms']:.1f} ms",
@@ -232,7 +259,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--duration", type=float, help="measured seconds per level (default 8; --quick 3)")
     ap.add_argument("--warmup", type=float, help="unmeasured seconds before each level (default 2; --quick 1)")
     ap.add_argument("--preprocess", default=",".join(VARIANTS),
-                    help="variants to run (default none,python,opencv,goprep; none = no preprocessing, the floor)")
+                    help=f"variants to run (default none,python,opencv,goprep; none = no preprocessing, the floor; "
+                         f"{BATCHED}: goprep with dynamic batching, --max-queue-delay)")
+    ap.add_argument("--max-queue-delay", default="2ms", metavar="DELAY",
+                    help=f"the {BATCHED} server's --max-queue-delay (default 2ms)")
     ap.add_argument("--frame", default="480x640", help="raw frame size HxW (default 480x640)")
     ap.add_argument("--payloads", default="raw,jpeg",
                     help="request payloads: raw uint8 frames, their JPEGs, or both (default raw,jpeg)")
@@ -265,19 +295,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ValueError:
         ap.error(f"--frame must be HxW with sides in [16, 8192], got {a.frame!r}")
     payloads = [p for p in a.payloads.split(",") if p]
+    try:
+        from .batching import parse_delay
+
+        parse_delay(a.max_queue_delay)
+    except ValueError as e:
+        ap.error(f"--max-queue-delay: {e}")
     for v in variants:
-        if v not in VARIANTS:
-            ap.error(f"--preprocess: unknown variant {v!r} (choose from {', '.join(VARIANTS)})")
+        if v not in VARIANTS + (BATCHED,):
+            ap.error(f"--preprocess: unknown variant {v!r} (choose from {', '.join(VARIANTS + (BATCHED,))})")
     started = time.monotonic()
     mach = machine()
     mach["profiler"] = profiler_overhead_us()
     mach["settings"] = {"concurrency": conc, "duration_s": duration, "warmup_s": warmup, "workers": a.workers,
                         "num_threads": a.num_threads, "tune_malloc": a.tune_malloc,
-                        "model": a.model, "frame": [fh, fw, 3], "client": f"python grpcio ({a.client}), N requests in flight"}
+                        "model": a.model, "max_queue_delay": a.max_queue_delay if BATCHED in variants else None,
+                        "frame": [fh, fw, 3], "client": f"python grpcio ({a.client}), N requests in flight"}
     print(f"serve-bench: {', '.join(variants)} x {', '.join(payloads)} x concurrency {conc}, {duration:g} s each "
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
     results: List[Dict[str, Any]] = []
     breakdown: Dict[str, Any] = {}
+    batches: Dict[str, Dict[int, int]] = {}  # the batched variant's executions per batch size (warm-up, all levels)
 
     def extra_of(v: str) -> Tuple[str, ...]:
         extra = ("--workers", str(a.workers)) + (("--model", "builtin", "--topk", "5") if a.model and v != "none" else ())
@@ -286,6 +324,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             extra += ("--num-threads", str(a.num_threads))
         if not a.tune_malloc:
             extra += ("--no-tune-malloc",)
+        if v == BATCHED:
+            extra += ("--max-queue-delay", a.max_queue_delay)
         return extra
 
     def report(v: str, r: Dict[str, Any]) -> None:
@@ -299,34 +339,45 @@ def main(argv: Optional[List[str]] = None) -> int:
     if interleave:
         # Every server up at once, driven in turns (the idle ones wait for requests).
         with ExitStack() as stack:
-            srvs = [stack.enter_context(server_process(v, extra_of(v))) for v in variants]
+            srvs = [stack.enter_context(server_process(preprocess_of(v), extra_of(v))) for v in variants]
             for payload in payloads:
                 for level in run_load_interleaved([s["target"] for s in srvs], payload, conc, warmup, duration,
                                                   [s["pid"] for s in srvs], [v == "none" for v in variants], a.rounds,
-                                                  a.model, (fh, fw), a.tune_malloc, variants):
+                                                  a.model, (fh, fw), a.tune_malloc, [preprocess_of(v) for v in variants]):
                     for v, r in zip(variants, level):
                         report(v, r)
             if "goprep" in variants:
                 breakdown = fetch_breakdown(srvs[variants.index("goprep")]["metrics"])
+            if BATCHED in variants:
+                batches[BATCHED] = fetch_batches(srvs[variants.index(BATCHED)]["target"])
         order = {(v, p): k for k, (v, p) in enumerate((v, p) for v in variants for p in payloads)}
         results.sort(key=lambda r: (order[r["preprocess"], r["payload"]], conc.index(r["concurrency"])))
     else:  # one server after the other
         for v in variants:
-            with server_process(v, extra_of(v)) as srv:
+            with server_process(preprocess_of(v), extra_of(v)) as srv:
                 for payload in payloads:
                     for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
                                       frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc,
-                                      preprocess=v):
+                                      preprocess=preprocess_of(v)):
                         report(v, r)
                 if v == "goprep":
                     breakdown = fetch_breakdown(srv["metrics"])
+                if v == BATCHED:
+                    batches[v] = fetch_batches(srv["target"])
     top = max(conc)
-    doc = {"machine": mach, "results": results, "breakdown": breakdown}
-    for t in (table(results, top), table(results, top, "opencv", "OpenCV")):
+    doc: Dict[str, Any] = {"machine": mach, "results": results, "breakdown": breakdown}
+    if batches:
+        doc["batch_sizes"] = batches
+    for t in (table(results, top), table(results, top, "opencv", "OpenCV"), table(results, top, "goprep", "goprep", BATCHED)):
         if t:
             print()
             print(t)
     print()
+    if BATCHED in batches and batches[BATCHED]:
+        bs = batches[BATCHED]
+        mean = sum(k * n for k, n in bs.items()) / sum(bs.values())
+        print(f"{BATCHED}: {sum(bs.values())} executions, mean batch {mean:.2f} images, largest {max(bs)} "
+              f"(--max-queue-delay {a.max_queue_delay})")
     for payload in payloads:
         floor = _peak(results, "none", payload)
         if floor:

@@ -16,6 +16,7 @@ knows up to 2^30 pixels.
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import warnings
@@ -30,22 +31,37 @@ _DIMS = re.compile(r"\d+x\d+")
 _ARG = re.compile(r"((?:src|data)(?:\[\d+\])?): ")
 
 
-def decode_error(e: Any, max_pixels: int, n: int) -> Exception:
+def decode_error(e: Any, max_pixels: int, n: int, starts: Sequence[int] = (0,)) -> Exception:
     """goprep's DecodeError ``e`` (about ``data[i]`` or ``src[i]``) as the server's error: TooLarge
-    for a header over ``max_pixels``, else BadRequest, naming ``image[i]`` (``n``: the request's
-    images, for an error that names no index)."""
+    for a header over ``max_pixels``, else BadRequest, naming ``image[i]`` (``n``: the images of the
+    call, for an error that names no index).
+
+    ``starts``: where each request's images begin in the call (a dynamic batch joins several
+    requests' files, batching.py): the error names the image's index within its own request and
+    carries that request's position in ``starts`` as ``.request`` (None when the error names no
+    image and the call held several requests)."""
     arg, detail = e.argument or "", e.detail
     if not arg:  # the argument may come inside the engine's message: "src[1]: unexpected EOF"
         m = _ARG.match(detail)
         if m:
             arg, detail = m.group(1), detail[m.end():]
     k = arg.find("[")
-    where = "image" + arg[k:] if k >= 0 else ("image[0]" if n == 1 else "an image")
+    request = 0 if len(starts) == 1 else None
+    if k >= 0 and arg.endswith("]") and arg[k + 1 : -1].isdigit():
+        i = int(arg[k + 1 : -1])
+        request = max(0, bisect.bisect_right(starts, i) - 1)
+        where = f"image[{i - starts[request]}]"
+    else:
+        where = "image[0]" if n == 1 else "an image"
+    err: Exception
     if e.code == "too_large":
         m = _DIMS.search(detail)
         size = f" of {m.group(0)} pixels" if m else ""
-        return TooLarge(f"{where}{size} is larger than the server's limit of {max_pixels} pixels", "pixels")
-    return BadRequest(f"{where} is not a readable JPEG or PNG file: {detail}")
+        err = TooLarge(f"{where}{size} is larger than the server's limit of {max_pixels} pixels", "pixels")
+    else:
+        err = BadRequest(f"{where} is not a readable JPEG or PNG file: {detail}")
+    err.request = request  # type: ignore[attr-defined]
+    return err
 
 
 def decode_images(files: Sequence[bytes], max_pixels: int) -> List[np.ndarray]:

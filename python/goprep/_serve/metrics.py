@@ -27,7 +27,9 @@ QUEUE = 8
 class Metrics:
     """The request metrics, in ``registry``: ``goprep_serve_requests_total{code}``,
     ``goprep_serve_request_duration_seconds{stage}`` (decode, preprocess, model, total),
-    ``goprep_serve_in_flight``, ``goprep_serve_rejected_total{reason}``."""
+    ``goprep_serve_in_flight``, ``goprep_serve_rejected_total{reason}``, ``goprep_serve_batch_queue``
+    (with dynamic batching: the requests waiting to join a batch). With dynamic batching the decode,
+    preprocess and model stages are observed once per executed batch, total once per request."""
 
     def __init__(self, registry: Any) -> None:
         from prometheus_client import Counter, Gauge, Histogram
@@ -38,6 +40,8 @@ class Metrics:
                                   "ModelInfer time by stage (total: from the request's arrival to its reply)",
                                   ["stage"], buckets=BUCKETS, registry=registry)
         self.in_flight = Gauge("goprep_serve_in_flight", "ModelInfer requests being handled", registry=registry)
+        self.batch_queue = Gauge("goprep_serve_batch_queue", "ModelInfer requests waiting to be batched",
+                                 registry=registry)
         self.rejected = Counter("goprep_serve_rejected", "requests refused for a limit, by limit", ["reason"],
                                 registry=registry)
         self.stages = {s: self.duration.labels(stage=s) for s in STAGES}

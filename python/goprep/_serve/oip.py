@@ -3,8 +3,9 @@ ServerLive, ServerReady, ModelReady, ServerMetadata, ModelMetadata and ModelInfe
 what the model takes and returns), and Triton's ModelConfig, ModelStatistics and RepositoryIndex
 (triton.py). The other methods of the service answer UNIMPLEMENTED.
 
-Two halves: ``Engine.infer`` is the synchronous work of a request (parse, decode, preprocess, run the
-model, build the reply), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
+Two halves: ``Engine.run_batch`` is the synchronous work of one execution (parse, decode,
+preprocess, run the model, build the replies) of one request, or of several with dynamic batching
+(batching.Batcher gathers them on the event loop), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
 which reads requests on the event loop, so a client that opens a call and never sends its body holds a
 coroutine, not a worker thread, and is cut off after ``body_timeout`` seconds. ModelInfer is
 registered as a stream-unary method for that: on the wire it is the same unary call, but the handler
@@ -23,13 +24,14 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import protocol
 from .decode import decode_images
 from .errors import BadRequest, OverLimit, TooLarge
+from .batching import Batcher, fused_files
 from .triton import EXTENSIONS, INPUTS, Stats, TensorSpec, Timing, model_config, repository_index
 
 log = logging.getLogger("goprep.serve")
@@ -47,6 +49,16 @@ class Limits:
     max_queue: int = 64  # ModelInfer requests waiting for a worker thread beyond those running
 
 
+@dataclass
+class Parsed:
+    """One request read (Engine.parse): encoded files (``encoded``) or frames, and the outputs asked for."""
+
+    req: Any
+    encoded: bool
+    images: List[Any]
+    want: List[str]
+
+
 class Engine:
     """One request's work, synchronous: ``infer(ModelInferRequest) -> ModelInferResponse``.
 
@@ -61,6 +73,7 @@ class Engine:
         self.name, self.prep, self.model, self.topk, self.limits = name, prep, model, topk, limits
         self.metrics, self.fault, self.delay = metrics, fault, delay
         self.item_shape: tuple = ()
+        self.item_dtype: Any = np.float32
         self.out_meta: List[Any] = []
 
     # -- start-up -------------------------------------------------------------------------------------
@@ -74,7 +87,7 @@ class Engine:
             self.out_meta = [(protocol.SHAPE, "INT32", [-1, 3])]
             return
         t = np.asarray(self.prep(frame))
-        self.item_shape = tuple(t.shape)
+        self.item_shape, self.item_dtype = tuple(t.shape), t.dtype
         if self.model is None:
             self.out_meta = [(protocol.TENSOR, protocol.datatype(t.dtype), [-1, *t.shape])]
             return
@@ -154,77 +167,166 @@ class Engine:
             raise BadRequest(f"a request needs at least one image, got {n}")
         raise OverLimit(f"a request may carry at most {self.limits.max_batch} images, got {n}", what)
 
-    def infer(self, req: Any) -> Any:
-        """The reply to one ModelInferRequest (run's reply)."""
-        return self.run(req)[0]
+    def items(self, req: Any) -> int:
+        """The images ``req`` carries as its shape says, within [1, max_batch]: what the dynamic
+        batcher counts before the request is parsed (a malformed one fails at parse, alone)."""
+        if len(req.inputs) != 1:
+            return 1
+        shape = list(req.inputs[0].shape)
+        n = shape[0] if len(shape) in (1, 2, 4) else 1
+        return min(max(n, 1), self.limits.max_batch)
 
-    def run(self, req: Any) -> Tuple[Any, Timing]:
-        """The reply to one ModelInferRequest and its execution's moments (triton.Timing: inputs read
-        after parsing, infer after decode, preprocessing and the model, output once the reply is
-        built); raises BadRequest, OverLimit, NotFound, or anything the preprocessing or model raised.
-
-        Stages (metrics.py): ``decode`` is reading the request's images: parsing, and decoding where
-        the implementation decodes apart (python, opencv, none); for a fused implementation (goprep,
-        the presets) the files' decode runs inside ``preprocess`` (one call: decode and preprocessing
-        cannot be told apart), and ``decode`` is the parsing alone."""
-        st = self.metrics.stages if self.metrics is not None else None
-        t0 = time.perf_counter_ns()
+    def parse(self, req: Any) -> "Parsed":
+        """One request read: its images and the outputs it asks for; raises its BadRequest,
+        OverLimit or NotFound."""
         encoded, images = self._images(req)
-        parsed = time.perf_counter_ns()  # Triton's compute_input ends here
-        prep = self.prep
-        fused = encoded and prep is not None and prep.fused
-        if encoded and not fused:
-            images = (prep.decode if prep is not None else decode_images)(images, self.limits.max_pixels)
-        t1 = time.perf_counter_ns()
         want = [o.name for o in req.outputs]
         known = [m[0] for m in self.out_meta]
         for o in want:
             if o not in known:
                 raise BadRequest(f"unknown output {o!r}: this model returns {', '.join(known)}")
-        if self.fault is not None:
-            self.fault()
-        if self.delay:
-            time.sleep(self.delay)
-        outs: Dict[str, np.ndarray]
-        if prep is None:
-            outs = {protocol.SHAPE: np.array([im.shape for im in images], np.int32)}
-            t2 = t3 = time.perf_counter_ns()
-        else:
-            if fused:
-                batch = prep.files(images, self.limits.max_pixels)  # decode + preprocess, one call, one batch
-            else:
-                # Each tensor is copied into the batch before the next call: goprep's variant writes every
-                # frame's call into the same buffer of its thread (preprocess.make_goprep).
-                first = np.asarray(prep(images[0]))
-                batch = np.empty((len(images), *first.shape), first.dtype)
-                batch[0] = first
-                for k in range(1, len(images)):
-                    batch[k] = prep(images[k])
-            t2 = time.perf_counter_ns()
-            if self.model is None:
-                outs = {protocol.TENSOR: batch}
-            else:
-                outs = self.model.run(batch)
-                if self.topk:
-                    first = next(iter(outs.values()))
-                    idx = np.argsort(-first, axis=1, kind="stable")[:, : self.topk].astype(np.int32)
-                    outs = {protocol.TOPK_INDEX: idx, protocol.TOPK_SCORE: np.take_along_axis(first, idx, 1)}
+        return Parsed(req, encoded, images, want)
+
+    def infer(self, req: Any) -> Any:
+        """The reply to one ModelInferRequest (run's reply)."""
+        return self.run(req)[0]
+
+    def run(self, req: Any) -> Tuple[Any, Timing]:
+        """The reply to one ModelInferRequest and its execution's moments (run_batch of one); raises
+        BadRequest, OverLimit, NotFound, or anything the preprocessing or model raised."""
+        (res,), timing = self.run_batch([req])
+        if isinstance(res, BaseException):
+            raise res
+        return res, timing
+
+    def run_batch(self, reqs: Sequence[Any]) -> Tuple[List[Any], Timing]:
+        """One execution of several requests (a dynamic batch, batching.py; or one request): each
+        request's reply or its exception, in order, and the execution's moments (triton.Timing:
+        inputs read after parsing, infer after decode, preprocessing and the model, output once the
+        replies are built; ``items``: the images executed, those of the requests answered OK).
+
+        Each request is parsed, and decoded where the implementation decodes apart, on its own, so a
+        malformed request or bad image fails only its request; a fused implementation's files go in
+        as one call (batching.fused_files says what a bad file costs the others). The tensors of
+        every request run through the model as one batch, and each reply takes its own rows. What
+        fails for the whole batch (the model, an injected fault) fails every request in it.
+
+        Stages (metrics.py): ``decode`` is reading the requests' images: parsing, and decoding where
+        the implementation decodes apart (python, opencv, none); for a fused implementation (goprep,
+        the presets) the files' decode runs inside ``preprocess`` (one call: decode and preprocessing
+        cannot be told apart), and ``decode`` is the parsing alone."""
+        st = self.metrics.stages if self.metrics is not None else None
+        results: List[Any] = [None] * len(reqs)
+        t0 = time.perf_counter_ns()
+        live: List[Tuple[int, Parsed]] = []
+        for k, req in enumerate(reqs):
+            try:
+                live.append((k, self.parse(req)))
+            except Exception as e:  # noqa: BLE001 - this request's error, answered to it alone
+                results[k] = e
+        parsed = time.perf_counter_ns()  # Triton's compute_input ends here
+        prep = self.prep
+        fused = prep is not None and prep.fused
+        decode = prep.decode if prep is not None else decode_images
+        kept = []
+        for k, p in live:
+            if p.encoded and not fused:
+                try:
+                    p.images = decode(p.images, self.limits.max_pixels)
+                except Exception as e:  # noqa: BLE001 - as above
+                    results[k] = e
+                    continue
+            kept.append((k, p))
+        live = kept
+        t1 = t2 = t3 = time.perf_counter_ns()
+        try:
+            if live and self.fault is not None:
+                self.fault()
+            if live and self.delay:
+                time.sleep(self.delay)
+            outs: Dict[str, np.ndarray] = {}
+            if live and prep is None:
+                outs = {protocol.SHAPE: np.array([im.shape for _, p in live for im in p.images], np.int32)}
+            elif live:
+                tensors: Dict[int, np.ndarray] = {}  # the fused files' tensors, by request
+                enc = [(k, p) for k, p in live if p.encoded and fused]
+                if enc:
+                    batch, ok, failed = fused_files(prep, [p.images for _, p in enc], self.limits.max_pixels)
+                    for j, e in failed.items():
+                        results[enc[j][0]] = e
+                    at = 0
+                    for j in ok:
+                        n = len(enc[j][1].images)
+                        tensors[enc[j][0]] = batch[at : at + n]
+                        at += n
+                    live = [(k, p) for k, p in live if not (p.encoded and fused) or k in tensors]
+                if len(live) == 1 and live[0][0] in tensors:
+                    batch = tensors[live[0][0]]  # one request's call: its batch as it is
+                elif live and len(tensors) == len(live) and list(tensors) == [k for k, _ in live]:
+                    batch = np.concatenate([tensors[k] for k, _ in live])  # fused requests only, in order
+                elif live:
+                    batch = self._assemble(live, tensors)
+                t2 = time.perf_counter_ns()
+                if live:
+                    outs = self._model(batch)
             t3 = time.perf_counter_ns()
-        if st is not None:
+        except Exception as e:  # noqa: BLE001 - the whole execution failed: every request in it
+            for k, _ in live:
+                results[k] = e
+            live, outs = [], {}
+        if st is not None and live:
             st["decode"].observe((t1 - t0) / 1e9)
             if prep is not None:
                 st["preprocess"].observe((t2 - t1) / 1e9)
             if self.model is not None:
                 st["model"].observe((t3 - t2) / 1e9)
+        at = 0
+        for k, p in live:
+            n = len(p.images)
+            results[k] = self._reply(p, {name: a[at : at + n] for name, a in outs.items()})
+            at += n
+        return results, Timing(t0, parsed, t3, time.perf_counter_ns(), at)
+
+    def _assemble(self, live: List[Tuple[int, "Parsed"]], tensors: Dict[int, np.ndarray]) -> np.ndarray:
+        """The batch of every live request's tensors, in order: the fused files' rows from
+        ``tensors``, the frames (or decoded images) preprocessed one by one. Each tensor is copied
+        into the batch before the next call: goprep's variant writes every frame's call into the same
+        buffer of its thread (preprocess.make_goprep)."""
+        prep = self.prep
+        batch = np.empty((sum(len(p.images) for _, p in live), *self.item_shape), self.item_dtype)
+        at = 0
+        for k, p in live:
+            if k in tensors:
+                batch[at : at + len(p.images)] = tensors[k]
+                at += len(p.images)
+                continue
+            for im in p.images:
+                batch[at] = prep(im)
+                at += 1
+        return batch
+
+    def _model(self, batch: np.ndarray) -> Dict[str, np.ndarray]:
+        """The outputs of a preprocessed batch: the tensor itself, the model's outputs, or their top K."""
+        if self.model is None:
+            return {protocol.TENSOR: batch}
+        outs = self.model.run(batch)
+        if self.topk:
+            first = next(iter(outs.values()))
+            idx = np.argsort(-first, axis=1, kind="stable")[:, : self.topk].astype(np.int32)
+            outs = {protocol.TOPK_INDEX: idx, protocol.TOPK_SCORE: np.take_along_axis(first, idx, 1)}
+        return outs
+
+    def _reply(self, p: "Parsed", outs: Dict[str, np.ndarray]) -> Any:
+        """The ModelInferResponse of one request: its rows of the outputs it asked for (all if none)."""
         m = protocol.pb()
-        rep = m.ModelInferResponse(model_name=self.name, model_version="1", id=req.id)
+        rep = m.ModelInferResponse(model_name=self.name, model_version="1", id=p.req.id)
         for name, a in outs.items():
-            if want and name not in want:
+            if p.want and name not in p.want:
                 continue
             a = np.ascontiguousarray(a)
             rep.outputs.add(name=name, datatype=protocol.datatype(a.dtype), shape=list(a.shape))
             rep.raw_output_contents.append(a.tobytes())
-        return rep, Timing(t0, parsed, t3, time.perf_counter_ns(), len(images))
+        return rep
 
     @property
     def platform(self) -> str:
@@ -243,10 +345,11 @@ class Engine:
             inputs=[TM(name=t.name, datatype=t.datatype, shape=t.metadata_shape()) for t in INPUTS],
             outputs=[TM(name=t.name, datatype=t.datatype, shape=t.metadata_shape()) for t in self.outputs()])
 
-    def config(self) -> Any:
-        """ModelConfigResponse (triton.model_config): max_batch_size is the images a request may carry."""
+    def config(self, batching: Optional[Dict[str, Any]] = None) -> Any:
+        """ModelConfigResponse (triton.model_config): max_batch_size is the images a request (and a
+        dynamic batch) may carry; ``batching``: the dynamic batcher's settings (None: off)."""
         return protocol.pb().ModelConfigResponse(
-            config=model_config(self.name, self.platform, self.limits.max_batch, self.outputs()))
+            config=model_config(self.name, self.platform, self.limits.max_batch, self.outputs(), batching))
 
 
 TRACEBACKS = 5  # failed requests logged with their traceback; later ones in one line, at most one a second
@@ -265,7 +368,10 @@ class State:
 class Servicer:
     """The grpc.aio handlers; ``handler()`` is the generic handler to add to a grpc.aio server."""
 
-    def __init__(self, engine: Engine, workers: int, metrics: Any = None) -> None:
+    def __init__(self, engine: Engine, workers: int, metrics: Any = None, delay_us: Optional[int] = None,
+                 preferred: Sequence[int] = ()) -> None:
+        """``delay_us``: dynamic batching's max_queue_delay_microseconds (None: off, each request
+        its own execution); ``preferred``: its preferred batch sizes."""
         import goprep
 
         self.engine, self.metrics = engine, metrics
@@ -273,6 +379,9 @@ class Servicer:
         self.workers = workers
         self.state = State()
         self.stats = Stats()
+        self.batcher = None if delay_us is None else Batcher(
+            engine.run_batch, self.pool, workers, engine.limits.max_batch, delay_us, engine.limits.max_queue,
+            self.stats.execution, tuple(preferred), metrics.batch_queue if metrics is not None else None)
         self.version = goprep.__version__
         self._failures, self._last_log = 0, 0.0
 
@@ -325,7 +434,7 @@ class Servicer:
 
     async def model_config(self, req: Any, ctx: Any) -> Any:
         await self._served(req.name, req.version, ctx)
-        return self.engine.config()
+        return self.engine.config(self.batcher.config() if self.batcher is not None else None)
 
     async def model_statistics(self, req: Any, ctx: Any) -> Any:
         """The served model's statistics; an empty name asks for every model's (the one)."""
@@ -369,16 +478,23 @@ class Servicer:
                 elif req is not None and st.draining:
                     code, msg = grpc.StatusCode.UNAVAILABLE, "the server is shutting down"
                 elif req is not None:
-                    if st.working >= self.workers + self.engine.limits.max_queue:
+                    b = self.batcher
+                    if b.full() if b is not None else st.working >= self.workers + self.engine.limits.max_queue:
                         code, reason = grpc.StatusCode.RESOURCE_EXHAUSTED, "queue"
-                        msg = "the server is at its limit of queued requests; retry later"
+                        msg = b.limit_message() if b is not None else (
+                            f"the server is at its limit of {self.engine.limits.max_queue} requests waiting for a "
+                            f"worker (--max-queue); retry later")
                     else:
                         counted = True
                         st.working += 1
                         st.idle.clear()
                         try:
-                            rep, timing = await asyncio.get_running_loop().run_in_executor(self.pool, self.engine.run, req)
-                            self.stats.success(arrived, time.perf_counter_ns(), timing)
+                            if b is not None:
+                                rep, timing = await b.submit(req, self.engine.items(req), arrived)
+                            else:
+                                rep, timing = await asyncio.get_running_loop().run_in_executor(
+                                    self.pool, self.engine.run, req)
+                            self.stats.success(arrived, time.perf_counter_ns(), timing, executed=b is None)
                             answered = True
                         except BadRequest as e:
                             code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(e)
@@ -427,7 +543,15 @@ class Servicer:
         """Refuse new requests (UNAVAILABLE, ServerReady false) and wait up to ``grace`` seconds for
         the ones being worked on to finish."""
         self.state.draining = True
+        if self.batcher is not None:
+            self.batcher.flush()  # what waits runs now
         try:
             await asyncio.wait_for(self.state.idle.wait(), grace)
         except asyncio.TimeoutError:
             log.warning("%d requests still running after the %g s grace period", self.state.working, grace)
+
+    async def close(self) -> None:
+        """Stop the batcher (after drain and the server's stop) and the worker pool."""
+        if self.batcher is not None:
+            await self.batcher.close()
+        self.pool.shutdown(wait=False, cancel_futures=True)

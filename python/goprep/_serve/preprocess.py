@@ -56,8 +56,9 @@ class Preprocess:
         the image's index."""
         return decode_images(files, max_pixels)
 
-    def files(self, files: Sequence[bytes], max_pixels: int) -> np.ndarray:
-        """The batch of tensors of encoded ``files`` (fused implementations only)."""
+    def files(self, files: Sequence[bytes], max_pixels: int, starts: Sequence[int] = (0,)) -> np.ndarray:
+        """The batch of tensors of encoded ``files`` (fused implementations only); ``starts``: where
+        each request's files begin, for the error (decode.decode_error)."""
         raise NotImplementedError
 
 
@@ -139,14 +140,14 @@ class _Fused(Preprocess):
             out = local.out = np.empty((3, SIZE, SIZE), np.float32)
         return self._fn(img, out=out)  # type: ignore[no-any-return]
 
-    def files(self, files: Sequence[bytes], max_pixels: int) -> np.ndarray:
+    def files(self, files: Sequence[bytes], max_pixels: int, starts: Sequence[int] = (0,)) -> np.ndarray:
         from goprep import DecodeError
 
         try:
             with self._limit(max_pixels):
                 return np.asarray(self._fn(list(files)))
         except DecodeError as e:
-            raise decode_error(e, max_pixels, len(files)) from None
+            raise decode_error(e, max_pixels, len(files), starts) from None
 
 
 def make_python() -> Preprocess:

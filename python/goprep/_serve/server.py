@@ -7,8 +7,10 @@ threads (oip.py): the images are decoded by the configured implementation or pre
 way, the header checked against the pixel limit first (preprocess.py, decode.py; goprep's fused with
 its preprocessing in one call), or taken as raw frames (``np.frombuffer``, zero-copy) and
 preprocessed, and run through the user's ONNX model (``--model
-PATH.onnx``, onnxruntime) or returned as the tensor. Every argument is checked before anything
-starts; SIGTERM drains (new requests UNAVAILABLE, running ones finish within ``--grace``).
+PATH.onnx``, onnxruntime) or returned as the tensor. With ``--max-queue-delay`` requests are batched
+dynamically (batching.py): those arriving within the delay run as one preprocessing call and one
+model call. Every argument is checked before anything starts; SIGTERM drains (new requests
+UNAVAILABLE, waiting ones run at once, running ones finish within ``--grace``).
 """
 
 from __future__ import annotations
@@ -90,6 +92,16 @@ def _device(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r} is not cpu, auto, cuda or cuda:N")
 
 
+def _delay(text: str) -> int:
+    """--max-queue-delay in microseconds (batching.parse_delay)."""
+    from .batching import parse_delay
+
+    try:
+        return parse_delay(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def bind_address(host: str, port: int) -> str:
     """HOST:PORT as grpc and clients take it (IPv6 in brackets)."""
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -117,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_ranged(int, 1, 1024), default=WORKERS, metavar="N",
                    help=f"worker threads running requests (default 2 per core: {WORKERS})")
     p.add_argument("--max-queue", type=_ranged(int, 0, 100000), default=64, metavar="N",
-                   help="requests waiting for a worker beyond those running; more: RESOURCE_EXHAUSTED (default 64)")
+                   help="requests waiting for a worker beyond those running (with --max-queue-delay: waiting to be "
+                        "batched); more: RESOURCE_EXHAUSTED (default 64)")
     p.add_argument("--max-concurrent-rpcs", type=_ranged(int, 1, 100000), default=256, metavar="N",
                    help="calls open at once, all methods, including ones still sending their body (default 256)")
     p.add_argument("--max-streams-per-connection", type=_ranged(int, 1, 100000), default=100, metavar="N",
@@ -129,7 +142,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-pixels", type=_ranged(int, 1, 1 << 31), default=4096 * 4096, metavar="N",
                    help="largest image or frame, width x height, checked from the header before decoding "
                         "(default 16777216 = 4096x4096)")
-    p.add_argument("--max-batch", type=_ranged(int, 1, 4096), default=64, metavar="N", help="images per request (default 64)")
+    p.add_argument("--max-batch", "--max-batch-size", dest="max_batch", type=_ranged(int, 1, 4096), default=64, metavar="N",
+                   help="images per request and, with --max-queue-delay, per executed batch (Triton's max_batch_size; "
+                        "default 64)")
+    p.add_argument("--max-queue-delay", type=_delay, default=None, metavar="DELAY",
+                   help="dynamic batching: requests arriving within DELAY of the oldest waiting one run as one "
+                        "preprocessing call and one model call, up to --max-batch images; DELAY in microseconds "
+                        "(500, 500us; Triton's max_queue_delay_microseconds), 2ms or 0.01s; 0 batches what is "
+                        "already waiting (default: off, each request runs alone)")
+    p.add_argument("--preferred-batch-size", type=_ranged(int, 1, 4096), nargs="+", default=[], metavar="N",
+                   help="with --max-queue-delay: a batch that reaches the largest of these sizes runs without "
+                        "waiting out the delay (Triton's preferred_batch_size; default: --max-batch)")
     p.add_argument("--max-request-mb", type=_ranged(int, 1, 2047), default=64, metavar="MB",
                    help="largest request message, MiB (default 64)")
     p.add_argument("--grace", type=_ranged(float, 0, 3600), default=10.0, metavar="S",
@@ -233,6 +256,12 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--fault-every needs --simulate-gpu (faults are injected into the simulated GPU)")
     if not args.model_name or len(args.model_name) > 200 or not all(c.isalnum() or c in "-_." for c in args.model_name):
         p.error(f"--model-name must be 1-200 letters, digits, '-', '_' or '.', got {args.model_name!r}")
+    if args.max_queue_delay is None and args.preferred_batch_size:
+        p.error("--preferred-batch-size needs --max-queue-delay (dynamic batching)")
+    if args.max_queue_delay is not None and args.max_queue < 1:
+        p.error("--max-queue-delay needs --max-queue >= 1 (requests wait in the queue to be batched)")
+    if any(n > args.max_batch for n in args.preferred_batch_size):
+        p.error(f"--preferred-batch-size {max(args.preferred_batch_size)} is over --max-batch {args.max_batch}")
     if args.metrics_port is not None and args.metrics_port == args.port != 0:
         p.error("--metrics-port must differ from --port")
 
@@ -307,7 +336,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
 
     from .oip import Servicer
 
-    svc = Servicer(engine, args.workers, metrics)
+    svc = Servicer(engine, args.workers, metrics, args.max_queue_delay, args.preferred_batch_size)
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", args.max_request_mb << 20),
@@ -360,7 +389,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
         await server.stop(1.0)
     finally:
         quit_watch.set()
-        svc.pool.shutdown(wait=False, cancel_futures=True)
+        await svc.close()
         if httpd is not None:
             httpd.shutdown()
             httpd.server_close()

@@ -18,8 +18,10 @@ Statistics, as Triton defines them (docs/protocol/extension_statistics.md of the
   whole pipeline, as a Triton Python backend running goprep would be); ``compute_output``: building
   the reply. Counted for successful requests only, each request with its execution's durations;
 - ``inference_count``: images of successful requests; ``execution_count``: executions (without
-  dynamic batching, one per request); ``batch_stats``: per executed batch size (images in one
-  execution), how many executions and their compute durations.
+  dynamic batching, one per request; with it, one per batch); ``batch_stats``: per executed batch
+  size (images in one execution), how many executions and their compute durations. With dynamic
+  batching (batching.py) every request of a batch counts its success with the batch's compute
+  durations, and its queue time from its own arrival to the batch's start, as Triton counts them.
 """
 
 from __future__ import annotations
@@ -140,13 +142,22 @@ class Stats:
             d["compute_infer"].add(t.infer - t.inputs)
             d["compute_output"].add(t.output - t.infer)
             if executed:
-                self.inference_count += t.items
-                self.execution_count += 1
-                b = self._batches.setdefault(t.items, _Batch())
-                b.compute_input.add(t.inputs - t.start)
-                b.compute_infer.add(t.infer - t.inputs)
-                b.compute_output.add(t.output - t.infer)
+                self._execution(t)
             self.last_inference_ms = time.time_ns() // 1_000_000
+
+    def execution(self, t: Timing) -> None:
+        """One execution of ``t.items`` images (a dynamic batch: its requests count with
+        ``success(..., executed=False)``)."""
+        with self._lock:
+            self._execution(t)
+
+    def _execution(self, t: Timing) -> None:
+        self.inference_count += t.items
+        self.execution_count += 1
+        b = self._batches.setdefault(t.items, _Batch())
+        b.compute_input.add(t.inputs - t.start)
+        b.compute_infer.add(t.infer - t.inputs)
+        b.compute_output.add(t.output - t.infer)
 
     def fail(self, arrived: int, done: int) -> None:
         """A request of this model answered with an error."""

@@ -61,7 +61,9 @@ _ENCODED = (bytes, bytearray, memoryview, str, os.PathLike)
 
 def is_encoded_item(x: Any) -> bool:
     """Whether ``x`` is one encoded image: bytes, bytearray, memoryview, a 1-D uint8 array, a path."""
-    return isinstance(x, _ENCODED) or (type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.uint8)
+    if type(x) is np.ndarray:
+        return x.ndim == 1 and x.dtype == np.uint8
+    return isinstance(x, _ENCODED)
 
 
 def is_encoded(src: Any) -> bool:
@@ -116,14 +118,17 @@ def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
     lists and no CUDA arrays. ``stream``: the call's stream (DLPack producers order their work on it).
     ``max_pixels``, ``name``: an encoded source's bomb limit and the argument errors name ("data":
     goprep.decode's, which takes encoded data only)."""
+    if name == "data":  # goprep.decode: encoded data only
+        check_encoded(src, name)
     t = type(src)
     if t is np.ndarray and (src.ndim != 1 or src.dtype != np.uint8):  # a NumPy image (1-D uint8: encoded)
         return [ArrayItem(src, src, None, False, (src,))], True, None
     if t is _yuv.YUVFrame:
         return [FrameItem(src)], True, None
+    if is_pil(src):  # the common host kinds before the encoded and device tests
+        a = pil_as_hwc(src)
+        return [ArrayItem(a, a, "pil", False, (a,))], True, None
     many = t is list or t is tuple or isinstance(src, (list, tuple))
-    if name == "data":  # goprep.decode: encoded data only
-        check_encoded(src, name)
     if many and src and is_encoded_item(src[0]) or not many and is_encoded_item(src):
         items, batch = _decode.open_items(src, name, max_pixels)
         return items, not many, batch

@@ -101,7 +101,8 @@ def _load() -> None:
     _find_data_offset(binding)
     global _limits
     _limits = {"max_dim": int(binding.MaxDim()), "max_threads": int(binding.MaxThreads()),
-               "big_plan_bytes": int(binding.BigPlanBytes()), "header_columns": int(binding.HeaderColumns())}
+               "big_plan_bytes": int(binding.BigPlanBytes()), "header_columns": int(binding.HeaderColumns()),
+               "job_columns": int(binding.JobColumns())}
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
     global _raw_run, _raw_run_timed, _raw_execute, _raw_decode, _formats

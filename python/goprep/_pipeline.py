@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -249,7 +250,7 @@ class Pipeline:
             raise InvalidArgumentError('encoded images are decoded on the CPU: stream= applies to output="device" only',
                                        argument="stream")
         if ragged:  # one buffer, each result a view of its own part
-            sizes = [int(np.prod(c.shape)) * c.dtype.itemsize for c in sigs]
+            sizes = [math.prod(c.shape) * c.dtype.itemsize for c in sigs]
             offs = [0]
             for n in sizes[:-1]:
                 offs.append(offs[-1] + -(-n // 64) * 64)

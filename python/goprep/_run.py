@@ -12,6 +12,7 @@ row (profiled).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple
@@ -174,11 +175,9 @@ def _out_offsets(n: int, shape: Tuple[int, ...], dtype: np.dtype, offsets: Optio
     buffer), else consecutive parts of ``shape`` (one image's, or a batch's items)."""
     if offsets is not None:
         return offsets
-    step = int(np.prod(shape[1:] if n > 1 else shape)) * np.dtype(dtype).itemsize
+    # math.prod, not np.prod: 0.1 us against 2.5 us on a shape tuple, on every call that builds a table
+    step = math.prod(shape[1:] if n > 1 else shape) * np.dtype(dtype).itemsize
     return range(0, n * step, step)
-
-
-_JOB_COLUMNS: list = []  # the binding's JobColumns (its one source), read on first use
 
 
 def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype,
@@ -187,10 +186,8 @@ def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: T
     array object's address (id) or a device address; 0 for an EncodedItem, whose batch handle, item
     index and its signature's decode options (JPEG scale, codec mode, orientation flag) fill the next
     columns) and its output's byte offset."""
-    if not _JOB_COLUMNS:
-        _JOB_COLUMNS.append(int(_native.get().JobColumns()))
     n = len(sigs)
-    desc = np.zeros((n, _JOB_COLUMNS[0]), np.int64)
+    desc = np.zeros((n, _native._limits["job_columns"]), np.int64)  # read when the extension loaded
     for i, (c, x, off) in enumerate(zip(sigs, srcs, _out_offsets(n, shape, dtype, offsets))):
         if type(x) is EncodedItem:
             mode, scale, orient = c.decode

@@ -110,6 +110,9 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 	yuvConvScalar(d0, d1, ys0, ys1, us, vs, n, x1, yp)
 }
 
+// yuvSIMD: whether yuvConv has its SIMD loop here (yuvConvPairs then gathers pairs for it).
+func (k *kernelSet) yuvSIMD() bool { return k.AVX2 }
+
 // yuvStore16 finishes one row's step of yuvConv: the even (a) and odd (b) pixels' Y terms plus the
 // chroma terms, shifted, saturated and stored as 16 RGB pixels at d (48 bytes, and up to 8 bytes
 // after them spilled; see yuvConv).

@@ -218,10 +218,11 @@ func BenchmarkYUVConvPairs(b *testing.B) {
 	}
 }
 
-// BenchmarkYUVSparseRatios: the 1080p NV12 tasks with dense and with sparse (the plan's own choice)
-// columns against the same task on the RGB frame, measured in alternating rounds (each round times
-// every variant once, 20 calls each) on 1 thread; reports the median over rounds of each NV12
-// variant's time over RGB's. Run with -benchtime=1x (the rounds are the repetitions).
+// BenchmarkYUVSparseRatios: the 1080p NV12 tasks with dense, forced sparse and the plan's own
+// (auto) columns against the same task on the RGB frame, measured in alternating rounds (each round
+// times every variant once, 20 calls each) on 1 thread; reports the median over rounds of each NV12
+// variant's time over RGB's, and the sparse plan's pairs. Run with -benchtime=1x (the rounds are
+// the repetitions).
 func BenchmarkYUVSparseRatios(b *testing.B) {
 	src := make([]uint8, 1080*1920*3/2)
 	rgb := make([]uint8, 1080*1920*3)
@@ -259,9 +260,10 @@ func BenchmarkYUVSparseRatios(b *testing.B) {
 			}
 			jobs := []Job{{rp, unsafe.Pointer(&rgb[0]), unsafe.Pointer(&out[0])},
 				{yuvPlanMode(p, yuvDense), unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])},
+				{yuvPlanMode(p, yuvSparse), unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])},
 				{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}
 			const rounds, calls = 15, 20
-			var t [3][]float64
+			t := make([][]float64, len(jobs))
 			for range b.N {
 				for range rounds {
 					for v, j := range jobs {
@@ -276,16 +278,18 @@ func BenchmarkYUVSparseRatios(b *testing.B) {
 				}
 			}
 			med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return x[len(x)/2] }
-			var dr, sr []float64
-			for i := range t[0] {
-				dr, sr = append(dr, t[1][i]/t[0][i]), append(sr, t[2][i]/t[0][i])
-			}
 			b.ReportMetric(med(t[0])/1e3, "rgb-us")
-			b.ReportMetric(med(t[1])/1e3, "dense-us")
-			b.ReportMetric(med(t[2])/1e3, "sparse-us")
-			b.ReportMetric(med(dr), "dense/rgb")
-			b.ReportMetric(med(sr), "sparse/rgb")
-			b.ReportMetric(float64(len(p.yuv.sparse)), "pairs")
+			for v, name := range []string{"", "dense", "sparse", "auto"} {
+				if v == 0 {
+					continue
+				}
+				var r []float64
+				for i := range t[0] {
+					r = append(r, t[v][i]/t[0][i])
+				}
+				b.ReportMetric(med(r), name+"/rgb")
+			}
+			b.ReportMetric(float64(len(yuvPlanMode(p, yuvSparse).yuv.sparse)), "pairs")
 		})
 	}
 }

@@ -195,6 +195,8 @@ type yuvPlan struct {
 	runs    [][2]int
 	sparse  []int32
 	compact *yuvPlan
+	vblocks []yuvBlock // the VBMI sparse converter's steps and output windows (buildBlocks)
+	vwins   []yuvWin
 	// The buffer: ring slots of stride bytes, a slot's pixel 0 lead bytes into it; a row is kept in
 	// slot idx % ring, idx its logical source row (axis.Src). lead and the slack after 3W bytes let
 	// the SIMD row kernels load past a row's ends (into bytes no tap weighs) without leaving the
@@ -243,7 +245,7 @@ func newYUVPlan(p *Plan) *yuvPlan {
 		yp.pk = [4]int{g.yOff, g.uOff, g.yOff + 2, g.vOff}
 	}
 	yp.compact = yuvCompact(yp.coef, yp.kind == yuvSemi && yp.vOff < yp.uOff)
-	yp.setColumns(yuvPlanCols(p), yuvAuto)
+	yp.setColumns(yuvPlanCols(p), s.In.W, yuvSparseCostOf(p.kern), yuvAuto)
 	// Rows live at once: a window of K consecutive logical rows (vfirstRowU8 holds them all), or the
 	// fast antialias path's group, within 3 rows either side of a window (aaLookahead); a pair's
 	// partner lies one row further. Slots are idx % ring, so a ring of K+10 never evicts a row its

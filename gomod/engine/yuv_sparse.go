@@ -33,56 +33,105 @@ const (
 // by the dense converter (one SIMD step is 16 pixels); shorter ones go through the gathered pairs.
 const yuvDenseRun = 16
 
-// yuvSparseCost: a pixel converted through yuvConvPairs (scalar gather, SIMD convert, scalar
-// scatter) costs about this many pixels of a merged span's dense conversion, so setColumns converts
-// sparsely only where needed pixels * yuvSparseCost < the merged spans' pixels. Measured with
+// yuvSparseCost: a pixel converted through yuvConvPairs' chunks (scalar gather, SIMD convert,
+// scalar scatter) costs about this many pixels of a merged span's dense conversion, so setColumns
+// converts sparsely only where needed pixels * cost < the merged spans' pixels. Measured with
 // BenchmarkYUVConvPairs (AVX2 converter, 1920-pixel NV12 row pair, shared 2-core Xeon): dense
-// 0.31-0.35 ns a pixel, sparse pairs 1.0-1.4 (the gather and scatter cost twice the conversion);
-// and BenchmarkYUVSparseRatios: the 1080p -> 224x224 squash (640 of 1920 pixels) ran slower sparse
-// than dense, which this constant keeps dense.
-const yuvSparseCost = 4
+// 0.31-0.35 ns a pixel, chunked pairs 1.0-1.4 (the gather and scatter cost twice the conversion).
+// yuvSparseCostVBMI is the same for the VBMI converter (yuvConvPairsVBMI, gathering and scattering
+// in registers): see its measurement in BenchmarkYUVConvPairs.
+const (
+	yuvSparseCost     = 4
+	yuvSparseCostVBMI = 2
+)
+
+// yuvSparseCostOf is the sparse cost of a kernel set: the VBMI converter's where it runs.
+func yuvSparseCostOf(k kernelSet) int {
+	if k.VBMI {
+		return yuvSparseCostVBMI
+	}
+	return yuvSparseCost
+}
+
+// yuvBlock is one step of the VBMI sparse converter (yuv_sparse_amd64.go: buildBlocks): up to 8
+// consecutive pairs of yuvPlan.sparse. yb: the byte of the Y row (semi-planar chroma row too;
+// packed: the row of pixel pairs) where its 128-byte window starts, gi the window bytes of each
+// lane's samples (lane l's Y at 2l, 2l+1; packed: its 4 bytes at 4l); planar chroma: cb the start
+// of the U and V rows' 64-byte windows, gc lane l's byte at l. Its output windows are vwins[w0:w1].
+type yuvBlock struct {
+	yb, cb int32
+	w0, w1 int32
+	gi, gc [64]uint8
+}
+
+// yuvWin is a 64-byte window of a converted row at byte off that a step writes: idx picks each
+// byte from the step's [R|G<<8 words | B words], mask says which bytes are the step's pairs'.
+type yuvWin struct {
+	off  int32
+	mask uint64
+	idx  [64]uint8
+}
 
 // yuvPairChunk is the pixel pairs yuvConvPairs gathers per round, into stack buffers (~1.8 KB).
 const yuvPairChunk = 128
 
+// yuvSparseGap: in the sparse choice, runs of tap pairs closer than this (pixels) join into one
+// span (converting the gap costs less than a second run or more pairs); yuvRunCall is the cost
+// of one dense run beyond its steps, in pixels of dense conversion (the constants, bounds checks
+// and VZEROUPPER of a yuvConv call: about two steps, measured on the 1080p crop task's 25 runs).
+const (
+	yuvSparseGap = 4
+	yuvRunCall   = 32
+)
+
 // setColumns sets yp.runs and yp.sparse from the source columns cols (ascending, distinct) that the
-// plan's taps read. Every column of cols lies in a run or a pair; runs ascend, sparse pairs ascend and lie
-// outside the runs (yuvAt converts the runs first: the dense converter's stores spill up to 8
-// bytes past a run, which a later pair's conversion then rewrites).
-func (yp *yuvPlan) setColumns(cols []int, mode yuvColMode) {
+// plan's taps read, in a w-pixel image, and the VBMI converter's tables for the sparse pairs
+// (buildBlocks). Two choices, costed in pixels of dense conversion (a run: its 16-pixel steps and
+// yuvRunCall; a sparse pixel: cost):
+//   - merged: the tap pairs' spans merged across gaps under yuvRunGap, all dense runs;
+//   - sparse: the tap pairs' spans joined across gaps under yuvSparseGap; those of yuvDenseRun
+//     pixels or more are dense runs, the rest sparse pairs.
+//
+// yuvAuto takes the cheaper (merged on a tie); yuvDense and yuvSparse force one.
+func (yp *yuvPlan) setColumns(cols []int, w, cost int, mode yuvColMode) {
 	yp.runs, yp.sparse = nil, nil
-	var merged, exact [][2]int
-	spanPx, needPx := 0, 0
-	for _, x := range cols {
-		x0, x1 := x&^1, (x+2)&^1 // whole chroma pairs (W is even for every format)
-		if n := len(merged); n > 0 && x0 <= merged[n-1][1]+yuvRunGap {
-			spanPx += max(merged[n-1][1], x1) - merged[n-1][1]
-			merged[n-1][1] = max(merged[n-1][1], x1)
-		} else {
-			merged = append(merged, [2]int{x0, x1})
-			spanPx += x1 - x0
+	defer yp.buildBlocks(w)
+	join := func(gap int) (spans [][2]int) {
+		for _, x := range cols {
+			x0, x1 := x&^1, (x+2)&^1 // whole chroma pairs (W is even for every format)
+			if n := len(spans); n > 0 && x0 <= spans[n-1][1]+gap {
+				spans[n-1][1] = max(spans[n-1][1], x1)
+			} else {
+				spans = append(spans, [2]int{x0, x1})
+			}
 		}
-		if n := len(exact); n > 0 && x0 <= exact[n-1][1] {
-			needPx += max(exact[n-1][1], x1) - exact[n-1][1]
-			exact[n-1][1] = max(exact[n-1][1], x1)
-		} else {
-			exact = append(exact, [2]int{x0, x1})
-			needPx += x1 - x0
-		}
+		return spans
 	}
-	if mode == yuvDense || mode == yuvAuto && needPx*yuvSparseCost >= spanPx {
-		yp.runs = merged
-		return
+	runCost := func(r [2]int) int { return (r[1]-r[0]+15)&^15 + yuvRunCall }
+	merged := join(yuvRunGap)
+	mergedCost := 0
+	for _, r := range merged {
+		mergedCost += runCost(r)
 	}
-	for _, r := range exact {
+	var runs [][2]int
+	var sparse []int32
+	sparseCost := 0
+	for _, r := range join(yuvSparseGap - 1) {
 		if r[1]-r[0] >= yuvDenseRun {
-			yp.runs = append(yp.runs, r)
+			runs = append(runs, r)
+			sparseCost += runCost(r)
 			continue
 		}
 		for x := r[0]; x < r[1]; x += 2 {
-			yp.sparse = append(yp.sparse, int32(x/2))
+			sparse = append(sparse, int32(x/2))
 		}
+		sparseCost += (r[1] - r[0]) * cost
 	}
+	if mode == yuvDense || mode == yuvAuto && sparseCost >= mergedCost {
+		yp.runs = merged
+		return
+	}
+	yp.runs, yp.sparse = runs, sparse
 }
 
 // yuvCompact is the layout of yuvConvPairs' gathered chunk, read by the dense converter: Y samples
@@ -107,7 +156,7 @@ func yuvCompact(c yuvCoef, vFirst bool) *yuvPlan {
 // Without, yuvConvScalar per pair. Bounds are checked once per call (ps ascends: its last pair is
 // the furthest), then the loops read and write through pointers.
 func (k *kernelSet) yuvConvPairs(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) {
-	if len(ps) == 0 {
+	if len(ps) == 0 || k.yuvConvPairsVBMI(d0, d1, ys0, ys1, us, vs, ps, yp) {
 		return
 	}
 	if !k.yuvSIMD() {

@@ -13,7 +13,7 @@ import (
 func yuvPlanMode(p *Plan, mode yuvColMode) *Plan {
 	q := *p
 	yp := *p.yuv
-	yp.setColumns(yuvPlanCols(p), mode)
+	yp.setColumns(yuvPlanCols(p), p.Spec.In.W, yuvSparseCostOf(p.kern), mode)
 	q.yuv = &yp
 	return &q
 }
@@ -28,6 +28,13 @@ func TestYUVConvPairsEqualsScalar(t *testing.T) {
 	t.Logf("SIMD converter: %v", k.yuvSIMD())
 	rng := rand.New(rand.NewSource(5))
 	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
+	vbmi := 0
+	defer func() {
+		t.Logf("%d cases on the VBMI converter", vbmi)
+		if k.VBMI && vbmi == 0 {
+			t.Error("the VBMI converter went untested")
+		}
+	}()
 	for it := 0; it < 1500; it++ {
 		format := formats[it%len(formats)]
 		w := 2 * (1 + rng.Intn(400))
@@ -70,12 +77,21 @@ func TestYUVConvPairsEqualsScalar(t *testing.T) {
 			}
 			return d0, d1
 		}
-		g0, g1 := mk()
 		w0, w1 := mk()
-		k.yuvConvPairs(g0, g1, ys0, ys1, us, vs, ps, yp)
 		for _, q := range ps {
 			yuvConvScalar(w0, w1, ys0, ys1, us, vs, 2*int(q), 2*int(q)+2, yp)
 		}
+		// with the plan's VBMI tables for ps (where the CPU and width allow), and without
+		yp.sparse = ps
+		yp.buildBlocks(w)
+		if len(yp.vblocks) > 0 && k.VBMI {
+			vbmi++
+		}
+		g0, g1 := mk()
+		k.yuvConvPairs(g0, g1, ys0, ys1, us, vs, ps, yp)
+		yp.vblocks = nil
+		c0, c1 := mk()
+		k.yuvConvPairs(c0, c1, ys0, ys1, us, vs, ps, yp)
 		// the 2 bytes after a listed pair whose next pair is not listed may hold anything
 		free := make([]bool, len(fill))
 		for i, q := range ps {
@@ -84,17 +100,21 @@ func TestYUVConvPairsEqualsScalar(t *testing.T) {
 			}
 		}
 		for i := range fill {
-			if !free[i] && (g0[i] != w0[i] || two && g1[i] != w1[i]) {
-				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs differs from yuvConvScalar per pair at byte %d", format, ys, w, len(ps), two, i)
+			if (g0[i] != w0[i] || two && g1[i] != w1[i]) && (!free[i] || k.VBMI && len(ps) > 0 && w >= 128) {
+				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs (VBMI tables) differs from yuvConvScalar per pair at byte %d", format, ys, w, len(ps), two, i)
+			}
+			if !free[i] && (c0[i] != w0[i] || two && c1[i] != w1[i]) {
+				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs (chunks) differs from yuvConvScalar per pair at byte %d", format, ys, w, len(ps), two, i)
 			}
 		}
 	}
 }
 
 // TestYUVSetColumns: every column a plan's taps read lies in a run or a sparse pair, runs and pairs
-// ascend and do not overlap; auto takes the sparse pairs where they convert under 1/yuvSparseCost
-// of the merged spans' pixels (a 4K -> 224 squash), and keeps merged spans elsewhere (the 1080p
-// tasks, whose 1/3 is not enough; an upscale; antialias windows that overlap).
+// ascend and do not overlap; auto takes the sparse pairs where they convert under 1/cost of the
+// merged spans' pixels (a 4K -> 224 squash; the 1080p squash, 1/3 of its row, on the VBMI
+// converter only), and keeps merged spans elsewhere (the 1080p crop task, whose taps cover over
+// half the span; an upscale; antialias windows that overlap).
 func TestYUVSetColumns(t *testing.T) {
 	squash := nv12Imagenet(false)
 	squash.Resize.H, squash.Resize.W = 224, 224
@@ -109,11 +129,12 @@ func TestYUVSetColumns(t *testing.T) {
 	up.Resize.H, up.Resize.W = 224, 224
 	up.Canvas = CanvasSpec{H: 224, W: 224}
 	up.Post = View{0, 0, 1, 1, 224, 224}
+	vbmi := currentKernels().VBMI
 	for _, c := range []struct {
 		name   string
 		s      *Spec
 		sparse bool
-	}{{"short256+crop", nv12Imagenet(false), false}, {"squash224", squash, false}, {"4k-squash224", squash4k, true},
+	}{{"short256+crop", nv12Imagenet(false), false}, {"squash224", squash, vbmi}, {"4k-squash224", squash4k, true},
 		{"upscale", up, false}, {"antialias", nv12Imagenet(true), false}} {
 		p, err := NewPlan(c.s)
 		if err != nil {
@@ -183,7 +204,8 @@ func TestYUVSparseEqualsDense1080p(t *testing.T) {
 }
 
 // BenchmarkYUVConvPairs: the converter on a 1920-pixel NV12 row pair, as one dense span and as
-// sparse pairs (every pair, and every 4th: ns/op over the pairs' pixels, both rows).
+// sparse pairs (every pair, and every 4th: ns/op over the pairs' pixels, both rows), with the
+// VBMI tables (yuvConvPairsVBMI where the CPU has it) and without (the chunked path).
 func BenchmarkYUVConvPairs(b *testing.B) {
 	s := nv12Imagenet(false)
 	p, err := NewPlan(s)
@@ -209,12 +231,23 @@ func BenchmarkYUVConvPairs(b *testing.B) {
 		for q := 0; q < 960; q += step {
 			ps = append(ps, int32(q))
 		}
-		b.Run("pairs-every-"+string(rune('0'+step)), func(b *testing.B) {
-			for range b.N {
-				k.yuvConvPairs(d0, d1, ys0, ys1, us, vs, ps, yp)
+		for _, tables := range []bool{true, false} {
+			name := "pairs-every-" + string(rune('0'+step))
+			if !tables {
+				name += "-chunks"
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*len(ps)), "ns/px")
-		})
+			b.Run(name, func(b *testing.B) {
+				yq := *yp
+				yq.sparse = ps
+				if tables {
+					yq.buildBlocks(1920)
+				}
+				for range b.N {
+					k.yuvConvPairs(d0, d1, ys0, ys1, us, vs, ps, &yq)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*len(ps)), "ns/px")
+			})
+		}
 	}
 }
 

@@ -8,15 +8,18 @@ import "unsafe"
 // several times the pixels the resize reads. The plan converts instead:
 //   - runs: spans of consecutive pixel pairs at least yuvDenseRun pixels long, through the dense
 //     converter (kernelSet.yuvConv, 16 pixels a SIMD step);
-//   - sparse: every other pixel pair a tap reads, through yuvConvPairs: the pairs' samples gathered
-//     into a compact semi-planar chunk, converted by the same dense converter, and the chunk's RGB
-//     scattered back to the pairs' places (3x in the row, where the column table reads them).
+//   - sparse: every other pixel pair a tap reads, through yuvConvPairs: on AVX-512 VBMI, 8 pairs a
+//     step gathered from the plane rows and scattered into the converted row in registers
+//     (yuv_sparse_amd64.go, from per-plan tables); else the pairs' samples gathered into a compact
+//     semi-planar chunk, converted by the dense converter, and the chunk's RGB copied back to the
+//     pairs' places (3x in the row, where the column table reads them); pure Go: per pair.
 //
 // A pixel is converted from its own Y and its chroma pair's U, V only, so converting a pixel alone
 // or within a span gives the same bytes; every column a tap reads is converted either way, and the
-// plan's result equals the dense conversion's bit for bit (TestYUVSparseEqualsDense).
-// Where the sparse pixels would cost more than the merged spans (upscales, antialias windows that
-// overlap, vertical-first rows), the plan keeps the merged spans (yuvPlan.setColumns).
+// plan's result equals the dense conversion's bit for bit (TestYUVEqualsConvertThenResize and
+// TestYUVSparseEqualsDense1080p force both). setColumns picks whichever costs less: sparse for
+// scattered taps (a 1080p -> 224 squash on VBMI, 4K -> 224), merged spans where taps are dense
+// (upscales, antialias windows that overlap, vertical-first rows, the 1080p crop task).
 
 // yuvColMode picks how setColumns converts a plan's columns: by cost (yuvAuto, every plan), or
 // forced to merged spans (yuvDense, the old conversion) or to exact pairs (yuvSparse), for tests
@@ -37,9 +40,9 @@ const yuvDenseRun = 16
 // scalar scatter) costs about this many pixels of a merged span's dense conversion, so setColumns
 // converts sparsely only where needed pixels * cost < the merged spans' pixels. Measured with
 // BenchmarkYUVConvPairs (AVX2 converter, 1920-pixel NV12 row pair, shared 2-core Xeon): dense
-// 0.31-0.35 ns a pixel, chunked pairs 1.0-1.4 (the gather and scatter cost twice the conversion).
+// 0.31-0.35 ns a pixel, chunked pairs 0.9-1.4 (the gather and scatter cost twice the conversion).
 // yuvSparseCostVBMI is the same for the VBMI converter (yuvConvPairsVBMI, gathering and scattering
-// in registers): see its measurement in BenchmarkYUVConvPairs.
+// in registers): 0.51 ns a pixel for every pair, 0.62 for every 4th, against dense 0.33-0.37.
 const (
 	yuvSparseCost     = 4
 	yuvSparseCostVBMI = 2

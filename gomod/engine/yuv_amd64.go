@@ -109,15 +109,17 @@ func (k *kernelSet) yuvSIMD() bool { return k.AVX2 }
 // below 2^29), so the results are the scalar's bit for bit. Fewer live constants: AVX2 has 16
 // vector registers.
 func yuvVecs(c *yuvCoef) (cy, ymin, cr, cb, cgu, cgv, kr, kg, kb archsimd.Int32x8) {
+	f := yuvFold(c)
+	b := archsimd.BroadcastInt32x8
+	return b(f[0]), b(f[1]), b(f[2]), b(f[3]), b(f[4]), b(f[5]), b(f[6]), b(f[7]), b(f[8])
+}
+
+// yuvFold is yuvVecs' constants as integers: cy, ymin, cr, cb, cgu, cgv, kr, kg, kb.
+func yuvFold(c *yuvCoef) [9]int32 {
 	yk := c.yoff * c.cy
-	cy, ymin = archsimd.BroadcastInt32x8(c.cy), archsimd.BroadcastInt32x8(c.yoff+c.ylo)
-	cr, cb = archsimd.BroadcastInt32x8(c.cr), archsimd.BroadcastInt32x8(c.cb)
-	cgu, cgv = archsimd.BroadcastInt32x8(c.cgu), archsimd.BroadcastInt32x8(c.cgv)
 	const half = 1 << (yuvShift - 1)
-	kr = archsimd.BroadcastInt32x8(half - 128*c.cr - yk)
-	kg = archsimd.BroadcastInt32x8(half - 128*(c.cgu+c.cgv) - yk)
-	kb = archsimd.BroadcastInt32x8(half - 128*c.cb - yk)
-	return
+	return [9]int32{c.cy, c.yoff + c.ylo, c.cr, c.cb, c.cgu, c.cgv,
+		half - 128*c.cr - yk, half - 128*(c.cgu+c.cgv) - yk, half - 128*c.cb - yk}
 }
 
 // yuvRGB16 is one row's step of 16 pixels: the even (a) and odd (b) pixels' Y terms plus the

@@ -56,19 +56,21 @@ func yuvSparseCostOf(k kernelSet) int {
 	return yuvSparseCost
 }
 
-// yuvBlock is one step of the VBMI sparse converter (yuv_sparse_amd64.go: buildBlocks): up to 8
+// yuvBlock is one block of the VBMI sparse converter (yuv_sparse_amd64.go: buildBlocks): up to 8
 // consecutive pairs of yuvPlan.sparse. yb: the byte of the Y row (semi-planar chroma row too;
 // packed: the row of pixel pairs) where its 128-byte window starts, gi the window bytes of each
 // lane's samples (lane l's Y at 2l, 2l+1; packed: its 4 bytes at 4l); planar chroma: cb the start
-// of the U and V rows' 64-byte windows, gc lane l's byte at l. Its output windows are vwins[w0:w1].
+// of the U and V rows' 64-byte windows, gc lane l's byte (at l in an even block, at 8+l, +64, in
+// an odd one: a step pairs them). Its output windows are vwins[w0:w1].
 type yuvBlock struct {
 	yb, cb int32
 	w0, w1 int32
 	gi, gc [64]uint8
 }
 
-// yuvWin is a 64-byte window of a converted row at byte off that a step writes: idx picks each
-// byte from the step's [R|G<<8 words | B words], mask says which bytes are the step's pairs'.
+// yuvWin is a 64-byte window of a converted row at byte off that a block writes: idx picks each
+// byte from its step's [R|G<<8 words | B words] (128 bytes), mask says which bytes are the block's
+// pairs'.
 type yuvWin struct {
 	off  int32
 	mask uint64

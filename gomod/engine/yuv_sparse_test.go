@@ -291,10 +291,10 @@ func BenchmarkYUVSparseRatios(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			jobs := []Job{{rp, unsafe.Pointer(&rgb[0]), unsafe.Pointer(&out[0])},
-				{yuvPlanMode(p, yuvDense), unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])},
-				{yuvPlanMode(p, yuvSparse), unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])},
-				{p, unsafe.Pointer(&src[0]), unsafe.Pointer(&out[0])}}
+			jobs := []Job{{Plan: rp, Src: unsafe.Pointer(&rgb[0]), Out: unsafe.Pointer(&out[0])},
+				{Plan: yuvPlanMode(p, yuvDense), Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])},
+				{Plan: yuvPlanMode(p, yuvSparse), Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])},
+				{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}
 			const rounds, calls = 15, 20
 			t := make([][]float64, len(jobs))
 			for range b.N {

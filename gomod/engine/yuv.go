@@ -10,7 +10,7 @@ import (
 // reads. A YUV plan sees its source as a virtual interleaved RGB image of In.H x In.W x 3 (NewPlan
 // gives it the strides h = 1, w = 3, c = 1, so a row table entry is a row index and a column table
 // entry the offset of a pixel in an RGB row); the worker converts each source row the plan reads,
-// only over the spans of columns its taps read (yuvPlan.runs), into a slot of its buffer of
+// only at the columns its taps read (yuvPlan.runs and sparse, yuv_sparse.go), into a slot of its buffer of
 // converted rows (worker.yuvAt, worker.yuvBuf), which every row kernel then reads as it reads an
 // RGB source: the general path, the bilinear fast path's fused rows (duoH, fusedRow) and the
 // antialias SIMD path (aaRow's groups of four rows) alike. A 4:2:0 row and its chroma partner are
@@ -188,8 +188,15 @@ type yuvPlan struct {
 	yStep, cStep     int // bytes between consecutive Y samples, and between chroma samples
 	// packed formats: the byte positions of (Y0, U, Y1, V) within a 4-byte pixel pair
 	pk     [4]int
-	cShift int      // chroma row = row >> cShift
-	runs   [][2]int // the source columns converted, [x0, x1) ascending, x0 and x1 even
+	cShift int // chroma row = row >> cShift
+	// the source columns converted (yuv_sparse.go: setColumns): spans [x0, x1) ascending, x0 and
+	// x1 even, through the dense converter; then pixel pairs (2q, 2q+1) ascending, outside the
+	// spans, through yuvConvPairs, whose gathered chunks have the layout compact
+	runs    [][2]int
+	sparse  []int32
+	compact *yuvPlan
+	vblocks []yuvBlock // the VBMI sparse converter's steps and output windows (buildBlocks)
+	vwins   []yuvWin
 	// The buffer: ring slots of stride bytes, a slot's pixel 0 lead bytes into it; a row is kept in
 	// slot idx % ring, idx its logical source row (axis.Src). lead and the slack after 3W bytes let
 	// the SIMD row kernels load past a row's ends (into bytes no tap weighs) without leaving the
@@ -212,9 +219,9 @@ const (
 	yuvPacked
 )
 
-// yuvRunGap: columns converted in runs merge across gaps narrower than this, so that a downscale's
-// scattered taps (bilinear 1920 -> 455 reads 2 of every ~4.2 columns) become one span the
-// vectorised converter sweeps, rather than thousands of 2-pixel runs.
+// yuvRunGap: in the merged spans (setColumns' dense choice), columns merge across gaps narrower
+// than this, so that taps a few columns apart become one span the vectorised converter sweeps,
+// rather than many 2-pixel runs.
 const yuvRunGap = 24
 
 // newYUVPlan builds the plan's YUV tables; the columns are those of the plan's column taps (all of
@@ -237,26 +244,8 @@ func newYUVPlan(p *Plan) *yuvPlan {
 		yp.kind = yuvPacked
 		yp.pk = [4]int{g.yOff, g.uOff, g.yOff + 2, g.vOff}
 	}
-	var cols []int
-	if p.vfirst {
-		for x := p.vfLo / 3; x < (p.vfHi+2)/3; x++ {
-			cols = append(cols, x)
-		}
-	} else {
-		for _, o := range p.cols.Off {
-			cols = append(cols, o/3)
-		}
-		slices.Sort(cols)
-		cols = slices.Compact(cols)
-	}
-	for _, x := range cols {
-		x0, x1 := x&^1, (x+2)&^1 // whole chroma pairs (W is even for every format)
-		if n := len(yp.runs); n > 0 && x0 <= yp.runs[n-1][1]+yuvRunGap {
-			yp.runs[n-1][1] = max(yp.runs[n-1][1], x1)
-		} else {
-			yp.runs = append(yp.runs, [2]int{x0, x1})
-		}
-	}
+	yp.compact = yuvCompact(yp.coef, yp.kind == yuvSemi && yp.vOff < yp.uOff)
+	yp.setColumns(yuvPlanCols(p), s.In.W, yuvSparseCostOf(p.kern), yuvAuto)
 	// Rows live at once: a window of K consecutive logical rows (vfirstRowU8 holds them all), or the
 	// fast antialias path's group, within 3 rows either side of a window (aaLookahead); a pair's
 	// partner lies one row further. Slots are idx % ring, so a ring of K+10 never evicts a row its
@@ -272,6 +261,23 @@ func newYUVPlan(p *Plan) *yuvPlan {
 		}
 	}
 	return yp
+}
+
+// yuvPlanCols are the source columns a plan's taps read, ascending and distinct: its column
+// table's, or all of a vertical-first row's span (its vertical pass reads the span whole).
+func yuvPlanCols(p *Plan) []int {
+	var cols []int
+	if p.vfirst {
+		for x := p.vfLo / 3; x < (p.vfHi+2)/3; x++ {
+			cols = append(cols, x)
+		}
+		return cols
+	}
+	for _, o := range p.cols.Off {
+		cols = append(cols, o/3)
+	}
+	slices.Sort(cols)
+	return slices.Compact(cols)
 }
 
 // yuvExtent is the extent of the elements a YUV source holds, relative to its data pointer, for all
@@ -357,6 +363,7 @@ func (w *worker) yuvAt(p *Plan, src []uint8, base, ri int) int {
 	for _, run := range yp.runs {
 		p.kern.yuvConv(d0, d1, ys0, ys1, us, vs, run[0], run[1], yp)
 	}
+	p.kern.yuvConvPairs(d0, d1, ys0, ys1, us, vs, yp.sparse, yp) // after the runs: see setColumns
 	return at
 }
 

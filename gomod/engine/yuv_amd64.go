@@ -23,8 +23,10 @@ import (
 // 3x+40: each spills up to 8 bytes past its valid ones, which the next store (or the next step, or
 // the scalar tail) overwrites, and past x1 into bytes no converted run holds yet (yuvPlan.stride's
 // slack covers a run that ends the row).
-// Invariants: every load of a step lies inside its plane row (x+16 <= x1 <= W); the tail, less than
-// 16 pixels, takes yuvConvScalar.
+// Invariants: every load of a step lies inside its plane row (x+16 <= x1 <= W). A tail of less than
+// 16 pixels is the step at x1-16, overlapping the previous one (its pixels are rewritten with the
+// same bytes; x1-16 is even, so pairs stay whole): a run of 16-31 pixels costs two steps, not a
+// step and up to 15 pixels of yuvConvScalar.
 // Twin: yuvConvScalar; proved by TestYUVConvSIMDEqualsScalar (and TestYUVEqualsConvertThenResize).
 // Why: the scalar loop is ~2 ns a pixel; the antialiased 1080p -> 224 task converts ~0.9 Mpixel.
 func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yuvPlan) {
@@ -32,9 +34,9 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 		yuvConvScalar(d0, d1, ys0, ys1, us, vs, x0, x1, yp)
 		return
 	}
-	n := x0 + (x1-x0)&^15 // the steps cover [x0, n)
+	n := x1 // the steps cover [x0, x1), the last at x1-16
 	yStep, cStep := yp.yStep, yp.cStep
-	// bounds of every load and store the steps make (the scalar tail checks its own)
+	// bounds of every load and store the steps make
 	_, _, _ = d0[3*n+8-1], ys0[(n-1)*yStep], us[((n-1)>>1)*cStep]
 	_ = vs[((n-1)>>1)*cStep]
 	rows := 1
@@ -45,20 +47,7 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 	dp0, dp1 := unsafe.Pointer(unsafe.SliceData(d0)), unsafe.Pointer(unsafe.SliceData(d1))
 	yq0, yq1 := unsafe.Pointer(unsafe.SliceData(ys0)), unsafe.Pointer(unsafe.SliceData(ys1))
 	up, vp := unsafe.Pointer(unsafe.SliceData(us)), unsafe.Pointer(unsafe.SliceData(vs))
-	c := &yp.coef
-	// The scalar sums (max(Y-yoff, ylo)*cy + half + cr*(V-128)) etc., regrouped: the Y term as
-	// max(Y, yoff+ylo)*cy (equal to the scalar's plus yoff*cy: Y >= 0 > yoff+ylo where ylo is -255),
-	// and the constants half - 128*c - yoff*cy folded into one per channel. int32 sums are exact
-	// either way (all terms below 2^29), so the results are the scalar's bit for bit. Fewer live
-	// constants: AVX2 has 16 vector registers.
-	yk := c.yoff * c.cy
-	cy, ymin := archsimd.BroadcastInt32x8(c.cy), archsimd.BroadcastInt32x8(c.yoff+c.ylo)
-	cr, cb := archsimd.BroadcastInt32x8(c.cr), archsimd.BroadcastInt32x8(c.cb)
-	cgu, cgv := archsimd.BroadcastInt32x8(c.cgu), archsimd.BroadcastInt32x8(c.cgv)
-	const half = 1 << (yuvShift - 1)
-	kr := archsimd.BroadcastInt32x8(half - 128*c.cr - yk)
-	kg := archsimd.BroadcastInt32x8(half - 128*(c.cgu+c.cgv) - yk)
-	kb := archsimd.BroadcastInt32x8(half - 128*c.cb - yk)
+	cy, ymin, cr, cb, cgu, cgv, kr, kg, kb := yuvVecs(&yp.coef)
 	lo16 := archsimd.BroadcastInt32x8(0xffff)
 	top := archsimd.BroadcastUint16x16(255)
 	kind := yp.kind
@@ -73,6 +62,7 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 	sy0, su, sy1, sv := uint64(8*pk[0]), uint64(8*pk[1]), uint64(8*pk[2]), uint64(8*pk[3])
 	pp := unsafe.Add(yq0, -pk[0])
 	for x := x0; x < n; x += 16 {
+		x = min(x, n-16)
 		var u, v, ye, yo archsimd.Int32x8
 		switch kind {
 		case yuvSemi:
@@ -107,17 +97,45 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 		}
 	}
 	archsimd.ClearAVXUpperBits() // before scalar code: see cpufeat_amd64.go
-	yuvConvScalar(d0, d1, ys0, ys1, us, vs, n, x1, yp)
 }
 
-// yuvStore16 finishes one row's step of yuvConv: the even (a) and odd (b) pixels' Y terms plus the
-// chroma terms, shifted, saturated and stored as 16 RGB pixels at d (48 bytes, and up to 8 bytes
-// after them spilled; see yuvConv).
-func yuvStore16(d unsafe.Pointer, a, b, ruv, guv, buv archsimd.Int32x8, top archsimd.Uint16x16) {
+// yuvSIMD: whether yuvConv has its SIMD loop here (yuvConvPairs then gathers pairs for it).
+func (k *kernelSet) yuvSIMD() bool { return k.AVX2 }
+
+// yuvVecs are yuvConv's constants as vectors. The scalar sums (max(Y-yoff, ylo)*cy + half +
+// cr*(V-128)) etc. are regrouped: the Y term as max(Y, ymin)*cy with ymin = yoff+ylo (equal to the
+// scalar's plus yoff*cy: Y >= 0 > yoff+ylo where ylo is -255), and the constants half - 128*c -
+// yoff*cy folded into one per channel (kr, kg, kb). int32 sums are exact either way (all terms
+// below 2^29), so the results are the scalar's bit for bit. Fewer live constants: AVX2 has 16
+// vector registers.
+func yuvVecs(c *yuvCoef) (cy, ymin, cr, cb, cgu, cgv, kr, kg, kb archsimd.Int32x8) {
+	f := yuvFold(c)
+	b := archsimd.BroadcastInt32x8
+	return b(f[0]), b(f[1]), b(f[2]), b(f[3]), b(f[4]), b(f[5]), b(f[6]), b(f[7]), b(f[8])
+}
+
+// yuvFold is yuvVecs' constants as integers: cy, ymin, cr, cb, cgu, cgv, kr, kg, kb.
+func yuvFold(c *yuvCoef) [9]int32 {
+	yk := c.yoff * c.cy
+	const half = 1 << (yuvShift - 1)
+	return [9]int32{c.cy, c.yoff + c.ylo, c.cr, c.cb, c.cgu, c.cgv,
+		half - 128*c.cr - yk, half - 128*(c.cgu+c.cgv) - yk, half - 128*c.cb - yk}
+}
+
+// yuvRGB16 is one row's step of 16 pixels: the even (a) and odd (b) pixels' Y terms plus the
+// chroma terms, shifted and saturated (VPACKUSDW and a min with top, 255) to R|G<<8 words (rg) and
+// B words (bb), per 128-bit lane in the pixel order [0 2 4 6 1 3 5 7] of the lane's 8 pixels.
+func yuvRGB16(a, b, ruv, guv, buv archsimd.Int32x8, top archsimd.Uint16x16) (rg, bb archsimd.Uint8x32) {
 	r := a.Add(ruv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(ruv).ShiftAllRight(yuvShift)).Min(top)
 	g := a.Add(guv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(guv).ShiftAllRight(yuvShift)).Min(top)
-	bb := a.Add(buv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(buv).ShiftAllRight(yuvShift)).Min(top).AsUint8x32()
-	rg := r.Or(g.ShiftAllLeft(8)).AsUint8x32()
+	bb = a.Add(buv).ShiftAllRight(yuvShift).SaturateToUint16ConcatGrouped(b.Add(buv).ShiftAllRight(yuvShift)).Min(top).AsUint8x32()
+	return r.Or(g.ShiftAllLeft(8)).AsUint8x32(), bb
+}
+
+// yuvStore16 finishes one row's step of yuvConv: yuvRGB16's words put in RGB order and stored as
+// 16 RGB pixels at d (48 bytes, and up to 8 bytes after them spilled; see yuvConv).
+func yuvStore16(d unsafe.Pointer, a, b, ruv, guv, buv archsimd.Int32x8, top archsimd.Uint16x16) {
+	rg, bb := yuvRGB16(a, b, ruv, guv, buv, top)
 	pv := rg.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufP[0])).Or(bb.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufP[1])))
 	qv := rg.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufQ[0])).Or(bb.PermuteOrZeroGrouped(archsimd.LoadInt8x32(&yuvShufQ[1])))
 	pv.GetLo().Store((*[16]uint8)(d))

@@ -89,7 +89,8 @@ func yuvRefRGB(f yuvFrame, y *YUVSpec, img, h, w int) []uint8 {
 
 // TestYUVEqualsConvertThenResize: a YUV plan equals converting the whole frame to RGB and running the
 // same spec on the RGB image, for every format, resize rule (fast paths of the RGB plan included),
-// view, flip, batch and plane layout, on 1 and 3 threads.
+// view, flip, batch and plane layout, on 1 and 3 threads; and so does the same plan with its
+// columns forced to merged spans (the dense conversion) and to exact sparse pairs.
 func TestYUVEqualsConvertThenResize(t *testing.T) {
 	forceThreads(t)
 	rng := rand.New(rand.NewSource(1))
@@ -101,10 +102,11 @@ func TestYUVEqualsConvertThenResize(t *testing.T) {
 		{"bilinear", true, false}, {"bicubic", false, false}, {"bicubic", true, false}, {"area", false, false},
 		{"bilinear", true, true}, {"nearest-pil", false, false}, {"nearest-torch", false, false}}
 	formats := []string{"nv12", "nv21", "i420", "yuyv", "uyvy"}
-	vf, fast, fused, aa := 0, 0, 0, 0
+	vf, fast, fused, aa, sparse := 0, 0, 0, 0, 0
 	defer func() {
-		t.Logf("%d vertical-first plans, %d on the fast row pass (%d fused), %d on the antialias fast path", vf, fast, fused, aa)
-		if fused == 0 || aa == 0 || vf == 0 {
+		t.Logf("%d vertical-first plans, %d on the fast row pass (%d fused), %d on the antialias fast path, %d with 8+ sparse pairs",
+			vf, fast, fused, aa, sparse)
+		if fused == 0 || aa == 0 || vf == 0 || sparse == 0 {
 			t.Error("a converted-row route went untested")
 		}
 	}()
@@ -190,6 +192,20 @@ func TestYUVEqualsConvertThenResize(t *testing.T) {
 			if string(got) != string(want) {
 				t.Fatalf("iteration %d: %s %+v %dx%d -> %dx%d (vfirst %v) on %d threads differs from convert-then-resize",
 					it, format, k, h, w, oh, ow, yp.vfirst, threads)
+			}
+		}
+		// the same plan with its columns converted as merged spans, and as exact pairs (yuv_sparse.go)
+		for _, mode := range []yuvColMode{yuvDense, yuvSparse} {
+			mp := yuvPlanMode(yp, mode)
+			if len(mp.yuv.sparse) >= 8 {
+				sparse++
+			}
+			for _, threads := range []int{1, 3} {
+				got := runGuarded(t, mp, unsafe.Pointer(&f.buf[f.origin]), threads)
+				if string(got) != string(want) {
+					t.Fatalf("iteration %d: %s %+v %dx%d -> %dx%d (vfirst %v, columns mode %d: %d runs, %d pairs) on %d threads differs from convert-then-resize",
+						it, format, k, h, w, oh, ow, yp.vfirst, mode, len(mp.yuv.runs), len(mp.yuv.sparse), threads)
+				}
 			}
 		}
 	}

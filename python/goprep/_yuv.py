@@ -11,6 +11,10 @@ the plan, so planes that move between calls make new plans (a single-array frame
 
 A JPEG decoder's raw YCbCr output (4:2:0 or 4:2:2 planes, BT.601 full range) is the same kind of
 input: three planes as I420 with ``preset="jpeg"``.
+
+YUV frames are one input kind of the run path (_inputs.FrameItem). Inside a pipeline function,
+``goprep.yuv`` applied first to the image argument reads the array the pipeline was called with as a
+frame (``_traced``), as ``goprep.decode`` reads encoded data.
 """
 
 from __future__ import annotations
@@ -142,7 +146,10 @@ def yuv(
     order: str = "rgb",
 ) -> YUVFrame:
     """A YUV video frame (or batch) as a goprep source, read in place; pipelines and eager ops accept it
-    as they accept an ``(H, W, 3)`` image, which it reads as (RGB, or BGR with ``order="bgr"``).
+    as they accept an ``(H, W, 3)`` image, which it reads as (RGB, or BGR with ``order="bgr"``), and
+    ``np.asarray(frame)`` is that image. Inside a ``@goprep.pipeline`` function, applied first to the
+    image argument, it reads the one array the pipeline is called with (the single-array forms below)
+    as such a frame.
 
     ``frame``, by ``format``:
 

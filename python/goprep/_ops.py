@@ -332,7 +332,7 @@ def normalize(
 def decode(
     data: Any, *, mode: str = "RGB", reduce: Union[None, int, str] = None, apply_orientation: bool = False,
 ) -> Any:
-    """Decode JPEG or PNG data into an ``(H, W, C)`` uint8 image (``(H, W)`` for mode "L"); ``data``
+    """Decode JPEG or PNG data into an ``(H, W, C)`` uint8 image (``(H, W, 1)`` for mode "L"); ``data``
     is ``bytes``, ``bytearray``, ``memoryview``, a 1-D uint8 array of encoded bytes, a ``str`` or
     ``os.PathLike`` path (read by Go with the GIL released), or a list of these (decoded in parallel,
     returned as a list of arrays). Inside a ``@goprep.pipeline`` function, apply it first to the

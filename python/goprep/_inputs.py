@@ -136,7 +136,7 @@ def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
         if not src:
             raise ShapeError("the list of images is empty", argument="src")
         return [list_item(x, i, stream) for i, x in enumerate(src)], False, None
-    if not host_only and not is_pil(src) and not (is_tensor(src) and not src.is_cuda):
+    if not host_only and not (is_tensor(src) and not src.is_cuda):  # CPU tensors: host arrays below
         ds = device_source(src, stream)
         if ds is not None:
             return [ArrayItem(ds, ds.view, None, True, ())], True, None

@@ -15,11 +15,17 @@
   (torchvision-backed) processors work on tensors, so their pipelines always use the tensor
   numerics; their ``*Pil`` processors the PIL ones.
 
+Training chains convert too (``_random_ops``: RandomResizedCrop, RandomCrop, random flips): each item
+draws its parameters as torchvision (or timm) does, from the same generators (``_random``), then runs
+its own fused plan; ``draw_resized_crop`` and ``random_resized_crop`` are the native random ops, with
+an explicit ``generator=``.
+
 Importing this package imports none of torch, torchvision, transformers or timm: transform objects
 are read by their attributes, and a config dict needs no library at all.
 
 The package holds one module a converter (``_torchvision``, ``_timm``, ``_hf`` with ``_hf_pixels``)
-over what they share: the chain they build and how they refuse (``_chain``), the ops (``_steps``), the
+over what they share: the chain they build and how they refuse (``_chain``), the ops (``_steps``, the
+random ones ``_random_ops`` over ``_random``'s draws), the
 pipeline they return (``_converted``) and Hugging Face's RGB conversion (``_rgb``).
 """
 

@@ -140,7 +140,7 @@ class Converted:
             return self._call_random(src, flavor, out)
         return self._pipe(flavor)(src, out=out)
 
-    def draw(self, h: int, w: int) -> Tuple[Any, ...]:
+    def _draw(self, h: int, w: int) -> Tuple[Any, ...]:
         """One item's parameters for an ``h x w`` image: each op's draw in chain order (None for an op
         that draws nothing), the size followed through the ops, as torchvision's Compose draws."""
         prm: List[Any] = []
@@ -169,11 +169,11 @@ class Converted:
         p = self._pipe(flavor)
         if not batch:
             h, w = image_hw(src)
-            return p(src, self.draw(h, w), out=out)
+            return p(src, self._draw(h, w), out=out)
         outs = []
         for x in items:
             h, w = image_hw(x)
-            outs.append(p(x, self.draw(h, w)))
+            outs.append(p(x, self._draw(h, w)))
         return stack(outs, is_tensor(outs[0]), out)
 
 

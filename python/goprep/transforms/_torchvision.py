@@ -21,8 +21,14 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     """A goprep pipeline computing what the torchvision transform ``t`` computes: a v1 or v2
     ``Compose`` (or ``nn.Sequential``) of, or a single, ``Resize``, ``CenterCrop``, ``Pad``,
     ``ToTensor``, ``PILToTensor``, ``ToImage``, ``ToDtype``, ``ConvertImageDtype``, ``Normalize``,
-    ``Grayscale`` (on 1-channel images), ``RandomHorizontalFlip``/``RandomVerticalFlip`` with
-    ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. An empty ``Compose`` is
+    ``Grayscale`` (on 1-channel images), timm's eval ``ResizeKeepRatio``, ``MaybeToTensor`` and
+    ``MaybePILToTensor``, and the training transforms ``RandomResizedCrop``, ``RandomCrop`` (constant
+    padding), ``RandomHorizontalFlip``/``RandomVerticalFlip`` and timm's
+    ``RandomResizedCropAndInterpolation``: each item (of a list or batch too, item k the k-th) draws
+    its parameters with the original's calls from the original's generators (torch's global one; timm's
+    crop Python's ``random``), so after the same seeds the result is the original's. Random
+    augmentations that are not reproduced (``ColorJitter``, ``RandAugment``, ...) are refused by name.
+    An empty ``Compose`` is
     the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
     ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
     depends on the input (``Grayscale`` on a multi-channel image).
@@ -171,7 +177,7 @@ def _tv_walk(t: Any, chain: Chain) -> None:
         chain.geometric(name, Gray(int(t.num_output_channels)))
     elif name in ("ToTensor", "MaybeToTensor"):  # MaybeToTensor: timm's ToTensor that passes tensors through
         chain.to_float(name, 1 / 255, by_dtype=True)
-    elif name in ("PILToTensor", "ToImage"):
+    elif name in ("PILToTensor", "ToImage", "MaybePILToTensor"):  # MaybePILToTensor: timm's, tensors pass through
         chain.to_tensor = True
     elif name in ("ToDtype", "ConvertImageDtype"):
         dname = str(_for_images(t.dtype, None))

@@ -271,3 +271,34 @@ def test_converted_training_chain_pickles(pil):
     want = prep([pil, pil])
     torch.manual_seed(4)
     assert torch.equal(copy([pil, pil]), want)
+
+
+def test_boxes_and_masks_follow_the_params():
+    """``Params.boxes`` moves boxes as torchvision v2 moves ``BoundingBoxes`` under the same resized crop
+    and flips; ``resized_crop_with`` applies the drawn parameters to another image or a mask."""
+    tv_tensors = pytest.importorskip("torchvision.tv_tensors")
+    F = T2.functional
+    a = _photo()
+    g = np.random.default_rng(8)
+    for _ in range(20):
+        y, prm = gt.random_resized_crop(a, (40, 56), scale=(0.5, 1.0), hflip=0.5, vflip=0.5, generator=g,
+                                        return_params=True)
+        assert np.array_equal(gt.resized_crop_with(a, prm, (40, 56)), y)
+        # boxes inside the crop (torchvision clamps the outside part)
+        x0, y0 = prm.left + prm.width * 0.25, prm.top + prm.height * 0.25
+        boxes = np.array([[x0, y0, x0 + prm.width * 0.5, y0 + prm.height * 0.3],
+                          [prm.left, prm.top, prm.left + prm.width, prm.top + prm.height]])
+        bb = tv_tensors.BoundingBoxes(torch.tensor(boxes), format="XYXY", canvas_size=a.shape[:2])
+        bb = F.resized_crop(bb, prm.top, prm.left, prm.height, prm.width, [40, 56])
+        if prm.hflip:
+            bb = F.horizontal_flip(bb)
+        if prm.vflip:
+            bb = F.vertical_flip(bb)
+        assert np.allclose(prm.boxes(boxes, (40, 56)), bb.numpy(), atol=1e-4)  # torchvision: float32 inside
+    mask = (a[..., 0] > 128).astype(np.uint8)[..., None]
+    ms = gt.resized_crop_with([mask, mask], [prm, prm], (40, 56), interpolation="nearest", antialias=False)
+    assert ms.shape == (2, 40, 56, 1) and set(np.unique(ms)) <= {0, 1}
+    with pytest.raises(goprep.InvalidArgumentError, match="params"):
+        gt.resized_crop_with([mask, mask], [prm], (40, 56))
+    with pytest.raises(goprep.InvalidArgumentError, match="height"):
+        gt.draw_resized_crop(0, 10, generator=g)

@@ -34,14 +34,16 @@ from __future__ import annotations
 from ._chain import Op  # noqa: F401  (the type of a converted op, as goprep.transforms.Op)
 from ._converted import Converted
 from ._hf import from_hf
-from ._random import Params, draw_resized_crop, random_resized_crop
+from ._random import Params, draw_resized_crop, random_resized_crop, resized_crop_with
 from ._timm import from_timm
 from ._torchvision import from_torchvision
 
-__all__ = ["Converted", "from_torchvision", "from_hf", "from_timm", "Params", "draw_resized_crop", "random_resized_crop"]
+__all__ = ["Converted", "from_torchvision", "from_hf", "from_timm", "Params", "draw_resized_crop",
+           "random_resized_crop", "resized_crop_with"]
 
 # Reprs, docs and pickles name these where users import them from (goprep.transforms.Converted), as
 # the single module this package replaced did; pickle finds them here.
-for _f in (Converted, from_hf, from_timm, from_torchvision, Params, draw_resized_crop, random_resized_crop):
+for _f in (Converted, from_hf, from_timm, from_torchvision, Params, draw_resized_crop, random_resized_crop,
+           resized_crop_with):
     _f.__module__ = __name__
 del _f

@@ -13,7 +13,7 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
-from ._random import image_hw, stack
+from ._random import image_hw, items_of, stack
 from ._rgb import to_rgb
 
 
@@ -162,10 +162,7 @@ class Converted:
         parameters as torchvision's Compose would on that item alone, then runs its own plan (a
         pipeline call keyed by the parameters: the memo stays bounded, see _signature.Memo). A list or
         batch gives one batch, stacked."""
-        batch = isinstance(src, (list, tuple)) or (not is_pil(src) and getattr(src, "ndim", 0) == 4)
-        items = list(src) if batch else [src]
-        if not items:
-            raise PipelineError("is an empty list", argument="src")
+        items, batch = items_of(src)
         p = self._pipe(flavor)
         if not batch:
             h, w = image_hw(src)

@@ -14,6 +14,7 @@ import random as _pyrandom
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._errors import InvalidArgumentError, PipelineError
+from .._validate import as_positive_int
 
 
 class Source:
@@ -32,6 +33,9 @@ class Source:
         if type(generator).__module__.startswith("numpy.random") and hasattr(generator, "integers"):
             self.np = generator
         elif type(generator).__name__ == "Generator" and type(generator).__module__.startswith("torch"):
+            if generator.device.type != "cpu":  # torchvision's draws are CPU tensors
+                raise InvalidArgumentError(f"must be a CPU torch.Generator, got one on {generator.device}",
+                                           argument="generator")
             self.g = generator
         else:
             raise InvalidArgumentError(
@@ -136,6 +140,24 @@ class Params(NamedTuple):
     hflip: bool
     vflip: bool
 
+    def boxes(self, xyxy: Any, size: Any) -> Any:
+        """``(N, 4)`` boxes ``(x1, y1, x2, y2)`` in source pixels moved as the image was by
+        ``random_resized_crop(..., size)``: shifted by the crop, scaled to ``size``, mirrored by the
+        flips (float64; not clipped to the image: boxes that leave the crop keep their outside part)."""
+        import numpy as np
+
+        from .. import _validate
+
+        oh, ow = _validate.parse_size(size, 1 << 30, "size")
+        b = np.array(xyxy, dtype=np.float64).reshape(-1, 4)
+        x = (b[:, [0, 2]] - self.left) * (ow / self.width)
+        y = (b[:, [1, 3]] - self.top) * (oh / self.height)
+        if self.hflip:
+            x = ow - x[:, ::-1]
+        if self.vflip:
+            y = oh - y[:, ::-1]
+        return np.stack([x[:, 0], y[:, 0], x[:, 1], y[:, 1]], axis=1)
+
 
 def _prob(name: str, p: Any) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
@@ -161,9 +183,10 @@ def draw_resized_crop(height: int, width: int, *, scale: Sequence[float] = (0.08
     see ``Source`` (None: torch's global generator, so after ``torch.manual_seed(s)`` the box is
     torchvision's)."""
     src = Source(generator)
+    height, width = as_positive_int("height", height), as_positive_int("width", width)
     sc, ra = _range("scale", scale, False), _range("ratio", ratio, True)
     ph, pv = _prob("hflip", hflip), _prob("vflip", vflip)
-    i, j, h, w = resized_crop_box(int(height), int(width), sc, ra, src)
+    i, j, h, w = resized_crop_box(height, width, sc, ra, src)
     hf = ph > 0 and src.rand() < ph
     vf = pv > 0 and src.rand() < pv
     return Params(i, j, h, w, bool(hf), bool(vf))
@@ -178,26 +201,38 @@ def random_resized_crop(src: Any, size: Any, *, scale: Sequence[float] = (0.08, 
     and ``antialias``) and flipped, in one fused pass per image. A list or batch gives one batch.
     With ``return_params=True`` it returns ``(result, params)``, ``params`` a ``Params`` (a list of them
     for a list or batch) so that boxes and masks can follow the image."""
-    from .. import _ops, _validate
-    from .._inputs import is_pil, is_tensor
-    from .._pipeline import pipeline
+    from .. import _validate
 
-    oh, ow = _validate.parse_size(size, 1 << 30, "size")
-    batch = isinstance(src, (list, tuple)) or (getattr(src, "ndim", 0) == 4 and not is_pil(src))
-    items: List[Any] = list(src) if batch else [src]
-    if not items:
-        raise InvalidArgumentError("is empty", argument="src")
-    p = _native_pipe(pipeline, _ops)
-    outs, drawn = [], []
+    _validate.parse_size(size, 1 << 30, "size")
+    items, batch = items_of(src)
+    drawn = []
     for x in items:
         h, w = image_hw(x)
-        prm = draw_resized_crop(h, w, scale=scale, ratio=ratio, hflip=hflip, vflip=vflip, generator=generator)
-        outs.append(p(x, prm, (oh, ow), interpolation, antialias))
-        drawn.append(prm)
-    res = outs[0] if not batch else stack(outs, is_tensor(outs[0]))
+        drawn.append(draw_resized_crop(h, w, scale=scale, ratio=ratio, hflip=hflip, vflip=vflip, generator=generator))
+    res = resized_crop_with(src, drawn if batch else drawn[0], size, interpolation=interpolation, antialias=antialias)
     if return_params:
         return res, (drawn if batch else drawn[0])
     return res
+
+
+def resized_crop_with(src: Any, params: Any, size: Any, *, interpolation: str = "bilinear",
+                      antialias: Any = True) -> Any:
+    """The crop, resize and flips of ``params`` (a ``Params``, or a list of them for a list or batch, as
+    ``random_resized_crop(..., return_params=True)`` returns) applied to ``src``: a mask or another
+    image that follows the drawn ones (a mask wants ``interpolation="nearest", antialias=False``)."""
+    from .. import _ops, _validate
+    from .._inputs import is_tensor
+    from .._pipeline import pipeline
+
+    oh, ow = _validate.parse_size(size, 1 << 30, "size")
+    items, batch = items_of(src)
+    prms = list(params) if batch and not isinstance(params, Params) else [params]
+    if len(prms) != len(items) or not all(isinstance(p, Params) for p in prms):
+        raise InvalidArgumentError(f"must be a Params{' list of one per item' if batch else ''} (as random_resized_crop "
+                                   f"returns), got {type(params).__name__}", argument="params")
+    p = _native_pipe(pipeline, _ops)
+    outs = [p(x, prm, (oh, ow), interpolation, antialias) for x, prm in zip(items, prms)]
+    return outs[0] if not batch else stack(outs, is_tensor(outs[0]))
 
 
 _PIPE: List[Any] = []
@@ -216,6 +251,18 @@ def _native_pipe(pipeline: Any, ops: Any) -> Any:
 
         _PIPE.append(pipeline(rrc))
     return _PIPE[0]
+
+
+def items_of(src: Any) -> Tuple[List[Any], bool]:
+    """The images of a call, drawn for one by one, and whether it is a batch: a list's items, an
+    ``(N, ...)`` array's or tensor's rows, or the one image."""
+    from .._inputs import is_pil
+
+    batch = isinstance(src, (list, tuple)) or (not is_pil(src) and getattr(src, "ndim", 0) == 4)
+    items = list(src) if batch else [src]
+    if not items:
+        raise PipelineError("is an empty list", argument="src")
+    return items, batch
 
 
 def image_hw(x: Any) -> Tuple[int, int]:

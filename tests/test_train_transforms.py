@@ -305,3 +305,15 @@ def test_boxes_and_masks_follow_the_params():
         gt.resized_crop_with([mask, mask], [prm], (40, 56))
     with pytest.raises(goprep.InvalidArgumentError, match="height"):
         gt.draw_resized_crop(0, 10, generator=g)
+
+
+def test_numpy_inputs_draw_as_pil(pil):
+    """NumPy HWC images (and an (N, H, W, C) batch) get the PIL numerics and the same draws."""
+    prep = gt.from_torchvision(T.Compose([T.RandomResizedCrop(40), T.RandomVerticalFlip(), T.ToTensor()]))
+    a = np.asarray(pil)
+    torch.manual_seed(9)
+    want = prep([pil, pil])
+    torch.manual_seed(9)
+    assert torch.equal(prep(np.stack([a, a])), want)
+    torch.manual_seed(9)
+    assert torch.equal(prep(a), want[0])

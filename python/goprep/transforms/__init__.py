@@ -15,11 +15,17 @@
   (torchvision-backed) processors work on tensors, so their pipelines always use the tensor
   numerics; their ``*Pil`` processors the PIL ones.
 
+Training chains convert too (``_random_ops``: RandomResizedCrop, RandomCrop, random flips): each item
+draws its parameters as torchvision (or timm) does, from the same generators (``_random``), then runs
+its own fused plan; ``draw_resized_crop`` and ``random_resized_crop`` are the native random ops, with
+an explicit ``generator=``.
+
 Importing this package imports none of torch, torchvision, transformers or timm: transform objects
 are read by their attributes, and a config dict needs no library at all.
 
 The package holds one module a converter (``_torchvision``, ``_timm``, ``_hf`` with ``_hf_pixels``)
-over what they share: the chain they build and how they refuse (``_chain``), the ops (``_steps``), the
+over what they share: the chain they build and how they refuse (``_chain``), the ops (``_steps``, the
+random ones ``_random_ops`` over ``_random``'s draws), the
 pipeline they return (``_converted``) and Hugging Face's RGB conversion (``_rgb``).
 """
 
@@ -28,13 +34,16 @@ from __future__ import annotations
 from ._chain import Op  # noqa: F401  (the type of a converted op, as goprep.transforms.Op)
 from ._converted import Converted
 from ._hf import from_hf
+from ._random import Params, draw_resized_crop, random_resized_crop, resized_crop_with
 from ._timm import from_timm
 from ._torchvision import from_torchvision
 
-__all__ = ["Converted", "from_torchvision", "from_hf", "from_timm"]
+__all__ = ["Converted", "from_torchvision", "from_hf", "from_timm", "Params", "draw_resized_crop",
+           "random_resized_crop", "resized_crop_with"]
 
 # Reprs, docs and pickles name these where users import them from (goprep.transforms.Converted), as
 # the single module this package replaced did; pickle finds them here.
-for _f in (Converted, from_hf, from_timm, from_torchvision):
+for _f in (Converted, from_hf, from_timm, from_torchvision, Params, draw_resized_crop, random_resized_crop,
+           resized_crop_with):
     _f.__module__ = __name__
 del _f

@@ -4,7 +4,7 @@ processors; ``Staged``, a chain split where one step runs outside the engine."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
+from ._random import image_hw, items_of, stack
 from ._rgb import to_rgb
 
 
@@ -34,6 +35,8 @@ class Converted:
         self._hf_video = hf_video  # Hugging Face's video layout (Vivit: see _call_hf_video)
         self._pipes: Dict[str, Any] = {}
         self.notes = list(chain.notes)
+        # a training chain: each item draws its parameters (see _call_random)
+        self._random = any(getattr(op, "random", False) for op in chain.ops)
 
     def __repr__(self) -> str:
         return f"<goprep.transforms.Converted from {self._source}>"
@@ -48,9 +51,11 @@ class Converted:
     def _fused(self, ops: List[Op], flavor: str, last: bool, output: Optional[str], device: str, stage: str = "") -> Any:
         c = self._chain
 
-        def fn(img: Any) -> Any:
-            for op in ops:
-                img = op(img, flavor)
+        def fn(img: Any, prm: Optional[Tuple[Any, ...]] = None) -> Any:
+            # prm: a random chain's drawn parameters, one per op of this segment (see _call_random)
+            for k, op in enumerate(ops):
+                img = op(img, flavor) if prm is None else op.apply(img, flavor, prm[k]) if hasattr(op, "apply") \
+                    else op(img, flavor)
             if last and c.scale is not None:
                 n = img.channels
                 mean = bcast(c.mean, n) if c.mean is not None else [0.0] * n
@@ -69,19 +74,21 @@ class Converted:
             c = self._chain
             # Split the ops where one runs outside the engine for this flavor (v1's float resize).
             segments: List[List[Op]] = [[]]
-            hosts: List[Callable[[np.ndarray], np.ndarray]] = []
-            for op in c.ops:
+            hosts: List[Callable[..., np.ndarray]] = []
+            cuts: List[int] = []  # the op index of each host step
+            for k, op in enumerate(c.ops):
                 host = getattr(op, "host", None)
                 h = host(flavor) if host is not None else None
                 if h is None:
                     segments[-1].append(op)
                 else:
                     hosts.append(h)
+                    cuts.append(k)
                     segments.append([])
             if not hosts:
                 p = self._fused(segments[0], flavor, True, "torch" if c.to_tensor else None, self._device)
             else:
-                p = Staged(self, segments, hosts, flavor)
+                p = Staged(self, segments, hosts, flavor, cuts)
             self._pipes[flavor] = p
         return p
 
@@ -129,7 +136,42 @@ class Converted:
         if flavor is None:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
             flavor = "tensor" if is_tensor(first) else "pil"
+        if getattr(self, "_random", False):
+            return self._call_random(src, flavor, out)
         return self._pipe(flavor)(src, out=out)
+
+    def _draw(self, h: int, w: int) -> Tuple[Any, ...]:
+        """One item's parameters for an ``h x w`` image: each op's draw in chain order (None for an op
+        that draws nothing), the size followed through the ops, as torchvision's Compose draws."""
+        prm: List[Any] = []
+        ops = self._chain.ops
+        last = max(k for k, op in enumerate(ops) if hasattr(op, "draw"))
+        for k, op in enumerate(ops[:last + 1]):
+            v = op.draw(h, w) if hasattr(op, "draw") else None
+            prm.append(v)
+            if k < last:
+                size = getattr(op, "out_size", None)
+                if size is None:
+                    raise PipelineError(f"{type(op).__name__} before a random transform: goprep cannot follow its "
+                                        "size to draw the next parameters")
+                h, w = size(h, w, v)
+        return tuple(prm) + (None,) * (len(ops) - len(prm))
+
+    def _call_random(self, src: Any, flavor: str, out: Any) -> Any:
+        """A training chain: each item (one image, or each of a list or batch, in order) draws its
+        parameters as torchvision's Compose would on that item alone, then runs its own plan (a
+        pipeline call keyed by the parameters: the memo stays bounded, see _signature.Memo). A list or
+        batch gives one batch, stacked."""
+        items, batch = items_of(src)
+        p = self._pipe(flavor)
+        if not batch:
+            h, w = image_hw(src)
+            return p(src, self._draw(h, w), out=out)
+        outs = []
+        for x in items:
+            h, w = image_hw(x)
+            outs.append(p(x, self._draw(h, w)))
+        return stack(outs, is_tensor(outs[0]), out)
 
 
 class Staged:
@@ -139,9 +181,13 @@ class Staged:
     float and rounds once: no fused uint8 kernel is within 1 level of that (they clamp to [0, 255]
     between the passes; measured up to 14 levels apart)."""
 
-    def __init__(self, conv: Converted, segments: List[List[Op]], hosts: List[Callable[[np.ndarray], np.ndarray]], flavor: str):
+    def __init__(self, conv: Converted, segments: List[List[Op]], hosts: List[Callable[..., np.ndarray]], flavor: str,
+                 cuts: List[int]):
         self._conv = conv
         self._hosts = hosts
+        # a random chain's parameters split by segment: op indices [bounds[i], cuts[i]) are segment i
+        self._bounds = [0] + [k + 1 for k in cuts]
+        self._cuts = cuts + [len(conv._chain.ops)]
         self._flavor = flavor
         self._inner = [
             conv._fused(ops, flavor, False, "numpy", "cpu", f"[step {i + 1}]") for i, ops in enumerate(segments[:-1])
@@ -149,21 +195,25 @@ class Staged:
         self._last_ops = segments[-1]
         self._last: Dict[Optional[str], Any] = {}
 
-    def _head(self, x: Any) -> np.ndarray:
-        a = self._inner[0](x)
+    def _seg(self, prm: Optional[Tuple[Any, ...]], i: int) -> Tuple[Any, ...]:
+        """Segment ``i``'s parameters (none without ``prm``)."""
+        return () if prm is None else (prm[self._bounds[i]:self._cuts[i]],)
+
+    def _head(self, x: Any, prm: Optional[Tuple[Any, ...]] = None) -> np.ndarray:
+        a = self._inner[0](x, *self._seg(prm, 0))
         for i, host in enumerate(self._hosts):
-            a = host(a)
+            a = host(a) if prm is None or prm[self._cuts[i]] is None else host(a, prm[self._cuts[i]])
             if i + 1 < len(self._inner):
-                a = self._inner[i + 1](a)
+                a = self._inner[i + 1](a, *self._seg(prm, i + 1))
         return a
 
-    def __call__(self, src: Any, *, out: Any = None) -> Any:
+    def __call__(self, src: Any, prm: Optional[Tuple[Any, ...]] = None, *, out: Any = None) -> Any:
         c = self._conv._chain
         if isinstance(src, (list, tuple)):
             first = src[0] if src else None
             mid: Any = [self._head(x) for x in src]  # images of different sizes: one by one
         else:
-            first, mid = src, self._head(src)
+            first, mid = src, self._head(src, prm)
         # what the fused pipeline's output=None gives: tensors for tensors, NumPy otherwise
         output = "torch" if c.to_tensor or is_tensor(first) else None
         p = self._last.get(output)
@@ -171,6 +221,6 @@ class Staged:
             p = self._last[output] = self._conv._fused(
                 self._last_ops, self._flavor, True, output, self._conv._device, f"[step {len(self._inner) + 1}]"
             )
-        return p(mid, out=out)
+        return p(mid, *self._seg(prm, len(self._inner)), out=out)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _ops, _validate
 from .._errors import PipelineError
-from .._geometry import center_crop_geometry
+from .._geometry import center_crop_geometry, parse_padding
 
 _PIL_CODES = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
 MODES = ("bilinear", "bicubic", "nearest", "nearest-exact")
@@ -68,6 +68,9 @@ class Resize:
         # torchvision (v1 and v2): antialias=None is False for tensors (0.15-0.16's "warn" default
         # too); PIL images are antialiased whatever it says, as Pillow has no other resize.
         self.aa = antialias is not None and not (isinstance(antialias, str) and antialias == "warn") and bool(antialias)
+
+    def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
+        return self.target(h, w)
 
     def target(self, h: int, w: int) -> Tuple[int, int]:
         if callable(self.size):
@@ -157,6 +160,9 @@ class CenterCrop:
         self.h, self.w = pair(size)
         self.fill, self.floor = fill, floor
 
+    def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
+        return self.h, self.w
+
     def __call__(self, img: Any, flavor: str) -> Any:
         h, w = self.h, self.w
         if self.floor or not (isinstance(self.fill, numbers.Number) and self.fill == 0):
@@ -169,21 +175,15 @@ class CenterCrop:
         return _ops.crop(img, int((H - h) / 2.0), int((W - w) / 2.0), h, w)
 
 
-class Flip:
-    """``RandomHorizontalFlip(p=1)`` / ``RandomVerticalFlip(p=1)`` (an Op)."""
-
-    def __init__(self, horizontal: bool) -> None:
-        self.horizontal = horizontal
-
-    def __call__(self, img: Any, flavor: str) -> Any:
-        return _ops.flip(img, horizontal=self.horizontal, vertical=not self.horizontal)
-
-
 class Pad:
     """torchvision's constant ``Pad`` (an Op)."""
 
     def __init__(self, padding: Any, fill: Any) -> None:
         self.padding, self.fill = padding, fill
+
+    def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
+        left, top, right, bottom = parse_padding(self.padding)
+        return h + top + bottom, w + left + right
 
     def __call__(self, img: Any, flavor: str) -> Any:
         return _ops.pad(img, self.padding, value=self.fill)
@@ -195,6 +195,9 @@ class Cvt:
     def __init__(self, code: str) -> None:
         self.code = code
 
+    def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
+        return h, w
+
     def __call__(self, img: Any, flavor: str) -> Any:
         return _ops.cvt_color(img, self.code)
 
@@ -205,6 +208,9 @@ class Gray:
 
     def __init__(self, n: int) -> None:
         self.n = n
+
+    def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
+        return h, w
 
     def __call__(self, img: Any, flavor: str) -> Any:
         if img.channels != 1:

@@ -10,7 +10,10 @@ from typing import Any
 from .._errors import PipelineError
 from ._chain import Chain, mean_std, refusals
 from ._converted import Converted
-from ._steps import CenterCrop, Flip, Gray, Pad, Resize, pair
+from .._geometry import parse_padding
+from ._random import _range
+from ._random_ops import DrawOnly, RandomCrop, RandomFlip, RandomResizedCrop
+from ._steps import CenterCrop, Gray, Pad, Resize, pair
 from ._timm import keep_ratio_op
 
 
@@ -18,8 +21,14 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     """A goprep pipeline computing what the torchvision transform ``t`` computes: a v1 or v2
     ``Compose`` (or ``nn.Sequential``) of, or a single, ``Resize``, ``CenterCrop``, ``Pad``,
     ``ToTensor``, ``PILToTensor``, ``ToImage``, ``ToDtype``, ``ConvertImageDtype``, ``Normalize``,
-    ``Grayscale`` (on 1-channel images), ``RandomHorizontalFlip``/``RandomVerticalFlip`` with
-    ``p`` 0 or 1, and timm's eval ``ResizeKeepRatio`` and ``MaybeToTensor``. An empty ``Compose`` is
+    ``Grayscale`` (on 1-channel images), timm's eval ``ResizeKeepRatio``, ``MaybeToTensor`` and
+    ``MaybePILToTensor``, and the training transforms ``RandomResizedCrop``, ``RandomCrop`` (constant
+    padding), ``RandomHorizontalFlip``/``RandomVerticalFlip`` and timm's
+    ``RandomResizedCropAndInterpolation``: each item (of a list or batch too, item k the k-th) draws
+    its parameters with the original's calls from the original's generators (torch's global one; timm's
+    crop Python's ``random``), so after the same seeds the result is the original's. Random
+    augmentations that are not reproduced (``ColorJitter``, ``RandAugment``, ...) are refused by name.
+    An empty ``Compose`` is
     the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
     ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
     depends on the input (``Grayscale`` on a multi-channel image).
@@ -123,15 +132,30 @@ def _tv_walk(t: Any, chain: Chain) -> None:
         _tv_preset(t, chain)
         return
     p = getattr(t, "p", None)
-    if name in ("RandomHorizontalFlip", "RandomVerticalFlip", "RandomGrayscale", "RandomApply", "RandomErasing",
-                "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast",
-                "RandomEqualize", "RandomPhotometricDistort") and p == 0:
+    if name in ("RandomHorizontalFlip", "RandomVerticalFlip"):
+        # a flip commutes with the per-channel normalisation: allowed after the float conversion too
+        if p == 0:
+            chain.notes.append(f"skipped {name}(p=0) (never applied)")
+        chain.ops.append(RandomFlip(name == "RandomHorizontalFlip", _prob(name, p)))
+        return
+    if name in _ONE_DRAW and p == 0:
         chain.notes.append(f"skipped {name}(p=0) (never applied)")
+        # torchvision still draws torch.rand(1) for it (RandomPhotometricDistort draws several: refused
+        # in a chain that draws); an identity that keeps a random chain's later draws in step
+        chain.ops.append(DrawOnly(name, 0 if name == "RandomPhotometricDistort" else 1))
         return
-    if name in ("RandomHorizontalFlip", "RandomVerticalFlip") and p == 1:
-        chain.geometric(name, Flip(name == "RandomHorizontalFlip"))
+    if name == "ColorJitter" and all(getattr(t, k, None) is None for k in ("brightness", "contrast", "saturation", "hue")):
+        chain.notes.append("skipped ColorJitter with every factor 0 (no effect; its torch.randperm(4) is drawn)")
+        chain.ops.append(DrawOnly(name, perm=4))
         return
-    if name == "Resize":
+    if name in ("RandomResizedCrop", "RandomResizedCropAndInterpolation"):
+        _tv_random_resized_crop(t, chain)
+    elif name == "RandomCrop":
+        _tv_random_crop(t, chain)
+    elif name in _NOT_REPRODUCED:
+        raise PipelineError(f"{name} is a random augmentation goprep does not reproduce (its draws or its numerics); "
+                            "refused rather than approximated: remove it, or run it in torchvision after goprep")
+    elif name == "Resize":
         op = Resize(name, t.size, t.interpolation, getattr(t, "antialias", True), t.max_size, _tv_api(t))
         chain.geometric(name, op)
     elif name == "CenterCrop":
@@ -153,7 +177,7 @@ def _tv_walk(t: Any, chain: Chain) -> None:
         chain.geometric(name, Gray(int(t.num_output_channels)))
     elif name in ("ToTensor", "MaybeToTensor"):  # MaybeToTensor: timm's ToTensor that passes tensors through
         chain.to_float(name, 1 / 255, by_dtype=True)
-    elif name in ("PILToTensor", "ToImage"):
+    elif name in ("PILToTensor", "ToImage", "MaybePILToTensor"):  # MaybePILToTensor: timm's, tensors pass through
         chain.to_tensor = True
     elif name in ("ToDtype", "ConvertImageDtype"):
         dname = str(_for_images(t.dtype, None))
@@ -170,3 +194,58 @@ def _tv_walk(t: Any, chain: Chain) -> None:
         raise PipelineError(f"{name} is not supported by goprep.transforms.from_torchvision")
 
 
+
+
+# random transforms that torchvision draws one torch.rand(1) for when p is 0 (RandomPhotometricDistort: several)
+_ONE_DRAW = ("RandomGrayscale", "RandomApply", "RandomErasing", "RandomInvert", "RandomPosterize", "RandomSolarize",
+             "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "RandomPhotometricDistort")
+
+# random augmentations refused by name (torchvision's v1 and v2, timm's); anything else unknown is
+# refused by the generic rule
+_NOT_REPRODUCED = frozenset((
+    "ColorJitter", "RandomGrayscale", "RandomErasing", "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix",
+    "AugMixAugment", "RandomRotation", "RandomAffine", "RandomPerspective", "ElasticTransform",
+    "RandomPhotometricDistort", "RandomChannelPermutation", "RandomInvert", "RandomPosterize", "RandomSolarize",
+    "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "GaussianBlur", "GaussianNoise", "RandomApply",
+    "RandomChoice", "RandomOrder", "RandomZoomOut", "RandomIoUCrop", "ScaleJitter", "RandomShortestSize",
+    "RandomResize", "FiveCrop", "TenCrop", "MixUp", "CutMix", "RandomCropOrPad", "RandomResizedCropToSequence",
+))
+
+
+def _prob(name: str, p: Any) -> float:
+    """A flip's ``p`` as a float (torchvision compares ``torch.rand(1) < p``: any real works)."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p != p:
+        raise PipelineError(f"{name}(p={p!r}): p must be a number")
+    return float(p)
+
+
+def _tv_random_resized_crop(t: Any, chain: Chain) -> None:
+    """torchvision's ``RandomResizedCrop`` (v1, v2) or timm's ``RandomResizedCropAndInterpolation``
+    (Python's ``random``; ``interpolation="random"`` a choice among its modes, per item)."""
+    name = type(t).__name__
+    timm = name == "RandomResizedCropAndInterpolation"
+    interps = list(t.interpolation) if timm and isinstance(t.interpolation, (list, tuple)) else [t.interpolation]
+    scale = _range(f"{name}.scale", list(t.scale), False)
+    ratio = _range(f"{name}.ratio", list(t.ratio), True)
+    # timm calls F.resized_crop with its default antialias (True)
+    antialias = True if timm else getattr(t, "antialias", True)
+    chain.geometric(name, RandomResizedCrop(name, pair(t.size), scale, ratio, interps, antialias, _tv_api(t), timm))
+
+
+def _tv_random_crop(t: Any, chain: Chain) -> None:
+    """torchvision's ``RandomCrop`` with constant padding (goprep's pad is constant; the other modes are
+    refused by name). v2 keeps ``padding`` parsed as (left, right, top, bottom)."""
+    api = _tv_api(t)
+    pads = t.padding is not None or t.pad_if_needed
+    if pads and t.padding_mode != "constant":
+        raise PipelineError(f"RandomCrop(padding_mode={t.padding_mode!r}) is not supported by goprep (constant only)")
+    padding = None
+    if t.padding is not None:
+        if api == "v2":
+            left, right, top, bottom = (int(v) for v in t.padding)
+            padding = (left, top, right, bottom)
+        else:
+            padding = parse_padding(t.padding)
+    fill = _for_images(t.fill, 0)
+    chain.geometric("RandomCrop", RandomCrop("RandomCrop", pair(t.size), padding, t.pad_if_needed,
+                                             0 if fill is None else fill, api))

@@ -212,8 +212,66 @@ def _hf_reference(proc, img):
     return out[0] if isinstance(out, torch.Tensor) and out.ndim == 4 and out.shape[0] == 1 else out
 
 
+# The classes goprep converts (and the slow sweep below finds equal), pinned: a class listed here that
+# turns into a refusal fails, as does a class that converts without being listed (add it once the
+# sweep finds it equal). Measured with transformers 5.25; a listed class that a transformers version
+# does not have is left out of the check (HF_CLASSES decides what is swept).
+HF_MATCHING = frozenset({
+    "BeitImageProcessor", "BeitImageProcessorPil", "BitImageProcessor", "BitImageProcessorPil",
+    "BlipImageProcessor", "BlipImageProcessorPil", "CLIPImageProcessor", "CLIPImageProcessorPil",
+    "ChineseCLIPImageProcessor", "ChineseCLIPImageProcessorPil", "ConvNextImageProcessor",
+    "ConvNextImageProcessorPil", "DINOv3ViTImageProcessor", "DeiTImageProcessor", "DeiTImageProcessorPil",
+    "DepthProImageProcessor", "EfficientNetImageProcessor", "EfficientNetImageProcessorPil", "GLPNImageProcessor",
+    "GLPNImageProcessorPil", "Gemma3ImageProcessor", "Gemma3ImageProcessorPil", "LevitImageProcessor",
+    "LevitImageProcessorPil", "LlavaImageProcessor", "LlavaImageProcessorPil", "MobileNetV1ImageProcessor",
+    "MobileNetV1ImageProcessorPil", "MobileNetV2ImageProcessor", "MobileNetV2ImageProcessorPil",
+    "MobileViTImageProcessor", "MobileViTImageProcessorPil", "OwlViTImageProcessor", "OwlViTImageProcessorPil",
+    "PPChart2TableImageProcessor", "PPChart2TableImageProcessorPil", "PPLCNetImageProcessor",
+    "PoolFormerImageProcessor", "PoolFormerImageProcessorPil", "PvtImageProcessor", "PvtImageProcessorPil",
+    "SegGptImageProcessor", "SegGptImageProcessorPil", "SegformerImageProcessor", "SegformerImageProcessorPil",
+    "SiglipImageProcessor", "SiglipImageProcessorPil", "SuperPointImageProcessor", "SuperPointImageProcessorPil",
+    "TextNetImageProcessor", "TextNetImageProcessorPil", "Tipsv2DptImageProcessor", "Tipsv2ImageProcessor",
+    "ViTImageProcessor", "ViTImageProcessorPil", "VivitImageProcessor",
+})
+
+
+def _hf_instance(kind):
+    """``kind()`` with its class defaults, or None for a class that needs constructor arguments."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    try:
+        return getattr(transformers, kind)()
+    except TypeError:  # TimmWrapperImageProcessor needs its config
+        return None
+
+
 def test_hf_sweep_covers_every_processor_class():
     assert len(HF_CLASSES) >= 150, len(HF_CLASSES)
+
+
+def test_hf_sweep_pins_the_matching_set(capsys):
+    """Which classes convert (conversion only; the slow sweep checks their pixels): exactly HF_MATCHING
+    among the swept classes, every other one refused by name. Prints the counts."""
+    converted, refused, unbuilt = [], [], []
+    for kind in HF_CLASSES:
+        proc = _hf_instance(kind)
+        if proc is None:
+            unbuilt.append(kind)
+            continue
+        conv, why = _convert_or_refusal(gt.from_hf, proc)
+        if conv is None:
+            assert kind in str(why), why
+            refused.append(kind)
+        else:
+            converted.append(kind)
+    pinned = HF_MATCHING & set(HF_CLASSES)
+    assert not pinned - set(converted), f"pinned as matching but now refused: {sorted(pinned - set(converted))}"
+    assert not set(converted) - pinned, f"converted but not pinned in HF_MATCHING: {sorted(set(converted) - pinned)}"
+    assert len(converted) + len(refused) + len(unbuilt) == len(HF_CLASSES)
+    with capsys.disabled():
+        print(f"\ntransformers zoo: {len(HF_CLASSES)} classes, {len(converted)} convert (pinned), "
+              f"{len(refused)} refused by name, {len(unbuilt)} need constructor arguments")
 
 
 @pytest.mark.slow
@@ -221,14 +279,13 @@ def test_hf_sweep_covers_every_processor_class():
 def test_hf_processor_class(kind):
     import transformers
 
-    transformers.logging.set_verbosity_error()
     cls = getattr(transformers, kind)
-    try:
-        proc = cls()
-    except TypeError as e:  # a class that needs constructor arguments (TimmWrapperImageProcessor)
-        pytest.skip(f"{kind}() needs arguments: {e}")
+    proc = _hf_instance(kind)
+    if proc is None:  # a class that needs constructor arguments (TimmWrapperImageProcessor)
+        pytest.skip(f"{kind}() needs arguments")
     conv, why = _convert_or_refusal(gt.from_hf, proc)
     if conv is None:  # refused by name: the message names the class, and the key where one is the cause
+        assert kind not in HF_MATCHING, f"{kind} is pinned as matching but refused: {why}"
         assert kind in str(why), why
         assert why.argument == "processor_or_config" or why.argument in proc.to_dict(), why
         return

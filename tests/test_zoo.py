@@ -4,9 +4,8 @@ access) either converts and matches the library within the stated bound, or is r
 goprep.PipelineError at conversion. A silent mismatch fails. Parametrized from what is installed, so a
 new library version's new entries are covered without editing this file.
 
-Bounds: on PIL images 1e-5, relative to the value where it is larger than 1 (VGG16's
-IMAGENET1K_FEATURES normalises with std = 1/255, so its values reach ~150); on uint8 tensors one uint8
-level before normalisation (``|got - want| * 255 * std <= 1``)."""
+Bounds (tests/zoo_compare.py): on PIL images 1e-5, relative to the value where it is larger than 1; on
+uint8 tensors one uint8 level before normalisation."""
 
 import warnings
 
@@ -16,6 +15,9 @@ import pytest
 import goprep
 import goprep.transforms as gt
 from conftest import PHOTOS
+from zoo_compare import assert_hf_outputs, hf_pixel_bound_ok
+from zoo_compare import close_pil as _close_pil
+from zoo_compare import levels as _levels
 
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
@@ -33,20 +35,6 @@ def _pil(a):
 
 def _tensor(a):
     return torch.from_numpy(a.copy()).permute(2, 0, 1).contiguous()
-
-
-def _close_pil(got, want):
-    """max |got - want| / max(1, |want|): 1e-5 is the PIL bound."""
-    got, want = got.double(), want.double()
-    return float(((got - want).abs() / want.abs().clamp(min=1)).max())
-
-
-def _levels(got, want, std, channel_dim):
-    """max |got - want| in uint8 levels before normalisation (one level = 1 / 255 / std)."""
-    shape = [1] * want.ndim
-    shape[channel_dim] = -1
-    s = torch.as_tensor(std, dtype=torch.float64).reshape(shape)
-    return float(((got.double() - want.double()).abs() * 255 * s).max())
 
 
 def _convert_or_refusal(fn, *args):
@@ -232,6 +220,10 @@ HF_MATCHING = frozenset({
     "SiglipImageProcessor", "SiglipImageProcessorPil", "SuperPointImageProcessor", "SuperPointImageProcessorPil",
     "TextNetImageProcessor", "TextNetImageProcessorPil", "Tipsv2DptImageProcessor", "Tipsv2ImageProcessor",
     "ViTImageProcessor", "ViTImageProcessorPil", "VivitImageProcessor",
+    # the batch padded to its largest image, with pixel_mask (goprep.transforms._hf_layout)
+    "ConditionalDetrImageProcessor", "ConditionalDetrImageProcessorPil", "DeformableDetrImageProcessor",
+    "DeformableDetrImageProcessorPil", "DetrImageProcessor", "DetrImageProcessorPil", "GroundingDinoImageProcessor",
+    "GroundingDinoImageProcessorPil", "RTDetrImageProcessor", "RTDetrImageProcessorPil",
 })
 
 
@@ -290,20 +282,23 @@ def test_hf_processor_class(kind):
         assert why.argument == "processor_or_config" or why.argument in proc.to_dict(), why
         return
     a = _IMAGES["chelsea"]
-    want = _hf_reference(proc, _pil(a))
     got = conv(_pil(a))
-    assert isinstance(want, torch.Tensor), f"{kind}: converted, but the processor gives no single tensor"
-    assert got.shape == want.shape, (kind, got.shape, want.shape)
     names = {c.__name__ for c in cls.__mro__}
-    if "TorchvisionBackend" not in names:  # PilBackend, or NumPy and Pillow code of its own (Vivit)
-        assert _close_pil(got, want) <= 1e-5, kind
+    if isinstance(got, dict):  # a processor with auxiliary outputs: all of them, by name, as it returns them
+        assert_hf_outputs(proc, got, proc(_pil(a), return_tensors="pt"), kind)
     else:
-        assert _levels(got, want, proc.image_std if proc.do_normalize else [1.0] * 3, 0) <= 1 + 1e-3, kind
+        want = _hf_reference(proc, _pil(a))
+        assert isinstance(want, torch.Tensor), f"{kind}: converted, but the processor gives no single tensor"
+        assert got.shape == want.shape, (kind, got.shape, want.shape)
+        assert hf_pixel_bound_ok(proc, got, want, 0), kind
     # the config dict converts to the same pipeline (the class's defaults fill what it leaves out)
     d = proc.to_dict()
     if "PilBackend" not in names:
         got_d = gt.from_hf(d)(_pil(a))
-        assert torch.equal(got_d, got), kind
+        if isinstance(got, dict):
+            assert set(got_d) == set(got) and all(torch.equal(got_d[k], got[k]) for k in got), kind
+        else:
+            assert torch.equal(got_d, got), kind
 
 
 # Class rules goprep reproduces, beyond the class defaults: each variant against the class itself.

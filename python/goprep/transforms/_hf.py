@@ -4,11 +4,13 @@ imported only to complete a dict that names a class, when it is installed."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .. import _validate
 from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
+from ._hf_layout import DETR_FAMILY, DETR_KEYS, PaddedBatch
 from ._hf_pixels import hf_chain
 
 
@@ -26,6 +28,7 @@ _HF_CLASS_KEYS = {
     "TextNet": frozenset({"size_divisor"}),  # the shortest_edge size, each side ceiled to a multiple
     "Vivit": frozenset({"offset"}),  # rescale(offset=True): x * f - 1
     "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
+    **{b: DETR_KEYS for b in DETR_FAMILY},  # the batch padded to its largest image, and pixel_mask
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -52,7 +55,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet"})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -187,6 +190,21 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
     if base == "Vivit" and cfg.get("offset") and not cfg.get("do_rescale", True):
         raise PipelineError(f"True without do_rescale ({kind} raises 'For offset, do_rescale must also be set to True')",
                             argument="offset")
-    return Converted(hf_chain(cfg, kind, base), f"Hugging Face {kind}", flavor=flavor, device=device,
+    chain = hf_chain(cfg, kind, base)
+    if base in DETR_FAMILY:
+        return PaddedBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),
+                           bool(cfg.get("do_pad")), _pad_size(cfg.get("pad_size")) if cfg.get("do_pad") else None)
+    return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device,
                      convert_rgb=bool(cfg.get("do_convert_rgb")), hf_video=base == "Vivit")
+
+
+def _pad_size(v: Any) -> Optional[Tuple[int, int]]:
+    """A processor's ``pad_size`` (a dict of ``height`` and ``width``, as transformers requires) as
+    ``(height, width)``, or None when unset (the batch's largest size)."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping) or v.get("height") is None or v.get("width") is None:
+        raise PipelineError(f"must hold 'height' and 'width', got {v!r}", argument="pad_size")
+    return (_validate.as_positive_int("pad_size['height']", v["height"]),
+            _validate.as_positive_int("pad_size['width']", v["width"]))
 

@@ -1,0 +1,182 @@
+"""The sizing rules and batch layouts of Hugging Face processors beyond one resized image: transformers'
+keep-the-aspect-ratio sizes (``shortest_edge`` with ``longest_edge``, ``max_height`` with ``max_width``)
+and the detection processors' batch (DETR and its family: each image resized on its own, the batch
+padded at the bottom and right to its largest size, with a ``pixel_mask``)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional, Tuple
+
+from .. import _ops
+from .._errors import PipelineError
+from .._inputs import is_encoded_item, is_pil, is_tensor
+from ._chain import Chain
+from ._converted import Converted
+from ._steps import Resize
+
+# Classes whose pixel code is DETR's (read in transformers 5.25: the same resize, rescale-and-normalize
+# and pad in each, for both backends): the keys they read beyond the generic ones (``format`` and
+# ``do_convert_annotations`` change only the annotations).
+DETR_FAMILY = frozenset({"Detr", "DeformableDetr", "ConditionalDetr", "GroundingDino", "RTDetr"})
+DETR_KEYS = frozenset({"do_pad", "pad_size", "format", "do_convert_annotations"})
+
+
+class AspectSize:
+    """transformers' ``get_size_with_aspect_ratio(image_size, shortest_edge, longest_edge)``,
+    ``(h, w) -> (h, w)``: the shorter side to ``shortest_edge`` unless the longer would pass
+    ``longest_edge``; then the shorter side is ``round(longest * short / long)`` and the longer
+    ``int(raw * long / short)`` of the unrounded value (so not always ``longest_edge``). A shorter side
+    already at its size keeps the image as it is."""
+
+    def __init__(self, shortest: int, longest: int) -> None:
+        self.shortest, self.longest = shortest, longest
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        size, raw = self.shortest, None
+        lo, hi = float(min(h, w)), float(max(h, w))
+        if hi / lo * size > self.longest:
+            raw = self.longest * lo / hi
+            size = int(round(raw))
+        if (h <= w and h == size) or (w <= h and w == size):
+            return h, w
+        if w < h:
+            return (int((size if raw is None else raw) * h / w), size)
+        return (size, int((size if raw is None else raw) * w / h))
+
+
+class MaxSize:
+    """transformers' ``get_image_size_for_max_height_width``, ``(h, w) -> (h, w)``: scaled by
+    ``min(max_height / h, max_width / w)`` (up or down), each side truncated."""
+
+    def __init__(self, max_height: int, max_width: int) -> None:
+        self.max_height, self.max_width = max_height, max_width
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        s = min(self.max_height / h, self.max_width / w)
+        return int(h * s), int(w * s)
+
+
+def detr_size(size: Dict[str, int], raw: Any, kind: str) -> Any:
+    """DETR's resize rule for a ``size`` dict (its ``resize``, in its order): shortest and longest
+    edge, else max height and width, else height and width; anything else raises, as there."""
+    if "shortest_edge" in size and "longest_edge" in size:
+        return AspectSize(size["shortest_edge"], size["longest_edge"])
+    if "max_height" in size and "max_width" in size:
+        return MaxSize(size["max_height"], size["max_width"])
+    if "height" in size and "width" in size:
+        return (size["height"], size["width"])
+    raise PipelineError(f"{raw!r} ({kind}'s resize needs shortest_edge and longest_edge, max_height and max_width, "
+                        "or height and width)", argument="size")
+
+
+class PadTo:
+    """Padding at the bottom and right up to ``(h, w)`` (an Op). The value is 0 in the source's
+    dtype; PaddedBatch sets the padded region of the normalised result to 0, as transformers pads
+    after normalising."""
+
+    def __init__(self, h: int, w: int) -> None:
+        self.h, self.w = h, w
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return _ops.pad(img, (0, 0, self.w - img.width, self.h - img.height), value=0)
+
+
+def _sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
+    """Each image's ``(h, w)`` in a source (a PIL image, an ``(H, W[, C])`` array, a ``(C, H, W)`` /
+    ``(N, C, H, W)`` tensor, or a list of them), and whether it is one image."""
+    items = list(src) if isinstance(src, (list, tuple)) else [src]
+    if not items:
+        raise PipelineError("an empty list: nothing to process", argument="src")
+    out: List[Tuple[int, int]] = []
+    for x in items:
+        if is_encoded_item(x):
+            raise PipelineError("a processor that pads its batch takes decoded images (PIL images, arrays or "
+                                "tensors), not encoded bytes or paths: decode them first (goprep.decode)",
+                                argument="src")
+        if is_pil(x):
+            out.append((x.height, x.width))
+        elif is_tensor(x) and x.ndim == 4 and not isinstance(src, (list, tuple)):
+            out.extend([(int(x.shape[-2]), int(x.shape[-1]))] * int(x.shape[0]))
+        elif is_tensor(x) and x.ndim in (2, 3):
+            out.append((int(x.shape[-2]), int(x.shape[-1])))
+        elif getattr(x, "ndim", 0) in (2, 3) and not is_tensor(x):
+            out.append((int(x.shape[0]), int(x.shape[1])))
+        else:
+            raise PipelineError(f"takes PIL images, (H, W[, C]) arrays, (C, H, W) / (N, C, H, W) tensors or a list of "
+                                f"images, got {type(x).__name__} of {getattr(x, 'ndim', '?')} dimensions", argument="src")
+    return out, not isinstance(src, (list, tuple)) and not (is_tensor(src) and src.ndim == 4)
+
+
+class PaddedBatch(Converted):
+    """A DETR-style processor: each image resized on its own (the chain), rescaled and normalised, the
+    batch padded at the bottom and right to its largest size (or ``pad_size``) with zeros after the
+    normalisation. A call returns transformers' outputs by their names: ``pixel_values``
+    ``(N, 3, H, W)`` float32 and, with ``do_pad``, ``pixel_mask`` ``(N, H, W)`` int64 (1 on the image,
+    0 on the padding), always with the batch axis, as the processor's ``return_tensors="pt"``. The
+    images of a batch run as one engine call (each padded in the fused pass, to one size)."""
+
+    _CACHE = 32  # padded pipelines kept (one per batch size in pixels)
+
+    def __init__(self, chain: Chain, source: str, flavor: Optional[str], device: str, convert_rgb: bool,
+                 do_pad: bool, pad_size: Optional[Tuple[int, int]]) -> None:
+        super().__init__(chain, source, flavor=flavor, device=device, convert_rgb=convert_rgb)
+        self._do_pad, self._pad_size = do_pad, pad_size
+        self._padded: "OrderedDict[Tuple[int, int], Converted]" = OrderedDict()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        state = super().__getstate__()
+        state["_padded"] = OrderedDict()
+        return state
+
+    def _target(self, h: int, w: int) -> Tuple[int, int]:
+        """The size the chain's resize gives an ``h x w`` image (its only geometric op)."""
+        for op in self._chain.ops:
+            if not isinstance(op, Resize):
+                raise PipelineError(f"internal: {type(op).__name__} in a padded batch's chain")
+            h, w = op.target(h, w)
+        return h, w
+
+    def _padder(self, size: Tuple[int, int]) -> Converted:
+        """The chain with a PadTo(size) before its normalisation (memoised, the last _CACHE sizes)."""
+        p = self._padded.get(size)
+        if p is None:
+            c = self._chain
+            chain = Chain(ops=[*c.ops, PadTo(*size)], scale=c.scale, scale_by_dtype=c.scale_by_dtype, mean=c.mean,
+                          std=c.std, to_tensor=c.to_tensor)
+            p = Converted(chain, self._source, flavor=self._flavor, device=self._device, convert_rgb=self._convert_rgb)
+            self._padded[size] = p
+            while len(self._padded) > self._CACHE:
+                self._padded.popitem(last=False)
+        return p
+
+    def __call__(self, src: Any, *, out: Any = None) -> Any:
+        if out is not None:
+            raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
+        sizes, one = _sizes(src)
+        resized = [self._target(h, w) for h, w in sizes]
+        if not self._do_pad:
+            pv = super().__call__(src)
+            return {"pixel_values": pv[None] if one else pv}
+        if self._pad_size is not None:
+            ph, pw = self._pad_size
+            for h, w in resized:
+                if h > ph or w > pw:  # transformers: "Padding dimensions are negative"
+                    raise PipelineError(f"{(ph, pw)} is smaller than an image resized to {(h, w)}", argument="pad_size")
+        else:
+            ph, pw = max(h for h, _ in resized), max(w for _, w in resized)
+        if all(s == (ph, pw) for s in resized):
+            pv = super().__call__(src)
+        else:
+            pv = self._padder((ph, pw))(src)
+        if one:
+            pv = pv[None]
+        import torch
+
+        mask = torch.zeros((len(resized), ph, pw), dtype=torch.int64, device=pv.device)
+        for i, (h, w) in enumerate(resized):
+            mask[i, :h, :w] = 1
+            if (h, w) != (ph, pw):  # zeros after the normalisation, as transformers pads
+                pv[i, :, h:, :] = 0
+                pv[i, :, :h, w:] = 0
+        return {"pixel_values": pv, "pixel_mask": mask}

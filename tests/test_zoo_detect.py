@@ -1,0 +1,126 @@
+"""from_hf on the processors whose outputs go beyond one resized image (goprep.transforms._hf_layout):
+DETR and its family, each class against the processor itself on odd sizes (tall, wide, tiny, larger
+than the maximum size), gray and RGBA inputs where the class converts them, batches of mixed sizes, and
+its common arguments; every output by its name (tests/zoo_compare.py's bounds)."""
+
+import numpy as np
+import pytest
+
+import goprep
+import goprep.transforms as gt
+from zoo_compare import assert_hf_outputs
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+Image = pytest.importorskip("PIL.Image")
+
+_RNG = np.random.default_rng(11)
+# (h, w): a photo's shape, tall, wide, tiny, larger than DETR's 1333 on both sides, odd sides
+_SHAPES = [(480, 640), (1500, 300), (60, 1900), (7, 9), (1400, 1700), (333, 517)]
+_IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
+
+DETR_CLASSES = [f"{m}ImageProcessor{b}" for m in ("Detr", "DeformableDetr", "ConditionalDetr", "GroundingDino",
+                                                    "RTDetr") for b in ("", "Pil")]
+
+
+def _as(kind, a):
+    """An HWC uint8 array as the input kind ``kind``: "pil", "numpy" or "tensor" ((C, H, W))."""
+    if kind == "pil":
+        return Image.fromarray(a)
+    if kind == "tensor":
+        return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).contiguous()
+    return a
+
+
+def _proc(kind, **kwargs):
+    transformers.logging.set_verbosity_error()
+    return getattr(transformers, kind)(**kwargs)
+
+
+def _check(proc, src, what):
+    assert_hf_outputs(proc, gt.from_hf(proc)(src), proc(src, return_tensors="pt"), what)
+
+
+# Every class on PIL images; the other input kinds on DETR's two (the family's pixel code is one).
+_DETR_CASES = [(k, "pil") for k in DETR_CLASSES] + [(k, i) for k in DETR_CLASSES[:2] for i in ("numpy", "tensor")]
+
+
+@pytest.mark.parametrize("kind,input_kind", _DETR_CASES)
+def test_detr_family_odd_sizes_and_mixed_batches(kind, input_kind):
+    proc = _proc(kind)
+    imgs = [_as(input_kind, a) for a in _IMGS.values()]
+    for shape, x in zip(_SHAPES, imgs):  # one image: (1, 3, H, W), its mask all ones
+        _check(proc, x, (kind, input_kind, shape))
+    _check(proc, imgs, (kind, input_kind, "all"))  # one padded batch, one mask
+    _check(proc, imgs[3:5], (kind, input_kind, "tiny + large"))
+
+
+@pytest.mark.parametrize("kind", ["DetrImageProcessor", "DetrImageProcessorPil"])
+@pytest.mark.parametrize("kwargs", [
+    {"size": {"shortest_edge": 300, "longest_edge": 500}},
+    {"size": {"max_height": 400, "max_width": 300}},
+    {"size": {"height": 200, "width": 250}},
+    {"do_pad": False, "size": {"height": 128, "width": 96}},
+    {"pad_size": {"height": 1400, "width": 1400}},
+    {"do_normalize": False, "resample": 3},
+    {"do_rescale": False, "image_mean": [10, 20, 30], "image_std": [50, 60, 70]},
+], ids=lambda kw: "-".join(kw))
+def test_detr_arguments(kind, kwargs):
+    proc = _proc(kind, **kwargs)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs))
+    _check(proc, imgs, (kind, kwargs, "batch"))
+
+
+@pytest.mark.parametrize("kind", ["DetrImageProcessor", "DetrImageProcessorPil"])
+def test_detr_batched_tensor_and_config_dict(kind):
+    """A (N, C, H, W) uint8 tensor is one batch; the config dict gives the same pipeline as the object."""
+    proc = _proc(kind)
+    batch = torch.stack([_as("tensor", _IMGS[(480, 640)])] * 2)
+    _check(proc, batch, kind)
+    if kind.endswith("Pil"):  # to_dict() names the torchvision class (transformers' choice)
+        return
+    a = _as("pil", _IMGS[(1500, 300)])
+    pair = [a, a.transpose(Image.Transpose.ROTATE_90)]  # 1500 x 300 and 300 x 1500: padded to a square
+    got, got_d = gt.from_hf(proc)(pair), gt.from_hf(proc.to_dict())(pair)
+    assert set(got) == set(got_d) == {"pixel_values", "pixel_mask"}
+    assert all(torch.equal(got[k], got_d[k]) for k in got)
+    h, w = got["pixel_values"].shape[-2:]
+    assert h == w and not bool(got["pixel_mask"].all()), got["pixel_values"].shape
+
+
+@pytest.mark.parametrize("kind", ["DetrImageProcessor", "DetrImageProcessorPil"])
+@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+def test_detr_gray_and_rgba(kind, mode):
+    """With do_convert_rgb the class converts gray and RGBA images (as the generic path does); without it
+    both the processor and goprep refuse them (the processor fails on the normalisation)."""
+    rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
+    a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
+    proc = _proc(kind, do_convert_rgb=True)
+    _check(proc, img, (kind, mode))
+    _check(proc, [img, _as("pil", _IMGS[(333, 517)]).convert("RGB") if mode in ("L", "RGBA")
+                  else _as(mode.split("-")[1], _IMGS[(333, 517)])], (kind, mode, "batch"))
+    plain = _proc(kind)
+    with pytest.raises(Exception):
+        plain(img, return_tensors="pt")
+    with pytest.raises(goprep.GoprepError):
+        gt.from_hf(plain)(img)
+
+
+def test_detr_refusals():
+    for src, key in [(_proc("DetrImageProcessor", size={"shortest_edge": 800}), "size"),  # DETR's resize: ValueError
+                     ({"image_processor_type": "DetrImageProcessor", "pad_size": {"shortest_edge": 10}}, "pad_size"),
+                     ({"image_processor_type": "DetrImageProcessor", "pad_size": {"height": 0, "width": 5}},
+                      "pad_size['height']")]:
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(src)
+        assert ei.value.argument == key and "DetrImageProcessor" in str(ei.value), ei.value
+    conv = gt.from_hf(_proc("DetrImageProcessor", pad_size={"height": 100, "width": 100}))
+    with pytest.raises(goprep.PipelineError, match="pad_size"):  # transformers: "Padding dimensions are negative"
+        conv(_as("pil", _IMGS[(480, 640)]))
+    with pytest.raises(goprep.PipelineError, match="out"):
+        gt.from_hf(_proc("DetrImageProcessor"))(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+    with pytest.raises(goprep.PipelineError, match="decoded"):
+        gt.from_hf(_proc("DetrImageProcessor"))(b"\xff\xd8\xff")

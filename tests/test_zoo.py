@@ -224,6 +224,7 @@ HF_MATCHING = frozenset({
     "ConditionalDetrImageProcessor", "ConditionalDetrImageProcessorPil", "DeformableDetrImageProcessor",
     "DeformableDetrImageProcessorPil", "DetrImageProcessor", "DetrImageProcessorPil", "GroundingDinoImageProcessor",
     "GroundingDinoImageProcessorPil", "RTDetrImageProcessor", "RTDetrImageProcessorPil",
+    "DPTImageProcessor", "DPTImageProcessorPil",  # keep_aspect_ratio, ensure_multiple_of
 })
 
 
@@ -328,6 +329,10 @@ _HF_VARIANTS = [
     ("SuperPointImageProcessorPil", {"size": {"height": 60, "width": 80}}),
     ("DepthProImageProcessor", {"size": {"height": 64, "width": 96}}),  # a downscale without antialias
     ("DepthProImageProcessor", {"size": {"height": 200, "width": 150}, "resample": 3}),
+    ("DPTImageProcessor", {"keep_aspect_ratio": True, "ensure_multiple_of": 32}),
+    ("DPTImageProcessorPil", {"keep_aspect_ratio": True, "ensure_multiple_of": 14, "size": {"height": 518, "width": 518}}),
+    ("DPTImageProcessor", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),
+    ("DPTImageProcessorPil", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),  # never crops
 ]
 
 
@@ -386,13 +391,21 @@ def test_hf_class_rule_refusals():
                               ("SuperPointImageProcessorPil", {"do_grayscale": True}, "do_grayscale"),
                               ("VivitImageProcessor", {"do_rescale": False}, "offset"),
                               ("GLPNImageProcessor", {"size_divisor": 0}, "size_divisor"),
-                              ("PPLCNetImageProcessor", {"resize_short": -1}, "resize_short")]:
+                              ("PPLCNetImageProcessor", {"resize_short": -1}, "resize_short"),
+                              ("DPTImageProcessor", {"do_pad": True, "size_divisor": 32}, "do_pad"),
+                              ("DPTImageProcessorPil", {"do_pad": True, "size_divisor": 32}, "do_pad"),
+                              ("DPTImageProcessor", {"size": {"shortest_edge": 384}}, "size"),
+                              ("ZoeDepthImageProcessor", {}, "processor_or_config")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(getattr(transformers, kind)(**kwargs))
         assert ei.value.argument == key and kind in str(ei.value), ei.value
     # GLPN floors each side to a multiple of size_divisor: a smaller side would be 0 pixels
     with pytest.raises(goprep.PipelineError, match="size_divisor"):
         gt.from_hf(transformers.GLPNImageProcessor())(_pil(_IMAGES["noise"][:20]))
+    # DPT rounds each side to a multiple: a 60 x 1900 image kept in aspect has a side of 0 (the processor fails)
+    with pytest.raises(goprep.PipelineError, match="ensure_multiple_of"):
+        gt.from_hf(transformers.DPTImageProcessor(keep_aspect_ratio=True, ensure_multiple_of=32))(
+            _pil(np.zeros((60, 1900, 3), np.uint8)))
 
 
 def test_hf_vivit_video_layout():

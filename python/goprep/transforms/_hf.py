@@ -10,7 +10,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
-from ._hf_layout import DETR_FAMILY, DETR_KEYS, PaddedBatch
+from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, PaddedBatch
 from ._hf_pixels import hf_chain
 
 
@@ -28,7 +28,8 @@ _HF_CLASS_KEYS = {
     "TextNet": frozenset({"size_divisor"}),  # the shortest_edge size, each side ceiled to a multiple
     "Vivit": frozenset({"offset"}),  # rescale(offset=True): x * f - 1
     "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
-    **{b: DETR_KEYS for b in DETR_FAMILY},  # the batch padded to its largest image, and pixel_mask
+    **{b: DETR_KEYS for b in DETR_FAMILY},
+    "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused  # the batch padded to its largest image, and pixel_mask
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -55,7 +56,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", *DETR_FAMILY})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -184,6 +185,12 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                                 f"than ignored", argument=k)
     if flavor is None:  # no class to ask (a dict without transformers): transformers 5's naming
         flavor = "pil" if kind.endswith("Pil") or base in _HF_NUMPY_CLASSES else "tensor"
+    if base == "DPT" and flavor == "pil":  # DPTImageProcessorPil's code never crops (the torchvision one does)
+        cfg["do_center_crop"] = False
+    if base == "DPT" and cfg.get("do_pad"):
+        raise PipelineError(f"True ({kind} pads to a multiple of size_divisor after the normalisation: centred in the "
+                            "torchvision class, the sides' amounts swapped in the PIL one; not reproduced)",
+                            argument="do_pad")
     if base == "SuperPoint" and cfg.get("do_grayscale"):
         raise PipelineError(f"True ({kind} converts to gray with tvF.rgb_to_grayscale; goprep has no RGB -> gray op)",
                             argument="do_grayscale")

@@ -20,6 +20,9 @@ from ._steps import Resize
 # ``do_convert_annotations`` change only the annotations).
 DETR_FAMILY = frozenset({"Detr", "DeformableDetr", "ConditionalDetr", "GroundingDino", "RTDetr"})
 DETR_KEYS = frozenset({"do_pad", "pad_size", "format", "do_convert_annotations"})
+# DPT's (both backends): its sizing; do_reduce_labels applies to segmentation maps only (set False for
+# the images); do_pad (a centred pad after the normalisation, transposed in the PIL class) is refused.
+DPT_KEYS = frozenset({"ensure_multiple_of", "keep_aspect_ratio", "do_reduce_labels", "do_pad", "size_divisor"})
 
 
 class AspectSize:
@@ -43,6 +46,29 @@ class AspectSize:
         if w < h:
             return (int((size if raw is None else raw) * h / w), size)
         return (size, int((size if raw is None else raw) * w / h))
+
+
+class MultipleSize:
+    """DPT's ``get_resize_output_image_size``, ``(h, w) -> (h, w)``: scaled to ``height x width`` (with
+    ``keep_aspect_ratio``, both sides by the scale nearer 1: "scale as little as possible"), each side
+    rounded (Python's ``round``, half to even) to a multiple of ``multiple``."""
+
+    def __init__(self, height: int, width: int, keep_aspect_ratio: bool, multiple: int) -> None:
+        self.height, self.width, self.keep, self.multiple = height, width, keep_aspect_ratio, multiple
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        sh, sw = self.height / h, self.width / w
+        if self.keep:
+            if abs(1 - sw) < abs(1 - sh):
+                sh = sw
+            else:
+                sw = sh
+        m = self.multiple
+        oh, ow = round(sh * h / m) * m, round(sw * w / m) * m
+        if oh < 1 or ow < 1:
+            raise PipelineError(f"a {h}x{w} image resizes to {oh}x{ow} (ensure_multiple_of {m}): the processor "
+                                "fails on it too")
+        return oh, ow
 
 
 class MaxSize:

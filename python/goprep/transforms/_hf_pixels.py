@@ -12,7 +12,7 @@ import numpy as np
 from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
-from ._hf_layout import DETR_FAMILY, AspectSize, MaxSize, detr_size
+from ._hf_layout import DETR_FAMILY, AspectSize, MaxSize, MultipleSize, detr_size
 from ._steps import CenterCrop, Cvt, Resize, interp_mode, tv_size
 
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
@@ -117,6 +117,12 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
             chain.geometric("center_crop", CenterCrop(se, floor=True))
         else:
             chain.geometric("resize", resize((se, se)))
+    elif base == "DPT":  # DPT's resize: height and width required, then its aspect and multiple rule
+        if "height" not in size or "width" not in size:  # HF: "must contain the keys 'height' and 'width'"
+            raise PipelineError(f"{raw!r} ({kind}'s resize needs height and width)", argument="size")
+        m = cfg.get("ensure_multiple_of")
+        chain.geometric("resize", resize(MultipleSize(size["height"], size["width"], bool(cfg.get("keep_aspect_ratio")),
+                                                      1 if m is None else _validate.as_positive_int("ensure_multiple_of", m))))
     elif base in DETR_FAMILY:  # DETR's own resize: the same rules in another order, nothing else
         chain.geometric("resize", resize(detr_size(size, raw, kind)))
     elif "shortest_edge" in size and "longest_edge" in size:  # both backends' first rule

@@ -225,6 +225,7 @@ HF_MATCHING = frozenset({
     "DeformableDetrImageProcessorPil", "DetrImageProcessor", "DetrImageProcessorPil", "GroundingDinoImageProcessor",
     "GroundingDinoImageProcessorPil", "RTDetrImageProcessor", "RTDetrImageProcessorPil",
     "DPTImageProcessor", "DPTImageProcessorPil",  # keep_aspect_ratio, ensure_multiple_of
+    "SamImageProcessor", "SamImageProcessorPil",  # padded to 1024 x 1024, original and reshaped sizes
 })
 
 
@@ -329,6 +330,12 @@ _HF_VARIANTS = [
     ("SuperPointImageProcessorPil", {"size": {"height": 60, "width": 80}}),
     ("DepthProImageProcessor", {"size": {"height": 64, "width": 96}}),  # a downscale without antialias
     ("DepthProImageProcessor", {"size": {"height": 200, "width": 150}, "resample": 3}),
+    # a crop larger than the resized image: torchvision's padding (floor before) in the torchvision backend,
+    # NumPy's center_crop (ceil before) in PilBackend
+    ("CLIPImageProcessor", {"size": {"shortest_edge": 100}, "crop_size": {"height": 151, "width": 177}}),
+    ("CLIPImageProcessorPil", {"size": {"shortest_edge": 100}, "crop_size": {"height": 151, "width": 177}}),
+    ("ViTImageProcessorPil", {"size": {"height": 61, "width": 99}, "do_center_crop": True,
+                              "crop_size": {"height": 80, "width": 40}}),
     ("DPTImageProcessor", {"keep_aspect_ratio": True, "ensure_multiple_of": 32}),
     ("DPTImageProcessorPil", {"keep_aspect_ratio": True, "ensure_multiple_of": 14, "size": {"height": 518, "width": 518}}),
     ("DPTImageProcessor", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),

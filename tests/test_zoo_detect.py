@@ -1,5 +1,5 @@
 """from_hf on the processors whose outputs go beyond one resized image (goprep.transforms._hf_layout):
-DETR and its family, each class against the processor itself on odd sizes (tall, wide, tiny, larger
+DETR and its family, and SAM, each class against the processor itself on odd sizes (tall, wide, tiny, larger
 than the maximum size), gray and RGBA inputs where the class converts them, batches of mixed sizes, and
 its common arguments; every output by its name (tests/zoo_compare.py's bounds)."""
 
@@ -124,3 +124,40 @@ def test_detr_refusals():
         gt.from_hf(_proc("DetrImageProcessor"))(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     with pytest.raises(goprep.PipelineError, match="decoded"):
         gt.from_hf(_proc("DetrImageProcessor"))(b"\xff\xd8\xff")
+
+
+_SAM_KWARGS = [
+    {},
+    {"pad_size": None},  # the batch's largest size
+    {"size": {"longest_edge": 512}, "pad_size": {"height": 600, "width": 520}},
+    {"do_center_crop": True, "crop_size": {"height": 500, "width": 700}},  # reshaped sizes are before the crop
+]
+# Each argument set on PIL images, the defaults on the other input kinds too
+_SAM_CASES = [(k, kw, "pil") for k in ("SamImageProcessor", "SamImageProcessorPil") for kw in _SAM_KWARGS] + [
+    (k, {}, i) for k in ("SamImageProcessor", "SamImageProcessorPil") for i in ("numpy", "tensor")]
+
+
+@pytest.mark.parametrize("kind,kwargs,input_kind", _SAM_CASES,
+                         ids=[f"{k}-{'-'.join(kw) or 'defaults'}-{i}" for k, kw, i in _SAM_CASES])
+def test_sam_sizes_and_batches(kind, kwargs, input_kind):
+    """original_sizes, reshaped_input_sizes and the padded pixel_values (1024 x 1024 by default) of
+    odd sizes and a mixed batch."""
+    proc = _proc(kind, **kwargs)
+    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs, input_kind))
+    _check(proc, imgs, (kind, kwargs, input_kind, "batch"))
+
+
+@pytest.mark.parametrize("kind", ["SamImageProcessor", "SamImageProcessorPil"])
+def test_sam_converts_gray_and_rgba(kind):
+    """SAM's do_convert_rgb is on by default: gray and RGBA images are composited and converted."""
+    proc = _proc(kind)
+    rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
+    for img in [Image.fromarray(rgba[..., 0]), Image.fromarray(rgba, "RGBA"), rgba, rgba[..., :1].copy()]:
+        _check(proc, img, (kind, getattr(img, "mode", getattr(img, "shape", None))))
+    with pytest.raises(goprep.PipelineError, match="pad_size"):
+        gt.from_hf(_proc(kind, pad_size={"height": 100, "width": 100}))(_as("pil", _IMGS[(480, 640)]))
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(_proc(kind, size={"shortest_edge": 100}))
+    assert ei.value.argument == "size" and kind in str(ei.value)

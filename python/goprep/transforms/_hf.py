@@ -10,7 +10,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
-from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, PaddedBatch
+from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
 from ._hf_pixels import hf_chain
 
 
@@ -29,7 +29,8 @@ _HF_CLASS_KEYS = {
     "Vivit": frozenset({"offset"}),  # rescale(offset=True): x * f - 1
     "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
     **{b: DETR_KEYS for b in DETR_FAMILY},
-    "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused  # the batch padded to its largest image, and pixel_mask
+    "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused
+    "Sam": SAM_KEYS,  # the longest side, the batch padded to pad_size, original and reshaped sizes  # the batch padded to its largest image, and pixel_mask
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -56,7 +57,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", *DETR_FAMILY})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", "Sam", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -198,9 +199,10 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         raise PipelineError(f"True without do_rescale ({kind} raises 'For offset, do_rescale must also be set to True')",
                             argument="offset")
     chain = hf_chain(cfg, kind, base)
-    if base in DETR_FAMILY:
+    if base in DETR_FAMILY or base == "Sam":
         return PaddedBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),
-                           bool(cfg.get("do_pad")), _pad_size(cfg.get("pad_size")) if cfg.get("do_pad") else None)
+                           bool(cfg.get("do_pad")), _pad_size(cfg.get("pad_size")) if cfg.get("do_pad") else None,
+                           mask=base != "Sam", sizes=base == "Sam")
     return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device,
                      convert_rgb=bool(cfg.get("do_convert_rgb")), hf_video=base == "Vivit")
 

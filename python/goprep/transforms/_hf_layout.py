@@ -1,7 +1,8 @@
 """The sizing rules and batch layouts of Hugging Face processors beyond one resized image: transformers'
-keep-the-aspect-ratio sizes (``shortest_edge`` with ``longest_edge``, ``max_height`` with ``max_width``)
-and the detection processors' batch (DETR and its family: each image resized on its own, the batch
-padded at the bottom and right to its largest size, with a ``pixel_mask``)."""
+keep-the-aspect-ratio sizes (``shortest_edge`` with ``longest_edge``, ``max_height`` with ``max_width``),
+DPT's and SAM's, and the batches that are padded (DETR and its family, SAM: each image resized on its
+own, the batch padded at the bottom and right to its largest size or a fixed one, with the auxiliary
+outputs the class returns)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from .._errors import PipelineError
 from .._inputs import is_encoded_item, is_pil, is_tensor
 from ._chain import Chain
 from ._converted import Converted
-from ._steps import Resize
+from ._steps import CenterCrop, Resize
 
 # Classes whose pixel code is DETR's (read in transformers 5.25: the same resize, rescale-and-normalize
 # and pad in each, for both backends): the keys they read beyond the generic ones (``format`` and
 # ``do_convert_annotations`` change only the annotations).
 DETR_FAMILY = frozenset({"Detr", "DeformableDetr", "ConditionalDetr", "GroundingDino", "RTDetr"})
 DETR_KEYS = frozenset({"do_pad", "pad_size", "format", "do_convert_annotations"})
+# SAM's (both backends): mask_size and mask_pad_size apply to segmentation maps only.
+SAM_KEYS = frozenset({"do_pad", "pad_size", "mask_size", "mask_pad_size"})
 # DPT's (both backends): its sizing; do_reduce_labels applies to segmentation maps only (set False for
 # the images); do_pad (a centred pad after the normalisation, transposed in the PIL class) is refused.
 DPT_KEYS = frozenset({"ensure_multiple_of", "keep_aspect_ratio", "do_reduce_labels", "do_pad", "size_divisor"})
@@ -46,6 +49,22 @@ class AspectSize:
         if w < h:
             return (int((size if raw is None else raw) * h / w), size)
         return (size, int((size if raw is None else raw) * w / h))
+
+
+class LongestSize:
+    """SAM's ``_get_preprocess_shape``, ``(h, w) -> (h, w)``: the longer side to ``longest``, each side
+    ``int(side * scale + 0.5)``."""
+
+    def __init__(self, longest: int) -> None:
+        self.longest = longest
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        scale = self.longest * 1.0 / max(h, w)
+        oh, ow = int(h * scale + 0.5), int(w * scale + 0.5)
+        if oh < 1 or ow < 1:
+            raise PipelineError(f"a {h}x{w} image resizes to {oh}x{ow} (longest_edge {self.longest}): the processor "
+                                "fails on it too")
+        return oh, ow
 
 
 class MultipleSize:
@@ -96,6 +115,29 @@ def detr_size(size: Dict[str, int], raw: Any, kind: str) -> Any:
                         "or height and width)", argument="size")
 
 
+class HFCenterCrop:
+    """transformers' center crop (an Op): the torchvision backend's is HF's truncating window with
+    torchvision's padding (``CenterCrop(floor=True)``); the NumPy one of ``PilBackend`` (flavor "pil")
+    pads a side smaller than the crop with ``ceil((crop - side) / 2)`` zeros before it (torchvision
+    puts the floor there), then crops at ``(side - crop) // 2``."""
+
+    def __init__(self, size: Tuple[int, int]) -> None:
+        self.h, self.w = size
+        self._tv = CenterCrop(size, floor=True)
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        if flavor != "pil":
+            return self._tv(img, flavor)
+        H, W, h, w = img.height, img.width, self.h, self.w
+        pt, pl = -(-max(h - H, 0) // 2), -(-max(w - W, 0) // 2)
+        nh, nw = max(h, H), max(w, W)
+        if (nh, nw) != (H, W):
+            img = _ops.pad(img, (pl, pt, nw - W - pl, nh - H - pt), value=0)
+        if (nh, nw) == (h, w):
+            return img
+        return _ops.crop(img, (H - h) // 2 + pt, (W - w) // 2 + pl, h, w)
+
+
 class PadTo:
     """Padding at the bottom and right up to ``(h, w)`` (an Op). The value is 0 in the source's
     dtype; PaddedBatch sets the padded region of the normalised result to 0, as transformers pads
@@ -135,19 +177,23 @@ def _sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
 
 
 class PaddedBatch(Converted):
-    """A DETR-style processor: each image resized on its own (the chain), rescaled and normalised, the
-    batch padded at the bottom and right to its largest size (or ``pad_size``) with zeros after the
-    normalisation. A call returns transformers' outputs by their names: ``pixel_values``
-    ``(N, 3, H, W)`` float32 and, with ``do_pad``, ``pixel_mask`` ``(N, H, W)`` int64 (1 on the image,
-    0 on the padding), always with the batch axis, as the processor's ``return_tensors="pt"``. The
-    images of a batch run as one engine call (each padded in the fused pass, to one size)."""
+    """A processor that pads its batch (DETR's family, SAM): each image resized on its own (the chain,
+    with a center crop where the class has one), rescaled and normalised, the batch padded at the bottom
+    and right to its largest size (or ``pad_size``) with zeros after the normalisation. A call returns
+    transformers' outputs by their names, always with the batch axis, as the processor's
+    ``return_tensors="pt"``: ``pixel_values`` ``(N, 3, H, W)`` float32; with ``mask`` and ``do_pad``,
+    ``pixel_mask`` ``(N, H, W)`` int64 (1 on the image, 0 on the padding); with ``sizes``,
+    ``original_sizes`` and ``reshaped_input_sizes`` ``(N, 2)`` int64 (each image's size before and after
+    the resize). The images of a batch run as one engine call (each padded in the fused pass, to one
+    size)."""
 
     _CACHE = 32  # padded pipelines kept (one per batch size in pixels)
 
     def __init__(self, chain: Chain, source: str, flavor: Optional[str], device: str, convert_rgb: bool,
-                 do_pad: bool, pad_size: Optional[Tuple[int, int]]) -> None:
+                 do_pad: bool, pad_size: Optional[Tuple[int, int]], mask: bool = True, sizes: bool = False) -> None:
         super().__init__(chain, source, flavor=flavor, device=device, convert_rgb=convert_rgb)
         self._do_pad, self._pad_size = do_pad, pad_size
+        self._mask, self._sizes = mask, sizes
         self._padded: "OrderedDict[Tuple[int, int], Converted]" = OrderedDict()
 
     def __getstate__(self) -> Dict[str, Any]:
@@ -155,13 +201,18 @@ class PaddedBatch(Converted):
         state["_padded"] = OrderedDict()
         return state
 
-    def _target(self, h: int, w: int) -> Tuple[int, int]:
-        """The size the chain's resize gives an ``h x w`` image (its only geometric op)."""
+    def _target(self, h: int, w: int) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+        """The size the chain's resize gives an ``h x w`` image, and its size after the chain (its
+        geometric ops: a resize, then a center crop)."""
+        resized = (h, w)
         for op in self._chain.ops:
-            if not isinstance(op, Resize):
+            if isinstance(op, Resize):
+                h, w = resized = op.target(h, w)
+            elif isinstance(op, HFCenterCrop):
+                h, w = op.h, op.w
+            else:
                 raise PipelineError(f"internal: {type(op).__name__} in a padded batch's chain")
-            h, w = op.target(h, w)
-        return h, w
+        return resized, (h, w)
 
     def _padder(self, size: Tuple[int, int]) -> Converted:
         """The chain with a PadTo(size) before its normalisation (memoised, the last _CACHE sizes)."""
@@ -180,29 +231,38 @@ class PaddedBatch(Converted):
         if out is not None:
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
         sizes, one = _sizes(src)
-        resized = [self._target(h, w) for h, w in sizes]
+        targets = [self._target(h, w) for h, w in sizes]
+        final = [t[1] for t in targets]
+        res: Dict[str, Any] = {}
         if not self._do_pad:
             pv = super().__call__(src)
-            return {"pixel_values": pv[None] if one else pv}
-        if self._pad_size is not None:
-            ph, pw = self._pad_size
-            for h, w in resized:
-                if h > ph or w > pw:  # transformers: "Padding dimensions are negative"
-                    raise PipelineError(f"{(ph, pw)} is smaller than an image resized to {(h, w)}", argument="pad_size")
+            res["pixel_values"] = pv[None] if one else pv
         else:
-            ph, pw = max(h for h, _ in resized), max(w for _, w in resized)
-        if all(s == (ph, pw) for s in resized):
-            pv = super().__call__(src)
-        else:
-            pv = self._padder((ph, pw))(src)
-        if one:
-            pv = pv[None]
-        import torch
+            if self._pad_size is not None:
+                ph, pw = self._pad_size
+                for h, w in final:
+                    if h > ph or w > pw:  # transformers: "Padding dimensions are negative"
+                        raise PipelineError(f"{(ph, pw)} is smaller than an image of {(h, w)}", argument="pad_size")
+            else:
+                ph, pw = max(h for h, _ in final), max(w for _, w in final)
+            pv = super().__call__(src) if all(s == (ph, pw) for s in final) else self._padder((ph, pw))(src)
+            if one:
+                pv = pv[None]
+            for i, (h, w) in enumerate(final):
+                if (h, w) != (ph, pw):  # zeros after the normalisation, as transformers pads
+                    pv[i, :, h:, :] = 0
+                    pv[i, :, :h, w:] = 0
+            res["pixel_values"] = pv
+            if self._mask:
+                import torch
 
-        mask = torch.zeros((len(resized), ph, pw), dtype=torch.int64, device=pv.device)
-        for i, (h, w) in enumerate(resized):
-            mask[i, :h, :w] = 1
-            if (h, w) != (ph, pw):  # zeros after the normalisation, as transformers pads
-                pv[i, :, h:, :] = 0
-                pv[i, :, :h, w:] = 0
-        return {"pixel_values": pv, "pixel_mask": mask}
+                mask = torch.zeros((len(final), ph, pw), dtype=torch.int64, device=pv.device)
+                for i, (h, w) in enumerate(final):
+                    mask[i, :h, :w] = 1
+                res["pixel_mask"] = mask
+        if self._sizes:
+            import torch
+
+            res["original_sizes"] = torch.tensor(sizes, dtype=torch.int64)
+            res["reshaped_input_sizes"] = torch.tensor([t[0] for t in targets], dtype=torch.int64)
+        return res

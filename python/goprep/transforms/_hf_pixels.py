@@ -12,8 +12,8 @@ import numpy as np
 from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
-from ._hf_layout import DETR_FAMILY, AspectSize, MaxSize, MultipleSize, detr_size
-from ._steps import CenterCrop, Cvt, Resize, interp_mode, tv_size
+from ._hf_layout import DETR_FAMILY, AspectSize, HFCenterCrop, LongestSize, MaxSize, MultipleSize, detr_size
+from ._steps import Cvt, Resize, interp_mode, tv_size
 
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
 
@@ -39,7 +39,7 @@ def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
     if cfg.get("do_resize", True):
         _hf_resize(chain, cfg, kind, base, resize)
     if cfg.get("do_center_crop", False):
-        chain.geometric("center_crop", CenterCrop(_hf_crop_size(cfg.get("crop_size")), floor=True))
+        chain.geometric("center_crop", HFCenterCrop(_hf_crop_size(cfg.get("crop_size"))))
     if base == "MobileViT" and cfg.get("do_flip_channel_order"):
         chain.geometric("flip_channel_order", Cvt("rgb2bgr"))  # a channel permutation: before the rescale
     if base == "PPLCNet":  # RGB -> BGR after the normalisation: here, with mean and std reversed below
@@ -114,7 +114,7 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
             if int(se / crop_pct) < 1:
                 raise PipelineError(f"{crop_pct} resizes the shorter side to {int(se / crop_pct)}", argument="crop_pct")
             chain.geometric("resize", resize(int(se / crop_pct)))
-            chain.geometric("center_crop", CenterCrop(se, floor=True))
+            chain.geometric("center_crop", HFCenterCrop((se, se)))
         else:
             chain.geometric("resize", resize((se, se)))
     elif base == "DPT":  # DPT's resize: height and width required, then its aspect and multiple rule
@@ -123,6 +123,10 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
         m = cfg.get("ensure_multiple_of")
         chain.geometric("resize", resize(MultipleSize(size["height"], size["width"], bool(cfg.get("keep_aspect_ratio")),
                                                       1 if m is None else _validate.as_positive_int("ensure_multiple_of", m))))
+    elif base == "Sam":  # SAM's resize: the longer side, each side rounded half up
+        if "longest_edge" not in size:  # HF: "The `size` dictionary must contain the key `longest_edge`"
+            raise PipelineError(f"{raw!r} ({kind}'s resize needs longest_edge)", argument="size")
+        chain.geometric("resize", resize(LongestSize(size["longest_edge"])))
     elif base in DETR_FAMILY:  # DETR's own resize: the same rules in another order, nothing else
         chain.geometric("resize", resize(detr_size(size, raw, kind)))
     elif "shortest_edge" in size and "longest_edge" in size:  # both backends' first rule

@@ -336,6 +336,9 @@ _HF_VARIANTS = [
     ("CLIPImageProcessorPil", {"size": {"shortest_edge": 100}, "crop_size": {"height": 151, "width": 177}}),
     ("ViTImageProcessorPil", {"size": {"height": 61, "width": 99}, "do_center_crop": True,
                               "crop_size": {"height": 80, "width": 40}}),
+    ("LayoutLMv3ImageProcessor", {"apply_ocr": False}),
+    ("LayoutLMv3ImageProcessorPil", {"apply_ocr": False, "size": {"height": 100, "width": 130}}),
+    ("LayoutLMv3ImageProcessor", {"apply_ocr": False, "do_center_crop": True, "crop_size": {"height": 200, "width": 150}}),
     ("DPTImageProcessor", {"keep_aspect_ratio": True, "ensure_multiple_of": 32}),
     ("DPTImageProcessorPil", {"keep_aspect_ratio": True, "ensure_multiple_of": 14, "size": {"height": 518, "width": 518}}),
     ("DPTImageProcessor", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),
@@ -402,7 +405,11 @@ def test_hf_class_rule_refusals():
                               ("DPTImageProcessor", {"do_pad": True, "size_divisor": 32}, "do_pad"),
                               ("DPTImageProcessorPil", {"do_pad": True, "size_divisor": 32}, "do_pad"),
                               ("DPTImageProcessor", {"size": {"shortest_edge": 384}}, "size"),
-                              ("ZoeDepthImageProcessor", {}, "processor_or_config")]:
+                              ("ZoeDepthImageProcessor", {}, "processor_or_config"),
+                              ("Owlv2ImageProcessor", {}, "processor_or_config"),
+                              ("LayoutLMv3ImageProcessor", {}, "apply_ocr"),
+                              ("LayoutLMv3ImageProcessorPil", {"apply_ocr": False, "do_center_crop": True},
+                               "do_center_crop")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(getattr(transformers, kind)(**kwargs))
         assert ei.value.argument == key and kind in str(ei.value), ei.value

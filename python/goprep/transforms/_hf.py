@@ -30,6 +30,7 @@ _HF_CLASS_KEYS = {
     "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
     **{b: DETR_KEYS for b in DETR_FAMILY},
     "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused
+    "LayoutLMv3": frozenset({"apply_ocr", "ocr_lang", "tesseract_config"}),  # apply_ocr refused; OCR settings
     "Sam": SAM_KEYS,  # the longest side, the batch padded to pad_size, original and reshaped sizes  # the batch padded to its largest image, and pixel_mask
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
@@ -57,7 +58,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", "Sam", *DETR_FAMILY})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", "Sam", "LayoutLMv3", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -192,6 +193,12 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         raise PipelineError(f"True ({kind} pads to a multiple of size_divisor after the normalisation: centred in the "
                             "torchvision class, the sides' amounts swapped in the PIL one; not reproduced)",
                             argument="do_pad")
+    if base == "LayoutLMv3" and cfg.get("apply_ocr"):
+        raise PipelineError(f"True ({kind} runs Tesseract OCR for its words and boxes outputs; goprep reproduces "
+                            "pixel_values only: pass apply_ocr=False and run the OCR apart)", argument="apply_ocr")
+    if base == "LayoutLMv3" and flavor == "pil" and cfg.get("do_center_crop"):
+        raise PipelineError(f"True ({kind}'s call passes crop_size= to a center_crop that takes size=, and fails)",
+                            argument="do_center_crop")
     if base == "SuperPoint" and cfg.get("do_grayscale"):
         raise PipelineError(f"True ({kind} converts to gray with tvF.rgb_to_grayscale; goprep has no RGB -> gray op)",
                             argument="do_grayscale")

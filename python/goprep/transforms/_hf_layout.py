@@ -256,9 +256,12 @@ class PaddedBatch(Converted):
             if self._mask:
                 import torch
 
-                mask = torch.zeros((len(final), ph, pw), dtype=torch.int64, device=pv.device)
-                for i, (h, w) in enumerate(final):
-                    mask[i, :h, :w] = 1
+                if all(s == (ph, pw) for s in final):  # nothing padded: all ones, written once
+                    mask = torch.ones((len(final), ph, pw), dtype=torch.int64, device=pv.device)
+                else:
+                    mask = torch.zeros((len(final), ph, pw), dtype=torch.int64, device=pv.device)
+                    for i, (h, w) in enumerate(final):
+                        mask[i, :h, :w] = 1
                 res["pixel_mask"] = mask
         if self._sizes:
             import torch

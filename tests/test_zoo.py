@@ -226,6 +226,7 @@ HF_MATCHING = frozenset({
     "GroundingDinoImageProcessorPil", "RTDetrImageProcessor", "RTDetrImageProcessorPil",
     "DPTImageProcessor", "DPTImageProcessorPil",  # keep_aspect_ratio, ensure_multiple_of
     "SamImageProcessor", "SamImageProcessorPil",  # padded to 1024 x 1024, original and reshaped sizes
+    "Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil",  # smart_resize, patch rows, image_grid_thw
 })
 
 

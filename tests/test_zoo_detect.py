@@ -1,5 +1,5 @@
 """from_hf on the processors whose outputs go beyond one resized image (goprep.transforms._hf_layout):
-DETR and its family, and SAM, each class against the processor itself on odd sizes (tall, wide, tiny, larger
+DETR and its family, SAM, and Qwen2-VL's patch rows, each class against the processor itself on odd sizes (tall, wide, tiny, larger
 than the maximum size), gray and RGBA inputs where the class converts them, batches of mixed sizes, and
 its common arguments; every output by its name (tests/zoo_compare.py's bounds)."""
 
@@ -161,3 +161,50 @@ def test_sam_converts_gray_and_rgba(kind):
     with pytest.raises(goprep.PipelineError) as ei:
         gt.from_hf(_proc(kind, size={"shortest_edge": 100}))
     assert ei.value.argument == "size" and kind in str(ei.value)
+
+
+# Each argument set on PIL images, the defaults on the other input kinds too
+_QWEN_KWARGS = [{}, {"min_pixels": 128 * 28 * 28, "max_pixels": 256 * 28 * 28},
+                {"size": {"shortest_edge": 3136, "longest_edge": 200000}, "resample": 2},
+                {"patch_size": 16, "merge_size": 2, "temporal_patch_size": 1}]
+_QWEN_CASES = [(k, kw, "pil") for k in ("Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil") for kw in _QWEN_KWARGS] + [
+    (k, {}, i) for k in ("Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil") for i in ("numpy", "tensor")]
+
+
+@pytest.mark.parametrize("kind,kwargs,input_kind", _QWEN_CASES,
+                         ids=[f"{k}-{'-'.join(kw) or 'defaults'}-{i}" for k, kw, i in _QWEN_CASES])
+def test_qwen2vl_patch_rows(kind, kwargs, input_kind):
+    """pixel_values (patches, C * T * P * P) and image_grid_thw of odd sizes (a tiny image grows to
+    min_pixels, a large one shrinks to max_pixels) and of a mixed batch with repeated sizes."""
+    proc = _proc(kind, **kwargs)
+    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (1400, 1700)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs, input_kind))
+    _check(proc, [imgs[0], imgs[1], imgs[0], imgs[2]], (kind, kwargs, input_kind, "batch"))
+
+
+@pytest.mark.parametrize("kind", ["Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil"])
+def test_qwen2vl_gray_rgba_and_refusals(kind):
+    proc = _proc(kind)  # do_convert_rgb is on by default
+    rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
+    for img in [Image.fromarray(rgba[..., 0]), Image.fromarray(rgba, "RGBA"), rgba, rgba[..., :1].copy()]:
+        _check(proc, img, (kind, getattr(img, "mode", getattr(img, "shape", None))))
+    with pytest.raises(goprep.PipelineError, match="aspect ratio"):  # smart_resize's ValueError
+        gt.from_hf(proc)(_as("pil", np.zeros((2, 500, 3), np.uint8)))
+    with pytest.raises(goprep.PipelineError, match="multiple"):  # without do_resize, the reshape fails there
+        gt.from_hf(_proc(kind, do_resize=False))(_as("pil", _IMGS[(333, 517)]))
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(_proc(kind, size={"height": 224, "width": 224}))
+    assert ei.value.argument == "size" and kind in str(ei.value)
+
+
+def test_qwen2vl_hub_style_config_dict():
+    """A preprocessor_config.json as the Hub ships Qwen2-VL's (min_pixels / max_pixels at the top level,
+    which the class moves into size) converts to what the class built from it computes."""
+    cfg = {"min_pixels": 3136, "max_pixels": 100352, "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2,
+           "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711],
+           "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen2VLProcessor"}
+    transformers.logging.set_verbosity_error()
+    proc = transformers.Qwen2VLImageProcessor.from_dict(cfg)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300)]]
+    assert_hf_outputs(proc, gt.from_hf(cfg)(imgs), proc(imgs, return_tensors="pt"), "hub config")

@@ -150,7 +150,7 @@ class PadTo:
         return _ops.pad(img, (0, 0, self.w - img.width, self.h - img.height), value=0)
 
 
-def _sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
+def image_sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
     """Each image's ``(h, w)`` in a source (a PIL image, an ``(H, W[, C])`` array, a ``(C, H, W)`` /
     ``(N, C, H, W)`` tensor, or a list of them), and whether it is one image."""
     items = list(src) if isinstance(src, (list, tuple)) else [src]
@@ -230,7 +230,7 @@ class PaddedBatch(Converted):
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if out is not None:
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
-        sizes, one = _sizes(src)
+        sizes, one = image_sizes(src)
         targets = [self._target(h, w) for h, w in sizes]
         final = [t[1] for t in targets]
         res: Dict[str, Any] = {}

@@ -13,6 +13,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
 from ._hf_layout import DETR_FAMILY, AspectSize, HFCenterCrop, LongestSize, MaxSize, MultipleSize, detr_size
+from ._hf_patches import SmartSize, qwen2vl_size
 from ._steps import Cvt, Resize, interp_mode, tv_size
 
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
@@ -127,6 +128,11 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
         if "longest_edge" not in size:  # HF: "The `size` dictionary must contain the key `longest_edge`"
             raise PipelineError(f"{raw!r} ({kind}'s resize needs longest_edge)", argument="size")
         chain.geometric("resize", resize(LongestSize(size["longest_edge"])))
+    elif base == "Qwen2VL":  # smart_resize: a multiple of patch_size * merge_size, the pixels bounded
+        lo, hi = qwen2vl_size(cfg, size, kind)
+        factor = _validate.as_positive_int("patch_size", cfg.get("patch_size")) * \
+            _validate.as_positive_int("merge_size", cfg.get("merge_size"))
+        chain.geometric("resize", resize(SmartSize(factor, lo, hi)))
     elif base in DETR_FAMILY:  # DETR's own resize: the same rules in another order, nothing else
         chain.geometric("resize", resize(detr_size(size, raw, kind)))
     elif "shortest_edge" in size and "longest_edge" in size:  # both backends' first rule

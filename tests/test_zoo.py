@@ -227,6 +227,7 @@ HF_MATCHING = frozenset({
     "DPTImageProcessor", "DPTImageProcessorPil",  # keep_aspect_ratio, ensure_multiple_of
     "SamImageProcessor", "SamImageProcessorPil",  # padded to 1024 x 1024, original and reshaped sizes
     "Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil",  # smart_resize, patch rows, image_grid_thw
+    "DonutImageProcessor", "DonutImageProcessorPil",  # resize, thumbnail, centred pad
 })
 
 
@@ -337,6 +338,9 @@ _HF_VARIANTS = [
     ("CLIPImageProcessorPil", {"size": {"shortest_edge": 100}, "crop_size": {"height": 151, "width": 177}}),
     ("ViTImageProcessorPil", {"size": {"height": 61, "width": 99}, "do_center_crop": True,
                               "crop_size": {"height": 80, "width": 40}}),
+    # PIL's NEAREST: transformers' torchvision backend resizes with NEAREST_EXACT, PilBackend with Pillow's
+    ("ViTImageProcessor", {"resample": 0}),
+    ("ViTImageProcessorPil", {"resample": 0}),
     ("LayoutLMv3ImageProcessor", {"apply_ocr": False}),
     ("LayoutLMv3ImageProcessorPil", {"apply_ocr": False, "size": {"height": 100, "width": 130}}),
     ("LayoutLMv3ImageProcessor", {"apply_ocr": False, "do_center_crop": True, "crop_size": {"height": 200, "width": 150}}),

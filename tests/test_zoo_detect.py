@@ -1,5 +1,5 @@
 """from_hf on the processors whose outputs go beyond one resized image (goprep.transforms._hf_layout):
-DETR and its family, SAM, and Qwen2-VL's patch rows, each class against the processor itself on odd sizes (tall, wide, tiny, larger
+DETR and its family, SAM, Qwen2-VL's patch rows, and Donut's two resizes, each class against the processor itself on odd sizes (tall, wide, tiny, larger
 than the maximum size), gray and RGBA inputs where the class converts them, batches of mixed sizes, and
 its common arguments; every output by its name (tests/zoo_compare.py's bounds)."""
 
@@ -8,7 +8,7 @@ import pytest
 
 import goprep
 import goprep.transforms as gt
-from zoo_compare import assert_hf_outputs
+from zoo_compare import assert_hf_outputs, hf_pixel_bound_ok
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -208,3 +208,56 @@ def test_qwen2vl_hub_style_config_dict():
     proc = transformers.Qwen2VLImageProcessor.from_dict(cfg)
     imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300)]]
     assert_hf_outputs(proc, gt.from_hf(cfg)(imgs), proc(imgs, return_tensors="pt"), "hub config")
+
+
+_DONUT_KWARGS = [{"size": {"height": 400, "width": 300}}, {"size": {"height": 300, "width": 400}, "resample": 0},
+                 {"do_resize": False, "size": {"height": 500, "width": 500}},
+                 {"do_center_crop": True, "crop_size": {"height": 200, "width": 300}, "size": {"height": 300, "width": 300}}]
+_DONUT_CASES = [(k, kw, "pil") for k in ("DonutImageProcessor", "DonutImageProcessorPil") for kw in _DONUT_KWARGS] + [
+    (k, _DONUT_KWARGS[0], i) for k in ("DonutImageProcessor", "DonutImageProcessorPil") for i in ("numpy", "tensor")]
+
+
+@pytest.mark.parametrize("kind,kwargs,input_kind", _DONUT_CASES,
+                         ids=[f"{k}-{'-'.join(kw)}-{i}" for k, kw, i in _DONUT_CASES])
+def test_donut_resize_thumbnail_pad(kind, kwargs, input_kind):
+    """The resize of the shorter side, then the thumbnail (a second resize, uint8 between them), the
+    centred pad and crop, on odd sizes and a mixed batch (one size out). resample 0: the torchvision
+    class resizes with NEAREST_EXACT, the PIL class's thumbnail falls back to bicubic."""
+    proc = _proc(kind, **kwargs)
+    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9), (333, 517)]]
+    for x in imgs:
+        want, got = proc(x, return_tensors="pt")["pixel_values"], gt.from_hf(proc)(x)
+        assert got.shape == want.shape[1:] and hf_pixel_bound_ok(proc, got, want[0], 0), (kind, kwargs, input_kind)
+    want, got = proc(imgs, return_tensors="pt")["pixel_values"], gt.from_hf(proc)(imgs)
+    assert got.shape == want.shape and hf_pixel_bound_ok(proc, got, want, 1), (kind, kwargs, input_kind, "batch")
+
+
+def test_donut_defaults_on_a_photo_and_refusals():
+    a = _IMGS[(480, 640)]
+    for kind in ("DonutImageProcessor", "DonutImageProcessorPil"):  # 2560 x 1920: both resizes, a large pad
+        proc = _proc(kind)
+        want, got = proc(_as("pil", a), return_tensors="pt")["pixel_values"], gt.from_hf(proc)(_as("pil", a))
+        assert got.shape == want.shape[1:] == (3, 2560, 1920) and hf_pixel_bound_ok(proc, got, want[0], 0), kind
+        for kwargs, key in [({"do_align_long_axis": True}, "do_align_long_axis"),
+                            ({"do_thumbnail": False}, "do_pad")]:
+            with pytest.raises(goprep.PipelineError) as ei:
+                gt.from_hf(_proc(kind, **kwargs))
+            assert ei.value.argument == key and kind in str(ei.value), ei.value
+
+
+@pytest.mark.parametrize("kind", ["DetrImageProcessor", "SamImageProcessorPil", "Qwen2VLImageProcessor",
+                                  "DonutImageProcessor"])
+def test_layout_pipelines_pickle(kind):
+    """The converted pipelines pickle (their chain and options; compiled plans and padded variants are
+    rebuilt on the first call), and compute the same after the round trip."""
+    import pickle
+
+    proc = _proc(kind, **({"size": {"height": 300, "width": 200}} if kind.startswith("Donut") else {}))
+    conv = gt.from_hf(proc)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (333, 517)]]
+    before = conv(imgs)
+    again = pickle.loads(pickle.dumps(conv))(imgs)
+    if isinstance(before, dict):
+        assert set(before) == set(again) and all(torch.equal(before[k], again[k]) for k in before)
+    else:
+        assert torch.equal(before, again)

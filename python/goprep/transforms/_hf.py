@@ -10,6 +10,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
+from ._hf_donut import DONUT_KEYS
 from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
 from ._hf_patches import QWEN2VL_KEYS, PatchBatch
 from ._hf_pixels import hf_chain
@@ -33,7 +34,8 @@ _HF_CLASS_KEYS = {
     "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused
     "LayoutLMv3": frozenset({"apply_ocr", "ocr_lang", "tesseract_config"}),  # apply_ocr refused; OCR settings
     "Sam": SAM_KEYS,
-    "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw  # the longest side, the batch padded to pad_size, original and reshaped sizes  # the batch padded to its largest image, and pixel_mask
+    "Qwen2VL": QWEN2VL_KEYS,
+    "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw  # the longest side, the batch padded to pad_size, original and reshaped sizes  # the batch padded to its largest image, and pixel_mask
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -60,7 +62,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", "Sam", "LayoutLMv3", "Qwen2VL", *DETR_FAMILY})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})

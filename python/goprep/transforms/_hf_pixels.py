@@ -13,6 +13,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
 from ._hf_layout import DETR_FAMILY, AspectSize, HFCenterCrop, LongestSize, MaxSize, MultipleSize, detr_size
+from ._hf_donut import donut_geometry
 from ._hf_patches import SmartSize, qwen2vl_size
 from ._steps import Cvt, Resize, interp_mode, tv_size
 
@@ -31,13 +32,20 @@ def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
     interp = cfg.get("resample")
     interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
     interp_mode("resample", interp)
+    if _validate.is_int(interp) and int(interp) == 0:
+        # PIL's NEAREST: transformers' torchvision backend maps it to NEAREST_EXACT
+        # (pil_torch_interpolation_mapping); PilBackend's Pillow NEAREST is goprep's for either name
+        interp = "nearest-exact"
 
     def resize(size: Any) -> Any:  # the torchvision backend's tvF.resize (v2, antialias=True)
         if base == "DepthPro":  # rescale and normalize first, then tvF.resize(antialias=False) of the floats
             return _FloatResize(Resize("resize", size, interp, False, None, "v2"))
         return Resize("resize", size, interp, True, None, "v2")
 
-    if cfg.get("do_resize", True):
+    if base == "Donut":  # the resize, the thumbnail (a second resize) and the pad, whatever do_resize says
+        donut_geometry(chain, cfg, kind, None if cfg.get("size") is None else _hf_size(cfg["size"], True), interp,
+                       interp if cfg.get("resample") else 3)
+    elif cfg.get("do_resize", True):
         _hf_resize(chain, cfg, kind, base, resize)
     if cfg.get("do_center_crop", False):
         chain.geometric("center_crop", HFCenterCrop(_hf_crop_size(cfg.get("crop_size"))))

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
-from ._hf_layout import DETR_FAMILY, AspectSize, HFCenterCrop, LongestSize, MaxSize, MultipleSize, detr_size
+from ._hf_layout import DETR_FAMILY, HFCenterCrop, LongestSize, MultipleSize, detr_size
 from ._hf_donut import donut_geometry
 from ._hf_patches import SmartSize, qwen2vl_size
 from ._steps import Cvt, Resize, interp_mode, tv_size
@@ -143,8 +143,6 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
         chain.geometric("resize", resize(SmartSize(factor, lo, hi)))
     elif base in DETR_FAMILY:  # DETR's own resize: the same rules in another order, nothing else
         chain.geometric("resize", resize(detr_size(size, raw, kind)))
-    elif "shortest_edge" in size and "longest_edge" in size:  # both backends' first rule
-        chain.geometric("resize", resize(AspectSize(size["shortest_edge"], size["longest_edge"])))
     elif "height" in size and "width" in size:
         chain.geometric("resize", resize((size["height"], size["width"])))
     elif base == "TextNet":  # the shorter side, then each side rounded up to a multiple of size_divisor
@@ -152,13 +150,11 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
             raise PipelineError(f"TextNet's resize needs 'shortest_edge', got {raw!r}", argument="size")
         div = _validate.as_positive_int("size_divisor", cfg.get("size_divisor"))
         chain.geometric("resize", resize(_DivisorSize(div, floor=False, shortest_edge=size["shortest_edge"])))
-    elif "shortest_edge" in size:
+    elif "shortest_edge" in size and "longest_edge" not in size:
         chain.geometric("resize", resize(size["shortest_edge"]))
-    elif "max_height" in size and "max_width" in size:
-        chain.geometric("resize", resize(MaxSize(size["max_height"], size["max_width"])))
-    else:
-        raise PipelineError(f"{raw!r} is not supported by goprep.transforms.from_hf (height and width, shortest_edge "
-                            "with or without longest_edge, or max_height and max_width)", argument="size")
+    else:  # (the backends' shortest_edge-with-longest_edge and max_height rules: for DETR's family only, above)
+        raise PipelineError(f"{raw!r} is not supported by goprep.transforms.from_hf "
+                            "(height and width, or shortest_edge alone)", argument="size")
 
 
 def _hf_size(v: Any, square: bool) -> Dict[str, int]:

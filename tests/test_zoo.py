@@ -343,9 +343,11 @@ _HF_VARIANTS = [
     ("ViTImageProcessorPil", {"resample": 0}),
     ("LayoutLMv3ImageProcessor", {"apply_ocr": False}),
     ("LayoutLMv3ImageProcessorPil", {"apply_ocr": False, "size": {"height": 100, "width": 130}}),
-    ("LayoutLMv3ImageProcessor", {"apply_ocr": False, "do_center_crop": True, "crop_size": {"height": 200, "width": 150}}),
+    ("LayoutLMv3ImageProcessor", {"apply_ocr": False, "do_center_crop": True,
+                                  "crop_size": {"height": 200, "width": 150}}),
     ("DPTImageProcessor", {"keep_aspect_ratio": True, "ensure_multiple_of": 32}),
-    ("DPTImageProcessorPil", {"keep_aspect_ratio": True, "ensure_multiple_of": 14, "size": {"height": 518, "width": 518}}),
+    ("DPTImageProcessorPil", {"keep_aspect_ratio": True, "ensure_multiple_of": 14,
+                              "size": {"height": 518, "width": 518}}),
     ("DPTImageProcessor", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),
     ("DPTImageProcessorPil", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),  # never crops
 ]

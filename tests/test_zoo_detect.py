@@ -1,7 +1,8 @@
-"""from_hf on the processors whose outputs go beyond one resized image (goprep.transforms._hf_layout):
-DETR and its family, SAM, Qwen2-VL's patch rows, and Donut's two resizes, each class against the processor itself on odd sizes (tall, wide, tiny, larger
-than the maximum size), gray and RGBA inputs where the class converts them, batches of mixed sizes, and
-its common arguments; every output by its name (tests/zoo_compare.py's bounds)."""
+"""from_hf on the processors whose outputs go beyond one resized image (goprep.transforms._hf_layout,
+_hf_patches, _hf_donut): DETR and its family, SAM, Qwen2-VL's patch rows, and Donut's two resizes, each
+class against the processor itself on odd sizes (tall, wide, tiny, larger than the maximum size), gray
+and RGBA inputs where the class converts them, batches of mixed sizes, and its common arguments; every
+output by its name (tests/zoo_compare.py's bounds)."""
 
 import numpy as np
 import pytest
@@ -124,6 +125,11 @@ def test_detr_refusals():
         gt.from_hf(_proc("DetrImageProcessor"))(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     with pytest.raises(goprep.PipelineError, match="decoded"):
         gt.from_hf(_proc("DetrImageProcessor"))(b"\xff\xd8\xff")
+    thin = _as("pil", np.zeros((1, 5000, 3), np.uint8))  # its shorter side rounds to 0 pixels
+    with pytest.raises(ValueError):  # transformers: "Size must contain 'height' and 'width' keys..."
+        _proc("DetrImageProcessor")(thin, return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="0x1333"):
+        gt.from_hf(_proc("DetrImageProcessor"))(thin)
 
 
 _SAM_KWARGS = [
@@ -212,7 +218,8 @@ def test_qwen2vl_hub_style_config_dict():
 
 _DONUT_KWARGS = [{"size": {"height": 400, "width": 300}}, {"size": {"height": 300, "width": 400}, "resample": 0},
                  {"do_resize": False, "size": {"height": 500, "width": 500}},
-                 {"do_center_crop": True, "crop_size": {"height": 200, "width": 300}, "size": {"height": 300, "width": 300}}]
+                 {"do_center_crop": True, "crop_size": {"height": 200, "width": 300},
+                  "size": {"height": 300, "width": 300}}]
 _DONUT_CASES = [(k, kw, "pil") for k in ("DonutImageProcessor", "DonutImageProcessorPil") for kw in _DONUT_KWARGS] + [
     (k, _DONUT_KWARGS[0], i) for k in ("DonutImageProcessor", "DonutImageProcessorPil") for i in ("numpy", "tensor")]
 

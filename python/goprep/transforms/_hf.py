@@ -30,12 +30,12 @@ _HF_CLASS_KEYS = {
     "TextNet": frozenset({"size_divisor"}),  # the shortest_edge size, each side ceiled to a multiple
     "Vivit": frozenset({"offset"}),  # rescale(offset=True): x * f - 1
     "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
-    **{b: DETR_KEYS for b in DETR_FAMILY},
+    **{b: DETR_KEYS for b in DETR_FAMILY},  # the batch padded to its largest image, and pixel_mask
     "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused
     "LayoutLMv3": frozenset({"apply_ocr", "ocr_lang", "tesseract_config"}),  # apply_ocr refused; OCR settings
-    "Sam": SAM_KEYS,
-    "Qwen2VL": QWEN2VL_KEYS,
-    "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw  # the longest side, the batch padded to pad_size, original and reshaped sizes  # the batch padded to its largest image, and pixel_mask
+    "Sam": SAM_KEYS,  # the longest side, the batch padded to pad_size, original and reshaped sizes
+    "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw
+    "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -62,7 +62,8 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet", "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet",
+                          "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})

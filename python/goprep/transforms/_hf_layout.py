@@ -28,6 +28,14 @@ SAM_KEYS = frozenset({"do_pad", "pad_size", "mask_size", "mask_pad_size"})
 DPT_KEYS = frozenset({"ensure_multiple_of", "keep_aspect_ratio", "do_reduce_labels", "do_pad", "size_divisor"})
 
 
+def _positive(h: int, w: int, oh: int, ow: int) -> Tuple[int, int]:
+    """``(oh, ow)``, the size a rule gives an ``h x w`` image, when both are positive; a rule that
+    rounds a side of a very thin image to 0 fails in the processor too."""
+    if oh < 1 or ow < 1:
+        raise PipelineError(f"a {h}x{w} image resizes to {oh}x{ow}: the processor fails on it too")
+    return oh, ow
+
+
 class AspectSize:
     """transformers' ``get_size_with_aspect_ratio(image_size, shortest_edge, longest_edge)``,
     ``(h, w) -> (h, w)``: the shorter side to ``shortest_edge`` unless the longer would pass
@@ -47,8 +55,8 @@ class AspectSize:
         if (h <= w and h == size) or (w <= h and w == size):
             return h, w
         if w < h:
-            return (int((size if raw is None else raw) * h / w), size)
-        return (size, int((size if raw is None else raw) * w / h))
+            return _positive(h, w, int((size if raw is None else raw) * h / w), size)
+        return _positive(h, w, size, int((size if raw is None else raw) * w / h))
 
 
 class LongestSize:
@@ -99,7 +107,7 @@ class MaxSize:
 
     def __call__(self, h: int, w: int) -> Tuple[int, int]:
         s = min(self.max_height / h, self.max_width / w)
-        return int(h * s), int(w * s)
+        return _positive(h, w, int(h * s), int(w * s))
 
 
 def detr_size(size: Dict[str, int], raw: Any, kind: str) -> Any:
@@ -171,8 +179,9 @@ def image_sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
         elif getattr(x, "ndim", 0) in (2, 3) and not is_tensor(x):
             out.append((int(x.shape[0]), int(x.shape[1])))
         else:
-            raise PipelineError(f"takes PIL images, (H, W[, C]) arrays, (C, H, W) / (N, C, H, W) tensors or a list of "
-                                f"images, got {type(x).__name__} of {getattr(x, 'ndim', '?')} dimensions", argument="src")
+            raise PipelineError(f"takes PIL images, (H, W[, C]) arrays, (C, H, W) / (N, C, H, W) tensors or a list "
+                                f"of images, got {type(x).__name__} of {getattr(x, 'ndim', '?')} dimensions",
+                                argument="src")
     return out, not isinstance(src, (list, tuple)) and not (is_tensor(src) and src.ndim == 4)
 
 

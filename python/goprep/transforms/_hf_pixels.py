@@ -130,8 +130,9 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
         if "height" not in size or "width" not in size:  # HF: "must contain the keys 'height' and 'width'"
             raise PipelineError(f"{raw!r} ({kind}'s resize needs height and width)", argument="size")
         m = cfg.get("ensure_multiple_of")
-        chain.geometric("resize", resize(MultipleSize(size["height"], size["width"], bool(cfg.get("keep_aspect_ratio")),
-                                                      1 if m is None else _validate.as_positive_int("ensure_multiple_of", m))))
+        m = 1 if m is None else _validate.as_positive_int("ensure_multiple_of", m)
+        keep = bool(cfg.get("keep_aspect_ratio"))
+        chain.geometric("resize", resize(MultipleSize(size["height"], size["width"], keep, m)))
     elif base == "Sam":  # SAM's resize: the longer side, each side rounded half up
         if "longest_edge" not in size:  # HF: "The `size` dictionary must contain the key `longest_edge`"
             raise PipelineError(f"{raw!r} ({kind}'s resize needs longest_edge)", argument="size")

@@ -125,6 +125,11 @@ def test_detr_refusals():
         gt.from_hf(_proc("DetrImageProcessor"))(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     with pytest.raises(goprep.PipelineError, match="decoded"):
         gt.from_hf(_proc("DetrImageProcessor"))(b"\xff\xd8\xff")
+    for bad, what in [([], "empty list"), (np.zeros((0, 5, 3), np.uint8), "0x5"), ("x.jpg", "decoded"),
+                      (np.zeros((2, 4, 4, 3), np.uint8), "dimensions")]:
+        for kind in ("DetrImageProcessor", "Qwen2VLImageProcessor", "SamImageProcessorPil"):
+            with pytest.raises(goprep.PipelineError, match=what):
+                gt.from_hf(_proc(kind))(bad)
     thin = _as("pil", np.zeros((1, 5000, 3), np.uint8))  # its shorter side rounds to 0 pixels
     with pytest.raises(ValueError):  # transformers: "Size must contain 'height' and 'width' keys..."
         _proc("DetrImageProcessor")(thin, return_tensors="pt")

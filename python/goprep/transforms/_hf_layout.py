@@ -167,9 +167,8 @@ def image_sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
     out: List[Tuple[int, int]] = []
     for x in items:
         if is_encoded_item(x):
-            raise PipelineError("a processor that pads its batch takes decoded images (PIL images, arrays or "
-                                "tensors), not encoded bytes or paths: decode them first (goprep.decode)",
-                                argument="src")
+            raise PipelineError("this processor's pipeline takes decoded images (PIL images, arrays or tensors), "
+                                "not encoded bytes or paths: decode them first (goprep.decode)", argument="src")
         if is_pil(x):
             out.append((x.height, x.width))
         elif is_tensor(x) and x.ndim == 4 and not isinstance(src, (list, tuple)):
@@ -182,6 +181,9 @@ def image_sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
             raise PipelineError(f"takes PIL images, (H, W[, C]) arrays, (C, H, W) / (N, C, H, W) tensors or a list "
                                 f"of images, got {type(x).__name__} of {getattr(x, 'ndim', '?')} dimensions",
                                 argument="src")
+    for h, w in out:
+        if h < 1 or w < 1:
+            raise PipelineError(f"an image of {h}x{w} pixels: nothing to resize", argument="src")
     return out, not isinstance(src, (list, tuple)) and not (is_tensor(src) and src.ndim == 4)
 
 

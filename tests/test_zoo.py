@@ -4,9 +4,8 @@ access) either converts and matches the library within the stated bound, or is r
 goprep.PipelineError at conversion. A silent mismatch fails. Parametrized from what is installed, so a
 new library version's new entries are covered without editing this file.
 
-Bounds: on PIL images 1e-5, relative to the value where it is larger than 1 (VGG16's
-IMAGENET1K_FEATURES normalises with std = 1/255, so its values reach ~150); on uint8 tensors one uint8
-level before normalisation (``|got - want| * 255 * std <= 1``)."""
+Bounds (tests/zoo_compare.py): on PIL images 1e-5, relative to the value where it is larger than 1; on
+uint8 tensors one uint8 level before normalisation."""
 
 import warnings
 
@@ -16,6 +15,9 @@ import pytest
 import goprep
 import goprep.transforms as gt
 from conftest import PHOTOS
+from zoo_compare import assert_hf_outputs, hf_pixel_bound_ok
+from zoo_compare import close_pil as _close_pil
+from zoo_compare import levels as _levels
 
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
@@ -33,20 +35,6 @@ def _pil(a):
 
 def _tensor(a):
     return torch.from_numpy(a.copy()).permute(2, 0, 1).contiguous()
-
-
-def _close_pil(got, want):
-    """max |got - want| / max(1, |want|): 1e-5 is the PIL bound."""
-    got, want = got.double(), want.double()
-    return float(((got - want).abs() / want.abs().clamp(min=1)).max())
-
-
-def _levels(got, want, std, channel_dim):
-    """max |got - want| in uint8 levels before normalisation (one level = 1 / 255 / std)."""
-    shape = [1] * want.ndim
-    shape[channel_dim] = -1
-    s = torch.as_tensor(std, dtype=torch.float64).reshape(shape)
-    return float(((got.double() - want.double()).abs() * 255 * s).max())
 
 
 def _convert_or_refusal(fn, *args):
@@ -212,8 +200,74 @@ def _hf_reference(proc, img):
     return out[0] if isinstance(out, torch.Tensor) and out.ndim == 4 and out.shape[0] == 1 else out
 
 
+# The classes goprep converts (and the slow sweep below finds equal), pinned: a class listed here that
+# turns into a refusal fails, as does a class that converts without being listed (add it once the
+# sweep finds it equal). Measured with transformers 5.25; a listed class that a transformers version
+# does not have is left out of the check (HF_CLASSES decides what is swept).
+HF_MATCHING = frozenset({
+    "BeitImageProcessor", "BeitImageProcessorPil", "BitImageProcessor", "BitImageProcessorPil",
+    "BlipImageProcessor", "BlipImageProcessorPil", "CLIPImageProcessor", "CLIPImageProcessorPil",
+    "ChineseCLIPImageProcessor", "ChineseCLIPImageProcessorPil", "ConvNextImageProcessor",
+    "ConvNextImageProcessorPil", "DINOv3ViTImageProcessor", "DeiTImageProcessor", "DeiTImageProcessorPil",
+    "DepthProImageProcessor", "EfficientNetImageProcessor", "EfficientNetImageProcessorPil", "GLPNImageProcessor",
+    "GLPNImageProcessorPil", "Gemma3ImageProcessor", "Gemma3ImageProcessorPil", "LevitImageProcessor",
+    "LevitImageProcessorPil", "LlavaImageProcessor", "LlavaImageProcessorPil", "MobileNetV1ImageProcessor",
+    "MobileNetV1ImageProcessorPil", "MobileNetV2ImageProcessor", "MobileNetV2ImageProcessorPil",
+    "MobileViTImageProcessor", "MobileViTImageProcessorPil", "OwlViTImageProcessor", "OwlViTImageProcessorPil",
+    "PPChart2TableImageProcessor", "PPChart2TableImageProcessorPil", "PPLCNetImageProcessor",
+    "PoolFormerImageProcessor", "PoolFormerImageProcessorPil", "PvtImageProcessor", "PvtImageProcessorPil",
+    "SegGptImageProcessor", "SegGptImageProcessorPil", "SegformerImageProcessor", "SegformerImageProcessorPil",
+    "SiglipImageProcessor", "SiglipImageProcessorPil", "SuperPointImageProcessor", "SuperPointImageProcessorPil",
+    "TextNetImageProcessor", "TextNetImageProcessorPil", "Tipsv2DptImageProcessor", "Tipsv2ImageProcessor",
+    "ViTImageProcessor", "ViTImageProcessorPil", "VivitImageProcessor",
+    # the batch padded to its largest image, with pixel_mask (goprep.transforms._hf_layout)
+    "ConditionalDetrImageProcessor", "ConditionalDetrImageProcessorPil", "DeformableDetrImageProcessor",
+    "DeformableDetrImageProcessorPil", "DetrImageProcessor", "DetrImageProcessorPil", "GroundingDinoImageProcessor",
+    "GroundingDinoImageProcessorPil", "RTDetrImageProcessor", "RTDetrImageProcessorPil",
+    "DPTImageProcessor", "DPTImageProcessorPil",  # keep_aspect_ratio, ensure_multiple_of
+    "SamImageProcessor", "SamImageProcessorPil",  # padded to 1024 x 1024, original and reshaped sizes
+    "Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil",  # smart_resize, patch rows, image_grid_thw
+    "DonutImageProcessor", "DonutImageProcessorPil",  # resize, thumbnail, centred pad
+})
+
+
+def _hf_instance(kind):
+    """``kind()`` with its class defaults, or None for a class that needs constructor arguments."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    try:
+        return getattr(transformers, kind)()
+    except TypeError:  # TimmWrapperImageProcessor needs its config
+        return None
+
+
 def test_hf_sweep_covers_every_processor_class():
     assert len(HF_CLASSES) >= 150, len(HF_CLASSES)
+
+
+def test_hf_sweep_pins_the_matching_set(capsys):
+    """Which classes convert (conversion only; the slow sweep checks their pixels): exactly HF_MATCHING
+    among the swept classes, every other one refused by name. Prints the counts."""
+    converted, refused, unbuilt = [], [], []
+    for kind in HF_CLASSES:
+        proc = _hf_instance(kind)
+        if proc is None:
+            unbuilt.append(kind)
+            continue
+        conv, why = _convert_or_refusal(gt.from_hf, proc)
+        if conv is None:
+            assert kind in str(why), why
+            refused.append(kind)
+        else:
+            converted.append(kind)
+    pinned = HF_MATCHING & set(HF_CLASSES)
+    assert not pinned - set(converted), f"pinned as matching but now refused: {sorted(pinned - set(converted))}"
+    assert not set(converted) - pinned, f"converted but not pinned in HF_MATCHING: {sorted(set(converted) - pinned)}"
+    assert len(converted) + len(refused) + len(unbuilt) == len(HF_CLASSES)
+    with capsys.disabled():
+        print(f"\ntransformers zoo: {len(HF_CLASSES)} classes, {len(converted)} convert (pinned), "
+              f"{len(refused)} refused by name, {len(unbuilt)} need constructor arguments")
 
 
 @pytest.mark.slow
@@ -221,32 +275,34 @@ def test_hf_sweep_covers_every_processor_class():
 def test_hf_processor_class(kind):
     import transformers
 
-    transformers.logging.set_verbosity_error()
     cls = getattr(transformers, kind)
-    try:
-        proc = cls()
-    except TypeError as e:  # a class that needs constructor arguments (TimmWrapperImageProcessor)
-        pytest.skip(f"{kind}() needs arguments: {e}")
+    proc = _hf_instance(kind)
+    if proc is None:  # a class that needs constructor arguments (TimmWrapperImageProcessor)
+        pytest.skip(f"{kind}() needs arguments")
     conv, why = _convert_or_refusal(gt.from_hf, proc)
     if conv is None:  # refused by name: the message names the class, and the key where one is the cause
+        assert kind not in HF_MATCHING, f"{kind} is pinned as matching but refused: {why}"
         assert kind in str(why), why
         assert why.argument == "processor_or_config" or why.argument in proc.to_dict(), why
         return
     a = _IMAGES["chelsea"]
-    want = _hf_reference(proc, _pil(a))
     got = conv(_pil(a))
-    assert isinstance(want, torch.Tensor), f"{kind}: converted, but the processor gives no single tensor"
-    assert got.shape == want.shape, (kind, got.shape, want.shape)
     names = {c.__name__ for c in cls.__mro__}
-    if "TorchvisionBackend" not in names:  # PilBackend, or NumPy and Pillow code of its own (Vivit)
-        assert _close_pil(got, want) <= 1e-5, kind
+    if isinstance(got, dict):  # a processor with auxiliary outputs: all of them, by name, as it returns them
+        assert_hf_outputs(proc, got, proc(_pil(a), return_tensors="pt"), kind)
     else:
-        assert _levels(got, want, proc.image_std if proc.do_normalize else [1.0] * 3, 0) <= 1 + 1e-3, kind
+        want = _hf_reference(proc, _pil(a))
+        assert isinstance(want, torch.Tensor), f"{kind}: converted, but the processor gives no single tensor"
+        assert got.shape == want.shape, (kind, got.shape, want.shape)
+        assert hf_pixel_bound_ok(proc, got, want, 0), kind
     # the config dict converts to the same pipeline (the class's defaults fill what it leaves out)
     d = proc.to_dict()
     if "PilBackend" not in names:
         got_d = gt.from_hf(d)(_pil(a))
-        assert torch.equal(got_d, got), kind
+        if isinstance(got, dict):
+            assert set(got_d) == set(got) and all(torch.equal(got_d[k], got[k]) for k in got), kind
+        else:
+            assert torch.equal(got_d, got), kind
 
 
 # Class rules goprep reproduces, beyond the class defaults: each variant against the class itself.
@@ -276,6 +332,24 @@ _HF_VARIANTS = [
     ("SuperPointImageProcessorPil", {"size": {"height": 60, "width": 80}}),
     ("DepthProImageProcessor", {"size": {"height": 64, "width": 96}}),  # a downscale without antialias
     ("DepthProImageProcessor", {"size": {"height": 200, "width": 150}, "resample": 3}),
+    # a crop larger than the resized image: torchvision's padding (floor before) in the torchvision backend,
+    # NumPy's center_crop (ceil before) in PilBackend
+    ("CLIPImageProcessor", {"size": {"shortest_edge": 100}, "crop_size": {"height": 151, "width": 177}}),
+    ("CLIPImageProcessorPil", {"size": {"shortest_edge": 100}, "crop_size": {"height": 151, "width": 177}}),
+    ("ViTImageProcessorPil", {"size": {"height": 61, "width": 99}, "do_center_crop": True,
+                              "crop_size": {"height": 80, "width": 40}}),
+    # PIL's NEAREST: transformers' torchvision backend resizes with NEAREST_EXACT, PilBackend with Pillow's
+    ("ViTImageProcessor", {"resample": 0}),
+    ("ViTImageProcessorPil", {"resample": 0}),
+    ("LayoutLMv3ImageProcessor", {"apply_ocr": False}),
+    ("LayoutLMv3ImageProcessorPil", {"apply_ocr": False, "size": {"height": 100, "width": 130}}),
+    ("LayoutLMv3ImageProcessor", {"apply_ocr": False, "do_center_crop": True,
+                                  "crop_size": {"height": 200, "width": 150}}),
+    ("DPTImageProcessor", {"keep_aspect_ratio": True, "ensure_multiple_of": 32}),
+    ("DPTImageProcessorPil", {"keep_aspect_ratio": True, "ensure_multiple_of": 14,
+                              "size": {"height": 518, "width": 518}}),
+    ("DPTImageProcessor", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),
+    ("DPTImageProcessorPil", {"do_center_crop": True, "crop_size": {"height": 300, "width": 200}}),  # never crops
 ]
 
 
@@ -334,13 +408,25 @@ def test_hf_class_rule_refusals():
                               ("SuperPointImageProcessorPil", {"do_grayscale": True}, "do_grayscale"),
                               ("VivitImageProcessor", {"do_rescale": False}, "offset"),
                               ("GLPNImageProcessor", {"size_divisor": 0}, "size_divisor"),
-                              ("PPLCNetImageProcessor", {"resize_short": -1}, "resize_short")]:
+                              ("PPLCNetImageProcessor", {"resize_short": -1}, "resize_short"),
+                              ("DPTImageProcessor", {"do_pad": True, "size_divisor": 32}, "do_pad"),
+                              ("DPTImageProcessorPil", {"do_pad": True, "size_divisor": 32}, "do_pad"),
+                              ("DPTImageProcessor", {"size": {"shortest_edge": 384}}, "size"),
+                              ("ZoeDepthImageProcessor", {}, "processor_or_config"),
+                              ("Owlv2ImageProcessor", {}, "processor_or_config"),
+                              ("LayoutLMv3ImageProcessor", {}, "apply_ocr"),
+                              ("LayoutLMv3ImageProcessorPil", {"apply_ocr": False, "do_center_crop": True},
+                               "do_center_crop")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(getattr(transformers, kind)(**kwargs))
         assert ei.value.argument == key and kind in str(ei.value), ei.value
     # GLPN floors each side to a multiple of size_divisor: a smaller side would be 0 pixels
     with pytest.raises(goprep.PipelineError, match="size_divisor"):
         gt.from_hf(transformers.GLPNImageProcessor())(_pil(_IMAGES["noise"][:20]))
+    # DPT rounds each side to a multiple: a 60 x 1900 image kept in aspect has a side of 0 (the processor fails)
+    with pytest.raises(goprep.PipelineError, match="ensure_multiple_of"):
+        gt.from_hf(transformers.DPTImageProcessor(keep_aspect_ratio=True, ensure_multiple_of=32))(
+            _pil(np.zeros((60, 1900, 3), np.uint8)))
 
 
 def test_hf_vivit_video_layout():

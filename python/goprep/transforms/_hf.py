@@ -4,11 +4,15 @@ imported only to complete a dict that names a class, when it is installed."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from .. import _validate
 from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
+from ._hf_donut import DONUT_KEYS
+from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
+from ._hf_patches import QWEN2VL_KEYS, PatchBatch
 from ._hf_pixels import hf_chain
 
 
@@ -26,6 +30,12 @@ _HF_CLASS_KEYS = {
     "TextNet": frozenset({"size_divisor"}),  # the shortest_edge size, each side ceiled to a multiple
     "Vivit": frozenset({"offset"}),  # rescale(offset=True): x * f - 1
     "SuperPoint": frozenset({"do_grayscale"}),  # refused when on (goprep has no RGB -> gray op)
+    **{b: DETR_KEYS for b in DETR_FAMILY},  # the batch padded to its largest image, and pixel_mask
+    "DPT": DPT_KEYS,  # keep_aspect_ratio and ensure_multiple_of; do_pad refused
+    "LayoutLMv3": frozenset({"apply_ocr", "ocr_lang", "tesseract_config"}),  # apply_ocr refused; OCR settings
+    "Sam": SAM_KEYS,  # the longest side, the batch padded to pad_size, original and reshaped sizes
+    "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw
+    "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -52,7 +62,8 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
                                "_prepare_images_structure", "_standardize_kwargs", "_further_process_kwargs"})
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
-                          "Levit", "PoolFormer", "MobileViT", "EfficientNet"})
+                          "Levit", "PoolFormer", "MobileViT", "EfficientNet",
+                          "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -181,12 +192,44 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                                 f"than ignored", argument=k)
     if flavor is None:  # no class to ask (a dict without transformers): transformers 5's naming
         flavor = "pil" if kind.endswith("Pil") or base in _HF_NUMPY_CLASSES else "tensor"
+    if base == "DPT" and flavor == "pil":  # DPTImageProcessorPil's code never crops (the torchvision one does)
+        cfg["do_center_crop"] = False
+    if base == "DPT" and cfg.get("do_pad"):
+        raise PipelineError(f"True ({kind} pads to a multiple of size_divisor after the normalisation: centred in the "
+                            "torchvision class, the sides' amounts swapped in the PIL one; not reproduced)",
+                            argument="do_pad")
+    if base == "LayoutLMv3" and cfg.get("apply_ocr"):
+        raise PipelineError(f"True ({kind} runs Tesseract OCR for its words and boxes outputs; goprep reproduces "
+                            "pixel_values only: pass apply_ocr=False and run the OCR apart)", argument="apply_ocr")
+    if base == "LayoutLMv3" and flavor == "pil" and cfg.get("do_center_crop"):
+        raise PipelineError(f"True ({kind}'s call passes crop_size= to a center_crop that takes size=, and fails)",
+                            argument="do_center_crop")
     if base == "SuperPoint" and cfg.get("do_grayscale"):
         raise PipelineError(f"True ({kind} converts to gray with tvF.rgb_to_grayscale; goprep has no RGB -> gray op)",
                             argument="do_grayscale")
     if base == "Vivit" and cfg.get("offset") and not cfg.get("do_rescale", True):
         raise PipelineError(f"True without do_rescale ({kind} raises 'For offset, do_rescale must also be set to True')",
                             argument="offset")
-    return Converted(hf_chain(cfg, kind, base), f"Hugging Face {kind}", flavor=flavor, device=device,
+    chain = hf_chain(cfg, kind, base)
+    if base in DETR_FAMILY or base == "Sam":
+        return PaddedBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),
+                           bool(cfg.get("do_pad")), _pad_size(cfg.get("pad_size")) if cfg.get("do_pad") else None,
+                           mask=base != "Sam", sizes=base == "Sam")
+    if base == "Qwen2VL":
+        return PatchBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),
+                          *(_validate.as_positive_int(k, cfg.get(k)) for k in ("patch_size", "temporal_patch_size",
+                                                                                "merge_size")))
+    return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device,
                      convert_rgb=bool(cfg.get("do_convert_rgb")), hf_video=base == "Vivit")
+
+
+def _pad_size(v: Any) -> Optional[Tuple[int, int]]:
+    """A processor's ``pad_size`` (a dict of ``height`` and ``width``, as transformers requires) as
+    ``(height, width)``, or None when unset (the batch's largest size)."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping) or v.get("height") is None or v.get("width") is None:
+        raise PipelineError(f"must hold 'height' and 'width', got {v!r}", argument="pad_size")
+    return (_validate.as_positive_int("pad_size['height']", v["height"]),
+            _validate.as_positive_int("pad_size['width']", v["width"]))
 

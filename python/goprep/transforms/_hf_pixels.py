@@ -12,7 +12,10 @@ import numpy as np
 from .. import _validate
 from .._errors import PipelineError
 from ._chain import NO_DIM_LIMIT, Chain, mean_std
-from ._steps import CenterCrop, Cvt, Resize, interp_mode, tv_size
+from ._hf_layout import DETR_FAMILY, HFCenterCrop, LongestSize, MultipleSize, detr_size
+from ._hf_donut import donut_geometry
+from ._hf_patches import SmartSize, qwen2vl_size
+from ._steps import Cvt, Resize, interp_mode, tv_size
 
 _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height", "max_width")
 
@@ -29,16 +32,23 @@ def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
     interp = cfg.get("resample")
     interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
     interp_mode("resample", interp)
+    if _validate.is_int(interp) and int(interp) == 0:
+        # PIL's NEAREST: transformers' torchvision backend maps it to NEAREST_EXACT
+        # (pil_torch_interpolation_mapping); PilBackend's Pillow NEAREST is goprep's for either name
+        interp = "nearest-exact"
 
     def resize(size: Any) -> Any:  # the torchvision backend's tvF.resize (v2, antialias=True)
         if base == "DepthPro":  # rescale and normalize first, then tvF.resize(antialias=False) of the floats
             return _FloatResize(Resize("resize", size, interp, False, None, "v2"))
         return Resize("resize", size, interp, True, None, "v2")
 
-    if cfg.get("do_resize", True):
+    if base == "Donut":  # the resize, the thumbnail (a second resize) and the pad, whatever do_resize says
+        donut_geometry(chain, cfg, kind, None if cfg.get("size") is None else _hf_size(cfg["size"], True), interp,
+                       interp if cfg.get("resample") else 3)
+    elif cfg.get("do_resize", True):
         _hf_resize(chain, cfg, kind, base, resize)
     if cfg.get("do_center_crop", False):
-        chain.geometric("center_crop", CenterCrop(_hf_crop_size(cfg.get("crop_size")), floor=True))
+        chain.geometric("center_crop", HFCenterCrop(_hf_crop_size(cfg.get("crop_size"))))
     if base == "MobileViT" and cfg.get("do_flip_channel_order"):
         chain.geometric("flip_channel_order", Cvt("rgb2bgr"))  # a channel permutation: before the rescale
     if base == "PPLCNet":  # RGB -> BGR after the normalisation: here, with mean and std reversed below
@@ -113,9 +123,27 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
             if int(se / crop_pct) < 1:
                 raise PipelineError(f"{crop_pct} resizes the shorter side to {int(se / crop_pct)}", argument="crop_pct")
             chain.geometric("resize", resize(int(se / crop_pct)))
-            chain.geometric("center_crop", CenterCrop(se, floor=True))
+            chain.geometric("center_crop", HFCenterCrop((se, se)))
         else:
             chain.geometric("resize", resize((se, se)))
+    elif base == "DPT":  # DPT's resize: height and width required, then its aspect and multiple rule
+        if "height" not in size or "width" not in size:  # HF: "must contain the keys 'height' and 'width'"
+            raise PipelineError(f"{raw!r} ({kind}'s resize needs height and width)", argument="size")
+        m = cfg.get("ensure_multiple_of")
+        m = 1 if m is None else _validate.as_positive_int("ensure_multiple_of", m)
+        keep = bool(cfg.get("keep_aspect_ratio"))
+        chain.geometric("resize", resize(MultipleSize(size["height"], size["width"], keep, m)))
+    elif base == "Sam":  # SAM's resize: the longer side, each side rounded half up
+        if "longest_edge" not in size:  # HF: "The `size` dictionary must contain the key `longest_edge`"
+            raise PipelineError(f"{raw!r} ({kind}'s resize needs longest_edge)", argument="size")
+        chain.geometric("resize", resize(LongestSize(size["longest_edge"])))
+    elif base == "Qwen2VL":  # smart_resize: a multiple of patch_size * merge_size, the pixels bounded
+        lo, hi = qwen2vl_size(cfg, size, kind)
+        factor = _validate.as_positive_int("patch_size", cfg.get("patch_size")) * \
+            _validate.as_positive_int("merge_size", cfg.get("merge_size"))
+        chain.geometric("resize", resize(SmartSize(factor, lo, hi)))
+    elif base in DETR_FAMILY:  # DETR's own resize: the same rules in another order, nothing else
+        chain.geometric("resize", resize(detr_size(size, raw, kind)))
     elif "height" in size and "width" in size:
         chain.geometric("resize", resize((size["height"], size["width"])))
     elif base == "TextNet":  # the shorter side, then each side rounded up to a multiple of size_divisor
@@ -125,7 +153,7 @@ def _hf_resize(chain: Chain, cfg: Dict[str, Any], kind: str, base: str, resize: 
         chain.geometric("resize", resize(_DivisorSize(div, floor=False, shortest_edge=size["shortest_edge"])))
     elif "shortest_edge" in size and "longest_edge" not in size:
         chain.geometric("resize", resize(size["shortest_edge"]))
-    else:
+    else:  # (the backends' shortest_edge-with-longest_edge and max_height rules: for DETR's family only, above)
         raise PipelineError(f"{raw!r} is not supported by goprep.transforms.from_hf "
                             "(height and width, or shortest_edge alone)", argument="size")
 

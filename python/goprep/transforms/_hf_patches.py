@@ -1,0 +1,112 @@
+"""Qwen2-VL's image processor (and the classes that share its code): ``smart_resize`` sizing, then each
+image's normalised pixels flattened into patch rows ``(patches, C * T * P * P)``, concatenated over the
+batch, with ``image_grid_thw``. The resize, rescale and normalisation run in goprep's engine (the
+images of one resized size in one call); the flattening is a reshape and permute of the result in
+PyTorch, the same one the processor runs (a copy; not fused into the engine yet)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+from .._errors import PipelineError
+from ._chain import Chain
+from ._converted import Converted
+from ._hf_layout import image_sizes
+
+# Keys read by Qwen2-VL's class: the patch layout, and min_pixels / max_pixels, which its __init__
+# moves into size (shortest_edge / longest_edge: the pixel-count bounds, not sides).
+QWEN2VL_KEYS = frozenset({"patch_size", "temporal_patch_size", "merge_size", "min_pixels", "max_pixels"})
+
+
+class SmartSize:
+    """Qwen2-VL's ``smart_resize(h, w, factor, min_pixels, max_pixels)``, ``(h, w) -> (h, w)``: each
+    side rounded (half to even) to a multiple of ``factor``; above ``max_pixels`` both sides are
+    floored to a multiple after dividing by ``sqrt(h * w / max_pixels)`` (at least ``factor``), below
+    ``min_pixels`` ceiled after multiplying by ``sqrt(min_pixels / (h * w))``. An aspect ratio above
+    200 raises, as there."""
+
+    def __init__(self, factor: int, min_pixels: int, max_pixels: int) -> None:
+        self.factor, self.min_pixels, self.max_pixels = factor, min_pixels, max_pixels
+
+    def __call__(self, h: int, w: int) -> Tuple[int, int]:
+        f = self.factor
+        if max(h, w) / min(h, w) > 200:
+            raise PipelineError(f"a {h}x{w} image: Qwen2-VL's smart_resize needs an aspect ratio below 200")
+        hb, wb = round(h / f) * f, round(w / f) * f
+        if hb * wb > self.max_pixels:
+            beta = math.sqrt((h * w) / self.max_pixels)
+            hb, wb = max(f, math.floor(h / beta / f) * f), max(f, math.floor(w / beta / f) * f)
+        elif hb * wb < self.min_pixels:
+            beta = math.sqrt(self.min_pixels / (h * w))
+            hb, wb = math.ceil(h * beta / f) * f, math.ceil(w * beta / f) * f
+        if hb < 1 or wb < 1:  # a side rounded to 0 (min_pixels 0 lets it through): the processor fails
+            raise PipelineError(f"a {h}x{w} image: smart_resize gives {hb}x{wb}")
+        return hb, wb
+
+
+def qwen2vl_size(cfg: Dict[str, Any], size: Dict[str, int], kind: str) -> Tuple[int, int]:
+    """``(min_pixels, max_pixels)`` of a Qwen2-VL config: ``size``'s ``shortest_edge`` and
+    ``longest_edge``, overridden by ``min_pixels`` / ``max_pixels`` keys (a raw preprocessor_config.json
+    may hold them: the class's __init__ moves them into size)."""
+    lo, hi = size.get("shortest_edge"), size.get("longest_edge")
+    lo = cfg["min_pixels"] if cfg.get("min_pixels") is not None else lo
+    hi = cfg["max_pixels"] if cfg.get("max_pixels") is not None else hi
+    if not lo or not hi:  # HF: "`size` dict must contain 'shortest_edge' and 'longest_edge' keys"
+        raise PipelineError(f"{size!r} ({kind}'s resize needs shortest_edge and longest_edge, its min_pixels and "
+                            "max_pixels)", argument="size")
+    return int(lo), int(hi)
+
+
+class PatchBatch(Converted):
+    """Qwen2-VL's processor: a call returns ``{"pixel_values": (patches, C * T * P * P) float32,
+    "image_grid_thw": (N, 3) int64}`` as ``processor(images, return_tensors="pt")``: each image
+    resized by its sizing (the chain), rescaled and normalised, its ``(C, H, W)`` pixels cut into
+    ``P x P`` patches ordered by ``merge x merge`` blocks, each patch repeated ``T`` times (the
+    temporal axis of a still image), the rows of all images concatenated in order."""
+
+    def __init__(self, chain: Chain, source: str, flavor: Optional[str], device: str, convert_rgb: bool,
+                 patch: int, temporal: int, merge: int) -> None:
+        super().__init__(chain, source, flavor=flavor, device=device, convert_rgb=convert_rgb)
+        self._patch, self._temporal, self._merge = patch, temporal, merge
+
+    def _target(self, h: int, w: int) -> Tuple[int, int]:
+        for op in self._chain.ops:  # the resize (the only geometric op)
+            h, w = op.target(h, w)  # type: ignore[attr-defined]
+        return h, w
+
+    def _flatten(self, x: Any) -> Tuple[Any, int, int]:
+        """``(B, C, H, W)`` -> ``(B, gh * gw, C * T * P * P)``, the processor's patchify."""
+        p, m, t = self._patch, self._merge, self._temporal
+        b, c, h, w = x.shape
+        if h % (p * m) or w % (p * m):
+            raise PipelineError(f"a {h}x{w} image is not a multiple of patch_size * merge_size = {p * m} (without "
+                                "do_resize the processor fails on it too)")
+        gh, gw = h // p, w // p
+        x = x.reshape(b, c, gh // m, m, p, gw // m, m, p).permute(0, 2, 5, 3, 6, 1, 4, 7)
+        x = x.unsqueeze(6).expand(-1, -1, -1, -1, -1, -1, t, -1, -1)
+        return x.reshape(b, gh * gw, c * t * p * p), gh, gw
+
+    def __call__(self, src: Any, *, out: Any = None) -> Any:
+        if out is not None:
+            raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
+        import torch
+
+        sizes, _ = image_sizes(src)
+        targets = [self._target(h, w) for h, w in sizes]
+        items = list(src) if isinstance(src, (list, tuple)) else None
+        groups: Dict[Tuple[int, int], List[int]] = {}
+        for i, s in enumerate(targets):
+            groups.setdefault(s, []).append(i)
+        rows: List[Any] = [None] * len(targets)
+        grids: List[List[int]] = [[]] * len(targets)
+        for idx in groups.values():  # the images of one resized size: one engine call
+            part = src if items is None else [items[i] for i in idx]
+            pv = super().__call__(part)
+            if pv.ndim == 3:
+                pv = pv[None]
+            flat, gh, gw = self._flatten(pv)
+            for j, i in enumerate(idx):
+                rows[i], grids[i] = flat[j], [1, gh, gw]
+        pixel_values = rows[0] if len(rows) == 1 else torch.cat(rows, dim=0)
+        return {"pixel_values": pixel_values, "image_grid_thw": torch.tensor(grids, dtype=torch.int64)}

@@ -1,0 +1,48 @@
+"""The zoo tests' comparisons of goprep's converted pipelines with the library's own output (shared by
+tests/test_zoo.py and tests/test_zoo_detect.py).
+
+Bounds: on PIL numerics 1e-5, relative to the value where it is larger than 1 (VGG16's
+IMAGENET1K_FEATURES normalises with std = 1/255, so its values reach ~150); on uint8 tensors one uint8
+level before normalisation (``|got - want| * 255 * std <= 1``)."""
+
+import torch
+
+
+def close_pil(got, want):
+    """max |got - want| / max(1, |want|): 1e-5 is the PIL bound."""
+    got, want = got.double(), want.double()
+    return float(((got - want).abs() / want.abs().clamp(min=1)).max())
+
+
+def levels(got, want, std, channel_dim):
+    """max |got - want| in uint8 levels before normalisation (one level = 1 / 255 / std)."""
+    shape = [1] * want.ndim
+    shape[channel_dim] = -1
+    s = torch.as_tensor(std, dtype=torch.float64).reshape(shape)
+    return float(((got.double() - want.double()).abs() * 255 * s).max())
+
+
+def hf_pixel_bound_ok(proc, got, want, channel_dim):
+    """Whether ``got`` is within the sweep's bound of a Hugging Face processor's ``pixel_values``
+    ``want``: 1e-5 for classes off the torchvision backend (PilBackend, NumPy code), else 1 uint8 level
+    before the normalisation (std 1 where the class does not normalise)."""
+    if "TorchvisionBackend" not in {c.__name__ for c in type(proc).__mro__}:
+        return close_pil(got, want) <= 1e-5
+    std = proc.image_std if getattr(proc, "do_normalize", False) else [1.0] * 3
+    return levels(got, want, std, channel_dim) <= 1 + 1e-3
+
+
+def assert_hf_outputs(proc, got, want, what):
+    """goprep's dict of outputs ``got`` against the processor's BatchFeature ``want``: the same names,
+    shapes and dtypes; ``pixel_values`` within the bound (hf_pixel_bound_ok), every other output equal."""
+    assert isinstance(got, dict), (what, type(got))
+    assert set(got) == set(want.keys()), (what, sorted(got), sorted(want.keys()))
+    for k in want.keys():
+        g, w = got[k], want[k]
+        assert g.shape == w.shape and g.dtype == w.dtype, (what, k, g.shape, w.shape, g.dtype, w.dtype)
+        if k == "pixel_values":
+            if g.ndim == 2:  # patch rows (patches, C * T * P * P): the channel is the row's outer axis
+                g, w = g.reshape(g.shape[0], 3, -1), w.reshape(w.shape[0], 3, -1)
+            assert hf_pixel_bound_ok(proc, g, w, 1), (what, k)
+        else:
+            assert torch.equal(g, w), (what, k)

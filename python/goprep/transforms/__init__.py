@@ -23,8 +23,10 @@ an explicit ``generator=``.
 Importing this package imports none of torch, torchvision, transformers or timm: transform objects
 are read by their attributes, and a config dict needs no library at all.
 
-The package holds one module a converter (``_torchvision``, ``_timm``, ``_hf`` with ``_hf_pixels``)
-over what they share: the chain they build and how they refuse (``_chain``), the ops (``_steps``, the
+The package holds one module a converter (``_torchvision``, ``_timm``, ``_hf`` with ``_hf_pixels``,
+and Hugging Face's layout processors: ``_hf_layout`` (DETR's family and SAM: padded batches and
+their masks, DPT, LayoutLMv3), ``_hf_patches`` (Qwen2-VL's patch rows), ``_hf_donut``) over what they
+share: the chain they build and how they refuse (``_chain``), the ops (``_steps``, the
 random ones ``_random_ops`` over ``_random``'s draws), the
 pipeline they return (``_converted``) and Hugging Face's RGB conversion (``_rgb``).
 """

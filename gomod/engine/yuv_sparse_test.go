@@ -38,19 +38,7 @@ func TestYUVConvPairsEqualsScalar(t *testing.T) {
 	for it := 0; it < 1500; it++ {
 		format := formats[it%len(formats)]
 		w := 2 * (1 + rng.Intn(400))
-		ys := &YUVSpec{Format: format, Matrix: []string{"bt601", "bt709", "bt2020"}[rng.Intn(3)], Range: []string{"limited", "full"}[rng.Intn(2)]}
-		if rng.Intn(3) == 0 {
-			ys.Matrix, ys.Range, ys.OpenCV = "bt601", "limited", true
-		}
-		f := newYUVFrame(rng, format, 0, 2, w, rng.Intn(3), rng.Intn(5), rng.Intn(2) == 0)
-		ys.Planes = f.planes
-		s := rgbSpec(2, w, "bilinear", false, 2, w)
-		s.In.Strides = [4]int64{}
-		s.In.YUV = ys
-		p, err := NewPlan(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, f := randYUVRowPlan(t, rng, format, w)
 		yp := p.yuv
 		src, base := f.buf, f.origin
 		ys0, ys1 := src[base+yp.yOff:], src[base+yp.yOff+yp.yRow:]
@@ -101,10 +89,10 @@ func TestYUVConvPairsEqualsScalar(t *testing.T) {
 		}
 		for i := range fill {
 			if (g0[i] != w0[i] || two && g1[i] != w1[i]) && (!free[i] || k.VBMI && len(ps) > 0 && w >= 128) {
-				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs (VBMI tables) differs from yuvConvScalar per pair at byte %d", format, ys, w, len(ps), two, i)
+				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs (VBMI tables) differs from yuvConvScalar per pair at byte %d", format, *p.Spec.In.YUV, w, len(ps), two, i)
 			}
 			if !free[i] && (c0[i] != w0[i] || two && c1[i] != w1[i]) {
-				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs (chunks) differs from yuvConvScalar per pair at byte %d", format, ys, w, len(ps), two, i)
+				t.Fatalf("%s %+v w %d, %d pairs, two %v: yuvConvPairs (chunks) differs from yuvConvScalar per pair at byte %d", format, *p.Spec.In.YUV, w, len(ps), two, i)
 			}
 		}
 	}

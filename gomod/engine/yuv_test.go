@@ -377,19 +377,7 @@ func TestYUVConvSIMDEqualsScalar(t *testing.T) {
 	for it := 0; it < 2000; it++ {
 		format := formats[it%len(formats)]
 		w := 2 * (1 + rng.Intn(120))
-		ys := &YUVSpec{Format: format, Matrix: []string{"bt601", "bt709", "bt2020"}[rng.Intn(3)], Range: []string{"limited", "full"}[rng.Intn(2)]}
-		if rng.Intn(3) == 0 {
-			ys.Matrix, ys.Range, ys.OpenCV = "bt601", "limited", true
-		}
-		f := newYUVFrame(rng, format, 0, 2, w, rng.Intn(3), rng.Intn(5), rng.Intn(2) == 0)
-		ys.Planes = f.planes
-		s := rgbSpec(2, w, "bilinear", false, 2, w)
-		s.In.Strides = [4]int64{}
-		s.In.YUV = ys
-		p, err := NewPlan(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, f := randYUVRowPlan(t, rng, format, w)
 		yp := p.yuv
 		src := f.buf
 		base := f.origin
@@ -417,7 +405,7 @@ func TestYUVConvSIMDEqualsScalar(t *testing.T) {
 		k.yuvConv(g0, g1, ys0, ys1, us, vs, x0, x1, yp)
 		yuvConvScalar(w0, w1, ys0, ys1, us, vs, x0, x1, yp)
 		if string(g0[:3*x1]) != string(w0[:3*x1]) || two && string(g1[:3*x1]) != string(w1[:3*x1]) {
-			t.Fatalf("%s %+v w %d [%d, %d) two %v: SIMD differs from scalar", format, ys, w, x0, x1, two)
+			t.Fatalf("%s %+v w %d [%d, %d) two %v: SIMD differs from scalar", format, *p.Spec.In.YUV, w, x0, x1, two)
 		}
 	}
 }
@@ -450,4 +438,25 @@ func BenchmarkYUVConv(b *testing.B) {
 			}
 		})
 	}
+}
+
+// randYUVRowPlan is a 2 x w frame of the format with a random matrix and range (OpenCV's arithmetic one
+// time in three) and random plane padding, and the identity bilinear plan reading it: what the row
+// converters' tests compare kernels on.
+func randYUVRowPlan(t *testing.T, rng *rand.Rand, format string, w int) (*Plan, yuvFrame) {
+	t.Helper()
+	ys := &YUVSpec{Format: format, Matrix: []string{"bt601", "bt709", "bt2020"}[rng.Intn(3)], Range: []string{"limited", "full"}[rng.Intn(2)]}
+	if rng.Intn(3) == 0 {
+		ys.Matrix, ys.Range, ys.OpenCV = "bt601", "limited", true
+	}
+	f := newYUVFrame(rng, format, 0, 2, w, rng.Intn(3), rng.Intn(5), rng.Intn(2) == 0)
+	ys.Planes = f.planes
+	s := rgbSpec(2, w, "bilinear", false, 2, w)
+	s.In.Strides = [4]int64{}
+	s.In.YUV = ys
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, f
 }

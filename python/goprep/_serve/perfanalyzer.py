@@ -28,25 +28,33 @@ CUDART_DIST = "nvidia-cuda-runtime-cu12"
 CUDART = "libcudart.so.12"
 
 
+def _installed(dist_name: str, file_name: str) -> Optional[str]:
+    """Where the installed distribution ``dist_name`` put its file ``file_name`` (its RECORD), or None:
+    found whatever PATH says and from any environment that sees the distribution (a venv with the
+    system's site-packages too)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(dist_name)
+    except metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or ():
+        if f.name == file_name:
+            return os.path.abspath(str(dist.locate_file(f)))
+    return None
+
+
 def binary() -> Optional[str]:
-    """The perf_analyzer executable: beside this interpreter (the wheel's scripts), else on PATH."""
-    here = os.path.join(os.path.dirname(sys.executable), "perf_analyzer")
-    return here if os.access(here, os.X_OK) else shutil.which("perf_analyzer")
+    """The perf_analyzer executable the tritonclient wheel installed, else the one on PATH."""
+    p = _installed("tritonclient", "perf_analyzer")
+    return p if p is not None and os.access(p, os.X_OK) else shutil.which("perf_analyzer")
 
 
 def cudart_dir() -> Optional[str]:
     """The directory of libcudart.so.12 in the installed nvidia-cuda-runtime-cu12 wheel (None: not
     installed)."""
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution(CUDART_DIST)
-    except metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or ():
-        if f.name == CUDART:
-            return os.path.dirname(os.path.abspath(str(dist.locate_file(f))))
-    return None
+    p = _installed(CUDART_DIST, CUDART)
+    return None if p is None else os.path.dirname(p)
 
 
 def env() -> Dict[str, str]:

@@ -376,9 +376,14 @@ def test_perf_analyzer_sees_the_batches(tmp_path):
                       r.stdout)
         assert m, r.stdout
         inferences, executions, ok = map(int, m.groups())
-        assert inferences == ok > executions > 0, m.group(0)
+        # perf_analyzer's figures are differences of two statistics snapshots taken while requests are
+        # in flight: a batch counts its images when it has run, each of its requests its success when
+        # its handler resumes, so a window edge can fall between the two (1248 images against 1244
+        # requests, seen under load). Fewer executions than requests is what batching shows.
+        assert inferences >= ok > executions > 0, m.group(0)
         c = tc.InferenceServerClient(srv["target"])
-        st = _stats(c)
+        st = _stats(c)  # every request answered: the totals agree exactly (one image a request)
+        assert st.inference_count == st.inference_stats.success.count > st.execution_count > 0
         assert st.inference_stats.fail.count == 0
         assert max(b.batch_size for b in st.batch_stats) > 1 and all(b.batch_size <= 4 for b in st.batch_stats)
         c.close()

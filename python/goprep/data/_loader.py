@@ -68,7 +68,8 @@ class _Epoch:
             except BaseException as e:  # handed to the consumer, raised there in order
                 res = (False, e)
             with self.cond:
-                self.done[b] = res
+                if not self.stopped:
+                    self.done[b] = res
                 self.cond.notify_all()
 
     def take(self, b: int, timeout: Optional[float]) -> Tuple[bool, Any]:
@@ -76,8 +77,8 @@ class _Epoch:
         after ``timeout`` seconds)."""
         start = time.monotonic()
         with self.cond:
-            while b not in self.done:
-                if self.stopped:
+            while self.stopped or b not in self.done:
+                if self.stopped:  # checked first: a batch that was running at close() files its result
                     raise RuntimeError("goprep.data.Loader: closed during the epoch")
                 if not any(t.is_alive() for t in self.threads):  # cannot happen; never wait for nothing
                     raise RuntimeError(f"goprep.data.Loader: batch {b} was never made (its threads ended)")

@@ -166,3 +166,27 @@ def _cuda_available() -> bool:
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
+
+
+class Reads:
+    """What ``Loader`` and ``Dataset`` both report, from their ``samples`` and ``_runner``."""
+
+    samples: Samples
+    _runner: BatchRunner
+
+    @property
+    def classes(self) -> Optional[List[str]]:
+        """An ImageFolder's class names (label ``k`` is ``classes[k]``), else None."""
+        return self.samples.classes
+
+    @property
+    def skipped(self) -> int:
+        """How many corrupt images ``on_error="skip"`` has left out so far, over every epoch (in this
+        process: each DataLoader worker process counts its own)."""
+        return self._runner.skipped
+
+    @property
+    def skipped_files(self) -> List[str]:
+        """The skipped images' paths (``item i (N bytes)`` for bytes), in the order they were found."""
+        return self._runner.skipped_files
+

@@ -6,12 +6,12 @@ gives the ``Loader``'s batches. Imports torch (it subclasses ``torch.utils.data.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import torch.utils.data
 
 from .._errors import DecodeError
-from ._batch import BatchRunner
+from ._batch import BatchRunner, Reads
 from ._order import EpochSampler, nonneg_int
 from ._source import as_samples
 
@@ -23,7 +23,7 @@ def collate(batch: Any) -> Any:
     return batch
 
 
-class Dataset(torch.utils.data.Dataset):
+class Dataset(Reads, torch.utils.data.Dataset):
     """A map-style dataset over encoded images whose ``__getitems__(indices)`` runs the whole batch
     as one ``transform`` call (see ``goprep.data.Loader`` for ``source``, ``transform``, ``labels``,
     ``seed``, ``generator``, ``on_error``, ``output``). ``set_epoch(e)`` sets the epoch the draws
@@ -37,19 +37,6 @@ class Dataset(torch.utils.data.Dataset):
         self.epoch = 0
         self._runner = BatchRunner(self.samples, transform, output=output, generator=generator, on_error=on_error,
                                    pin_memory=False)  # DataLoader(pin_memory=True) pins
-
-    @property
-    def classes(self) -> Optional[List[str]]:
-        return self.samples.classes
-
-    @property
-    def skipped(self) -> int:
-        """Corrupt images left out so far in this process (each DataLoader worker counts its own)."""
-        return self._runner.skipped
-
-    @property
-    def skipped_files(self) -> List[str]:
-        return self._runner.skipped_files
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = nonneg_int("epoch", epoch)

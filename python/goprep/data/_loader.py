@@ -17,7 +17,7 @@ import weakref
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .._errors import InvalidArgumentError
-from ._batch import BatchRunner
+from ._batch import BatchRunner, Reads
 from ._order import EpochSampler, batches
 from ._source import as_samples
 
@@ -105,7 +105,7 @@ class _Epoch:
                           "left as daemon threads", RuntimeWarning, stacklevel=3)
 
 
-class Loader:
+class Loader(Reads):
     """Training batches from encoded images, made by goprep's threads.
 
     ``source``: a list of paths or encoded bytes (with ``labels``, one int each; None: the sample
@@ -149,21 +149,6 @@ class Loader:
     @property
     def epoch(self) -> int:
         return self.sampler.epoch
-
-    @property
-    def classes(self) -> Optional[List[str]]:
-        """An ImageFolder's class names (label ``k`` is ``classes[k]``), else None."""
-        return self.samples.classes
-
-    @property
-    def skipped(self) -> int:
-        """How many corrupt images ``on_error="skip"`` has left out, over all epochs so far."""
-        return self._runner.skipped
-
-    @property
-    def skipped_files(self) -> List[str]:
-        """The skipped images' paths (``item i (N bytes)`` for bytes), in the order they were found."""
-        return self._runner.skipped_files
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch the next iteration reads: its order and its random draws (as DistributedSampler)."""

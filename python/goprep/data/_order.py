@@ -11,6 +11,7 @@ every sample exactly once, ranks differing by at most one sample (DDP then needs
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any, Iterator, List, Sequence
 
@@ -22,8 +23,9 @@ SHARDS = ("pad", "drop", "exact")
 
 
 def nonneg_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not hasattr(v, "__index__") or int(v) < 0:
-        raise InvalidArgumentError(f"must be a non-negative integer, got {v!r}", argument=name)
+    """``v`` as an int in ``[0, 2**63)`` (seeds and epochs are hashed as 64-bit words), else raise."""
+    if isinstance(v, bool) or not hasattr(v, "__index__") or not 0 <= int(v) < 1 << 63:
+        raise InvalidArgumentError(f"must be an integer in [0, 2**63), got {v!r}", argument=name)
     return int(v)
 
 
@@ -64,12 +66,14 @@ def batches(indices: np.ndarray, batch_size: int, drop_last: bool) -> List[np.nd
 
 
 def batch_seed(seed: int, epoch: int, indices: Sequence[int]) -> int:
-    """The random seed of one batch: a 64-bit hash (NumPy's SeedSequence) of the loader's seed, the
-    epoch and the batch's sample indices in order. Keyed by the indices, not by which thread or call
-    runs the batch, so the draws are the same whatever the thread count, and the same in the
-    DataLoader path (``Dataset.__getitems__`` gets the indices, never a batch number)."""
-    ent = [nonneg_int("seed", seed), nonneg_int("epoch", epoch), len(indices)] + [int(i) for i in indices]
-    return int(np.random.SeedSequence(ent).generate_state(1, np.uint64)[0])
+    """The random seed of one batch: a 64-bit hash (BLAKE2b) of the loader's seed, the epoch and the
+    batch's sample indices in order, each as a little-endian int64. Keyed by the indices, not by which
+    thread or call runs the batch, so the draws are the same whatever the thread count, and the same
+    in the DataLoader path (``Dataset.__getitems__`` gets the indices, never a batch number)."""
+    head = np.array([nonneg_int("seed", seed), nonneg_int("epoch", epoch)], dtype="<u8")
+    idx = np.asarray(indices, dtype="<i8").reshape(-1)
+    digest = hashlib.blake2b(head.tobytes() + idx.tobytes(), digest_size=8, person=b"goprep.data").digest()
+    return int.from_bytes(digest, "little")
 
 
 def make_generator(kind: str, seed: int) -> Any:

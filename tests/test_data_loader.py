@@ -121,10 +121,16 @@ def test_epoch_covers_every_sample(n, world):
         flat = np.concatenate(got[shard])
         assert sorted(flat.tolist()) == sorted(order[:want * world].tolist() if shard == "drop" else
                                                list(range(n)) + order[:want * world - n].tolist())
+
+
+@pytest.mark.parametrize("n", [13, 16])
+@pytest.mark.parametrize("world", [1, 2, 3, 4])
+def test_shard_sizes_are_distributed_samplers(n, world):
     tud = pytest.importorskip("torch.utils.data")
     for shard, drop in (("pad", False), ("drop", True)):
-        ds = tud.distributed.DistributedSampler(range(n), num_replicas=world, rank=0, drop_last=drop)
-        assert len(got[shard][0]) == len(ds)
+        for rank in range(world):
+            ds = tud.distributed.DistributedSampler(range(n), num_replicas=world, rank=rank, drop_last=drop)
+            assert len(gd.shard_indices(n, seed=0, epoch=0, rank=rank, world_size=world, shard=shard)) == len(ds)
 
 
 def test_transform_gets_each_batch_in_one_call():
@@ -433,3 +439,16 @@ def test_converted_chain_without_a_generator_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gd.Loader(_images(4), evalc, batch_size=2)  # no draws: nothing to warn about
+
+
+def test_torch_output_without_torch_is_refused_by_name(monkeypatch):
+    """Where PyTorch is not installed (as on free-threaded CPython), output="torch" (the default)
+    says so at construction and names output="numpy"; NumPy output needs no torch."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # what `import torch` sees without PyTorch
+    with pytest.raises(goprep.InvalidArgumentError, match="output='numpy'") as e:
+        gd.Loader(_images(2), train, batch_size=2)
+    assert e.value.argument == "output"
+    (x, y), = _epoch(gd.Loader(_images(2), train, batch_size=2, output="numpy"))
+    assert x.shape == (2, 3, SIZE, SIZE) and sorted(y.tolist()) == [0, 1]

@@ -71,6 +71,12 @@ class BatchRunner:
                                        argument="pin_memory")
         if pin_memory and output != "torch":
             raise InvalidArgumentError("pins torch tensors: it needs output='torch'", argument="pin_memory")
+        if output == "torch":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                raise InvalidArgumentError("'torch' needs PyTorch, which is not installed: use output='numpy'",
+                                           argument="output") from None
         if pin_memory is None:
             pin_memory = output == "torch" and _cuda_available()
         self.pin_memory = bool(pin_memory)
@@ -161,10 +167,8 @@ def _is_torch(x: Any) -> bool:
 
 
 def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
+    import torch
+
     return bool(torch.cuda.is_available())
 
 

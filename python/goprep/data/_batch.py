@@ -39,8 +39,9 @@ def check_choice(name: str, v: Any, choices: Sequence[str]) -> str:
 
 
 def corrupt_error(name: str, e: DecodeError) -> DecodeError:
-    """``e`` (a batch's decode error) restated with the file's path or name first; ``.path`` holds it."""
-    err = DecodeError(f"{name}: {e.detail}", code=e.code)
+    """``e`` (a batch's decode error) restated naming the file (its path, or ``item i (N bytes)``) unless
+    it already does; ``.path`` holds that name."""
+    err = DecodeError(e.detail if name in e.detail else f"{name}: {e.detail}", code=e.code)
     err.path = name  # type: ignore[attr-defined]
     return err
 
@@ -111,9 +112,12 @@ class BatchRunner:
     def _bad(self, e: DecodeError, items: List[Any], seed: int) -> List[int]:
         """The positions in ``items`` of the images that ``e`` (the batch call's error) is about: the
         item goprep named (``src[k]``), else each item tried alone (the failure path only)."""
-        m = _ITEM.match(e.argument or "")
-        if m and int(m.group(1)) < len(items):
-            return [int(m.group(1))]
+        k = getattr(e, "index", None)  # set by the transforms' one-call batches
+        if not isinstance(k, int):
+            m = _ITEM.match(e.argument or "")
+            k = int(m.group(1)) if m else None
+        if k is not None and 0 <= k < len(items):
+            return [k]
         bad = []
         for k, x in enumerate(items):
             try:

@@ -98,7 +98,8 @@ class _Epoch:
             self.cond.notify_all()
         deadline = time.monotonic() + join_timeout
         for t in self.threads:
-            t.join(max(0.0, deadline - time.monotonic()))
+            if t.ident is not None:  # started (an interrupt can land between append and start)
+                t.join(max(0.0, deadline - time.monotonic()))
         alive = [t.name for t in self.threads if t.is_alive()]
         if alive:
             warnings.warn(f"goprep.data.Loader: {', '.join(alive)} still running a batch after {join_timeout} s; "

@@ -328,6 +328,7 @@ def test_timeout_names_the_batch_and_warns_of_a_hung_thread():
     (dict(batch_size=2, output="list"), "output"), (dict(batch_size=2, generator="python"), "generator"),
     (dict(batch_size=2, seed=-1), "seed"), (dict(batch_size=2, labels=[0]), "labels"),
     (dict(batch_size=2, output="numpy", pin_memory=True), "pin_memory"), (dict(batch_size=2, timeout=0), "timeout"),
+    (dict(batch_size=2, join_timeout=-1), "join_timeout"), (dict(batch_size=2, prefetch=0), "prefetch"),
 ])
 def test_bad_arguments_are_named(kw, arg):
     with pytest.raises(goprep.InvalidArgumentError) as e:

@@ -30,6 +30,13 @@ def _positive(name: str, v: Any) -> int:
     return int(v)
 
 
+def _seconds(name: str, v: Any) -> float:
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
+    if not ok:
+        raise InvalidArgumentError(f"must be a positive number of seconds, got {v!r}", argument=name)
+    return float(v)
+
+
 class _Owner:
     """Held by one iteration's generator only; the threads hold a weak reference, so an iteration
     dropped without being closed (kept in a reference cycle) still stops its threads."""
@@ -135,10 +142,8 @@ class Loader(Reads):
         self.batch_size = _positive("batch_size", batch_size)
         self.threads = _positive("threads", threads)
         self.prefetch = _positive("prefetch", prefetch)
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-            raise InvalidArgumentError(f"must be None or a positive number of seconds, got {timeout!r}",
-                                       argument="timeout")
-        self.timeout, self.join_timeout, self.drop_last = timeout, float(join_timeout), bool(drop_last)
+        self.timeout = None if timeout is None else _seconds("timeout", timeout)
+        self.join_timeout, self.drop_last = _seconds("join_timeout", join_timeout), bool(drop_last)
         self.sampler = EpochSampler(len(self.samples), seed=seed, shuffle=shuffle, rank=rank, world_size=world_size,
                                     shard=shard)
         self._runner = BatchRunner(self.samples, transform, output=output, generator=generator, on_error=on_error,

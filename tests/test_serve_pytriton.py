@@ -1,5 +1,9 @@
-"""goprep inside a real Triton Inference Server (docs/SERVING.md, "goprep inside Triton"), answering
-tritonclient over gRPC on loopback with the in-process pipeline's tensors:
+"""goprep inside Triton Inference Server (docs/SERVING.md, "goprep inside Triton").
+
+goprep.triton's functions in this process (requests as Triton hands them to a model: one call, each
+request its rows, errors naming the request and the image), then goprep inside a real Triton
+Inference Server (slow), answering tritonclient over gRPC on loopback with the in-process pipeline's
+tensors:
 
 - PyTriton: examples/pytriton_server.py, its requests batched by Triton, each execution's files
   through goprep.triton.infer_func's one pipeline call;
@@ -45,8 +49,8 @@ from conftest import PHOTOS
 from PIL import Image
 
 import goprep
-
-pytestmark = pytest.mark.slow
+import goprep.triton
+from goprep import InvalidArgumentError
 
 grpcclient = pytest.importorskip("tritonclient.grpc", reason="the test extra's tritonclient[grpc] is needed")
 
@@ -62,6 +66,91 @@ CALL_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 60
 TOKEN = "goprep-test-token"  # the example's GOPREP_TRITON_TOKEN: Triton's admin endpoints need it
 GRPC_TOKEN_HEADER = "triton-grpc-protocol-triton-access-token"
+
+
+def _encode(img, fmt, **kw):
+    b = io.BytesIO()
+    Image.fromarray(img if img.shape[-1] == 3 else img[..., 0]).save(b, fmt, **kw)
+    return b.getvalue()
+
+
+FILES = [_encode(PHOTOS[name], fmt, **kw) for name, fmt, kw in (
+    ("astronaut", "JPEG", {"quality": 90}), ("chelsea", "JPEG", {"quality": 75}), ("coffee", "PNG", {}),
+    ("camera", "JPEG", {"quality": 85}))]
+
+
+@goprep.pipeline
+def small(img):
+    x = goprep.resize(img, (32, 48), interpolation="bilinear")
+    return goprep.normalize(x, mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3), dtype="float32", layout="CHW")
+
+
+def _tensor(files):
+    """A request's IMAGE as Triton hands it to a model: an object array of bytes, [N, 1]."""
+    return np.array(files, dtype=np.object_).reshape(-1, 1)
+
+
+def test_infer_func_one_call_per_execution():
+    """Three requests of one execution: one pipeline call for their six files, each request its own
+    rows of it, equal to the pipeline on the same files."""
+    infer = goprep.triton.infer_func(small)
+    groups = [FILES[:1], FILES[1:4], FILES[:2]]
+    goprep.stats(reset=True)
+    goprep.set_profiling(True)
+    try:
+        out = infer([{"IMAGE": _tensor(g)} for g in groups])
+        calls = goprep.stats(reset=True)["small"]["calls"]
+    finally:
+        goprep.set_profiling(False)
+    assert calls == 1
+    assert [sorted(o) for o in out] == [["TENSOR"]] * 3
+    for g, o in zip(groups, out):
+        np.testing.assert_array_equal(o["TENSOR"], np.asarray(small(g)))
+    # other names, and the input as [N]
+    out = goprep.triton.infer_func(small, input="JPEG", output="X")([{"JPEG": np.array(FILES[:2], dtype=object)}])
+    np.testing.assert_array_equal(out[0]["X"], np.asarray(small(FILES[:2])))
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([FILES[0], b"not an image"], r"^request 1: image\[1\] is not a readable JPEG or PNG file"),
+    ([FILES[0], FILES[1][:200]], r"^request 1: image\[1\] is not a readable JPEG or PNG file"),
+    ([FILES[0], 7], r"^request 1: IMAGE\[1\] must be bytes"),
+    ([], r"^request 1: IMAGE holds no image"),
+])
+def test_infer_func_bad_file_names_request_and_image(bad, match):
+    infer = goprep.triton.infer_func(small)
+    with pytest.raises(ValueError, match=match):
+        infer([{"IMAGE": _tensor(FILES[:1])}, {"IMAGE": np.array(bad, dtype=object)}])
+
+
+def test_infer_func_pixel_limit():
+    with pytest.raises(ValueError, match=r"^request 0: image\[0\] of 512x512 pixels is larger than .* 1000 pixels"):
+        goprep.triton.infer_func(small, max_pixels=1000)([{"IMAGE": _tensor(FILES[:1])}])
+
+
+def test_run_requests_fails_only_the_bad_requests():
+    """Per request, its rows or its own error; the good ones equal the pipeline on their files."""
+    reqs = [_tensor(FILES[:2]), [FILES[2], b"\xff\xd8\xff truncated"], None, FILES[3:4], [],
+            _tensor([FILES[1][:300]]), _tensor(FILES[1:2])]
+    good = {0: FILES[:2], 3: FILES[3:4], 6: FILES[1:2]}
+    out = goprep.triton.run_requests(small, reqs)
+    assert len(out) == len(reqs)
+    for k, files in good.items():
+        np.testing.assert_array_equal(out[k], np.asarray(small(files)))
+    msgs = {k: str(out[k]) for k in (1, 2, 4, 5)}
+    assert all(isinstance(out[k], ValueError) for k in msgs), out
+    assert msgs[1].startswith("image[1] is not a readable JPEG or PNG file"), msgs[1]
+    assert msgs[2] == "IMAGE is missing" and msgs[4] == "IMAGE holds no image"
+    assert msgs[5].startswith("image[0] is not a readable JPEG or PNG file"), msgs[5]
+    over = goprep.triton.run_requests(small, [FILES[:1], FILES[1:2]], max_pixels=300 * 451)
+    assert isinstance(over[0], ValueError) and "512x512 pixels is larger than" in str(over[0]), over[0]
+    np.testing.assert_array_equal(over[1], np.asarray(small(FILES[1:2])))
+
+
+def test_not_a_pipeline():
+    with pytest.raises(InvalidArgumentError) as e:
+        goprep.triton.infer_func("resize")
+    assert e.value.argument == "pipeline"
 
 
 def _skip_reason():
@@ -235,17 +324,6 @@ def _serving(make_cmd, env, ready, n_ports):
     assert rc == 0, f"the server did not stop cleanly on SIGTERM (status {rc}):\n{srv.log()}"
 
 
-def _encode(img, fmt, **kw):
-    b = io.BytesIO()
-    Image.fromarray(img if img.shape[-1] == 3 else img[..., 0]).save(b, fmt, **kw)
-    return b.getvalue()
-
-
-FILES = [_encode(PHOTOS[name], fmt, **kw) for name, fmt, kw in (
-    ("astronaut", "JPEG", {"quality": 90}), ("chelsea", "JPEG", {"quality": 75}), ("coffee", "PNG", {}),
-    ("camera", "JPEG", {"quality": 85}))]
-
-
 def _request(files):
     inp = grpcclient.InferInput("IMAGE", [len(files), 1], "BYTES")
     inp.set_data_from_numpy(np.array(files, dtype=np.object_).reshape(-1, 1))
@@ -275,6 +353,7 @@ def _concurrently(fn, jobs):
 JOBS = [FILES[i:i + n] for n in (1, 2, 3) for i in range(len(FILES) - n + 1)]
 
 
+@pytest.mark.slow
 def test_pytriton_replies_equal_in_process(triton_env):
     """examples/pytriton_server.py under PyTriton: every reply equals the pipeline run in this process
     on the same files; a bad file's execution fails naming its image; the statistics count every
@@ -316,6 +395,7 @@ def _docs_block(lang, first_line):
     return found[0]
 
 
+@pytest.mark.slow
 def test_python_backend_template_isolates_bad_files(triton_env, tmp_path):
     """The docs' model.py and config.pbtxt in a model repository of tritonserver (PyTriton's binary,
     Triton 2.51): replies equal the docs' pipeline in this process; four requests sent at once run as

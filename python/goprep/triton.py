@@ -77,25 +77,22 @@ def run_requests(pipeline: Any, requests: Sequence[Files], *, name: str = "IMAGE
     ``get_max_image_pixels()``). An error that is not about a request's files (the pipeline itself
     failing) is raised."""
     prep = _prep(pipeline)
-    out: List[Union[np.ndarray, ValueError]] = []
-    live, groups = [], []
+    out: List[Any] = [None] * len(requests)
+    live, groups = [], []  # the requests with files, and their files
     for k, r in enumerate(requests):
         try:
             groups.append(files_of(r, name))
             live.append(k)
-            out.append(BadRequest("not run"))  # replaced below
         except BadRequest as e:
-            out.append(e)
-    if not groups:
-        return out
-    batch, ok, failed = fused_files(prep, groups, _limit(max_pixels))
-    at = 0
-    for j in ok:
-        n = len(groups[j])
-        out[live[j]] = batch[at:at + n]
-        at += n
-    for j, e in failed.items():
-        out[live[j]] = e
+            out[k] = e
+    if groups:
+        batch, ok, failed = fused_files(prep, groups, _limit(max_pixels))
+        at = 0
+        for j in ok:
+            out[live[j]] = batch[at:at + len(groups[j])]
+            at += len(groups[j])
+        for j, e in failed.items():
+            out[live[j]] = e
     return out
 
 

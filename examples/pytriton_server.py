@@ -45,8 +45,12 @@ def main(argv=None):
     p.add_argument("--instances", type=int, default=1, help="model instances (each one call at a time)")
     args = p.parse_args(argv)
 
-    from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
-    from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
+    try:
+        from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
+        from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
+    except ImportError as e:
+        sys.exit(f"{e}: pip install nvidia-pytriton (in a venv of its own: 0.7 requires numpy<2; "
+                 "docs/SERVING.md, \"goprep inside Triton\", says which Pythons its stub accepts)")
 
     config = TritonConfig(grpc_address=args.host, grpc_port=args.grpc_port, http_address=args.host,
                           http_port=args.http_port, metrics_address=args.host, metrics_port=args.metrics_port)

@@ -68,6 +68,7 @@ CALL_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 60
 TOKEN = "goprep-test-token"  # the example's GOPREP_TRITON_TOKEN: Triton's admin endpoints need it
 GRPC_TOKEN_HEADER = "triton-grpc-protocol-triton-access-token"
+HTTP_TOKEN_HEADER = "triton-access-token"
 
 
 def _encode(img, fmt, **kw):
@@ -307,7 +308,7 @@ class _Server:
 @contextlib.contextmanager
 def _serving(make_cmd, env, ready, n_ports):
     """A started server (make_cmd(ports) run until ready, on other free ports if one was taken, three
-    tries) and its gRPC client; always stopped, its graceful exit asserted."""
+    tries): its gRPC client and its ports; always stopped, its graceful exit asserted."""
     for _ in range(3):
         ports = _ports(n_ports)
         srv = _Server(make_cmd(ports), env, ready)
@@ -323,7 +324,7 @@ def _serving(make_cmd, env, ready, n_ports):
         pytest.fail("three sets of free ports were taken before the server bound them")
     client = grpcclient.InferenceServerClient(f"127.0.0.1:{ports[0]}")
     try:
-        yield client, srv
+        yield client, ports
     finally:
         client.close()
         rc = srv.stop()
@@ -362,8 +363,10 @@ JOBS = [FILES[i:i + n] for n in (1, 2, 3) for i in range(len(FILES) - n + 1)]
 @pytest.mark.slow
 def test_pytriton_replies_equal_in_process(triton_env):
     """examples/pytriton_server.py under PyTriton: every reply equals the pipeline run in this process
-    on the same files; a bad file's execution fails naming its image; the statistics count every
-    request and need the access token."""
+    on the same files, over gRPC and HTTP; a bad file's execution fails naming its image; the
+    statistics count every request and need the access token."""
+    import tritonclient.http as httpclient  # tritonclient[http]: the test extra (tests/test_serve_rest.py)
+
     python, env, _ = triton_env
     prep = _load_example().preprocess
     t0 = time.monotonic()
@@ -372,7 +375,7 @@ def test_pytriton_replies_equal_in_process(triton_env):
         return [str(python), str(EXAMPLE), "--grpc-port", str(ports[0]), "--http-port", str(ports[1]),
                 "--metrics-port", str(ports[2])]
 
-    with _serving(cmd, env, r"^ready grpc=", 3) as (client, srv):
+    with _serving(cmd, env, r"^ready grpc=", 3) as (client, ports):
         started = time.monotonic() - t0
         assert client.get_model_config("goprep").config.max_batch_size == 32
         replies = _concurrently(lambda files: _infer(client, files), JOBS)
@@ -384,12 +387,25 @@ def test_pytriton_replies_equal_in_process(triton_env):
         with pytest.raises(Exception, match=r"image\[1\] is not a readable JPEG or PNG file"):
             _infer(client, [FILES[0], b"not an image"])
 
+        # KServe v2 REST too (binary tensor data), and the statistics behind the token on both
+        http = httpclient.InferenceServerClient(f"127.0.0.1:{ports[1]}", network_timeout=CALL_TIMEOUT_S)
+        try:
+            inp = httpclient.InferInput("IMAGE", [2, 1], "BYTES")
+            inp.set_data_from_numpy(np.array(FILES[1:3], dtype=np.object_).reshape(-1, 1), binary_data=True)
+            got = http.infer("goprep", [inp]).as_numpy("TENSOR")
+            np.testing.assert_array_equal(got, np.asarray(prep(FILES[1:3])))
+            with pytest.raises(Exception, match="restricted"):
+                http.get_inference_statistics("goprep")
+            over_http = http.get_inference_statistics("goprep", headers={HTTP_TOKEN_HEADER: TOKEN})
+        finally:
+            http.close()
         with pytest.raises(Exception, match="restricted"):
             client.get_inference_statistics("goprep")
         stats = client.get_inference_statistics("goprep", headers={GRPC_TOKEN_HEADER: TOKEN}).model_stats[0]
-        assert stats.inference_stats.success.count == len(JOBS)
+        assert stats.inference_stats.success.count == len(JOBS) + 1
         assert stats.inference_stats.fail.count == 1
-        assert stats.inference_count == sum(map(len, JOBS))
+        assert stats.inference_count == sum(map(len, JOBS)) + 2
+        assert over_http["model_stats"][0]["inference_stats"]["success"]["count"] == len(JOBS) + 1
     print(f"PyTriton: up in {started:.1f} s, whole test {time.monotonic() - t0:.1f} s")
 
 
@@ -437,7 +453,7 @@ def test_python_backend_template_isolates_bad_files(triton_env, tmp_path):
                 f"--backend-directory={tmp_path / 'backends'}", "--allow-http=false", "--allow-metrics=false",
                 "--grpc-address=127.0.0.1", f"--grpc-port={ports[0]}", "--exit-timeout-secs=10"]
 
-    with _serving(cmd, env, r"Started GRPCInferenceService at 127\.0\.0\.1", 1) as (client, srv):
+    with _serving(cmd, env, r"Started GRPCInferenceService at 127\.0\.0\.1", 1) as (client, _):
         started = time.monotonic() - t0
         replies = _concurrently(lambda files: _infer(client, files), JOBS)
         for files, got in zip(JOBS, replies):

@@ -238,6 +238,7 @@ def triton_env(tmp_path_factory):
         [str(_libpython().parent), str(site / "nvidia_pytriton.libs")] + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
     env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"  # the stub's python3
     env["GOPREP_TRITON_TOKEN"] = TOKEN
+    env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))  # PyTriton's workspace, if a kill leaves it
     print(f"venv ready in {time.monotonic() - t0:.1f} s: {python}")
     return python, env, site / "pytriton"
 
@@ -254,8 +255,8 @@ def _ports(n):
 
 
 class _Server:
-    """A server process (its own process group) whose output is read by a thread: ``start`` waits,
-    bounded, for the line matching ``ready``, and reports a port another process took."""
+    """A server process (its own process group) whose output is read by a thread: ``wait_ready``
+    waits, bounded, for the line matching ``ready``, and reports a port another process took."""
 
     def __init__(self, cmd, env, ready):
         self.lines = []
@@ -290,14 +291,15 @@ class _Server:
             if re.search(self.ready, line):
                 return True
 
-    def stop(self):
-        """SIGTERM and the exit status (a graceful stop), else the group killed and None."""
-        if self.proc.poll() is None:
+    def stop(self, graceful=True):
+        """The exit status after SIGTERM (a graceful stop), or None when it did not exit in time or
+        ``graceful`` is false (a server that never came up: PyTriton would wait out its own timeout);
+        then whatever is left of its process group is killed."""
+        rc = None
+        if graceful and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            rc = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            rc = self.proc.wait(timeout=STOP_TIMEOUT_S if graceful else 0)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # what it started (tritonserver, the stubs), if left
         self.proc.wait(timeout=STOP_TIMEOUT_S)
@@ -315,11 +317,11 @@ def _serving(make_cmd, env, ready, n_ports):
         try:
             up = srv.wait_ready()
         except BaseException:
-            srv.stop()
+            srv.stop(graceful=False)
             raise
         if up:
             break
-        srv.stop()
+        srv.stop(graceful=False)
     else:
         pytest.fail("three sets of free ports were taken before the server bound them")
     client = grpcclient.InferenceServerClient(f"127.0.0.1:{ports[0]}")

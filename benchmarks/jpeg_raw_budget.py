@@ -1,7 +1,9 @@
 """Where the reduced JPEG path's time goes (docs/perf/2026-12-06-jpeg-raw.md): 1080p q90 JPEGs to the
 ImageNet eval tensor, goprep's reduce="auto" against OpenCV's IMREAD_REDUCED_COLOR_2 pipeline, and the
 parts a raw-plane path would change: the engine's pipeline on the decoded 540x960 image as RGB and as
-YUV planes (the fused YUV stage), and decode alone. 1 thread, rows interleaved, median of rounds.
+YUV planes (the fused YUV stage), and decode alone. 1 thread, rows interleaved call by call;
+median and 10th percentile of wall time and of the process's CPU time (every thread: the measure
+that a shared machine's load inflates least).
 
     python benchmarks/jpeg_raw_budget.py [rounds]
 
@@ -45,6 +47,12 @@ def fast(x):
     x = goprep.decode(x, reduce="auto")
     x = goprep.resize(x, 256, antialias=True)
     x = goprep.center_crop(x, 224)
+    return goprep.normalize(x, mean=IMAGENET_MEAN, std=IMAGENET_STD)
+
+
+@goprep.pipeline(device="cpu")
+def squash(x):
+    x = goprep.resize(x, (224, 224), antialias=True)
     return goprep.normalize(x, mean=IMAGENET_MEAN, std=IMAGENET_STD)
 
 
@@ -139,6 +147,8 @@ def main():
     lib = budget_lib()
     check_exact(lib, [PHOTOS["coffee"]])
     bud = [Budget(lib, d) for d in data]
+    whole = [Budget(lib, d, window=(0, 540, 0, 960)) for d in data]  # the squash task reads every pixel
+    strip = [Budget(lib, d, window=(31, 509, 472, 488)) for d in data]  # entropy decode to row 509, IDCT of a strip
     rows = {
         "goprep reduce=auto (decode fused)": (fast, data),
         "cv2 IMREAD_REDUCED_COLOR_2 + resize + crop + NumPy": (cv2_reduced, data),
@@ -147,27 +157,37 @@ def main():
         "libjpeg RGB window (the codec's reduced decode)": (lambda b: b(0), bud),
         "libjpeg raw planes, whole width (jpeg_read_raw_data)": (lambda b: b(1), bud),
         "libjpeg raw planes, window (internal coef API)": (lambda b: b(2), bud),
-        "libjpeg entropy decode alone (the floor)": (lambda b: b(3), bud),
+        "libjpeg RGB, 16-column window, same rows (~the floor)": (lambda b: b(0), strip),
+        "libjpeg entropy decode alone, whole file": (lambda b: b(3), bud),
+        "libjpeg RGB whole image (squash task)": (lambda b: b(0), whole),
         "goprep pipeline on the 540x960 RGB array": (arrays, rgb),
         "goprep pipeline on 540x960 I420 planes (YUV stage)": (arrays, yuvs),
+        "goprep squash 224 + normalize on the 540x960 RGB array": (squash, rgb),
+        "goprep squash 224 + normalize on 540x960 I420 planes": (squash, yuvs),
     }
     for fn, xs in rows.values():
         for x in xs:
             fn(x)
+    # interleaved call by call (each sample: one call per photograph), rows in a new random order each
+    # step, so that every row sees the same share of a shared machine's load
+    rng = np.random.default_rng(0)
+    keys = list(rows)
     times = {k: [] for k in rows}
-    for _ in range(rounds):
-        for k, (fn, xs) in rows.items():
-            n = 0
-            t = time.perf_counter()
-            while n < 60:
-                for x in xs:
-                    fn(x)
-                n += len(xs)
-            times[k].append((time.perf_counter() - t) / n)
+    for _ in range(rounds * 40):
+        for i in rng.permutation(len(keys)):
+            fn, xs = rows[keys[i]]
+            t, c = time.perf_counter(), time.process_time()
+            for x in xs:
+                fn(x)
+            times[keys[i]].append(((time.perf_counter() - t) / len(xs), (time.process_time() - c) / len(xs)))
+    print(f"{'':55} {'wall median':>11} {'wall p10':>9} {'CPU median':>11} {'CPU p10':>9}  (ms per image)")
     for k, ts in times.items():
-        print(f"{k:55} median {np.median(ts) * 1e3:6.3f} ms  best {min(ts) * 1e3:6.3f} ms")
-    r = np.median(times["cv2 IMREAD_REDUCED_COLOR_2 + resize + crop + NumPy"]) / np.median(times["goprep reduce=auto (decode fused)"])
-    print(f"ratio cv2 reduced / goprep reduce=auto: {r:.2f}x")
+        w, c = np.array(ts).T * 1e3
+        print(f"{k:55} {np.median(w):11.3f} {np.percentile(w, 10):9.3f} {np.median(c):11.3f} {np.percentile(c, 10):9.3f}")
+    for col, name in ((0, "wall"), (1, "CPU")):
+        cv, gp = (np.median([t[col] for t in times[k]]) for k in (
+            "cv2 IMREAD_REDUCED_COLOR_2 + resize + crop + NumPy", "goprep reduce=auto (decode fused)"))
+        print(f"ratio cv2 reduced / goprep reduce=auto ({name} medians): {cv / gp:.2f}x")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,20 @@ typedef struct {
 
 static void on_error(j_common_ptr c) { longjmp(((err_t *)c->err)->jb, 1); }
 
+/* The row pointers of the next iMCU row of each component's plane (rows past prows clamp to the last:
+ * the padding rows of the image's last iMCU row). */
+static void plane_rows(j_decompress_ptr c, int lines, unsigned char *planes, int ps, int prows, JSAMPROW rows[3][32],
+                       JSAMPARRAY arr[3]) {
+    int ci, k;
+    for (ci = 0; ci < 3; ci++) {
+        int rpc = c->comp_info[ci].v_samp_factor * c->comp_info[ci].DCT_scaled_size;
+        int base = (int)c->output_scanline / lines * rpc;
+        for (k = 0; k < rpc && k < 32; k++)
+            rows[ci][k] = planes + (size_t)ci * ps * prows + (size_t)(base + k < prows ? base + k : prows - 1) * ps;
+        arr[ci] = rows[ci];
+    }
+}
+
 /* mode 0: RGB window, 1: raw whole image, 2: raw window, 3: entropy only.
  * rgb: output_height rows of 3*output_width; planes: 3 planes of `ps` bytes a row, `prows` rows.
  * info[0..1]: output height, width; info[2+2c], info[3+2c]: component c's plane rows and width. */
@@ -27,7 +41,7 @@ int gp_budget(int mode, const unsigned char *data, unsigned long n, int scale, i
               unsigned char *rgb, unsigned char *planes, int ps, int prows, int *info) {
     struct jpeg_decompress_struct c;
     err_t e;
-    int ci, k;
+    int ci;
     c.err = jpeg_std_error(&e.pub);
     e.pub.error_exit = on_error;
     if (setjmp(e.jb)) {
@@ -58,13 +72,7 @@ int gp_budget(int mode, const unsigned char *data, unsigned long n, int scale, i
         while (c.output_scanline < c.output_height) {
             JSAMPROW rows[3][32];
             JSAMPARRAY arr[3];
-            for (ci = 0; ci < 3; ci++) {
-                int rpc = c.comp_info[ci].v_samp_factor * c.comp_info[ci].DCT_scaled_size;
-                int base = (int)c.output_scanline / lines * rpc;
-                for (k = 0; k < rpc && k < 32; k++)
-                    rows[ci][k] = planes + (size_t)ci * ps * prows + (size_t)(base + k < prows ? base + k : prows - 1) * ps;
-                arr[ci] = rows[ci];
-            }
+            plane_rows(&c, lines, planes, ps, prows, rows, arr);
             jpeg_read_raw_data(&c, arr, (JDIMENSION)lines);
         }
     } else {
@@ -83,13 +91,7 @@ int gp_budget(int mode, const unsigned char *data, unsigned long n, int scale, i
             while ((int)c.output_scanline < y1) {
                 JSAMPROW rows[3][32];
                 JSAMPARRAY arr[3];
-                for (ci = 0; ci < 3; ci++) {
-                    int rpc = c.comp_info[ci].v_samp_factor * c.comp_info[ci].DCT_scaled_size;
-                    int base = (int)c.output_scanline / lines * rpc;
-                    for (k = 0; k < rpc && k < 32; k++)
-                        rows[ci][k] = planes + (size_t)ci * ps * prows + (size_t)(base + k < prows ? base + k : prows - 1) * ps;
-                    arr[ci] = rows[ci];
-                }
+                plane_rows(&c, lines, planes, ps, prows, rows, arr);
                 if (!(*c.coef->decompress_data)(&c, arr)) break;
                 c.output_scanline += (JDIMENSION)lines;
             }

@@ -14,6 +14,7 @@ from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
 from ._random import chain_reducer, image_hw, items_of, run_drawn, stack
+from ._variants import chain_split
 from ._rgb import to_rgb
 
 
@@ -168,7 +169,8 @@ class Converted:
         one engine call (run_drawn: encoded items too), a staged one item by item, stacked."""
         p = self._pipe(flavor)
         if not isinstance(p, Staged):
-            return run_drawn(p, src, lambda h, w: (self._draw(h, w),), out, reduce, chain_reducer(self._chain.ops))
+            ops = self._chain.ops
+            return run_drawn(p, src, lambda h, w: (self._draw(h, w),), out, reduce, chain_reducer(ops), chain_split(ops))
         if reduce is not None:
             raise PipelineError("applies to chains that run as one fused pass (not v1's float resize on tensors)",
                                 argument="reduce")

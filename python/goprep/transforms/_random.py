@@ -17,6 +17,8 @@ from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._errors import GoprepError, InvalidArgumentError, PipelineError
 from .._validate import as_positive_int
+from ._variants import ENABLED as VARIANTS
+from ._variants import Batch, rrc_split
 
 
 class Source:
@@ -259,7 +261,8 @@ def _resized_crops(src: Any, draw: Callable[[int, int], Params], size: Tuple[int
         return s, (p._replace(**dict(zip(("top", "left", "height", "width"), reduced_box(p[:4], s, h, w)))),) + prm[1:]
 
     p = _native_pipe(pipeline, _ops)
-    return run_drawn(p, src, lambda h, w: (draw(h, w), size, interpolation, antialias), reduce=reduce, reducer=reduced)
+    return run_drawn(p, src, lambda h, w: (draw(h, w), size, interpolation, antialias), reduce=reduce, reducer=reduced,
+                     split=rrc_split(lambda args: args[1]))
 
 
 # -- one engine call per batch ------------------------------------------------------------------
@@ -289,7 +292,8 @@ _ITEM = re.compile(r"^src\[(\d+)\]$")
 
 def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], out: Any = None,
               reduce: Optional[str] = None,
-              reducer: Optional[Callable[[int, int, Tuple[Any, ...]], Tuple[int, Tuple[Any, ...]]]] = None) -> Any:
+              reducer: Optional[Callable[[int, int, Tuple[Any, ...]], Tuple[int, Tuple[Any, ...]]]] = None,
+              split: Any = None) -> Any:
     """Run ``pipe`` (a goprep.pipeline whose extra arguments are an item's drawn parameters) on ``src``:
     one image, or each item of a list or an ``(N, ...)`` batch (arrays, PIL images, tensors, JPEG/PNG
     bytes or paths; sizes may differ) as ONE engine call into one batch. Item ``k`` gets the k-th draws:
@@ -298,7 +302,9 @@ def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], 
     runs them all, decoding every encoded item on the engine's threads with the GIL released, only
     the rows and columns its plan reads. ``reduce="auto"``: a JPEG item whose first crop is much larger
     than its resize (``reducer(h, w, args)`` gives the DCT scale and the arguments in the reduced
-    image's pixels) is decoded DCT-scaled, as Pillow's ``draft`` would.
+    image's pixels) is decoded DCT-scaled, as Pillow's ``draft`` would. ``split`` (_variants.Split):
+    how the arguments' crop box can vary one traced plan, so that a batch's items of one class share
+    a template and their plans are built in Go in parallel (_variants.py).
 
     An error about one item (a corrupt or unreadable file, a box that does not fit) raises naming it
     as ``src[k]``, its path in the message for a path, and carries ``index`` (k) and ``path`` (the
@@ -310,18 +316,23 @@ def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], 
     batch = is_batch(src)
     if batch and not isinstance(src, (list, tuple)):
         src = list(src)  # an (N, ...) array or tensor: its rows, each its own image
+    variants = Batch(pipe, split) if split is not None and batch and len(src) > 1 and VARIANTS[0] else None
 
     def each(i: int, it: Any) -> Tuple[Any, Tuple[Any, ...]]:
         try:
-            if type(it) is Encoded:
+            enc = type(it) is Encoded
+            if enc:
                 h, w = it.header.height, it.header.width
             else:
                 h, w = int(it.src.shape[0]), int(it.src.shape[1])
             args = draw(h, w)
-            if reduce is not None and reducer is not None and type(it) is Encoded and it.header.format == "jpeg":
+            if reduce is not None and reducer is not None and enc and it.header.format == "jpeg":
                 s, args = reducer(h, w, args)
                 if s > 1:
                     it = it.at_scale(s)
+                    h, w = it.header.decoded_size("RGB", s)[:2]
+            if variants is not None:
+                it = variants.prepare(it, h, w, args)
             return it, args
         except GoprepError as e:
             raise _tagged(e, i, src[i] if batch else src, batch) from None

@@ -25,6 +25,7 @@ class RandomResizedCrop:
     ``random.choice`` after the box). Params: ``(top, left, h, w, interpolation index)``."""
 
     random = True
+    crop_first = True  # its parameters lead with the box it crops from its source (_variants.chain_split)
 
     def __init__(self, name: str, size: Tuple[int, int], scale: Sequence[float], ratio: Sequence[float],
                  interps: Sequence[Any], antialias: Any, api: str, timm: bool = False) -> None:

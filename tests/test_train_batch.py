@@ -295,3 +295,31 @@ def test_shared_plans_are_the_traced_plans(encoded):
         assert gtest.trace_count() - traces < len(items) // 2, kind
         for k, (x, prm) in enumerate(zip(batch_items, params)):
             assert np.array_equal(got[k], gt.resized_crop_with(x, prm, size)), (kind, k, prm)
+
+
+def test_batches_from_threads(encoded):
+    """Batches called from several Python threads at once (a threaded loader), sharing one pipeline and
+    its plan templates: each gives what it gives alone, with its own generator."""
+    import threading
+
+    data, _ = encoded
+    items = data * 3
+    want = [gt.random_resized_crop(items, 24, hflip=0.5, generator=np.random.default_rng(s)) for s in range(4)]
+    got = [None] * 4
+    errors = []
+
+    def work(s):
+        try:
+            for _ in range(3):
+                got[s] = gt.random_resized_crop(items, 24, hflip=0.5, generator=np.random.default_rng(s))
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    for s in range(4):
+        assert np.array_equal(got[s], want[s]), s

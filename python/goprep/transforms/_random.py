@@ -278,7 +278,8 @@ def draft_scale(h: int, w: int, rh: int, rw: int) -> int:
 def reduced_box(box: Sequence[int], s: int, height: int, width: int) -> Tuple[int, int, int, int]:
     """A crop box ``(top, left, h, w)`` of a ``height x width`` image in the pixels of its decode
     DCT-scaled by ``s`` (``ceil(size / s)`` pixels a side): each edge divided by ``s`` and rounded to
-    the nearest pixel, so that every edge is within half a reduced pixel of the exact one (Pillow's
+    the nearest pixel (Python's round: ties to even), so that every edge is within half a reduced pixel
+    of the exact one (Pillow's
     ``draft`` keeps a float box instead; goprep's crop is whole pixels), at least one pixel wide."""
     i, j, h, w = box
     hs, ws = -(-height // s), -(-width // s)

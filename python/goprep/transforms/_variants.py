@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import _native
-from .._signature import Signature
+from .._signature import Memo, Signature
 
 # split(args) -> (box (top, left, h, w), the rest of the arguments (hashable), output (h, w)), or None
 # for arguments a template cannot vary (the op reading the source is not a plain crop)
 Split = Callable[[Tuple[Any, ...]], Optional[Tuple[Tuple[int, int, int, int], Any, Tuple[int, int]]]]
 
-_MAX_CLASSES = 64  # templates kept per pipeline (emptied when full, as every goprep memo)
 ENABLED = [True]  # False: every item traced (the benchmark's A/B switch, benchmarks/train_batch.py)
-_templates: "weakref.WeakKeyDictionary[Any, Dict[Any, Optional[Signature]]]" = weakref.WeakKeyDictionary()
+# each pipeline's templates by class, a Memo (bounded, emptied by goprep's cache evictions as every memo)
+_templates: "weakref.WeakKeyDictionary[Any, Memo]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -105,7 +105,7 @@ class Batch:
         with _lock:
             t = _templates.get(pipe)
             if t is None:
-                t = _templates[pipe] = {}
+                t = _templates[pipe] = Memo("signatures")
         self.templates = t
         self.pending = _Pending()
 
@@ -132,10 +132,7 @@ class Batch:
         if t is False:  # its first item: traced, and its plan the template if the engine confirms it
             sig = self.pipe._signature(it, args, {}, _key(args), ())
             ok = bool(_native.get().CropTemplate(sig.handle, h, w, *box))
-            with _lock:
-                if len(self.templates) >= _MAX_CLASSES:
-                    self.templates.clear()
-                self.templates[cls] = (sig, h, w) if ok else None
+            self.templates.put(cls, (sig, h, w) if ok else None)
             return Prepared(it, sig)
         tsig = t[0]
         v = _VariantSig.__new__(_VariantSig)

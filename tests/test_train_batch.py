@@ -295,6 +295,16 @@ def test_shared_plans_are_the_traced_plans(encoded):
         assert gtest.trace_count() - traces < len(items) // 2, kind
         for k, (x, prm) in enumerate(zip(batch_items, params)):
             assert np.array_equal(got[k], gt.resized_crop_with(x, prm, size)), (kind, k, prm)
+        # templates evicted while a batch is prepared (memos of 2 entries): the templates of the first
+        # half's classes come from the call before (a size of their own: no earlier class), and the
+        # second half's new classes (vertical flips) push them out before the variants are built
+        flat, size2 = [p._replace(vflip=False) for p in params], (20 + len(kind), 28)
+        gt.resized_crop_with(batch_items, flat, size2)
+        mixed = flat[:20] + [p._replace(vflip=True) for p in params[20:]]
+        with gtest.cache_limits(signatures=2, plans=2):
+            got = gt.resized_crop_with(batch_items, mixed, size2)
+        for k, (x, prm) in enumerate(zip(batch_items, mixed)):
+            assert np.array_equal(got[k], gt.resized_crop_with(x, prm, size2)), (kind, k, prm)
 
 
 def test_batches_from_threads(encoded):

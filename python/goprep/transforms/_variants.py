@@ -44,6 +44,7 @@ class _Pending:
 
     def __init__(self) -> None:
         self.rows: List[Tuple[int, ...]] = []
+        self.templates: List[Signature] = []  # their plans stay alive until the variants are built
         self.handles: Optional[np.ndarray] = None
         self.lock = threading.Lock()
 
@@ -96,9 +97,9 @@ class Prepared:
 
 
 class Batch:
-    """One call's variants: ``prepare(pipe, i, item, h, w, args)`` gives the item to run, a Prepared
-    one when its class has a template (or just got one), else the item as it came (traced by the
-    pipeline)."""
+    """One call's variants: ``prepare(item, h, w, args)`` (the item's source ``h x w`` as the plan
+    reads it, decoded) gives the item to run, a Prepared one when its class has a template (or just
+    got one), else the item as it came (traced by the pipeline)."""
 
     def __init__(self, pipe: Any, split: Split) -> None:
         self.pipe, self.split = pipe, split
@@ -112,7 +113,7 @@ class Batch:
     def prepare(self, it: Any, h: int, w: int, args: Tuple[Any, ...]) -> Any:
         from .._decode import Encoded
 
-        if h < 2 or w < 2:
+        if h < 2 or w < 2 or it.on_dev:
             return it
         s = self.split(args)
         if s is None:
@@ -141,6 +142,7 @@ class Batch:
         v.ref, v._k = self.pending, len(self.pending.rows)
         v.src_bytes = h * w * 3
         self.pending.rows.append((tsig.handle, h, w) + tuple(box))
+        self.pending.templates.append(tsig)
         return Prepared(it, v)
 
 

@@ -13,7 +13,8 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
-from ._random import image_hw, items_of, stack
+from ._random import chain_reducer, image_hw, items_of, run_drawn, stack
+from ._variants import chain_split
 from ._rgb import to_rgb
 
 
@@ -124,7 +125,8 @@ class Converted:
                                 "tensors), as one video", argument="src")
         return self._pipe(self._flavor or "pil")(src)[None, None]
 
-    def __call__(self, src: Any, *, out: Any = None) -> Any:
+    def __call__(self, src: Any, *, out: Any = None, reduce: Optional[str] = None) -> Any:
+        """``reduce="auto"`` (training chains on JPEG bytes or paths): see ``_random.run_drawn``."""
         if self._clip:
             return self._call_clip(src, out)
         if getattr(self, "_hf_video", False):
@@ -137,7 +139,10 @@ class Converted:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
             flavor = "tensor" if is_tensor(first) else "pil"
         if getattr(self, "_random", False):
-            return self._call_random(src, flavor, out)
+            return self._call_random(src, flavor, out, reduce)
+        if reduce is not None:
+            raise PipelineError("applies to training chains (random crops) only; an eval chain takes "
+                                "goprep.decode's reduce= in a pipeline", argument="reduce")
         return self._pipe(flavor)(src, out=out)
 
     def _draw(self, h: int, w: int) -> Tuple[Any, ...]:
@@ -157,13 +162,19 @@ class Converted:
                 h, w = size(h, w, v)
         return tuple(prm) + (None,) * (len(ops) - len(prm))
 
-    def _call_random(self, src: Any, flavor: str, out: Any) -> Any:
+    def _call_random(self, src: Any, flavor: str, out: Any, reduce: Optional[str] = None) -> Any:
         """A training chain: each item (one image, or each of a list or batch, in order) draws its
-        parameters as torchvision's Compose would on that item alone, then runs its own plan (a
-        pipeline call keyed by the parameters: the memo stays bounded, see _signature.Memo). A list or
-        batch gives one batch, stacked."""
-        items, batch = items_of(src)
+        parameters as torchvision's Compose would on that item alone and gets its own plan (keyed by
+        the parameters: the memo stays bounded, see _signature.Memo); a fused chain runs them all as
+        one engine call (run_drawn: encoded items too), a staged one item by item, stacked."""
         p = self._pipe(flavor)
+        if not isinstance(p, Staged):
+            ops = self._chain.ops
+            return run_drawn(p, src, lambda h, w: (self._draw(h, w),), out, reduce, chain_reducer(ops), chain_split(ops))
+        if reduce is not None:
+            raise PipelineError("applies to chains that run as one fused pass (not v1's float resize on tensors)",
+                                argument="reduce")
+        items, batch = items_of(src)
         if not batch:
             h, w = image_hw(src)
             return p(src, self._draw(h, w), out=out)

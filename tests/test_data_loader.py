@@ -38,9 +38,9 @@ def _images(n: int):
 
 
 def train(items, generator):
-    """A random training transform of a list of encoded images: one decode call, the native random
-    resized crop with flips (drawn from ``generator``), one normalize."""
-    x = gt.random_resized_crop(goprep.decode(items), SIZE, hflip=0.5, generator=generator)
+    """A random training transform of a list of encoded images: the native random resized crop with
+    flips (drawn from ``generator``) fused with the decode in one call, then one normalize."""
+    x = gt.random_resized_crop(items, SIZE, hflip=0.5, generator=generator)
     return goprep.normalize(x, mean=0.5, std=0.25)
 
 

@@ -14,6 +14,7 @@ from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
 from ._random import image_hw, items_of, stack
+from ._random_color import finish, image_c
 from ._rgb import to_rgb
 
 
@@ -140,15 +141,18 @@ class Converted:
             return self._call_random(src, flavor, out)
         return self._pipe(flavor)(src, out=out)
 
-    def _draw(self, h: int, w: int) -> Tuple[Any, ...]:
-        """One item's parameters for an ``h x w`` image: each op's draw in chain order (None for an op
-        that draws nothing), the size followed through the ops, as torchvision's Compose draws."""
+    def _draw(self, h: int, w: int, c: int = 3) -> Tuple[Any, ...]:
+        """One item's parameters for an ``h x w`` image of ``c`` channels: each op's draw in chain order
+        (None for an op that draws nothing), the size (and the channel count, for the ops that draw
+        with it: RandomErasing) followed through the ops, as torchvision's Compose draws."""
         prm: List[Any] = []
         ops = self._chain.ops
         last = max(k for k, op in enumerate(ops) if hasattr(op, "draw"))
         for k, op in enumerate(ops[:last + 1]):
-            v = op.draw(h, w) if hasattr(op, "draw") else None
+            v = (op.draw(h, w, c) if getattr(op, "draws_channels", False) else op.draw(h, w)) if hasattr(op, "draw") \
+                else None
             prm.append(v)
+            c = op.out_channels(c) if hasattr(op, "out_channels") else c
             if k < last:
                 size = getattr(op, "out_size", None)
                 if size is None:
@@ -164,13 +168,16 @@ class Converted:
         batch gives one batch, stacked."""
         items, batch = items_of(src)
         p = self._pipe(flavor)
+        ops = self._chain.ops
         if not batch:
             h, w = image_hw(src)
-            return p(src, self._draw(h, w), out=out)
+            prm = self._draw(h, w, image_c(src))
+            return finish(ops, p(src, prm, out=out), prm)  # finish: RandomErasing, on the result
         outs = []
         for x in items:
             h, w = image_hw(x)
-            outs.append(p(x, self._draw(h, w)))
+            prm = self._draw(h, w, image_c(x))
+            outs.append(finish(ops, p(x, prm), prm))
         return stack(outs, is_tensor(outs[0]), out)
 
 

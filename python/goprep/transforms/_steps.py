@@ -122,7 +122,10 @@ class Resize:
         return mode, False
 
     def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
-        if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:
+        # exact_v1: set by a later colour op (ColorJitter, RandomGrayscale), which would amplify the
+        # uint8 kernels' 1-level difference: v1's bilinear runs in float too, rounded once as there
+        exact = self.mode == "bicubic" and self.aa or getattr(self, "exact_v1", False) and self.mode in ("bilinear", "bicubic")
+        if flavor == "tensor" and self.api == "v1" and exact:
             return self._float_resize
         return None
 
@@ -211,6 +214,9 @@ class Gray:
 
     def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
         return h, w
+
+    def out_channels(self, c: int) -> int:
+        return self.n
 
     def __call__(self, img: Any, flavor: str) -> Any:
         if img.channels != 1:

@@ -1,0 +1,358 @@
+"""ColorJitter, RandomGrayscale and RandomErasing: their draws, made as torchvision (and timm) make them,
+the converter ops built on them, and the native ops with an explicit ``generator=``.
+
+Where they run: the colour adjustments are NumPy (``_color_kernels``, the exact numerics of Pillow and
+of torchvision's tensor code), run as host steps between the engine's fused segments (see
+``Converted._pipe`` / ``Staged``); erasing is applied to each item's finished tensor (after
+``Normalize``), as torchvision applies it. Neither is an engine op: see docs/perf/2026-12-06-train-color.md
+for what they cost."""
+
+from __future__ import annotations
+
+import math
+import random as _pyrandom
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .._errors import InvalidArgumentError, PipelineError
+from . import _color_kernels as K
+from ._random import Source, _prob, _range, image_hw, items_of
+
+_TORCH = Source()  # torch's global generator: what torchvision's transforms draw from
+_OPS = ("brightness", "contrast", "saturation", "hue")
+
+
+def perm(src: Source, n: int) -> List[int]:
+    """``torch.randperm(n)`` (NumPy's ``permutation`` for a NumPy generator) as a list."""
+    if src.np is not None:
+        return [int(v) for v in src.np.permutation(n)]
+    import torch
+
+    return [int(v) for v in torch.randperm(n, **src._kw())]
+
+
+def jitter_range(name: str, value: Any, center: float = 1.0, bound: Tuple[float, float] = (0.0, math.inf),
+                 clip_first_on_zero: bool = True) -> Optional[Tuple[float, float]]:
+    """A ColorJitter factor range read as torchvision's ``_check_input``: a number ``x`` is
+    ``[center - x, center + x]`` (the low end clipped at 0 except for hue), a pair as it is; None when
+    it is the identity (``center`` at both ends)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value < 0:
+            raise InvalidArgumentError(f"a single number must be non-negative, got {value!r}", argument=name)
+        lo, hi = center - float(value), center + float(value)
+        if clip_first_on_zero:
+            lo = max(lo, 0.0)
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        lo, hi = float(value[0]), float(value[1])
+    else:
+        raise InvalidArgumentError(f"must be a number or a (min, max) pair, got {value!r}", argument=name)
+    if not (bound[0] <= lo <= hi <= bound[1]):
+        raise InvalidArgumentError(f"must lie in {bound} with min <= max, got {(lo, hi)}", argument=name)
+    return None if lo == hi == center else (lo, hi)
+
+
+class JitterParams(NamedTuple):
+    """One item's ColorJitter draw: ``order`` (``torch.randperm(4)``: 0 brightness, 1 contrast,
+    2 saturation, 3 hue) and each factor (None where that adjustment is off)."""
+
+    order: Tuple[int, ...]
+    brightness: Optional[float]
+    contrast: Optional[float]
+    saturation: Optional[float]
+    hue: Optional[float]
+
+
+def jitter_params(ranges: Sequence[Optional[Tuple[float, float]]], src: Source) -> JitterParams:
+    """ColorJitter's ``get_params`` (v1) / ``make_params`` (v2), the same calls: the permutation, then
+    ``torch.empty(1).uniform_(lo, hi)`` for each factor that is on, in the order b, c, s, h."""
+    order = tuple(perm(src, 4))
+    f = [None if r is None else src.uniform(r[0], r[1]) for r in ranges]
+    return JitterParams(order, *f)
+
+
+def run_jitter(a: np.ndarray, prm: JitterParams, numerics: str) -> np.ndarray:
+    """The adjustments of ``prm`` on ``a`` (``(H, W, C)``) in its order (ColorJitter's ``forward``)."""
+    for k in prm.order:
+        f = prm[1 + k]
+        if f is not None:
+            a = K.adjust(a, _OPS[k], f, numerics)
+    return a
+
+
+class ErasingParams(NamedTuple):
+    """One item's erased box, ``top``, ``left``, ``height``, ``width``, and ``value``: a float32 array
+    broadcasting to ``(C, height, width)`` (a torch tensor when drawn from torch: torchvision's own),
+    or None where nothing is erased (the draw found no box, or ``p`` said no)."""
+
+    top: int
+    left: int
+    height: int
+    width: int
+    value: Any
+
+
+def erasing_box(c: int, h: int, w: int, scale: Sequence[float], ratio: Sequence[float], value: Optional[List[float]],
+                src: Source) -> Optional[ErasingParams]:
+    """torchvision's ``RandomErasing.get_params`` (v1) / ``make_params`` (v2), call for call: up to 10
+    tries of an area in ``scale`` and a log-uniform ratio (logs in float32), ``h = round(sqrt(area *
+    ratio))``, a box strictly inside the image; the random value (``torch.empty(C, h, w).normal_()``)
+    drawn before the offsets. None when no try fits (torchvision erases nothing then)."""
+    area = h * w
+    for _ in range(10):
+        erase_area = area * src.uniform(scale[0], scale[1])
+        aspect = src.exp_uniform_log(ratio[0], ratio[1])
+        eh = int(round(math.sqrt(erase_area * aspect)))
+        ew = int(round(math.sqrt(erase_area / aspect)))
+        if not (eh < h and ew < w):
+            continue
+        v = _normal(src, (c, eh, ew)) if value is None else np.asarray(value, np.float32)[:, None, None]
+        i = src.randint(0, h - eh + 1)
+        j = src.randint(0, w - ew + 1)
+        return ErasingParams(i, j, eh, ew, v)
+    return None
+
+
+def _normal(src: Source, shape: Tuple[int, ...]) -> Any:
+    if src.np is not None:
+        return src.np.standard_normal(shape, dtype=np.float32)
+    import torch
+
+    return torch.empty(shape, dtype=torch.float32).normal_(**src._kw())
+
+
+def timm_erasing_boxes(c: int, h: int, w: int, t: "TimmErasing") -> List[ErasingParams]:
+    """timm's ``RandomErasing._erase``: Python's ``random`` for the test, the count and the boxes
+    (``random.uniform``, inclusive ``random.randint``), torch's generator for a random fill, drawn
+    after the box."""
+    if _pyrandom.random() > t.p:
+        return []
+    count = t.min_count if t.min_count == t.max_count else _pyrandom.randint(t.min_count, t.max_count)
+    out = []
+    for _ in range(count):
+        for _attempt in range(10):
+            target = _pyrandom.uniform(t.min_area, t.max_area) * (h * w) / count
+            aspect = math.exp(_pyrandom.uniform(*t.log_aspect))
+            eh = int(round(math.sqrt(target * aspect)))
+            ew = int(round(math.sqrt(target / aspect)))
+            if ew < w and eh < h:
+                top = _pyrandom.randint(0, h - eh)
+                left = _pyrandom.randint(0, w - ew)
+                if t.mode == "pixel":
+                    v = _normal(_TORCH, (c, eh, ew))
+                elif t.mode == "rand":
+                    v = _normal(_TORCH, (c, 1, 1))
+                else:
+                    v = np.zeros((c, 1, 1), np.float32)
+                out.append(ErasingParams(top, left, eh, ew, v))
+                break
+    return out
+
+
+def erase(y: Any, prm: ErasingParams) -> Any:
+    """``prm``'s box of ``y`` set to its value, in place: a ``(C, H, W)`` tensor as torchvision's
+    ``erase`` does it (``img[..., i:i+h, j:j+w] = v``), or an ``(H, W, C)`` array."""
+    if prm.value is None:
+        return y
+    i, j, h, w, v = prm
+    if type(y).__module__.startswith("torch"):
+        import torch
+
+        y[..., i:i + h, j:j + w] = v if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v))
+        return y
+    vv = v.numpy() if hasattr(v, "numpy") else np.asarray(v)
+    y[i:i + h, j:j + w, :] = np.moveaxis(vv, 0, -1)
+    return y
+
+
+# ----------------------------------------------------------------------------- converter ops
+
+
+class ColorJitter:
+    """torchvision's ``ColorJitter`` (v1 and v2: the same draws), on the uint8 (or float input) image
+    before the float conversion. A host step (NumPy): Pillow's numerics for the "pil" flavor, ``api``'s
+    tensor numerics for tensors. Params: a ``JitterParams``."""
+
+    random = True
+
+    def __init__(self, name: str, ranges: Sequence[Optional[Tuple[float, float]]], api: str) -> None:
+        self.name, self.ranges, self.api = name, tuple(ranges), api
+
+    def draw(self, h: int, w: int) -> JitterParams:
+        return jitter_params(self.ranges, _TORCH)
+
+    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
+        return h, w
+
+    def host(self, flavor: str) -> Any:
+        numerics = "pil" if flavor == "pil" else self.api
+
+        def run(a: np.ndarray, prm: Optional[JitterParams] = None) -> np.ndarray:
+            if prm is None:
+                raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
+            return run_jitter(a, prm, numerics)
+
+        return run
+
+
+class RandomGrayscale:
+    """torchvision's ``RandomGrayscale(p)``: ``torch.rand(1) < p`` (v2's ``rand >= p`` skips: the same),
+    then the luma over the image's own channel count. A host step (NumPy). Params: applied or not."""
+
+    def __init__(self, name: str, p: float, api: str) -> None:
+        self.name, self.p, self.api = name, float(p), api
+        self.random = 0 < self.p < 1
+
+    def draw(self, h: int, w: int) -> bool:
+        return _TORCH.rand() < self.p
+
+    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
+        return h, w
+
+    def host(self, flavor: str) -> Any:
+        numerics = "pil" if flavor == "pil" else self.api
+
+        def run(a: np.ndarray, prm: Optional[bool] = None) -> np.ndarray:
+            if prm is None:  # a chain that draws nothing: p is 1 (p 0 is a DrawOnly)
+                prm = self.p >= 1
+            return K.to_gray(a, numerics) if prm else a
+
+        return run
+
+
+class RandomErasing:
+    """torchvision's ``RandomErasing`` (v1, v2): ``torch.rand(1) < p``, then ``erasing_box`` on the
+    finished ``(C, H, W)`` tensor (after ``Normalize``), which it changes in place (``finish``); an
+    identity in the fused pass. Draws need the channel count (``draws_channels``). Params: an
+    ``ErasingParams`` or None."""
+
+    random = True
+    draws_channels = True
+
+    def __init__(self, name: str, p: float, scale: Tuple[float, float], ratio: Tuple[float, float],
+                 value: Optional[List[float]]) -> None:
+        self.name, self.p, self.scale, self.ratio, self.value = name, float(p), scale, ratio, value
+
+    def draw(self, h: int, w: int, c: int) -> Optional[ErasingParams]:
+        if not _TORCH.rand() < self.p:
+            return None
+        if self.value is not None and len(self.value) not in (1, c):
+            raise PipelineError(f"{self.name}: value has {len(self.value)} entries for a {c}-channel image (torchvision "
+                                "fails on it too)")
+        return erasing_box(c, h, w, self.scale, self.ratio, self.value, _TORCH)
+
+    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
+        return h, w
+
+    def apply(self, img: Any, flavor: str, prm: Any) -> Any:
+        return img
+
+    def __call__(self, img: Any, flavor: str) -> Any:
+        return img
+
+    def finish(self, y: Any, prm: Optional[ErasingParams]) -> Any:
+        return y if prm is None else erase(y, prm)
+
+
+class TimmErasing(RandomErasing):
+    """timm's ``RandomErasing`` (``create_transform(re_prob=...)``): Python's ``random`` for the boxes,
+    ``min_count..max_count`` boxes whose area shares the drawn one, fill 0 ("const"), a normal colour
+    per box ("rand") or per pixel ("pixel") from torch's generator. Params: a list of
+    ``ErasingParams``."""
+
+    def __init__(self, t: Any) -> None:
+        if getattr(t, "num_splits", 0) and t.num_splits > 1:
+            raise PipelineError("timm's RandomErasing with num_splits > 1 splits a batch; goprep converts the "
+                                "per-image transform (num_splits 0 or 1)")
+        mode = str(t.mode).lower()
+        if mode not in ("", "const", "rand", "pixel"):
+            raise PipelineError(f"timm's RandomErasing(mode={t.mode!r}) is not supported by goprep")
+        self.name, self.p, self.mode = "RandomErasing", float(t.probability), mode or "const"
+        self.min_area, self.max_area = float(t.min_area), float(t.max_area)
+        self.log_aspect = tuple(float(v) for v in t.log_aspect_ratio)
+        self.min_count, self.max_count = int(t.min_count), int(t.max_count)
+
+    def draw(self, h: int, w: int, c: int) -> List[ErasingParams]:  # type: ignore[override]
+        return timm_erasing_boxes(c, h, w, self)
+
+    def finish(self, y: Any, prm: Any) -> Any:
+        for b in prm or ():
+            y = erase(y, b)
+        return y
+
+
+def image_c(x: Any) -> int:
+    """An image's channel count: a PIL image's bands, a ``(C, H, W)`` tensor's first dim, an
+    ``(H, W[, C])`` array's last."""
+    from .._inputs import is_pil, is_tensor
+
+    if is_pil(x):
+        return len(x.getbands())
+    if is_tensor(x):
+        return int(x.shape[0])
+    return int(x.shape[2]) if getattr(x, "ndim", 2) == 3 else 1
+
+
+def finish(ops: Sequence[Any], y: Any, prm: Sequence[Any]) -> Any:
+    """The post steps of a drawn chain (its erasings) on one item's finished result, in chain order."""
+    for k, op in enumerate(ops):
+        f = getattr(op, "finish", None)
+        if f is not None:
+            y = f(y, prm[k])
+    return y
+
+
+def tv_color(t: Any, chain: Any, api: str) -> None:
+    """``from_torchvision``'s entry for torchvision's ``ColorJitter`` and ``RandomGrayscale`` (uint8 ops
+    before the float conversion, as ``Chain.geometric`` requires) and ``RandomErasing`` (torchvision's
+    or timm's: on the tensor the chain returns, so after ToTensor / PILToTensor / ToImage, and last)."""
+    name = type(t).__name__
+    if name == "ColorJitter":
+        # torchvision stores each factor already checked: None (off) or a (min, max) pair
+        ranges = [None if getattr(t, k) is None else _factor_range(f"ColorJitter.{k}", list(getattr(t, k)), k == "hue")
+                  for k in _OPS]
+        _exact_v1_resizes(chain, api)
+        chain.geometric(name, ColorJitter(name, ranges, api))
+        return
+    if name == "RandomGrayscale":
+        _exact_v1_resizes(chain, api)
+        chain.geometric(name, RandomGrayscale(name, _prob("RandomGrayscale.p", t.p), api))
+        return
+    if not chain.to_tensor:
+        raise PipelineError("RandomErasing takes a tensor (torchvision's v1 refuses PIL images): put it after "
+                            "ToTensor / PILToTensor / ToImage")
+    if hasattr(t, "probability"):  # timm's (timm.data.random_erasing)
+        chain.ops.append(TimmErasing(t))
+        return
+    scale = _range("RandomErasing.scale", list(t.scale), False)
+    ratio = _range("RandomErasing.ratio", list(t.ratio), True)
+    v = t.value
+    if isinstance(v, str):  # v1's "random"
+        value = None
+    elif isinstance(v, (int, float)):
+        value = [float(v)]
+    else:  # v1's tuple, v2's parsed list (None: "random")
+        value = None if v is None else [float(x) for x in v]
+    chain.ops.append(RandomErasing(name, _prob("RandomErasing.p", t.p), scale, ratio, value))
+
+
+
+def _factor_range(name: str, value: Any, hue: bool) -> Optional[Tuple[float, float]]:
+    """A ColorJitter factor's range: torchvision's ``_check_input`` rules (hue in [-0.5, 0.5], centred
+    at 0; the others non-negative, centred at 1)."""
+    if hue:
+        return jitter_range(name, value, 0.0, (-0.5, 0.5), False)
+    return jitter_range(name, value)
+
+
+def _exact_v1_resizes(chain: Any, api: str) -> None:
+    """Before a colour op on v1 tensors: the chain's resizes (``Resize``, each of a RandomResizedCrop's)
+    run v1's float resize rounded once (``Resize.host``), not a uint8 kernel within 1 level of it: the
+    jitter's factors (and hue on near-gray pixels) would stretch that level to several (measured up to
+    8 levels after Normalize)."""
+    if api != "v1":
+        return
+    for op in chain.ops:
+        for r in getattr(op, "resizes", None) or [op]:
+            if hasattr(r, "_float_resize"):
+                r.exact_v1 = True

@@ -190,7 +190,7 @@ class ColorJitter:
         def run(a: np.ndarray, prm: Optional[JitterParams] = None) -> np.ndarray:
             if prm is None:
                 raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
-            return run_jitter(a, prm, numerics)
+            return _hwc(run_jitter, a, prm, numerics)
 
         return run
 
@@ -199,9 +199,10 @@ class RandomGrayscale:
     """torchvision's ``RandomGrayscale(p)``: ``torch.rand(1) < p`` (v2's ``rand >= p`` skips: the same),
     then the luma over the image's own channel count. A host step (NumPy). Params: applied or not."""
 
+    random = True  # p 1 draws too (p 0 is a DrawOnly); the chain runs item by item anyway (a host step)
+
     def __init__(self, name: str, p: float, api: str) -> None:
         self.name, self.p, self.api = name, float(p), api
-        self.random = 0 < self.p < 1
 
     def draw(self, h: int, w: int) -> bool:
         return _TORCH.rand() < self.p
@@ -213,11 +214,19 @@ class RandomGrayscale:
         numerics = "pil" if flavor == "pil" else self.api
 
         def run(a: np.ndarray, prm: Optional[bool] = None) -> np.ndarray:
-            if prm is None:  # a chain that draws nothing: p is 1 (p 0 is a DrawOnly)
-                prm = self.p >= 1
-            return K.to_gray(a, numerics) if prm else a
+            if prm is None:
+                raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
+            return _hwc(K.to_gray, a, numerics) if prm else a
 
         return run
+
+
+def _hwc(fn: Any, a: np.ndarray, *args: Any) -> np.ndarray:
+    """``fn`` on an ``(H, W, C)`` view of a host step's array (a 1-channel image comes ``(H, W)``),
+    the result in ``a``'s layout."""
+    if a.ndim == 2:
+        return fn(a[..., None], *args)[..., 0]
+    return fn(a, *args)
 
 
 class RandomErasing:
@@ -230,8 +239,9 @@ class RandomErasing:
     draws_channels = True
 
     def __init__(self, name: str, p: float, scale: Tuple[float, float], ratio: Tuple[float, float],
-                 value: Optional[List[float]]) -> None:
+                 value: Optional[List[float]], api: str = "v2") -> None:
         self.name, self.p, self.scale, self.ratio, self.value = name, float(p), scale, ratio, value
+        self.api = api
 
     def draw(self, h: int, w: int, c: int) -> Optional[ErasingParams]:
         if not _TORCH.rand() < self.p:
@@ -251,6 +261,9 @@ class RandomErasing:
         return img
 
     def finish(self, y: Any, prm: Optional[ErasingParams]) -> Any:
+        if self.api == "v1" and not type(y).__module__.startswith("torch"):
+            raise PipelineError(f"{self.name} (torchvision.transforms) takes tensors, as torchvision, which refuses PIL "
+                                "images: put ToTensor / PILToTensor before it, or pass tensors")
         return y if prm is None else erase(y, prm)
 
 
@@ -305,7 +318,7 @@ def finish(ops: Sequence[Any], y: Any, prm: Sequence[Any]) -> Any:
 def tv_color(t: Any, chain: Any, api: str) -> None:
     """``from_torchvision``'s entry for torchvision's ``ColorJitter`` and ``RandomGrayscale`` (uint8 ops
     before the float conversion, as ``Chain.geometric`` requires) and ``RandomErasing`` (torchvision's
-    or timm's: on the tensor the chain returns, so after ToTensor / PILToTensor / ToImage, and last)."""
+    or timm's: on the result the chain returns, last; v1's on tensors only, as there)."""
     name = type(t).__name__
     if name == "ColorJitter":
         # torchvision stores each factor already checked: None (off) or a (min, max) pair
@@ -318,9 +331,6 @@ def tv_color(t: Any, chain: Any, api: str) -> None:
         _exact_v1_resizes(chain, api)
         chain.geometric(name, RandomGrayscale(name, _prob("RandomGrayscale.p", t.p), api))
         return
-    if not chain.to_tensor:
-        raise PipelineError("RandomErasing takes a tensor (torchvision's v1 refuses PIL images): put it after "
-                            "ToTensor / PILToTensor / ToImage")
     if hasattr(t, "probability"):  # timm's (timm.data.random_erasing)
         chain.ops.append(TimmErasing(t))
         return
@@ -333,7 +343,7 @@ def tv_color(t: Any, chain: Any, api: str) -> None:
         value = [float(v)]
     else:  # v1's tuple, v2's parsed list (None: "random")
         value = None if v is None else [float(x) for x in v]
-    chain.ops.append(RandomErasing(name, _prob("RandomErasing.p", t.p), scale, ratio, value))
+    chain.ops.append(RandomErasing(name, _prob("RandomErasing.p", t.p), scale, ratio, value, api))
 
 
 
@@ -347,12 +357,44 @@ def _factor_range(name: str, value: Any, hue: bool) -> Optional[Tuple[float, flo
 
 def _exact_v1_resizes(chain: Any, api: str) -> None:
     """Before a colour op on v1 tensors: the chain's resizes (``Resize``, each of a RandomResizedCrop's)
-    run v1's float resize rounded once (``Resize.host``), not a uint8 kernel within 1 level of it: the
-    jitter's factors (and hue on near-gray pixels) would stretch that level to several (measured up to
-    8 levels after Normalize)."""
+    run as ``TorchV1Resize`` (``Resize.host``), not goprep's kernels, which are within a level (uint8)
+    or 1e-5 (float) of v1's: the jitter's factors would stretch that to several levels (measured: 8
+    with goprep's uint8 kernel, 2 with its float32 kernel rounded once)."""
     if api != "v1":
         return
     for op in chain.ops:
         for r in getattr(op, "resizes", None) or [op]:
             if hasattr(r, "_float_resize"):
                 r.exact_v1 = True
+
+
+class TorchV1Resize:
+    """torchvision v1's tensor resize (``_functional_tensor.resize``) by PyTorch itself, on a host
+    step's ``(H, W, C)`` array: to a contiguous float32 NCHW tensor, ``interpolate`` (align_corners
+    False, antialias for bilinear/bicubic only), bicubic clamped, uint8 rounded half to even. Used only
+    for tensor inputs (torch is there) whose chain jitters colours after the resize."""
+
+    def __init__(self, resize: Any) -> None:
+        self.resize = resize
+
+    def __call__(self, a: np.ndarray) -> np.ndarray:
+        import torch
+        import torch.nn.functional as F
+
+        r = self.resize
+        h, w = a.shape[0], a.shape[1]
+        oh, ow = r.target(h, w)
+        if (oh, ow) == (h, w):
+            return a
+        mode = r.mode
+        aa = r.aa and mode in ("bilinear", "bicubic")
+        x = torch.from_numpy(np.ascontiguousarray(np.moveaxis(a.reshape(h, w, -1), -1, 0)))[None]
+        x = x.to(torch.float32)
+        y = F.interpolate(x, size=[oh, ow], mode=mode, align_corners=False if mode in ("bilinear", "bicubic") else None,
+                          antialias=aa)
+        if a.dtype == np.uint8:
+            if mode == "bicubic":
+                y = y.clamp(0, 255)
+            y = torch.round(y).to(torch.uint8)
+        out = y[0].permute(1, 2, 0).numpy()
+        return np.ascontiguousarray(out if a.ndim == 3 else out[..., 0])

@@ -122,10 +122,12 @@ class Resize:
         return mode, False
 
     def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
-        # exact_v1: set by a later colour op (ColorJitter, RandomGrayscale), which would amplify the
-        # uint8 kernels' 1-level difference: v1's bilinear runs in float too, rounded once as there
-        exact = self.mode == "bicubic" and self.aa or getattr(self, "exact_v1", False) and self.mode in ("bilinear", "bicubic")
-        if flavor == "tensor" and self.api == "v1" and exact:
+        if flavor == "tensor" and self.api == "v1" and getattr(self, "exact_v1", False):
+            # set by a later colour op, which would stretch any rounding difference (see _random_color)
+            from ._random_color import TorchV1Resize
+
+            return TorchV1Resize(self)
+        if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:
             return self._float_resize
         return None
 

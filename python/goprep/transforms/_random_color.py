@@ -17,7 +17,8 @@ import numpy as np
 
 from .._errors import InvalidArgumentError, PipelineError
 from . import _color_kernels as K
-from ._random import Source, _prob, _range, image_hw, items_of
+from ._random import Source, _prob, _range
+from ._random_ops import DrawOnly
 
 _TORCH = Source()  # torch's global generator: what torchvision's transforms draw from
 _OPS = ("brightness", "contrast", "saturation", "hue")
@@ -168,10 +169,33 @@ def erase(y: Any, prm: ErasingParams) -> Any:
 # ----------------------------------------------------------------------------- converter ops
 
 
-class ColorJitter:
+class _HostColour:
+    """A colour op of the uint8 stage, run as a host step (NumPy) between the engine's segments:
+    Pillow's numerics for the "pil" flavor, ``api``'s tensor numerics for tensors; the size kept."""
+
+    name: str
+    api: str
+
+    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
+        return h, w
+
+    def host(self, flavor: str) -> Any:
+        numerics = "pil" if flavor == "pil" else self.api
+
+        def run(a: np.ndarray, prm: Any = None) -> np.ndarray:
+            if prm is None:
+                raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
+            return self.run(a, prm, numerics)
+
+        return run
+
+    def run(self, a: np.ndarray, prm: Any, numerics: str) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ColorJitter(_HostColour):
     """torchvision's ``ColorJitter`` (v1 and v2: the same draws), on the uint8 (or float input) image
-    before the float conversion. A host step (NumPy): Pillow's numerics for the "pil" flavor, ``api``'s
-    tensor numerics for tensors. Params: a ``JitterParams``."""
+    before the float conversion. Params: a ``JitterParams``."""
 
     random = True
 
@@ -181,23 +205,13 @@ class ColorJitter:
     def draw(self, h: int, w: int) -> JitterParams:
         return jitter_params(self.ranges, _TORCH)
 
-    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
-        return h, w
-
-    def host(self, flavor: str) -> Any:
-        numerics = "pil" if flavor == "pil" else self.api
-
-        def run(a: np.ndarray, prm: Optional[JitterParams] = None) -> np.ndarray:
-            if prm is None:
-                raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
-            return _hwc(run_jitter, a, prm, numerics)
-
-        return run
+    def run(self, a: np.ndarray, prm: JitterParams, numerics: str) -> np.ndarray:
+        return _hwc(run_jitter, a, prm, numerics)
 
 
-class RandomGrayscale:
+class RandomGrayscale(_HostColour):
     """torchvision's ``RandomGrayscale(p)``: ``torch.rand(1) < p`` (v2's ``rand >= p`` skips: the same),
-    then the luma over the image's own channel count. A host step (NumPy). Params: applied or not."""
+    then the luma over the image's own channel count. Params: applied or not."""
 
     random = True  # p 1 draws too (p 0 is a DrawOnly); the chain runs item by item anyway (a host step)
 
@@ -207,18 +221,8 @@ class RandomGrayscale:
     def draw(self, h: int, w: int) -> bool:
         return _TORCH.rand() < self.p
 
-    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
-        return h, w
-
-    def host(self, flavor: str) -> Any:
-        numerics = "pil" if flavor == "pil" else self.api
-
-        def run(a: np.ndarray, prm: Optional[bool] = None) -> np.ndarray:
-            if prm is None:
-                raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
-            return _hwc(K.to_gray, a, numerics) if prm else a
-
-        return run
+    def run(self, a: np.ndarray, prm: bool, numerics: str) -> np.ndarray:
+        return _hwc(K.to_gray, a, numerics) if prm else a
 
 
 def _hwc(fn: Any, a: np.ndarray, *args: Any) -> np.ndarray:
@@ -229,11 +233,11 @@ def _hwc(fn: Any, a: np.ndarray, *args: Any) -> np.ndarray:
     return fn(a, *args)
 
 
-class RandomErasing:
+class RandomErasing(DrawOnly):
     """torchvision's ``RandomErasing`` (v1, v2): ``torch.rand(1) < p``, then ``erasing_box`` on the
     finished ``(C, H, W)`` tensor (after ``Normalize``), which it changes in place (``finish``); an
-    identity in the fused pass. Draws need the channel count (``draws_channels``). Params: an
-    ``ErasingParams`` or None."""
+    identity in the fused pass (a DrawOnly there). Draws need the channel count
+    (``draws_channels``). Params: an ``ErasingParams`` or None."""
 
     random = True
     draws_channels = True
@@ -243,22 +247,13 @@ class RandomErasing:
         self.name, self.p, self.scale, self.ratio, self.value = name, float(p), scale, ratio, value
         self.api = api
 
-    def draw(self, h: int, w: int, c: int) -> Optional[ErasingParams]:
+    def draw(self, h: int, w: int, c: int) -> Optional[ErasingParams]:  # type: ignore[override]
         if not _TORCH.rand() < self.p:
             return None
         if self.value is not None and len(self.value) not in (1, c):
             raise PipelineError(f"{self.name}: value has {len(self.value)} entries for a {c}-channel image (torchvision "
                                 "fails on it too)")
         return erasing_box(c, h, w, self.scale, self.ratio, self.value, _TORCH)
-
-    def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
-        return h, w
-
-    def apply(self, img: Any, flavor: str, prm: Any) -> Any:
-        return img
-
-    def __call__(self, img: Any, flavor: str) -> Any:
-        return img
 
     def finish(self, y: Any, prm: Optional[ErasingParams]) -> Any:
         if self.api == "v1" and not type(y).__module__.startswith("torch"):

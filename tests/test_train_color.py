@@ -199,7 +199,7 @@ def test_pil_numerics_bit_for_bit():
     assert np.array_equal(K._pil_rgb2hsv(cols), np.asarray(Image.fromarray(cols).convert("HSV")))
     hsv = Image.frombytes("HSV", (1024, 1024), cols.tobytes())
     assert np.array_equal(K._pil_hsv2rgb(cols), np.asarray(hsv.convert("RGB")))
-    assert np.array_equal(K.pil_luma(cols), np.asarray(Image.fromarray(cols).convert("L")))
+    assert np.array_equal(K.np_luma(cols), np.asarray(Image.fromarray(cols).convert("L")))
     F = T.functional
     pil = Image.fromarray(IMG)
     for f in rng.uniform(0, 2.5, 30):

@@ -3,9 +3,10 @@ numerics of each path torchvision takes, on ``(H, W, C)`` images (``C`` 1 or 3):
 
 - ``"pil"``: Pillow's (what torchvision runs on PIL images): ``ImageEnhance``'s ``Image.blend`` in
   single-precision float truncated to uint8, ``convert("L")``'s fixed-point ITU-R 601-2 luma, and
-  ``adjust_hue``'s round trip through Pillow's 8-bit HSV (``Convert.c``'s ``rgb2hsv``/``hsv2rgb``:
-  float and double steps as there). Bit for bit Pillow's on every input (tests/test_train_color.py
-  checks the HSV maps on all 2**24 colours).
+  ``adjust_hue``'s round trip through Pillow's 8-bit HSV. The conversions are Pillow's own C where
+  Pillow is installed, else NumPy ports of ``Convert.c``'s ``rgb2hsv``/``hsv2rgb`` (float and double
+  steps as there), bit for bit Pillow's (tests/test_train_color.py checks the HSV maps on all 2**24
+  colours).
 - ``"v1"``: ``torchvision.transforms`` on tensors (``_functional_tensor``): ``ratio * a + (1 - ratio)
   * b`` in float32, clamped, truncated for uint8; hue through float32 HSV.
 - ``"v2"``: ``torchvision.transforms.v2`` on tensors (``v2.functional._color``): the same blends
@@ -18,7 +19,7 @@ result by one level on tensors; float32 results agree within 1e-6."""
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -41,9 +42,31 @@ def _check(a: np.ndarray, numerics: str, what: str) -> None:
 # ------------------------------------------------------------------ Pillow
 
 
+def _pillow() -> Any:
+    """Pillow's ``Image`` module, or None: where it is installed its C conversions run (3 to 10 times
+    faster than the NumPy ports below, which give the same bytes and serve without it)."""
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - Pillow is a test dependency
+        return None
+    return Image
+
+
+def _pillow_convert(a: np.ndarray, mode_in: str, mode_out: str) -> np.ndarray:
+    Image = _pillow()
+    a = np.ascontiguousarray(a)
+    return np.asarray(Image.frombuffer(mode_in, (a.shape[1], a.shape[0]), a, "raw", mode_in, 0, 1).convert(mode_out))
+
+
 def pil_luma(a: np.ndarray) -> np.ndarray:
-    """Pillow's ``convert("L")`` of an RGB uint8 image: ``(R*19595 + G*38470 + B*7471 + 0x8000) >> 16``
-    (``(H, W)`` uint8)."""
+    """Pillow's ``convert("L")`` of an RGB uint8 image (``(H, W)`` uint8)."""
+    if _pillow() is not None:
+        return _pillow_convert(a, "RGB", "L")
+    return np_luma(a)
+
+
+def np_luma(a: np.ndarray) -> np.ndarray:
+    """``convert("L")`` in NumPy: ``(R*19595 + G*38470 + B*7471 + 0x8000) >> 16``."""
     x = a.astype(np.int32)
     return ((x[..., 0] * 19595 + x[..., 1] * 38470 + x[..., 2] * 7471 + 0x8000) >> 16).astype(np.uint8)
 
@@ -56,9 +79,8 @@ def pil_blend(im1: np.ndarray, im2: np.ndarray, alpha: float) -> np.ndarray:
         return np.array(np.broadcast_to(im1, np.broadcast_shapes(im1.shape, im2.shape)), dtype=np.uint8)
     if al == 1:
         return np.array(np.broadcast_to(im2, np.broadcast_shapes(im1.shape, im2.shape)), dtype=np.uint8)
-    i1 = im1.astype(np.int32)
-    d = (im2.astype(np.int32) - i1).astype(F32)
-    t = i1.astype(F32) + al * d
+    i1 = im1.astype(F32)
+    t = i1 + al * (im2.astype(F32) - i1)  # the int difference is exact in float32
     if not 0 <= al <= 1:
         np.clip(t, 0, 255, out=t)
     return t.astype(np.uint8)  # truncation toward zero, as the C cast
@@ -137,9 +159,10 @@ def _pil(a: np.ndarray, op: str, factor: float) -> np.ndarray:
     if op == "hue":
         if c == 1:  # torchvision returns "L" images as they are
             return a.copy()
-        hsv = _pil_rgb2hsv(a)
+        pil = _pillow() is not None
+        hsv = _pillow_convert(a, "RGB", "HSV").copy() if pil else _pil_rgb2hsv(a)
         hsv[..., 0] += np.uint8(np.int64(np.int32(factor * 255)) % 256)  # numpy's uint8 wrap-around
-        return _pil_hsv2rgb(hsv)
+        return _pillow_convert(hsv, "HSV", "RGB") if pil else _pil_hsv2rgb(hsv)
     raise ValueError(op)
 
 

@@ -62,6 +62,8 @@ def _colour_ops(M):
         "rrc-jitter-gray-flip": [M.RandomResizedCrop(56), M.ColorJitter(0.4, 0.4, 0.4, 0.2), M.RandomGrayscale(0.3),
                                  M.RandomHorizontalFlip()],
         "crop-jitter": [M.RandomCrop(64, padding=3), M.ColorJitter(0.3, 0.3, 0.3, 0.05)],
+        "apply": [M.RandomResizedCrop(50), M.RandomApply([M.ColorJitter(0.4, 0.4, 0.4, 0.1), M.RandomGrayscale(0.5)],
+                                                         p=0.6)],
     }
 
 
@@ -180,6 +182,9 @@ def test_timm_training_transform():
             t = timm_data.create_transform(72, is_training=True, color_jitter=0.4, grayscale_prob=0.2, re_prob=0.7,
                                            re_mode=mode, re_count=count)
             _same_seed(t, Image.fromarray(IMG), 1e-5, f"timm {mode} {count}", timm=True)
+    # SimCLR-like: RandomApply([ColorJitter], color_jitter_prob)
+    t = timm_data.create_transform(72, is_training=True, color_jitter=0.4, color_jitter_prob=0.7, grayscale_prob=0.3)
+    _same_seed(t, Image.fromarray(IMG), 1e-5, "timm color_jitter_prob", timm=True)
     t = timm_data.create_transform(72, is_training=True, color_jitter=(0.3, 0.3, 0.3, 0.1), re_prob=0.5)
     # timm's Normalize takes float tensors (its MaybeToTensor passes tensors through)
     _same_seed(t, _tensor(IMG).float() / 255, 1e-5, "timm tensor", timm=True)
@@ -336,8 +341,9 @@ def test_refusals(M):
     if M is T:  # v1's RandomErasing refuses PIL images (v2 erases them as uint8)
         with pytest.raises(PipelineError, match="RandomErasing.*takes tensors"):
             gt.from_torchvision(M.Compose([M.RandomCrop(8), M.RandomErasing(1.0)]))(Image.fromarray(IMG))
-    for tr in (M.RandAugment(), M.TrivialAugmentWide(), M.AutoAugment()):
-        with pytest.raises(PipelineError, match=type(tr).__name__):
+    for tr in (M.RandAugment(), M.TrivialAugmentWide(), M.AutoAugment(),
+               M.RandomApply([M.ColorJitter(0.2), M.RandomRotation(5)], p=0.5)):
+        with pytest.raises(PipelineError, match=f"^{type(tr).__name__} is a random augmentation goprep does not"):
             gt.from_torchvision(M.Compose([M.RandomResizedCrop(32), M.ColorJitter(0.2), tr]))
     prep = gt.from_torchvision(M.Compose([M.ColorJitter(0.2), *_float(M, False)]))
     with pytest.raises(PipelineError, match="1- or 3-channel"):
@@ -345,3 +351,18 @@ def test_refusals(M):
     prep = gt.from_torchvision(M.Compose([*_float(M, False), M.RandomErasing(1.0, value=(1.0, 2.0))]))
     with pytest.raises(PipelineError, match="value has 2 entries"):
         prep(Image.fromarray(IMG))
+
+
+def test_converted_colour_chain_pickles():
+    """A converted chain with colour ops and erasing travels into DataLoader workers as its ops."""
+    import pickle
+
+    t = T.Compose([T.RandomResizedCrop(40), T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.RandomGrayscale(0.3), T.ToTensor(),
+                   T.Normalize(MEAN, STD), T.RandomErasing(0.7, value="random")])
+    prep = gt.from_torchvision(t)
+    copy = pickle.loads(pickle.dumps(prep))
+    pil = Image.fromarray(IMG)
+    torch.manual_seed(6)
+    want = t(pil)
+    torch.manual_seed(6)
+    assert float((copy(pil) - want).abs().max()) <= 1e-5

@@ -225,6 +225,33 @@ class RandomGrayscale(_HostColour):
         return _hwc(K.to_gray, a, numerics) if prm else a
 
 
+class RandomApply(_HostColour):
+    """torchvision's ``RandomApply([...], p)`` of colour ops (timm's ``color_jitter_prob``): one
+    ``torch.rand(1)``, applied when ``not p < r`` (v1) / ``r < p`` (v2), then each inner op's draw in
+    order. Params: the inner ops' params, or ``()`` when not applied."""
+
+    random = True
+
+    def __init__(self, p: float, inner: Sequence[_HostColour], api: str) -> None:
+        self.name, self.p, self.inner, self.api = "RandomApply", float(p), list(inner), api
+
+    def draw(self, h: int, w: int) -> Tuple[Any, ...]:
+        r = _TORCH.rand()
+        hit = not self.p < r if self.api == "v1" else r < self.p
+        return tuple(op.draw(h, w) for op in self.inner) if hit else ()
+
+    def run(self, a: np.ndarray, prm: Tuple[Any, ...], numerics: str) -> np.ndarray:
+        for op, q in zip(self.inner, prm):
+            a = op.run(a, q, numerics)
+        return a
+
+
+def colour_only(t: Any) -> bool:
+    """Whether a ``RandomApply`` holds only colour ops goprep converts (ColorJitter, RandomGrayscale)."""
+    subs = list(getattr(t, "transforms", None) or [])
+    return bool(subs) and all(type(x).__name__ in ("ColorJitter", "RandomGrayscale") for x in subs)
+
+
 def _hwc(fn: Any, a: np.ndarray, *args: Any) -> np.ndarray:
     """``fn`` on an ``(H, W, C)`` view of a host step's array (a 1-channel image comes ``(H, W)``),
     the result in ``a``'s layout."""
@@ -315,16 +342,9 @@ def tv_color(t: Any, chain: Any, api: str) -> None:
     before the float conversion, as ``Chain.geometric`` requires) and ``RandomErasing`` (torchvision's
     or timm's: on the result the chain returns, last; v1's on tensors only, as there)."""
     name = type(t).__name__
-    if name == "ColorJitter":
-        # torchvision stores each factor already checked: None (off) or a (min, max) pair
-        ranges = [None if getattr(t, k) is None else _factor_range(f"ColorJitter.{k}", list(getattr(t, k)), k == "hue")
-                  for k in _OPS]
+    if name in ("ColorJitter", "RandomGrayscale", "RandomApply"):
         _exact_v1_resizes(chain, api)
-        chain.geometric(name, ColorJitter(name, ranges, api))
-        return
-    if name == "RandomGrayscale":
-        _exact_v1_resizes(chain, api)
-        chain.geometric(name, RandomGrayscale(name, _prob("RandomGrayscale.p", t.p), api))
+        chain.geometric(name, _colour_op(t, api))
         return
     if hasattr(t, "probability"):  # timm's (timm.data.random_erasing)
         chain.ops.append(TimmErasing(t))
@@ -340,6 +360,18 @@ def tv_color(t: Any, chain: Any, api: str) -> None:
         value = None if v is None else [float(x) for x in v]
     chain.ops.append(RandomErasing(name, _prob("RandomErasing.p", t.p), scale, ratio, value, api))
 
+
+
+def _colour_op(t: Any, api: str) -> _HostColour:
+    name = type(t).__name__
+    if name == "ColorJitter":
+        # torchvision stores each factor already checked: None (off) or a (min, max) pair
+        ranges = [None if getattr(t, k) is None else _factor_range(f"ColorJitter.{k}", list(getattr(t, k)), k == "hue")
+                  for k in _OPS]
+        return ColorJitter(name, ranges, api)
+    if name == "RandomGrayscale":
+        return RandomGrayscale(name, _prob("RandomGrayscale.p", t.p), api)
+    return RandomApply(_prob("RandomApply.p", t.p), [_colour_op(x, api) for x in t.transforms], api)
 
 
 def _factor_range(name: str, value: Any, hue: bool) -> Optional[Tuple[float, float]]:

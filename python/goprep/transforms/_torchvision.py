@@ -12,7 +12,7 @@ from ._chain import Chain, mean_std, refusals
 from ._converted import Converted
 from .._geometry import parse_padding
 from ._random import _range
-from ._random_color import tv_color
+from ._random_color import colour_only, tv_color
 from ._random_ops import DrawOnly, RandomCrop, RandomFlip, RandomResizedCrop
 from ._steps import CenterCrop, Gray, Pad, Resize, pair
 from ._timm import keep_ratio_op
@@ -25,8 +25,8 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     ``Grayscale`` (on 1-channel images), timm's eval ``ResizeKeepRatio``, ``MaybeToTensor`` and
     ``MaybePILToTensor``, and the training transforms ``RandomResizedCrop``, ``RandomCrop`` (constant
     padding), ``RandomHorizontalFlip``/``RandomVerticalFlip``, ``ColorJitter``, ``RandomGrayscale``,
-    ``RandomErasing`` (last, on the finished tensor) and timm's ``RandomResizedCropAndInterpolation``
-    and ``RandomErasing``: each item (of a list or batch too, item k the k-th) draws its parameters
+    ``RandomApply`` of those two, ``RandomErasing`` (last, on the finished tensor) and timm's
+    ``RandomResizedCropAndInterpolation`` and ``RandomErasing``: each item (of a list or batch too, item k the k-th) draws its parameters
     with the original's calls from the original's generators (torch's global one; timm's crop and
     erasing boxes Python's ``random``), so after the same seeds the result is the original's. Random
     augmentations that are not reproduced (``RandAugment``, ``AutoAugment``, ...) are refused by name.
@@ -157,7 +157,7 @@ def _tv_walk(t: Any, chain: Chain) -> None:
         _tv_random_resized_crop(t, chain)
     elif name == "RandomCrop":
         _tv_random_crop(t, chain)
-    elif name in ("ColorJitter", "RandomGrayscale", "RandomErasing"):
+    elif name in ("ColorJitter", "RandomGrayscale", "RandomErasing") or name == "RandomApply" and colour_only(t):
         tv_color(t, chain, _tv_api(t))
     elif name in _NOT_REPRODUCED:
         raise PipelineError(f"{name} is a random augmentation goprep does not reproduce (its draws or its numerics); "

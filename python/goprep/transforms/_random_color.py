@@ -343,7 +343,7 @@ def tv_color(t: Any, chain: Any, api: str) -> None:
     or timm's: on the result the chain returns, last; v1's on tensors only, as there)."""
     name = type(t).__name__
     if name in ("ColorJitter", "RandomGrayscale", "RandomApply"):
-        _exact_v1_resizes(chain, api)
+        _exact_resizes(chain)
         chain.geometric(name, _colour_op(t, api))
         return
     if hasattr(t, "probability"):  # timm's (timm.data.random_erasing)
@@ -382,37 +382,43 @@ def _factor_range(name: str, value: Any, hue: bool) -> Optional[Tuple[float, flo
     return jitter_range(name, value)
 
 
-def _exact_v1_resizes(chain: Any, api: str) -> None:
-    """Before a colour op on v1 tensors: the chain's resizes (``Resize``, each of a RandomResizedCrop's)
-    run as ``TorchV1Resize`` (``Resize.host``), not goprep's kernels, which are within a level (uint8)
-    or 1e-5 (float) of v1's: the jitter's factors would stretch that to several levels (measured: 8
-    with goprep's uint8 kernel, 2 with its float32 kernel rounded once)."""
-    if api != "v1":
-        return
+def _exact_resizes(chain: Any) -> None:
+    """Before a colour op, on tensors: the chain's resizes (``Resize``, each of a RandomResizedCrop's)
+    run as ``TorchResize`` (``Resize.host``) where goprep's kernels are only close to torchvision's
+    (v1's uint8 within a level, float32 within 1e-5): the jitter's factors (and hue on near-gray
+    pixels) would stretch that (measured: 8 levels after Normalize with goprep's uint8 kernel, 2 with
+    its float32 kernel rounded once; 1.35e-5 on v2 float tensors)."""
     for op in chain.ops:
         for r in getattr(op, "resizes", None) or [op]:
             if hasattr(r, "_float_resize"):
-                r.exact_v1 = True
+                r.exact_torch = True
 
 
-class TorchV1Resize:
-    """torchvision v1's tensor resize (``_functional_tensor.resize``) by PyTorch itself, on a host
-    step's ``(H, W, C)`` array: to a contiguous float32 NCHW tensor, ``interpolate`` (align_corners
-    False, antialias for bilinear/bicubic only), bicubic clamped, uint8 rounded half to even. Used only
-    for tensor inputs (torch is there) whose chain jitters colours after the resize."""
+class TorchResize:
+    """torchvision's tensor resize by PyTorch itself, on a host step's ``(H, W, C)`` array: v1's
+    (``_functional_tensor.resize``: to a contiguous float32 NCHW tensor, ``interpolate`` with
+    align_corners False and antialias for bilinear/bicubic only, bicubic clamped, uint8 rounded half
+    to even) and v2's on float32 (``interpolate`` alone); v2's uint8 is goprep's kernel, equal to
+    PyTorch's bit for bit. Only for tensor inputs (torch is there) whose chain jitters colours after
+    the resize."""
 
     def __init__(self, resize: Any) -> None:
         self.resize = resize
 
     def __call__(self, a: np.ndarray) -> np.ndarray:
-        import torch
-        import torch.nn.functional as F
-
         r = self.resize
         h, w = a.shape[0], a.shape[1]
         oh, ow = r.target(h, w)
         if (oh, ow) == (h, w):
             return a
+        if r.api == "v2" and a.dtype == np.uint8:
+            from .. import _ops
+
+            kind, aa = r._tensor_kernel("u8")
+            return _ops.resize(np.ascontiguousarray(a), (oh, ow), interpolation=kind, antialias=aa)
+        import torch
+        import torch.nn.functional as F
+
         mode = r.mode
         aa = r.aa and mode in ("bilinear", "bicubic")
         x = torch.from_numpy(np.ascontiguousarray(np.moveaxis(a.reshape(h, w, -1), -1, 0)))[None]

@@ -122,11 +122,11 @@ class Resize:
         return mode, False
 
     def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
-        if flavor == "tensor" and self.api == "v1" and getattr(self, "exact_v1", False):
+        if flavor == "tensor" and getattr(self, "exact_torch", False):
             # set by a later colour op, which would stretch any rounding difference (see _random_color)
-            from ._random_color import TorchV1Resize
+            from ._random_color import TorchResize
 
-            return TorchV1Resize(self)
+            return TorchResize(self)
         if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:
             return self._float_resize
         return None

@@ -134,6 +134,14 @@ def test_same_seed_uint8_result(M):
     _same_seed(t, Image.fromarray(IMG), 0, "pil")
     # v1's PILToTensor refuses tensors: its chain on tensors without it (RandomErasing takes the tensor)
     _same_seed(t if M is T2 else M.Compose(t.transforms[:3] + t.transforms[4:]), _tensor(IMG), 1, "tensor")
+    if M is T2:  # v2 erases PIL images too (as uint8): goprep's PIL chain returns the (H, W, C) array
+        t = M.Compose([M.RandomResizedCrop(40), M.ColorJitter(0.3, 0.3), M.RandomErasing(0.9, value=(5, 6, 7))])
+        prep = gt.from_torchvision(t)
+        for s in SEEDS:
+            torch.manual_seed(s)
+            want = np.asarray(t(Image.fromarray(IMG)))
+            torch.manual_seed(s)
+            assert np.array_equal(prep(Image.fromarray(IMG)), want), s
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])

@@ -156,13 +156,21 @@ def erase(y: Any, prm: ErasingParams) -> Any:
     if prm.value is None:
         return y
     i, j, h, w, v = prm
-    if type(y).__module__.startswith("torch"):
+    torch_out = type(y).__module__.startswith("torch")
+    c = int(y.shape[0] if torch_out else (y.shape[2] if y.ndim == 3 else 1))
+    if int(v.shape[0]) not in (1, c):
+        raise PipelineError(f"RandomErasing drew a {int(v.shape[0])}-channel value for a {c}-channel result (the "
+                            "channel count changed in a way goprep did not follow)")
+    if torch_out:
         import torch
 
         y[..., i:i + h, j:j + w] = v if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v))
         return y
-    vv = v.numpy() if hasattr(v, "numpy") else np.asarray(v)
-    y[i:i + h, j:j + w, :] = np.moveaxis(vv, 0, -1)
+    vv = np.moveaxis(v.numpy() if hasattr(v, "numpy") else np.asarray(v), 0, -1)
+    if y.ndim == 2:
+        y[i:i + h, j:j + w] = vv[..., 0]
+    else:
+        y[i:i + h, j:j + w, :] = vv
     return y
 
 

@@ -18,7 +18,7 @@ cd "$ROOT"
 # The subset: numerics vs references, errors and bad inputs, threads, pipelines, free threading.
 files=(test_resize.py test_normalize.py test_flip.py test_crop.py test_color.py test_letterbox.py
        test_errors.py test_bad_inputs.py test_threads.py test_pipeline.py test_safety.py
-       test_unmap_boxes.py test_free_threading.py)
+       test_unmap_boxes.py test_free_threading.py test_data_loader.py)
 if [[ "${1:-}" == --list ]]; then printf '%s\n' "${files[@]}"; exit 0; fi
 v=${1:-}
 [[ "$v" =~ ^3\.[0-9]+t?$ ]] || { echo "usage: $0 3.X|3.Xt" >&2; exit 1; }

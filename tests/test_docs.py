@@ -73,7 +73,7 @@ def _rel(path):
 
 
 # goprep's public submodules, which `import goprep` imports only on first access (PEP 562).
-LAZY_SUBMODULES = ("transforms", "metrics", "ray", "dask", "testing")
+LAZY_SUBMODULES = ("transforms", "metrics", "ray", "dask", "testing", "data", "triton")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""goprep's documented submodules (transforms, metrics, ray, dask, testing) work after a plain
+"""goprep's documented submodules (transforms, data, triton, metrics, ray, dask, testing) work after a plain
 ``import goprep`` (PEP 562 lazy imports), without making ``import goprep`` load anything heavy.
 
 Each check runs in a fresh interpreter: in this test process other tests have already imported the
@@ -17,6 +17,8 @@ DOCUMENTED = {
     "ray": ["Preprocessor", "preprocess", "deployment"],
     "dask": ["map_blocks"],
     "testing": ["simulate_gpu", "inject_gpu_fault"],
+    "data": ["Loader", "Dataset", "image_folder", "files"],
+    "triton": ["infer_func", "run_requests"],
 }
 
 # Never loaded by `import goprep` alone: the optional libraries, OpenCV/Pillow, and goprep's own native

@@ -373,3 +373,34 @@ def test_converted_colour_chain_pickles():
     want = t(pil)
     torch.manual_seed(6)
     assert float((copy(pil) - want).abs().max()) <= 1e-5
+
+
+@pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
+def test_erasing_in_the_fused_batch_call(M):
+    """RandomErasing without a colour op: the chain runs as one engine call (run_drawn) and each item is
+    erased after it, item k with the k-th draws: PIL images, a tensor batch and JPEG bytes (against
+    torchvision on the images Pillow decodes)."""
+    import io
+
+    t = M.Compose([M.RandomResizedCrop(48), M.RandomHorizontalFlip(), *_float(M, False), M.Normalize(MEAN, STD),
+                   M.RandomErasing(0.8, value="random"), M.RandomErasing(0.5, value=(1.0, 2.0, 3.0))])
+    prep = gt.from_torchvision(t)
+    arrays = [IMG, _photo(90, 120, 5), _photo(101, 77, 6)]
+    data = []
+    for a in arrays:
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, "JPEG", quality=90)
+        data.append(buf.getvalue())
+    pils = [Image.open(io.BytesIO(b)).convert("RGB") for b in data]
+    for src, ref in ((pils, pils), (data, pils)):
+        torch.manual_seed(9)
+        want = torch.stack([t(x) for x in ref])
+        torch.manual_seed(9)
+        got = prep(src)
+        assert float((got - want).abs().max()) <= 1e-5
+    tt = M.Compose([M.RandomResizedCrop(48), *_float(M, True), M.Normalize(MEAN, STD), M.RandomErasing(0.9)])
+    batch = torch.stack([_tensor(IMG), _tensor(IMG).flip(-1)])
+    torch.manual_seed(2)
+    want = torch.stack([tt(x) for x in batch])
+    torch.manual_seed(2)
+    assert float((gt.from_torchvision(tt)(batch) - want).abs().max()) <= LEVEL * 1.0001

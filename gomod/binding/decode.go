@@ -19,6 +19,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/goprep/goprep/gomod/codec"
@@ -197,11 +198,29 @@ type encodedItem struct {
 
 // Decode decodes the item into dst (rows stride bytes apart); its errors name the item.
 func (e *encodedItem) Decode(dst []byte, stride int) error {
+	decodedPixels.Add(e.pixels())
 	if err := codec.Decode(e.b.data[e.i], e.opts, dst, stride); err != nil {
 		return e.b.renamed(e.i, err)
 	}
 	return nil
 }
+
+// decodedPixels counts the pixels encoded jobs asked their decoder for (TestingDecodedPixels).
+var decodedPixels atomic.Int64
+
+// pixels is how many pixels the item's decode asks for: its window's, or the whole decoded image's.
+func (e *encodedItem) pixels() int64 {
+	if w := e.opts.Window; !w.Empty() {
+		return int64(w.Y1-w.Y0) * int64(w.X1-w.X0)
+	}
+	h, w, _ := codec.OutSize(e.b.hdr[e.i], e.opts)
+	return int64(h) * int64(w)
+}
+
+// TestingDecodedPixels is the running count of pixels that encoded jobs asked their decoder for (the
+// crop-aware window when the plan reads part of the image, else the whole decoded image), so a test
+// can tell that a crop decoded only its part. Test-only.
+func TestingDecodedPixels() int64 { return decodedPixels.Load() }
 
 // encodedJob makes the source of Execute's job row for plan p when the row names a decode batch
 // (jobBatch != 0): item jobItem of it, decoded with the row's options. The plan must read exactly

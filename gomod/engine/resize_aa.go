@@ -236,17 +236,6 @@ func newAAPlan(p *Plan) *aaPlan {
 	return a
 }
 
-// aaVTables lays out every content row's vertical weights for the paired vertical loop (aaVPairs),
-// once per plan: computing them for every output row (colShift, 16 words per pair) took ~2% of
-// BenchmarkAntialias1080 (perf, cpu-clock samples), and ~2-3% of a vertical-first plan's time.
-func aaVTables(rt *taps) ([][]int32, []aaVHead) {
-	vw, vh := make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
-	for r := range rt.Cnt {
-		vw[r], vh[r] = aaVPairs(nil, rt.WI[r*rt.K:r*rt.K+int(rt.Cnt[r])])
-	}
-	return vw, vh
-}
-
 // newAAVFirst builds the horizontal tables of a vertical-first plan (Plan.vfirst) on interleaved RGB
 // for aaHRows, which vfirstRowU8 runs over its vertically resized row (aaPlan.cols and chunks only:
 // the fused vertical pass and the normalisation stay on the general path). Nil where aaHRows cannot
@@ -559,68 +548,4 @@ func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 			dc[j] = clampU8(s >> shift)
 		}
 	}
-}
-
-// aaVScalar is the pure-Go vertical pass plus normalisation of columns [from, len(out)) of one output
-// plane row: Pillow's ImagingResampleVertical_8bpc over the cached planar rows (plane offset po), then
-// the normalisation table.
-func aaVScalar(out []float32, hs [][]uint8, po int, wv []int32, lut *[256]float32, from int) {
-	for x := from; x < len(out); x++ {
-		acc := int32(1 << (pilPrecisionBits - 1))
-		for t, h := range hs {
-			acc += int32(h[po+x]) * wv[t]
-		}
-		out[x] = lut[clampU8(acc>>pilPrecisionBits)]
-	}
-}
-
-// aaVMaxPairs is the longest vertical window, in tap pairs, that aaVRow's VPMADDWD loop takes.
-const aaVMaxPairs = 64
-
-// aaVPairLen is the int32 words of one tap pair in aaVPairs' layout: 16 high halves, 16 low halves.
-const aaVPairLen = 32
-
-// aaVHead is the split of one output row's vertical weights (colShift, as for a horizontal column):
-// mul = 2^sh, lo0 when no weight has a low half, and the bounds of the low halves' sum (aaCol).
-type aaVHead struct {
-	mul, base, thr int32
-	lo0            bool
-}
-
-// aaVPairs lays out one output row's vertical weights wv for aaVRow (into buf's storage), split at
-// the row's colShift: for each tap pair (2i, 2i+1; an odd last tap pairs with weight 0), the high
-// halves (hi0, hi1) as int16 in one int32, sixteen times (a broadcast VPMADDWD operand, 32 bytes of
-// it for AVX2, 64 for AVX-512), then the low halves the same way: aaVPairLen words per pair. Empty
-// when the window is longer than aaVMaxPairs pairs. The storage has one pair to spare: the kernels'
-// weight pointer steps past the last pair (never read), which checkptr accepts only inside the
-// allocation.
-func aaVPairs(buf []int32, wv []int32) ([]int32, aaVHead) {
-	np := (len(wv) + 1) / 2
-	if np > aaVMaxPairs {
-		return buf[:0], aaVHead{}
-	}
-	if cap(buf) < aaVPairLen*(np+1) {
-		buf = make([]int32, aaVPairLen*np, aaVPairLen*(np+1))
-	}
-	buf = buf[:aaVPairLen*np]
-	sh := colShift(wv)
-	var lmin, width int64
-	for i := 0; i < np; i++ {
-		w0, w1 := wv[2*i], int32(0)
-		if 2*i+1 < len(wv) {
-			w1 = wv[2*i+1]
-		}
-		h0, l0 := colHalves(w0, sh)
-		h1, l1 := colHalves(w1, sh)
-		for _, l := range [2]int16{l0, l1} {
-			width += 255 * int64(max(l, -l))
-			lmin += 255 * int64(min(l, 0))
-		}
-		hi, lo := int32(uint16(h0))|int32(uint16(h1))<<16, int32(uint16(l0))|int32(uint16(l1))<<16
-		for q := 0; q < aaVPairLen/2; q++ {
-			buf[aaVPairLen*i+q], buf[aaVPairLen*i+aaVPairLen/2+q] = hi, lo
-		}
-	}
-	return buf, aaVHead{mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin),
-		thr: int32(max(1<<pilPrecisionBits-width, 0)), lo0: width == 0}
 }

@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # type checkers see the lazily imported submodules as attribu
 
 # The public submodules, imported on first access by __getattr__ below. Not in __all__: a star import
 # would import them all.
-_SUBMODULES = ("dask", "metrics", "ray", "testing", "transforms")
+_SUBMODULES = ("dask", "data", "metrics", "ray", "testing", "transforms", "triton")
 
 __all__ = [
     "__version__",

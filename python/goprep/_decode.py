@@ -229,6 +229,16 @@ def decode_traced(t: Traced, mode: str, reduce: Union[int, str], orient: bool) -
     return out.mapped((2, 1, 0)) if mode == "BGR" else out
 
 
+def draft_scale(h: int, w: int, rh: int, rw: int) -> int:
+    """Pillow's draft rule with reducing_gap 2: the largest of 8, 4, 2 that keeps an ``h x w`` region
+    at least twice the ``rh x rw`` resize target on each axis once DCT-scaled, else 1."""
+    scale = min(w // (2 * rw), h // (2 * rh))
+    for a in (8, 4, 2):
+        if scale >= a:
+            return a
+    return 1
+
+
 def _auto_scale(hdr: Header, traced: Traced, full: Tuple[int, int]) -> int:
     """reduce="auto"'s factor: Pillow's draft rule with reducing_gap 2 against the resize's target,
     when the resize reads the whole decoded image (``full``: its size at scale 1; a crop before the
@@ -239,11 +249,7 @@ def _auto_scale(hdr: Header, traced: Traced, full: Tuple[int, int]) -> int:
     if (pre.h, pre.w) != full:
         return 1
     _, _, rh, rw = traced.resize
-    scale = min(pre.w // (2 * rw), pre.h // (2 * rh))
-    for a in (8, 4, 2):
-        if scale >= a:
-            return a
-    return 1
+    return draft_scale(pre.h, pre.w, rh, rw)
 
 
 class Encoded:
@@ -253,7 +259,7 @@ class Encoded:
     options (``Signature.decode``). ``mem``: its bytes (none for a path), which an out= must not
     overlap."""
 
-    __slots__ = ("header", "key", "ref", "mem")
+    __slots__ = ("header", "key", "ref", "mem", "scale")
     kind = None  # results are NumPy arrays
     on_dev = False
     dtype = np.dtype(np.uint8)
@@ -264,14 +270,24 @@ class Encoded:
         self.ref = EncodedItem(batch.handle, index)
         b = batch.bufs[index]
         self.mem = () if b is None else (b,)
+        self.scale = 1  # the caller's DCT scale (at_scale), for a function that does not call decode
+
+    def at_scale(self, scale: int) -> "Encoded":
+        """This JPEG decoded DCT-scaled to ``ceil(size / scale)`` (Pillow's ``draft``) for a function
+        that does not call goprep.decode: the function sees the reduced image (a training batch's
+        reduce="auto": transforms/_random.py)."""
+        e = Encoded.__new__(Encoded)
+        e.header, e.ref, e.mem, e.scale = self.header, self.ref, self.mem, scale
+        e.key = self.key + (scale,)
+        return e
 
     def trace(self, fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], opts: Any) -> Signature:
         """The signature of ``fn`` for this header, its ``decode`` the options the function chose. The
         decode runs on the CPU, so the signature is placed there whatever the pipeline's device
         (a device output is uploaded after: _pipeline)."""
         hdr = self.header
-        traced, template, st = _trace_one(fn, hdr, args, kwargs, 1)
-        if st.auto:
+        traced, template, st = _trace_one(fn, hdr, args, kwargs, 1, self.scale)
+        if st.auto and self.scale == 1:
             h1, w1, _ = hdr.decoded_size("RGB", 1, st.opts[2])
             a = _auto_scale(hdr, traced, (h1, w1))
             if a > 1:
@@ -284,8 +300,12 @@ class Encoded:
 _MODE_NAME = {0: "RGB", 1: "L", 2: "RGBA"}  # codec.Mode -> a mode of that channel count
 
 
-def _trace_one(fn: Any, hdr: Header, args: Tuple[Any, ...], kwargs: Dict[str, Any], force_scale: int) -> Tuple[Traced, Any, _TraceState]:
-    src = _placeholder(hdr.height, hdr.width, 3)
+def _trace_one(fn: Any, hdr: Header, args: Tuple[Any, ...], kwargs: Dict[str, Any], force_scale: int,
+               preset: int = 1) -> Tuple[Traced, Any, _TraceState]:
+    """``fn`` traced on ``hdr``'s image: from its stored size, or with ``preset`` > 1 (Encoded.at_scale)
+    from its DCT-scaled size, which a function calling goprep.decode cannot take."""
+    h, w = (hdr.height, hdr.width) if preset == 1 else hdr.decoded_size("RGB", preset)[:2]
+    src = _placeholder(h, w, 3)
     st = _TraceState(hdr, src, force_scale)
     prev = getattr(_ctx, "state", None)
     _ctx.state = st
@@ -293,8 +313,11 @@ def _trace_one(fn: Any, hdr: Header, args: Tuple[Any, ...], kwargs: Dict[str, An
         traced, template = trace_fn(fn, src, args, kwargs)
     finally:
         _ctx.state = prev
-    if st.opts is None:  # the function never called decode: the defaults (exact RGB)
-        st.opts = (0, 1, False)
+    if st.opts is None:  # the function never called decode: the defaults (exact RGB), or the preset scale
+        st.opts = (0, preset, False)
+    elif preset != 1:
+        raise PipelineError("goprep.decode in a function whose images the caller decodes DCT-scaled (reduce= of a "
+                            "training batch): leave the decode to the caller", argument="data")
     return traced, template, st
 
 

@@ -113,9 +113,12 @@ class Pipeline:
         that stream; with a device input and ``output="device"`` the call then returns without waiting."""
         return self._call(src, args, kwargs, out, stream)
 
-    def _call(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any = None, stream: Any = None) -> Any:
+    def _call(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any = None, stream: Any = None,
+              each: Optional[Callable[[int, Any], Tuple[Any, Tuple[Any, ...]]]] = None) -> Any:
         """``self(src, *args, out=out, stream=stream, **kwargs)``: the one call path of goprep. Eager
-        ops call it directly (``kwargs`` empty), which spares them building the keyword dict."""
+        ops call it directly (``kwargs`` empty), which spares them building the keyword dict. ``each``
+        (a training chain's draws, transforms/_random.py): ``each(i, item)`` gives item ``i`` as it
+        runs and its own extra arguments instead of ``args``, called in item order (see _tail)."""
         # Profiling off costs this one check (and a None test on the way out): the body stays inline,
         # since a helper call measured +0.1 us on a 2.4 us call, and a profiled call is timed here,
         # not by calling back in (re-entering with keyword arguments measured ~0.5 us).
@@ -128,7 +131,7 @@ class Pipeline:
         else:
             st = None
         try:
-            if type(src) is np.ndarray:
+            if type(src) is np.ndarray and each is None:
                 # The common call first: a NumPy image of a signature the fast path serves, straight
                 # from the memo (Signature.fast; float32 sources aligned).
                 key: Any = (src.shape, src.strides, src.dtype, typed_key(args) if args else (), typed_key(kwargs) if kwargs else ())
@@ -146,7 +149,7 @@ class Pipeline:
                 device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
                 res = self._run([c], [src], c.shape, out, device, sh, st, (src,))
                 return res if c.template is SLOT else fill(c.template, res)
-            return self._call_other(src, args, kwargs, out, stream, st)
+            return self._call_other(src, args, kwargs, out, stream, st, each=each)
         except BaseException:
             if st is not None:
                 _profile.failed(st, self._name)
@@ -163,14 +166,14 @@ class Pipeline:
                     _profile.commit(st)
 
     def _call_other(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, stream: Any, st: Any,
-                    max_pixels: Optional[int] = None, name: str = "src", ragged: bool = False) -> Any:
+                    max_pixels: Optional[int] = None, name: str = "src", ragged: bool = False, each: Any = None) -> Any:
         """A call whose source is not a plain NumPy image: adapted into the items of its input kind
         (_inputs.adapt), run as one call (_tail), and any decode batch it opened closed.
-        ``max_pixels``, ``name``, ``ragged``: eager decode's (_ops.decode)."""
+        ``max_pixels``, ``name``, ``ragged``: eager decode's (_ops.decode); ``each``: _call's."""
         sh = -1 if stream is None else _device.stream_handle(stream)
         items, one, batch = _inputs.adapt(src, sh if sh >= 0 else None, self._host_only, self._accepts, max_pixels, name)
         try:
-            return self._tail(items, one, args, kwargs, out, sh, st, ragged)
+            return self._tail(items, one, args, kwargs, out, sh, st, ragged, each)
         finally:
             if batch is not None:
                 batch.close()
@@ -189,15 +192,21 @@ class Pipeline:
         return c  # type: ignore[no-any-return]
 
     def _tail(self, items: List[Any], one: bool, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int,
-              st: Any, ragged: bool = False) -> Any:
+              st: Any, ragged: bool = False, each: Any = None) -> Any:
         """Run the function on ``items`` (one source, or a list's): one signature each (all giving
         one size and dtype, unless ``ragged``: separate results, eager decode's lists), placed once,
-        run in one engine call, the function's result rebuilt around the image."""
+        run in one engine call, the function's result rebuilt around the image. With ``each``, item
+        ``i`` becomes ``each(i, item)``'s item with its own arguments (its own plan), before item
+        ``i + 1`` is asked for."""
         ak = typed_key(args) if args else ()
         kk = typed_key(kwargs) if kwargs else ()
         x0 = items[0]
         sigs: List[Signature] = []
         for i, it in enumerate(items):
+            if each is not None:
+                it, args = each(i, it)
+                ak = typed_key(args)
+                items[i] = it
             if it.dtype != x0.dtype:  # a silent trap: normalize's default scale follows each dtype
                 raise DTypeError(
                     f"item {i} is {it.dtype} but item 0 is {x0.dtype}; the images of a list must share one "
@@ -210,7 +219,7 @@ class Pipeline:
                     argument="src",
                 )
             sigs.append(c)
-        first = sigs[0]
+        first, x0 = sigs[0], items[0]
         mem = () if x0.on_dev else x0.mem if one else tuple(m for it in items for m in it.mem)
         refs = [it.ref for it in items]
         if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)

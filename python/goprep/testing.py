@@ -9,7 +9,8 @@ The run path's hooks let tests observe and steer it without patching goprep's in
 sizes and bounds (``cache_sizes``, ``cache_limits``, ``clear_caches``), how many functions were
 traced (``trace_count``), which calls took the general path (``count_general_path``), results that cannot
 be allocated (``refuse_allocations``), and long calls held inside the engine until interrupted
-(``hold_calls``, ``wait_held``, ``held_in_flight``).
+(``hold_calls``, ``wait_held``, ``held_in_flight``), and how many pixels encoded sources were
+decoded (``decoded_pixels``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "hold_calls",
     "wait_held",
     "held_in_flight",
+    "decoded_pixels",
 ]
 
 INTERRUPTIBLE_MIN_BYTES = _run.INTERRUPTIBLE_MIN_BYTES  # CPU calls moving this many bytes are cancellable
@@ -189,3 +191,10 @@ def held_in_flight() -> int:
     """How many calls held by ``hold_calls`` have not yet returned from the engine: 0 once every
     interrupted call has really stopped."""
     return int(_native.get().TestingHeldInFlight())
+
+
+def decoded_pixels() -> int:
+    """The running count of pixels this process's pipelines asked the JPEG/PNG decoders for: a crop's
+    window when a plan reads only part of an image (crop-aware decode), else the whole decoded image
+    (DCT-scaled by ``reduce``)."""
+    return int(_native.get().TestingDecodedPixels())

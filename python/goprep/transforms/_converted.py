@@ -13,8 +13,9 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
-from ._random import image_hw, items_of, stack
-from ._random_color import finish, image_c
+from ._random import chain_reducer, image_hw, is_batch, items_of, run_drawn, stack
+from ._random_color import engine_params, finish, finish_all, image_c, item_channels
+from ._variants import chain_split
 from ._rgb import to_rgb
 
 
@@ -125,7 +126,8 @@ class Converted:
                                 "tensors), as one video", argument="src")
         return self._pipe(self._flavor or "pil")(src)[None, None]
 
-    def __call__(self, src: Any, *, out: Any = None) -> Any:
+    def __call__(self, src: Any, *, out: Any = None, reduce: Optional[str] = None) -> Any:
+        """``reduce="auto"`` (training chains on JPEG bytes or paths): see ``_random.run_drawn``."""
         if self._clip:
             return self._call_clip(src, out)
         if getattr(self, "_hf_video", False):
@@ -138,7 +140,10 @@ class Converted:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
             flavor = "tensor" if is_tensor(first) else "pil"
         if getattr(self, "_random", False):
-            return self._call_random(src, flavor, out)
+            return self._call_random(src, flavor, out, reduce)
+        if reduce is not None:
+            raise PipelineError("applies to training chains (random crops) only; an eval chain takes "
+                                "goprep.decode's reduce= in a pipeline", argument="reduce")
         return self._pipe(flavor)(src, out=out)
 
     def _draw(self, h: int, w: int, c: int = 3) -> Tuple[Any, ...]:
@@ -161,23 +166,42 @@ class Converted:
                 h, w = size(h, w, v)
         return tuple(prm) + (None,) * (len(ops) - len(prm))
 
-    def _call_random(self, src: Any, flavor: str, out: Any) -> Any:
+    def _call_random(self, src: Any, flavor: str, out: Any, reduce: Optional[str] = None) -> Any:
         """A training chain: each item (one image, or each of a list or batch, in order) draws its
-        parameters as torchvision's Compose would on that item alone, then runs its own plan (a
-        pipeline call keyed by the parameters: the memo stays bounded, see _signature.Memo). A list or
-        batch gives one batch, stacked."""
-        items, batch = items_of(src)
+        parameters as torchvision's Compose would on that item alone and gets its own plan (keyed by
+        the parameters: the memo stays bounded, see _signature.Memo); a fused chain runs them all as
+        one engine call (run_drawn: encoded items too), a staged one item by item, stacked."""
         p = self._pipe(flavor)
         ops = self._chain.ops
+        # ops with a finish (RandomErasing) draw with the channel count and run on each finished item;
+        # the engine gets None for them (an identity there, and no tensors in the plan's key)
+        post = any(hasattr(op, "finish") for op in ops)
+        if not isinstance(p, Staged):
+            if not post:
+                return run_drawn(p, src, lambda h, w: (self._draw(h, w),), out, reduce, chain_reducer(ops),
+                                 chain_split(ops))
+            drawn: List[Any] = []
+            cs = iter(item_channels(src))
+
+            def draw(h: int, w: int) -> Tuple[Any, ...]:
+                drawn.append(self._draw(h, w, next(cs)))
+                return (engine_params(ops, drawn[-1]),)
+
+            res = run_drawn(p, src, draw, out, reduce, chain_reducer(ops), chain_split(ops))
+            return finish_all(ops, res, drawn, is_batch(src))
+        if reduce is not None:
+            raise PipelineError("applies to chains that run as one fused pass (not v1's float resize on tensors, not "
+                                "colour jitter)", argument="reduce")
+        items, batch = items_of(src)
         if not batch:
             h, w = image_hw(src)
             prm = self._draw(h, w, image_c(src))
-            return finish(ops, p(src, prm, out=out), prm)  # finish: RandomErasing, on the result
+            return finish(ops, p(src, engine_params(ops, prm), out=out), prm)
         outs = []
         for x in items:
             h, w = image_hw(x)
             prm = self._draw(h, w, image_c(x))
-            outs.append(finish(ops, p(x, prm), prm))
+            outs.append(finish(ops, p(x, engine_params(ops, prm)), prm))
         return stack(outs, is_tensor(outs[0]), out)
 
 

@@ -10,11 +10,15 @@ crop boxes and flips; torch is imported only when a torch source draws.
 from __future__ import annotations
 
 import math
+import os
 import random as _pyrandom
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+import re
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
-from .._errors import InvalidArgumentError, PipelineError
+from .._errors import GoprepError, InvalidArgumentError, PipelineError
 from .._validate import as_positive_int
+from ._variants import ENABLED as VARIANTS
+from ._variants import Batch, rrc_split
 
 
 class Source:
@@ -195,23 +199,31 @@ def draw_resized_crop(height: int, width: int, *, scale: Sequence[float] = (0.08
 def random_resized_crop(src: Any, size: Any, *, scale: Sequence[float] = (0.08, 1.0),
                         ratio: Sequence[float] = (3 / 4, 4 / 3), interpolation: str = "bilinear",
                         antialias: Any = True, hflip: float = 0.0, vflip: float = 0.0, generator: Any = None,
-                        return_params: bool = False) -> Any:
+                        return_params: bool = False, reduce: Optional[str] = None) -> Any:
     """goprep's RandomResizedCrop: for each image (one, or each item of a list or batch, in order), a box
     drawn by ``draw_resized_crop``, cropped, resized to ``size`` (``goprep.resize``'s ``interpolation``
-    and ``antialias``) and flipped, in one fused pass per image. A list or batch gives one batch.
-    With ``return_params=True`` it returns ``(result, params)``, ``params`` a ``Params`` (a list of them
-    for a list or batch) so that boxes and masks can follow the image."""
+    and ``antialias``) and flipped. Images are arrays, PIL images, tensors, or JPEG/PNG bytes or paths
+    (decoded only as far as the box reaches); a list or batch gives one batch, run as one engine call
+    (``run_drawn``; ``reduce="auto"``: its DCT-scaled decode). With ``return_params=True`` it returns
+    ``(result, params)``, ``params`` a ``Params`` (a list of them for a list or batch) in the source's
+    full-size pixels, so that boxes and masks can follow the image."""
     from .. import _validate
 
-    _validate.parse_size(size, 1 << 30, "size")
-    items, batch = items_of(src)
-    drawn = []
-    for x in items:
-        h, w = image_hw(x)
-        drawn.append(draw_resized_crop(h, w, scale=scale, ratio=ratio, hflip=hflip, vflip=vflip, generator=generator))
-    res = resized_crop_with(src, drawn if batch else drawn[0], size, interpolation=interpolation, antialias=antialias)
+    size = _validate.parse_size(size, 1 << 30, "size")
+    sc, ra = _range("scale", scale, False), _range("ratio", ratio, True)
+    ph, pv = _prob("hflip", hflip), _prob("vflip", vflip)
+    gen = Source(generator)
+    drawn: List[Params] = []
+
+    def draw(h: int, w: int) -> Params:
+        i, j, bh, bw = resized_crop_box(h, w, sc, ra, gen)
+        prm = Params(i, j, bh, bw, ph > 0 and gen.rand() < ph, pv > 0 and gen.rand() < pv)
+        drawn.append(prm)
+        return prm
+
+    res = _resized_crops(src, draw, size, interpolation, antialias, reduce)
     if return_params:
-        return res, (drawn if batch else drawn[0])
+        return res, (drawn if is_batch(src) else drawn[0])
     return res
 
 
@@ -220,19 +232,156 @@ def resized_crop_with(src: Any, params: Any, size: Any, *, interpolation: str = 
     """The crop, resize and flips of ``params`` (a ``Params``, or a list of them for a list or batch, as
     ``random_resized_crop(..., return_params=True)`` returns) applied to ``src``: a mask or another
     image that follows the drawn ones (a mask wants ``interpolation="nearest", antialias=False``)."""
-    from .. import _ops, _validate
-    from .._inputs import is_tensor
-    from .._pipeline import pipeline
+    from .. import _validate
 
-    oh, ow = _validate.parse_size(size, 1 << 30, "size")
-    items, batch = items_of(src)
+    size = _validate.parse_size(size, 1 << 30, "size")
+    batch = is_batch(src)
+    n = len(src) if batch else 1
+    if not n:
+        raise PipelineError("is an empty list", argument="src")
     prms = list(params) if batch and not isinstance(params, Params) else [params]
-    if len(prms) != len(items) or not all(isinstance(p, Params) for p in prms):
+    if len(prms) != n or not all(isinstance(p, Params) for p in prms):
         raise InvalidArgumentError(f"must be a Params{' list of one per item' if batch else ''} (as random_resized_crop "
                                    f"returns), got {type(params).__name__}", argument="params")
+    it = iter(prms)
+    return _resized_crops(src, lambda h, w: next(it), size, interpolation, antialias, None)
+
+
+def _resized_crops(src: Any, draw: Callable[[int, int], Params], size: Tuple[int, int], interpolation: str,
+                   antialias: Any, reduce: Optional[str]) -> Any:
+    """The native pipeline on ``src`` with each item's ``draw(h, w)``, as one engine call (run_drawn)."""
+    from .. import _ops
+    from .._pipeline import pipeline
+
+    def reduced(h: int, w: int, prm: Tuple[Any, ...]) -> Tuple[int, Tuple[Any, ...]]:
+        p, sz = prm[0], prm[1]
+        s = draft_scale(p.height, p.width, sz[0], sz[1])
+        if s == 1:
+            return 1, prm
+        return s, (p._replace(**dict(zip(("top", "left", "height", "width"), reduced_box(p[:4], s, h, w)))),) + prm[1:]
+
     p = _native_pipe(pipeline, _ops)
-    outs = [p(x, prm, (oh, ow), interpolation, antialias) for x, prm in zip(items, prms)]
-    return outs[0] if not batch else stack(outs, is_tensor(outs[0]))
+    return run_drawn(p, src, lambda h, w: (draw(h, w), size, interpolation, antialias), reduce=reduce, reducer=reduced,
+                     split=rrc_split(lambda args: args[1]))
+
+
+# -- one engine call per batch ------------------------------------------------------------------
+
+def draft_scale(h: int, w: int, rh: int, rw: int) -> int:
+    """The DCT scale reduce="auto" decodes an ``h x w`` crop at for a ``rh x rw`` resize (Pillow's
+    draft rule, _decode.draft_scale)."""
+    from .._decode import draft_scale as rule
+
+    return rule(h, w, rh, rw)
+
+
+def reduced_box(box: Sequence[int], s: int, height: int, width: int) -> Tuple[int, int, int, int]:
+    """A crop box ``(top, left, h, w)`` of a ``height x width`` image in the pixels of its decode
+    DCT-scaled by ``s`` (``ceil(size / s)`` pixels a side): each edge divided by ``s`` and rounded to
+    the nearest pixel (Python's round: ties to even), so that every edge is within half a reduced pixel
+    of the exact one (Pillow's
+    ``draft`` keeps a float box instead; goprep's crop is whole pixels), at least one pixel wide."""
+    i, j, h, w = box
+    hs, ws = -(-height // s), -(-width // s)
+    y0, x0 = min(round(i / s), hs - 1), min(round(j / s), ws - 1)
+    y1, x1 = min(max(round((i + h) / s), y0 + 1), hs), min(max(round((j + w) / s), x0 + 1), ws)
+    return y0, x0, y1 - y0, x1 - x0
+
+
+_ITEM = re.compile(r"^src\[(\d+)\]$")
+
+
+def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], out: Any = None,
+              reduce: Optional[str] = None,
+              reducer: Optional[Callable[[int, int, Tuple[Any, ...]], Tuple[int, Tuple[Any, ...]]]] = None,
+              split: Any = None) -> Any:
+    """Run ``pipe`` (a goprep.pipeline whose extra arguments are an item's drawn parameters) on ``src``:
+    one image, or each item of a list or an ``(N, ...)`` batch (arrays, PIL images, tensors, JPEG/PNG
+    bytes or paths; sizes may differ) as ONE engine call into one batch. Item ``k`` gets the k-th draws:
+    ``draw(h, w)`` for its ``h x w`` image (an encoded one's stored size, read from its header) is
+    called for each item in order before the call, which builds (or finds) each item's plan and then
+    runs them all, decoding every encoded item on the engine's threads with the GIL released, only
+    the rows and columns its plan reads. ``reduce="auto"``: a JPEG item whose first crop is much larger
+    than its resize (``reducer(h, w, args)`` gives the DCT scale and the arguments in the reduced
+    image's pixels) is decoded DCT-scaled, as Pillow's ``draft`` would. ``split`` (_variants.Split):
+    how the arguments' crop box can vary one traced plan, so that a batch's items of one class share
+    a template and their plans are built in Go in parallel (_variants.py).
+
+    An error about one item (a corrupt or unreadable file, a box that does not fit) raises naming it
+    as ``src[k]``, its path in the message for a path, and carries ``index`` (k) and ``path`` (the
+    path, or None) as attributes."""
+    from .._decode import Encoded
+
+    if reduce not in (None, "auto"):
+        raise InvalidArgumentError(f'must be None or "auto", got {reduce!r}', argument="reduce")
+    batch = is_batch(src)
+    if batch and not isinstance(src, (list, tuple)):
+        src = list(src)  # an (N, ...) array or tensor: its rows, each its own image
+    variants = Batch(pipe, split) if split is not None and batch and len(src) > 1 and VARIANTS[0] else None
+
+    def each(i: int, it: Any) -> Tuple[Any, Tuple[Any, ...]]:
+        try:
+            enc = type(it) is Encoded
+            if enc:
+                h, w = it.header.height, it.header.width
+            else:
+                h, w = int(it.src.shape[0]), int(it.src.shape[1])
+            args = draw(h, w)
+            if reduce is not None and reducer is not None and enc and it.header.format == "jpeg":
+                s, args = reducer(h, w, args)
+                if s > 1:
+                    it = it.at_scale(s)
+                    h, w = it.header.decoded_size("RGB", s)[:2]
+            if variants is not None:
+                it = variants.prepare(it, h, w, args)
+            return it, args
+        except GoprepError as e:
+            raise _tagged(e, i, src[i] if batch else src, batch) from None
+
+    try:
+        return pipe._call(src, (), {}, out, None, each=each)
+    except GoprepError as e:
+        m = _ITEM.match(e.argument or "") if batch else None
+        if m is None or getattr(e, "index", None) is not None:
+            raise
+        k = int(m.group(1))
+        raise _tagged(e, k, src[k] if k < len(src) else None, True) from None
+
+
+def chain_reducer(ops: Sequence[Any]) -> Optional[Callable[[int, int, Tuple[Any, ...]], Tuple[int, Tuple[Any, ...]]]]:
+    """run_drawn's ``reducer`` for a converted chain (its one argument: a tuple of per-op parameters):
+    the first op's ``reduced`` (a RandomResizedCrop reads the decoded image first), or None."""
+    f = getattr(ops[0], "reduced", None) if ops else None
+    if f is None:
+        return None
+
+    def reducer(h: int, w: int, args: Tuple[Any, ...]) -> Tuple[int, Tuple[Any, ...]]:
+        prm = args[0]
+        s, first = f(h, w, prm[0])
+        return s, ((first,) + tuple(prm[1:]),)
+
+    return reducer
+
+
+def _tagged(e: GoprepError, i: int, item: Any, batch: bool) -> GoprepError:
+    """``e`` as an error about item ``i`` of a batch (``item``: what the caller passed): named
+    ``src[i]``, its path in the message for a path, with ``index`` and ``path`` attributes."""
+    path = os.fsdecode(item) if isinstance(item, (str, os.PathLike)) else None
+    arg = f"src[{i}]" if batch else (e.argument or "src")
+    detail = e.detail
+    if path is not None and path not in detail:
+        detail = f"{detail} (file {path!r})"
+    if arg != e.argument or detail != e.detail:
+        e = type(e)(detail, argument=arg, code=e.code)
+    e.index, e.path = (i if batch else 0), path  # type: ignore[attr-defined]
+    return e
+
+
+def is_batch(src: Any) -> bool:
+    """Whether a call's source is a batch: a list or tuple, or an ``(N, ...)`` array or tensor."""
+    from .._inputs import is_pil
+
+    return isinstance(src, (list, tuple)) or (not is_pil(src) and getattr(src, "ndim", 0) == 4)
 
 
 _PIPE: List[Any] = []
@@ -256,9 +405,7 @@ def _native_pipe(pipeline: Any, ops: Any) -> Any:
 def items_of(src: Any) -> Tuple[List[Any], bool]:
     """The images of a call, drawn for one by one, and whether it is a batch: a list's items, an
     ``(N, ...)`` array's or tensor's rows, or the one image."""
-    from .._inputs import is_pil
-
-    batch = isinstance(src, (list, tuple)) or (not is_pil(src) and getattr(src, "ndim", 0) == 4)
+    batch = is_batch(src)
     items = list(src) if batch else [src]
     if not items:
         raise PipelineError("is an empty list", argument="src")

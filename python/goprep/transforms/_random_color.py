@@ -10,6 +10,7 @@ for what they cost."""
 from __future__ import annotations
 
 import math
+import os
 import random as _pyrandom
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -334,6 +335,30 @@ def image_c(x: Any) -> int:
     if is_tensor(x):
         return int(x.shape[0])
     return int(x.shape[2]) if getattr(x, "ndim", 2) == 3 else 1
+
+
+def item_channels(src: Any) -> List[int]:
+    """Each item's channel count, in order (``image_c``; an encoded JPEG/PNG, bytes or a path, is
+    taken as decoded to RGB: 3, which ``erase`` checks against the result)."""
+    from ._random import is_batch
+
+    items = list(src) if is_batch(src) else [src]
+    return [3 if isinstance(x, (bytes, bytearray, memoryview, str, os.PathLike)) else image_c(x) for x in items]
+
+
+def engine_params(ops: Sequence[Any], prm: Sequence[Any]) -> Tuple[Any, ...]:
+    """A drawn chain's parameters as the engine's plan gets them: None for the ops that run after it
+    (``finish``: their values, tensors, stay out of the plan's key)."""
+    return tuple(None if hasattr(op, "finish") else v for op, v in zip(ops, prm))
+
+
+def finish_all(ops: Sequence[Any], res: Any, drawn: Sequence[Any], batch: bool) -> Any:
+    """``finish`` on each item of a run's result (a batch's rows, in place), item k with the k-th draw."""
+    if not batch:
+        return finish(ops, res, drawn[0])
+    for k, prm in enumerate(drawn):
+        finish(ops, res[k], prm)
+    return res
 
 
 def finish(ops: Sequence[Any], y: Any, prm: Sequence[Any]) -> Any:

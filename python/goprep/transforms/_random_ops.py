@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _ops
 from .._errors import PipelineError
-from ._random import Source, resized_crop_box, timm_resized_crop_box
+from ._random import Source, draft_scale, reduced_box, resized_crop_box, timm_resized_crop_box
 from ._steps import Resize
 
 _TORCH = Source()  # torch's global generator: what torchvision's transforms draw from
@@ -25,6 +25,7 @@ class RandomResizedCrop:
     ``random.choice`` after the box). Params: ``(top, left, h, w, interpolation index)``."""
 
     random = True
+    crop_first = True  # its parameters lead with the box it crops from its source (_variants.chain_split)
 
     def __init__(self, name: str, size: Tuple[int, int], scale: Sequence[float], ratio: Sequence[float],
                  interps: Sequence[Any], antialias: Any, api: str, timm: bool = False) -> None:
@@ -47,6 +48,12 @@ class RandomResizedCrop:
 
     def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
         return self.size
+
+    def reduced(self, h: int, w: int, prm: Tuple[int, ...]) -> Tuple[int, Tuple[int, ...]]:
+        """reduce="auto" on an ``h x w`` JPEG (_random.run_drawn): the DCT scale of the drawn box
+        against the output size (Pillow's draft rule) and the box in the reduced image's pixels."""
+        s = draft_scale(prm[2], prm[3], self.size[0], self.size[1]) if prm[2] > 0 and prm[3] > 0 else 1
+        return (s, prm) if s == 1 else (s, reduced_box(prm[:4], s, h, w) + (prm[4],))
 
     def apply(self, img: Any, flavor: str, prm: Tuple[int, ...]) -> Any:
         i, j, h, w, k = prm

@@ -41,16 +41,18 @@ RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms"
 @contextmanager
 def server_process(preprocess: str, extra: Tuple[str, ...] = (), timeout: float = 90.0,
                    max_seconds: float = 1800.0) -> Iterator[Dict[str, Any]]:
-    """Start ``python -m goprep serve`` on a free loopback port; yield its address, pid and metrics
-    address; always stop it (SIGTERM, then SIGKILL), also if the caller fails. The server exits by itself
-    when this process dies or after ``max_seconds``."""
+    """Start ``python -m goprep serve`` on a free loopback port; yield its address, pid, metrics
+    address and REST address (``http``: with ``--http-port``, else None); always stop it (SIGTERM,
+    then SIGKILL), also if the caller fails. The server exits by itself when this process dies or
+    after ``max_seconds``."""
     cmd = [sys.executable, "-m", "goprep", "serve", "--host", "127.0.0.1", "--port", "0", "--preprocess", preprocess,
            "--parent-pid", str(os.getpid()), "--max-seconds", str(max_seconds), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = _read_ready(proc, timeout)
         fields = dict(f.split("=", 1) for f in line.split()[4:] if "=" in f)
-        info = {"target": line.split()[3], "pid": proc.pid, "metrics": fields.get("metrics"), "proc": proc}
+        info = {"target": line.split()[3], "pid": proc.pid, "metrics": fields.get("metrics"), "http": fields.get("http"),
+                "proc": proc}
         yield info
     finally:
         if proc.poll() is None:

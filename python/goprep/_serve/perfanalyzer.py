@@ -1,6 +1,7 @@
-"""Running Triton's ``perf_analyzer`` (shipped in the tritonclient wheel) against ``goprep serve``:
-where its libraries are, its input data, its command. docs/SERVING.md "perf_analyzer" shows the
-command; tests/test_serve_perf_analyzer.py runs it.
+"""Running Triton's ``perf_analyzer`` (shipped in the tritonclient wheel) against ``goprep serve``,
+over gRPC or over KServe v2 REST (``--http-port``): where its libraries are, its input data, its
+command. docs/SERVING.md "perf_analyzer" shows the command; tests/test_serve_triton.py (gRPC) and
+tests/test_serve_perf_analyzer.py (both protocols) run it.
 
 perf_analyzer links ``libb64.so.0d`` (Debian's libb64-0d: a system package,
 scripts/perf_analyzer_deps.sh installs it) and ``libcudart.so.12`` (PyPI's nvidia-cuda-runtime-cu12,
@@ -82,12 +83,18 @@ def input_data(files: Sequence[bytes] = (), frames: Sequence[np.ndarray] = ()) -
     return {"data": data}
 
 
+PROTOCOLS = ("grpc", "http")
+
+
 def command(target: str, input_json: str, model: str = "goprep", batch: int = 1, concurrency: int = 1,
-            window_ms: int = 500, trials: int = 3) -> List[str]:
-    """A bounded perf_analyzer run over gRPC: ``trials`` windows of ``window_ms`` at most (stability
+            window_ms: int = 500, trials: int = 3, protocol: str = "grpc") -> List[str]:
+    """A bounded perf_analyzer run over ``protocol`` (grpc: ``target`` is the gRPC address; http: the
+    ``--http-port`` address, KServe v2 REST): ``trials`` windows of ``window_ms`` at most (stability
     is not waited for), ``batch`` items per request, ``concurrency`` requests in flight."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     exe = binary() or "perf_analyzer"
-    return [exe, "-m", model, "-u", target, "-i", "grpc", "--input-data", input_json, "-b", str(batch),
+    return [exe, "-m", model, "-u", target, "-i", protocol, "--input-data", input_json, "-b", str(batch),
             "--concurrency-range", str(concurrency), "--measurement-mode", "time_windows",
             "-p", str(window_ms), "--max-trials", str(trials), "--stability-percentage", "999"]
 

@@ -132,6 +132,7 @@ class RestServer:
         self.service, self.limits = service, limits
         self.engine = service.engine
         self.open = 0  # requests being handled
+        self._waiting: set = set()  # connections whose first request's headers have not arrived yet
         self._runner: Any = None
         self._listener: Optional[asyncio.AbstractServer] = None
 
@@ -145,17 +146,33 @@ class RestServer:
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
 
+        loop = asyncio.get_running_loop()
+
         def protocol() -> asyncio.Protocol:
             # the connections aiohttp holds: each one counts from its first byte to its close
-            return _Refuse() if len(server.connections) >= lim.max_connections else server()
+            if len(server.connections) >= lim.max_connections:
+                return _Refuse()
+            h = server()
+            self._waiting.add(h)
+            loop.call_later(lim.timeout, self._first_request_due, h)
+            return h
 
         try:
-            self._listener = await asyncio.get_running_loop().create_server(protocol, host, port, reuse_address=True)
+            self._listener = await loop.create_server(protocol, host, port, reuse_address=True)
         except OSError:
             await runner.cleanup()
             raise
         self._runner = runner
         return self._listener.sockets[0].getsockname()[1]
+
+    def _first_request_due(self, handler: Any) -> None:
+        """Close a connection whose first request's headers have not arrived within the timeout.
+        (aiohttp's keep-alive timer bounds the headers of every later request on a connection, and
+        in its recent versions the first's too.)"""
+        if handler in self._waiting:
+            self._waiting.discard(handler)
+            if handler.transport is not None:
+                handler.transport.close()
 
     async def stop(self) -> None:
         """Stop listening and close the connections (after the service's drain)."""
@@ -170,6 +187,7 @@ class RestServer:
     async def _handle(self, request: Any) -> Any:
         """Every request: the endpoint its path names, within the cap on open requests; an error as
         JSON, never a traceback."""
+        self._waiting.discard(request.protocol)
         endpoint, model, version = _route(request.path)
         if not endpoint:
             return _error(404, f"no endpoint {request.path!r}: see the KServe v2 REST API (GET /v2, "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import sys
 from typing import Any, Dict, List, Optional, Sequence
@@ -97,6 +98,23 @@ def command(target: str, input_json: str, model: str = "goprep", batch: int = 1,
     return [exe, "-m", model, "-u", target, "-i", protocol, "--input-data", input_json, "-b", str(batch),
             "--concurrency-range", str(concurrency), "--measurement-mode", "time_windows",
             "-p", str(window_ms), "--max-trials", str(trials), "--stability-percentage", "999"]
+
+
+_CLIENT = re.compile(r"Client:\s+Request count: (\d+)")
+_SERVER = re.compile(r"Server:\s+Inference count: (\d+)\s+Execution count: (\d+)\s+Successful request count: (\d+)")
+
+
+def summary(stdout: str) -> Dict[str, Optional[int]]:
+    """The counts of a perf_analyzer run's report (its last measurement): the requests its client
+    counted (``requests``), and the server's side, read from ModelStatistics around the window
+    (``inferences``, ``executions``, ``successes``; None when it printed no server side, as for a
+    server whose ServerMetadata does not list ``statistics``). ValueError when there is no report."""
+    client = _CLIENT.findall(stdout)
+    if not client:
+        raise ValueError(f"no perf_analyzer report in its output: {stdout[-500:]!r}")
+    server = _SERVER.findall(stdout)
+    inferences, executions, successes = map(int, server[-1]) if server else (None, None, None)
+    return {"requests": int(client[-1]), "inferences": inferences, "executions": executions, "successes": successes}
 
 
 def main(argv: List[str]) -> int:

@@ -149,7 +149,8 @@ class RestServer:
         loop = asyncio.get_running_loop()
 
         def protocol() -> asyncio.Protocol:
-            # the connections aiohttp holds: each one counts from its first byte to its close
+            # the connections aiohttp holds, each counted once asyncio has made it (the connections of
+            # one accept round are made together: a burst may pass the cap by that round's)
             if len(server.connections) >= lim.max_connections:
                 return _Refuse()
             h = server()

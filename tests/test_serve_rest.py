@@ -482,3 +482,24 @@ def test_serving_doc_rest_examples_run(tmp_path):
             os.chdir(cwd)
         assert ns["result"].as_numpy("prob").shape == (1, 1000)
         ns["client"].close()
+
+
+@pytest.mark.slow
+def test_serve_bench_over_rest(tmp_path):
+    # serve-bench --protocol http: every server also on --http-port, the load generator's aiohttp
+    # client sending binary tensor data, every reply checked (the model's top-k too), over REST only.
+    import sys
+
+    out = tmp_path / "serve.json"
+    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "none,goprep", "--payloads", "jpeg",
+           "--concurrency", "2", "--duration", "0.5", "--warmup", "0.3", "--workers", "2", "--rounds", "2",
+           "--model", "--protocol", "http", "--json", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "server floor, jpeg (REST + decoding" in r.stdout
+    doc = json.loads(out.read_text())
+    assert doc["machine"]["settings"]["protocol"] == "http" and "aiohttp" in doc["machine"]["settings"]["client"]
+    assert [(x["preprocess"], x["errors"]) for x in doc["results"]] == [("none", 0), ("goprep", 0)]
+    assert all(x["qps"] > 0 for x in doc["results"])
+    r = subprocess.run(cmd[:-2] + ["--client", "threads"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--protocol http needs --client aio" in r.stderr

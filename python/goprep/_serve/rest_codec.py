@@ -285,3 +285,39 @@ def encode_reply(rep: Any, req: RestRequest) -> Tuple[bytes, Optional[int]]:
     if not blobs:
         return js, None
     return b"".join([js, *blobs]), len(js)
+
+
+# -- the client's side (serve-bench's load generator, tests) ----------------------------------------
+
+def encode_request(req: Any) -> Tuple[bytes, int]:
+    """ModelInferRequest ``req`` (inputs in raw_input_contents) as a binary REST request body that
+    asks for every output as binary data, and the length of its JSON (the request's
+    Inference-Header-Content-Length)."""
+    inputs = [{"name": t.name, "datatype": t.datatype, "shape": list(t.shape),
+               "parameters": {"binary_data_size": len(raw)}} for t, raw in zip(req.inputs, req.raw_input_contents)]
+    doc: Dict[str, Any] = {"inputs": inputs, "parameters": {"binary_data_output": True}}
+    if req.id:
+        doc["id"] = req.id
+    head = json.dumps(doc, separators=(",", ":")).encode()
+    return b"".join([head, *req.raw_input_contents]), len(head)
+
+
+def decode_reply(body: bytes, header: Optional[str]) -> Dict[str, np.ndarray]:
+    """A REST inference reply's output tensors by name (numeric datatypes; JSON or binary data);
+    ``header``: the reply's Inference-Header-Content-Length (None: JSON alone). ValueError (or
+    KeyError) for a malformed reply."""
+    n = header_length(header, len(body))
+    doc = json_object(body[:n], "the reply")
+    out, at = {}, n
+    for o in doc.get("outputs", []):
+        dt = np.dtype(DTYPES[o["datatype"]])
+        size = o.get("parameters", {}).get("binary_data_size")
+        if size is None:
+            a = np.array(o["data"], dt)
+        else:
+            if at + size > len(body):
+                raise ValueError(f"output {o['name']}: binary_data_size {size} runs past the end of the reply")
+            a = np.frombuffer(body, dt, count=size // dt.itemsize, offset=at)
+            at += size
+        out[o["name"]] = a.reshape(o["shape"])
+    return out

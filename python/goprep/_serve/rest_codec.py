@@ -187,13 +187,14 @@ def _input(d: Any, where: str, tail: memoryview, at: int, has_header: bool) -> T
     size = p.get("binary_data_size")
     if size is not None:
         if not _is_int(size) or size < 0:
-            raise BadRequest(f"{where}.parameters.binary_data_size must be a non-negative integer, got {json.dumps(size)[:40]}")
+            raise BadRequest(f"{where}.parameters.binary_data_size must be a non-negative integer, "
+                             f"got {json.dumps(size)[:40]}")
         if "data" in d:
             raise BadRequest(f"{where} has both data and parameters.binary_data_size")
         if at + size > len(tail):
             hint = "" if has_header else f" (send the JSON's length in the {HEADER_LENGTH} header)"
-            raise BadRequest(f"{where}.parameters.binary_data_size {size} runs past the end of the body: {len(tail) - at} "
-                             f"bytes of binary data are left{hint}")
+            raise BadRequest(f"{where}.parameters.binary_data_size {size} runs past the end of the body: "
+                             f"{len(tail) - at} bytes of binary data are left{hint}")
         return t, tail[at : at + size], at + size
     if "data" not in d:
         raise BadRequest(f"{where} has neither data nor parameters.binary_data_size")

@@ -393,27 +393,53 @@ def test_slowloris_stalled_headers_and_bodies_do_not_block_others():
                 s.close()
 
 
+def _served(srv):
+    """Whether a new connection is served (False while the server refuses it)."""
+    try:
+        return _call(srv, "GET", "/v2", timeout=5)[0] == 200
+    except (ConnectionError, http.client.HTTPException):
+        return False
+
+
 @pytest.mark.slow
-def test_connection_and_open_request_caps():
-    with server_process("goprep", ("--workers", "2", "--http-port", "0", "--max-connections", "2",
+def test_open_request_cap():
+    # two requests stalled in their bodies hold the two open-request slots: a third gets 503 at once,
+    # the health probes still answer; once the stalled clients go, requests are served again
+    with server_process("goprep", ("--workers", "2", "--http-port", "0", "--max-concurrent-rpcs", "2",
+                                   "--body-timeout", "60", "--metrics-port", "0")) as srv:
+        stalled = []
+        for _ in range(2):
+            s = _open(srv)
+            s.sendall(b"POST /v2/models/goprep/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+            stalled.append(s)
+        _until(lambda: _scrape(srv)[("goprep_serve_in_flight", ())] == 2, "the stalled requests reaching the server")
+        status, headers, body = _call(srv, "GET", "/v2")
+        assert status == 503 and headers["Retry-After"] == "1" and b"--max-concurrent-rpcs" in body, (status, body)
+        assert _call(srv, "GET", "/v2/health/live")[0] == _call(srv, "GET", "/v2/health/ready")[0] == 200  # probes
+        assert _scrape(srv)[("goprep_serve_rejected_total", (("reason", "concurrency"),))] == 1
+        for s in stalled:
+            s.close()
+        _until(lambda: _served(srv), "the slots being free once the stalled clients left")
+
+
+@pytest.mark.slow
+def test_connection_cap():
+    # three keep-alive connections, each having been served, hold the connection slots: a fourth is
+    # closed at once, and a new one is served again once one of the three has gone
+    with server_process("goprep", ("--workers", "2", "--http-port", "0", "--max-connections", "3",
                                    "--body-timeout", "60")) as srv:
-        conns = [http.client.HTTPConnection(*_hostport(srv), timeout=WAIT) for _ in range(2)]
-        for c in conns:  # two keep-alive connections, each having been served
+        conns = [http.client.HTTPConnection(*_hostport(srv), timeout=WAIT) for _ in range(3)]
+        for c in conns:
             c.request("GET", "/v2/health/live")
             assert c.getresponse().read() == b""
         s = _open(srv)
-        _until(lambda: _received(s)[0], "the third connection being closed")
+        _until(lambda: _received(s)[0], "the fourth connection being closed")
+        assert _received(s)[1] == b""
         s.close()
         conns[0].close()
-
-        def served():
-            try:
-                return _call(srv, "GET", "/v2/health/live", timeout=5)[0] == 200
-            except (ConnectionError, http.client.HTTPException):
-                return False
-
-        _until(served, "a new connection being served once one closed")
-        conns[1].close()
+        _until(lambda: _served(srv), "a new connection being served once one closed")
+        for c in conns[1:]:
+            c.close()
 
 
 @pytest.mark.slow

@@ -186,8 +186,9 @@ class RestServer:
     # -- requests -------------------------------------------------------------------------------------
 
     async def _handle(self, request: Any) -> Any:
-        """Every request: the endpoint its path names, within the cap on open requests; an error as
-        JSON, never a traceback."""
+        """Every request: the endpoint its path names, within the cap on open requests (health
+        probes, which cost nothing, answer beyond it: a loaded server is not a dead one); an error
+        as JSON, never a traceback."""
         self._waiting.discard(request.protocol)
         endpoint, model, version = _route(request.path)
         if not endpoint:
@@ -197,7 +198,7 @@ class RestServer:
             r = _error(405, f"{request.path} takes {_METHODS[endpoint]}, not {request.method}")
             r.headers["Allow"] = _METHODS[endpoint]
             return r
-        if self.open >= self.limits.max_open:
+        if self.open >= self.limits.max_open and endpoint not in ("live", "ready"):  # probes answer at the cap
             met = self.service.metrics
             if met is not None:
                 met.rejected.labels(reason="concurrency").inc()

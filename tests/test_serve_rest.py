@@ -209,6 +209,8 @@ def test_bad_requests_limits_and_status_codes():
              "image[0]"),
             (json.dumps({"inputs": [{"name": "FRAME", "datatype": "UINT8", "shape": [2, 2, 2], "data": [0] * 8}]}), {},
              "input FRAME must be UINT8 of shape"),
+            (b"not gzip at all", {"Content-Encoding": "gzip"}, "the request body cannot be read as sent"),
+            (b"{}", {"Content-Encoding": "br"}, "Content-Encoding 'br' is not taken"),
         ]:
             status, msg = _error(_call(srv, "POST", url, body, headers))
             assert status == 400 and words in msg, (status, msg)
@@ -239,7 +241,7 @@ def test_bad_requests_limits_and_status_codes():
         st = _stats(hc.InferenceServerClient(srv["http"]))
         assert st["inference_stats"]["success"]["count"] == 1 and st["inference_stats"]["fail"]["count"] == 4
         m = _scrape(srv)
-        assert m[("goprep_serve_requests_total", (("code", "INVALID_ARGUMENT"),))] == 8  # 5 malformed, 3 bad
+        assert m[("goprep_serve_requests_total", (("code", "INVALID_ARGUMENT"),))] == 10  # 7 unreadable, 3 bad
         assert m[("goprep_serve_requests_total", (("code", "RESOURCE_EXHAUSTED"),))] == 4
         assert m[("goprep_serve_rejected_total", (("reason", "request_size"),))] == 3
 

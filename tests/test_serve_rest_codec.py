@@ -164,3 +164,26 @@ def test_client_side_request_and_reply_round_trip():
         np.testing.assert_array_equal(got["A"], a)
     with pytest.raises(ValueError, match="runs past the end"):
         rest_codec.decode_reply(body[:-4], str(n))  # the binary reply, cut short
+
+
+def test_protocol_errors_are_logged_once_a_second_without_traceback():
+    # aiohttp logs a malformed HTTP message (its 400) with a traceback: a client sending them must not
+    # flood the server's log
+    import logging
+
+    f = rest._OncePerSecond()
+
+    def record():
+        try:
+            raise ValueError("400, message:\n  Invalid character in chunk size")
+        except ValueError:
+            import sys
+
+            return logging.LogRecord("goprep.serve.http", logging.ERROR, __file__, 1, "Error handling request", (),
+                                     sys.exc_info())
+
+    first = record()
+    assert f.filter(first) and first.exc_info is None and first.levelno == logging.WARNING
+    assert "Invalid character in chunk size" in first.getMessage()
+    assert not any(f.filter(record()) for _ in range(50))  # within the second: dropped, counted
+    assert f.dropped == 50

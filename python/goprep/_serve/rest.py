@@ -26,6 +26,7 @@ import asyncio
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -118,6 +119,37 @@ _METHODS = {"server": "GET", "live": "GET", "ready": "GET", "metadata": "GET", "
             "index": "POST", "infer": "POST"}
 
 
+class _OncePerSecond(logging.Filter):
+    """Lets through at most one record a second, without its traceback, counting those dropped: what
+    aiohttp logs for a malformed HTTP message (a client's fault, answered 400 by aiohttp) must not let
+    clients flood the server's log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last, self.dropped = 0.0, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now - self.last < 1.0:
+            self.dropped += 1
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        why = " ".join(str(exc).split())[:200] if exc is not None else ""
+        record.msg = f"REST: {record.getMessage()}{': ' + why if why else ''} ({self.dropped} like it not logged)"
+        record.args, record.exc_info, record.exc_text = (), None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        self.last, self.dropped = now, 0
+        return True
+
+
+def _protocol_log() -> logging.Logger:
+    """The logger aiohttp's server reports connection-level errors to (rate-limited: _OncePerSecond)."""
+    lg = logging.getLogger("goprep.serve.http")
+    if not any(isinstance(f, _OncePerSecond) for f in lg.filters):
+        lg.addFilter(_OncePerSecond())
+    return lg
+
+
 class _Refuse(asyncio.Protocol):
     """A connection over --max-connections: closed as soon as it is accepted."""
 
@@ -142,7 +174,7 @@ class RestServer:
 
         lim = self.limits
         server = web.Server(self._handle, access_log=None, keepalive_timeout=lim.timeout, lingering_time=LINGER,
-                            handler_cancellation=True)
+                            handler_cancellation=True, logger=_protocol_log())
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
 
@@ -259,6 +291,9 @@ class RestServer:
         parsed: list = []
 
         async def read() -> Any:
+            coding = request.headers.get("Content-Encoding", "identity").strip().lower()
+            if coding not in CODINGS:
+                raise BadRequest(f"Content-Encoding {coding[:40]!r} is not taken: send {', '.join(CODINGS)}")
             size = request.content_length
             if size is not None and size > self.limits.max_body:
                 raise _too_large(size, self.limits.max_body)
@@ -302,12 +337,22 @@ def _too_large(size: int, limit: int) -> OverLimit:
                      f"(--max-request-mb {limit >> 20})", "request_size")
 
 
+CODINGS = ("identity", "gzip", "deflate")  # request Content-Encodings taken (aiohttp inflates them)
+
+
 async def _read_body(request: Any, limit: int) -> bytes:
     """The request body (decompressed when the client sent Content-Encoding gzip or deflate), at
-    most ``limit`` bytes: OverLimit as soon as more arrive."""
+    most ``limit`` bytes: OverLimit as soon as more arrive; BadRequest for a body that cannot be
+    read as sent (a corrupt compressed stream, a malformed chunk)."""
+    from aiohttp.web import RequestPayloadError
+
     chunks, n = [], 0
     while True:
-        chunk = await request.content.readany()
+        try:
+            chunk = await request.content.readany()
+        except RequestPayloadError as e:
+            first = (str(e).strip().splitlines() or [""])[-1].strip()
+            raise BadRequest(f"the request body cannot be read as sent: {first[:200]}") from None
         if not chunk:
             return b"".join(chunks)
         n += len(chunk)

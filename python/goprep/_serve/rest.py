@@ -35,7 +35,6 @@ from .errors import BadRequest, OverLimit
 from .triton import EXTENSIONS, repository_index
 from .service import Service
 
-log = logging.getLogger("goprep.serve")
 
 # ServerMetadata over REST: the Triton extensions both front ends serve, and the binary tensor data
 # extension, which is REST's alone.
@@ -247,7 +246,7 @@ class RestServer:
         except BadRequest as e:
             return _error(400, str(e))
         except Exception as e:  # noqa: BLE001 - a bug here must not become a traceback for the client
-            log.error("REST %s %s failed", request.method, request.path, exc_info=e)
+            self.service.log_failure(e, f"REST {request.method} {request.path[:200]}")
             return _error(500, "internal error (see the server's log)")
         finally:
             self.open -= 1

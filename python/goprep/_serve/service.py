@@ -153,7 +153,7 @@ class Service:
             except Exception as e:  # noqa: BLE001 - classified; an unknown one is logged, the client gets INTERNAL
                 code, reason = status_of(e)
                 if code == "INTERNAL":
-                    self._log_failure(e, getattr(req, "id", ""))
+                    self.log_failure(e, f"ModelInfer (request id {getattr(req, 'id', '')!r})")
                     out = Outcome(code, INTERNAL_MESSAGE)
                 else:
                     out = Outcome(code, str(e), reason)
@@ -173,18 +173,19 @@ class Service:
                 if out.code == "OK":
                     met.stages["total"].observe(time.perf_counter() - t0)
 
-    def _log_failure(self, e: BaseException, rid: str) -> None:
-        """Log a failed request: the first TRACEBACKS with their traceback, then at most one line a
-        second (with how many were not logged), so failing requests cannot flood the server's log."""
+    def log_failure(self, e: BaseException, what: str) -> None:
+        """Log a failed request (``what``: which): the first TRACEBACKS with their traceback, then at
+        most one line a second (with how many were not logged), so failing requests cannot flood the
+        server's log, whichever protocol they came by."""
         self._failures += 1
         if self._failures <= TRACEBACKS:
-            log.error("ModelInfer failed (request id %r)", rid, exc_info=e)
+            log.error("%s failed", what, exc_info=e)
             return
         now = time.monotonic()
         if now - self._last_log >= 1.0:
             first = (str(e).strip().splitlines() or [""])[0][:300]
-            log.error("ModelInfer failed (request id %r): %s: %s (%d failures so far, tracebacks of the first %d only)",
-                      rid, type(e).__name__, first, self._failures, TRACEBACKS)
+            log.error("%s failed: %s: %s (%d failures so far, tracebacks of the first %d only)",
+                      what, type(e).__name__, first, self._failures, TRACEBACKS)
             self._last_log = now
 
     # -- shutdown -------------------------------------------------------------------------------------

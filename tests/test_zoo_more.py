@@ -1,0 +1,226 @@
+"""from_hf on the vision-language processors with layouts of their own (goprep.transforms._hf_pixtral,
+_hf_naflex, _hf_mllama): Pixtral, SigLIP2 (NaFlex) and Mllama, each class (torchvision and PIL backend)
+against the processor itself on odd sizes (tall, wide, tiny, larger than the maximum size), gray and RGBA
+inputs where the class converts them, batches of mixed sizes, PIL images, arrays and tensors, and its
+common arguments; every output by its name, shape and dtype (tests/zoo_compare.py's bounds)."""
+
+import numpy as np
+import pytest
+
+import goprep
+import goprep.transforms as gt
+from zoo_compare import assert_hf_outputs
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+Image = pytest.importorskip("PIL.Image")
+
+_RNG = np.random.default_rng(13)
+# (h, w): a photo's shape, tall, wide, tiny, larger than the maximum sizes, odd sides
+_SHAPES = [(480, 640), (1500, 300), (60, 1900), (7, 9), (1400, 1700), (333, 517)]
+_IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
+
+FAMILIES = ("Pixtral", "Siglip2", "Mllama")
+CLASSES = [f"{f}ImageProcessor{b}" for f in FAMILIES for b in ("", "Pil")]
+
+
+def _as(kind, a):
+    """An HWC uint8 array as the input kind ``kind``: "pil", "numpy" or "tensor" ((C, H, W))."""
+    if kind == "pil":
+        return Image.fromarray(a)
+    if kind == "tensor":
+        return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).contiguous()
+    return a
+
+
+def _proc(kind, **kwargs):
+    transformers.logging.set_verbosity_error()
+    return getattr(transformers, kind)(**kwargs)
+
+
+def _check(proc, src, what):
+    assert_hf_outputs(proc, gt.from_hf(proc)(src), proc(src, return_tensors="pt"), what)
+
+
+_OUTPUTS = {"Pixtral": {"pixel_values": torch.float32, "image_sizes": torch.int64},
+            "Siglip2": {"pixel_values": torch.float32, "pixel_attention_mask": torch.int32,
+                        "spatial_shapes": torch.int64},
+            "Mllama": {"pixel_values": torch.float32, "aspect_ratio_ids": torch.int64,
+                       "aspect_ratio_mask": torch.int64, "num_tiles": list}}
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+def test_odd_sizes_and_mixed_batches(kind, input_kind):
+    proc = _proc(kind)
+    imgs = [_as(input_kind, a) for a in _IMGS.values()]
+    for shape, x in zip(_SHAPES, imgs):
+        got = gt.from_hf(proc)(x)
+        family = next(f for f in FAMILIES if kind.startswith(f))
+        assert {k: (list if isinstance(v, list) else v.dtype) for k, v in got.items()} == _OUTPUTS[family]
+        _check(proc, x, (kind, input_kind, shape))
+    _check(proc, imgs, (kind, input_kind, "all"))  # one batch (Mllama: one sample of six images)
+    _check(proc, imgs[3:5], (kind, input_kind, "tiny + large"))
+
+
+@pytest.mark.parametrize("kind", ["PixtralImageProcessor", "PixtralImageProcessorPil"])
+@pytest.mark.parametrize("kwargs", [
+    {"size": {"longest_edge": 512}},
+    {"size": {"height": 300, "width": 700}, "patch_size": {"height": 14, "width": 14}},
+    {"patch_size": 28},
+    {"resample": 2, "do_normalize": False},
+    {"do_rescale": False, "image_mean": [10, 20, 30], "image_std": [50, 60, 70]},
+    {"do_resize": False},
+], ids=lambda kw: "-".join(kw))
+def test_pixtral_arguments(kind, kwargs):
+    proc = _proc(kind, **kwargs)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs))
+    _check(proc, imgs, (kind, kwargs, "batch"))
+
+
+@pytest.mark.parametrize("kind", ["PixtralImageProcessor", "PixtralImageProcessorPil"])
+def test_pixtral_without_pad(kind):
+    """do_pad=False: images of one resized size stack; of several, both the processor and goprep fail."""
+    proc = _proc(kind, do_pad=False)
+    same = [_as("pil", _IMGS[(480, 640)]), _as("pil", _IMGS[(480, 640)][::-1].copy())]
+    _check(proc, same, kind)
+    mixed = [_as("pil", _IMGS[(480, 640)]), _as("pil", _IMGS[(7, 9)])]
+    with pytest.raises(Exception):
+        proc(mixed, return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="do_pad"):
+        gt.from_hf(proc)(mixed)
+
+
+@pytest.mark.parametrize("kind", ["Siglip2ImageProcessor", "Siglip2ImageProcessorPil"])
+@pytest.mark.parametrize("kwargs", [
+    {"max_num_patches": 64},
+    {"max_num_patches": 1024},
+    {"max_num_patches": 1},
+    {"patch_size": 14, "max_num_patches": 729},
+    {"resample": 3, "do_normalize": False},
+    {"image_mean": [0.1, 0.2, 0.3], "image_std": [0.3, 0.2, 0.1], "rescale_factor": 1 / 127.5},
+], ids=lambda kw: "-".join(kw))
+def test_siglip2_arguments(kind, kwargs):
+    proc = _proc(kind, **kwargs)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (60, 1900), (7, 9), (333, 517)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs))
+    _check(proc, imgs, (kind, kwargs, "batch"))
+
+
+@pytest.mark.parametrize("kind", ["MllamaImageProcessor", "MllamaImageProcessorPil"])
+@pytest.mark.parametrize("kwargs", [
+    {"max_image_tiles": 1},
+    {"max_image_tiles": 2},
+    {"max_image_tiles": 6, "size": {"height": 112, "width": 112}},
+    {"size": {"height": 560, "width": 560}, "resample": 3},
+    {"do_normalize": False},
+    {"do_rescale": False, "image_mean": [10, 20, 30], "image_std": [50, 60, 70]},
+], ids=lambda kw: "-".join(kw))
+def test_mllama_arguments(kind, kwargs):
+    proc = _proc(kind, **kwargs)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs))
+    _check(proc, imgs, (kind, kwargs, "one sample"))
+
+
+@pytest.mark.parametrize("kind", ["MllamaImageProcessor", "MllamaImageProcessorPil"])
+def test_mllama_samples(kind):
+    """Samples of different image counts (a list of lists): missing images are zero tiles, id 0, and the
+    mask's first tile 1; (N, C, H, W) tensors are one sample each."""
+    proc = _proc(kind)
+    a, b, c = (_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900)])
+    _check(proc, [[a], [b, c, a]], kind)
+    _check(proc, [[c, b], [a]], kind)
+    t = torch.stack([_as("tensor", _IMGS[(333, 517)])] * 2)
+    _check(proc, t, kind)
+    _check(proc, [t, t[:1]], kind)
+    got = gt.from_hf(proc)([[a], [b, c, a]])
+    assert got["num_tiles"] == [[got["aspect_ratio_mask"][0, 0].sum().item()],
+                                [int(v) for v in got["aspect_ratio_mask"][1].sum(-1)]]
+    assert got["aspect_ratio_ids"][0, 1:].eq(0).all() and got["pixel_values"][0, 1:].eq(0).all()
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+def test_gray_and_rgba(kind, mode):
+    """Pixtral and Mllama convert gray and RGBA images to RGB (do_convert_rgb, on by default), SigLIP2
+    with do_convert_rgb=True; without it both the processor and goprep refuse an RGBA image."""
+    rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
+    a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
+    other = _IMGS[(333, 517)]
+    proc = _proc(kind, do_convert_rgb=True)
+    _check(proc, img, (kind, mode))
+    _check(proc, [img, _as("pil", other) if mode in ("L", "RGBA") else _as(mode.split("-")[1], other)],
+           (kind, mode, "batch"))
+    if "rgba" in mode.lower():
+        plain = _proc(kind, do_convert_rgb=False)
+        with pytest.raises(Exception):
+            plain(img, return_tensors="pt")
+        with pytest.raises(goprep.GoprepError):
+            gt.from_hf(plain)(img)
+
+
+@pytest.mark.parametrize("kind", ["PixtralImageProcessor", "Siglip2ImageProcessor", "MllamaImageProcessor"])
+def test_config_dict_and_pickle(kind):
+    """The config dict gives the same pipeline as the object; the pipeline pickles."""
+    import pickle
+
+    proc = _proc(kind)
+    imgs = [_as("pil", _IMGS[s]) for s in [(1500, 300), (333, 517)]]
+    got, got_d = gt.from_hf(proc)(imgs), gt.from_hf(proc.to_dict())(imgs)
+    again = pickle.loads(pickle.dumps(gt.from_hf(proc)))(imgs)
+    assert set(got) == set(got_d) == set(again)
+    for k in got:
+        if isinstance(got[k], list):
+            assert got[k] == got_d[k] == again[k]
+        else:
+            assert torch.equal(got[k], got_d[k]) and torch.equal(got[k], again[k]), k
+
+
+def test_refusals():
+    """Settings the classes fail on, or that goprep does not reproduce, refused by name at conversion."""
+    for kind, src, key in [
+        ("PixtralImageProcessor", _proc("PixtralImageProcessor", do_center_crop=True,
+                                        crop_size={"height": 64, "width": 64}), "do_center_crop"),
+        ("PixtralImageProcessor", {"image_processor_type": "PixtralImageProcessor", "size": {"shortest_edge": 9}},
+         "size"),
+        ("PixtralImageProcessor", {"image_processor_type": "PixtralImageProcessor", "patch_size": {"height": 4}},
+         "patch_size"),
+        ("Siglip2ImageProcessor", {"image_processor_type": "Siglip2ImageProcessor", "max_num_patches": 0},
+         "max_num_patches"),
+        ("Siglip2ImageProcessor", {"image_processor_type": "Siglip2ImageProcessor", "do_pad": True}, "do_pad"),
+        ("MllamaImageProcessor", {"image_processor_type": "MllamaImageProcessor", "do_pad": False}, "do_pad"),
+        ("MllamaImageProcessor", {"image_processor_type": "MllamaImageProcessor",
+                                  "size": {"height": 224, "width": 200}}, "size"),
+        ("MllamaImageProcessor", {"image_processor_type": "MllamaImageProcessor", "max_image_tiles": 0},
+         "max_image_tiles"),
+    ]:
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(src)
+        assert ei.value.argument == key and kind in str(ei.value), ei.value
+
+
+def test_call_errors():
+    """Inputs the processors fail on fail in goprep too, with a clear error (never a different result)."""
+    thin = _as("pil", np.zeros((3, 5000, 3), np.uint8))  # Pixtral floors the 3 pixels to 0
+    proc = _proc("PixtralImageProcessor")
+    with pytest.raises(Exception):
+        proc(thin, return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="0x1024"):
+        gt.from_hf(proc)(thin)
+    raw = _proc("Siglip2ImageProcessor", do_resize=False)  # 333 x 517 is not a multiple of 16
+    with pytest.raises(Exception):
+        raw(_as("pil", _IMGS[(333, 517)]), return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="patch_size"):
+        gt.from_hf(raw)(_as("pil", _IMGS[(333, 517)]))
+    mllama = gt.from_hf(_proc("MllamaImageProcessor"))
+    for bad in ([], [[]], [_as("pil", _IMGS[(7, 9)]), [_as("pil", _IMGS[(7, 9)])]]):
+        with pytest.raises(goprep.PipelineError):
+            mllama(bad)
+    with pytest.raises(goprep.PipelineError, match="out"):
+        mllama(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))

@@ -232,6 +232,7 @@ HF_MATCHING = frozenset({
     "PixtralImageProcessor", "PixtralImageProcessorPil",  # patch-multiple sizes, padded batch, image_sizes
     "Siglip2ImageProcessor", "Siglip2ImageProcessorPil",  # NaFlex patch sequences, pixel_attention_mask
     "MllamaImageProcessor", "MllamaImageProcessorPil",  # tiles, aspect_ratio_ids / mask, num_tiles
+    "NougatImageProcessor", "NougatImageProcessorPil",  # crop_margin, then Donut's resize, thumbnail and pad
 })
 
 

@@ -1,5 +1,5 @@
 """from_hf on the vision-language processors with layouts of their own (goprep.transforms._hf_pixtral,
-_hf_naflex, _hf_mllama): Pixtral, SigLIP2 (NaFlex) and Mllama, each class (torchvision and PIL backend)
+_hf_naflex, _hf_mllama, _hf_nougat): Pixtral, SigLIP2 (NaFlex), Mllama and Nougat, each class (torchvision and PIL backend)
 against the processor itself on odd sizes (tall, wide, tiny, larger than the maximum size), gray and RGBA
 inputs where the class converts them, batches of mixed sizes, PIL images, arrays and tensors, and its
 common arguments; every output by its name, shape and dtype (tests/zoo_compare.py's bounds)."""
@@ -9,7 +9,7 @@ import pytest
 
 import goprep
 import goprep.transforms as gt
-from zoo_compare import assert_hf_outputs
+from zoo_compare import assert_hf_outputs, hf_pixel_bound_ok
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -224,3 +224,90 @@ def test_call_errors():
             mllama(bad)
     with pytest.raises(goprep.PipelineError, match="out"):
         mllama(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+
+
+# --------------------------------------------------------------------------------------------------
+# Nougat: crop_margin, then Donut's resize, thumbnail and centred pad
+
+
+def _page(h, w, seed=0):
+    """A white page of h x w with a noisy block inside (crop_margin cuts to it), or flat where it is tiny."""
+    rng = np.random.default_rng(seed)
+    a = np.full((h, w, 3), 255, np.uint8)
+    a[h // 5:h * 3 // 4 + 1, w // 7:w * 5 // 6 + 1] = rng.integers(0, 256, (h * 3 // 4 + 1 - h // 5,
+                                                                         w * 5 // 6 + 1 - w // 7, 3), np.uint8)
+    return a
+
+
+_PAGES = [_page(1100, 850), _page(300, 500, 1), _page(9, 7, 2), _page(1500, 1300, 3), _IMGS[(480, 640)],
+          _IMGS[(333, 517)], np.full((50, 60, 3), 128, np.uint8)]  # the last one flat: kept uncropped
+
+
+def _check_pixels(proc, src, what):
+    got, want = gt.from_hf(proc)(src), proc(src, return_tensors="pt")["pixel_values"]
+    if not isinstance(src, list) and not (torch.is_tensor(src) and src.ndim == 4):
+        want = want[0]
+    assert isinstance(got, torch.Tensor) and got.dtype == want.dtype == torch.float32, what
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    assert hf_pixel_bound_ok(proc, got, want, got.ndim - 3), what
+
+
+@pytest.mark.parametrize("kind", ["NougatImageProcessor", "NougatImageProcessorPil"])
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+def test_nougat_pages_and_batches(kind, input_kind):
+    proc = _proc(kind)
+    imgs = [_as(input_kind, a) for a in _PAGES]
+    for i, x in enumerate(imgs):
+        _check_pixels(proc, x, (kind, input_kind, i))
+    _check_pixels(proc, imgs, (kind, input_kind, "batch"))
+    if input_kind == "tensor":
+        _check_pixels(proc, torch.stack([imgs[1], imgs[1].flip(-1)]), (kind, "(N, C, H, W)"))
+
+
+@pytest.mark.parametrize("kind", ["NougatImageProcessor", "NougatImageProcessorPil"])
+@pytest.mark.parametrize("kwargs", [
+    {"do_crop_margin": False},
+    {"size": {"height": 300, "width": 200}, "resample": 3},
+    {"do_thumbnail": False, "do_pad": False},
+    {"do_resize": False},
+    {"do_normalize": False},
+], ids=lambda kw: "-".join(kw))
+def test_nougat_arguments(kind, kwargs):
+    proc = _proc(kind, **kwargs)
+    for i, a in enumerate(_PAGES[:4]):
+        _check_pixels(proc, _as("pil", a), (kind, kwargs, i))
+
+
+@pytest.mark.parametrize("kind", ["NougatImageProcessor", "NougatImageProcessorPil"])
+@pytest.mark.parametrize("mode", ["L", "RGBA", "rgba-array", "gray-tensor"])
+def test_nougat_gray_and_rgba(kind, mode):
+    """With do_convert_rgb, gray and RGBA pages are converted before crop_margin, as the class does."""
+    rgba = np.concatenate([_page(200, 150, 4), np.full((200, 150, 1), 200, np.uint8)], axis=-1)
+    a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
+    _check_pixels(_proc(kind, do_convert_rgb=True), img, (kind, mode))
+
+
+def test_nougat_refusals():
+    """do_align_long_axis (a rotation) refused at conversion; the PIL class's thumbnail on an image
+    Pillow box-reduces first (reducing_gap=2.0) refused at the call (the torchvision class converts it)."""
+    for kind in ("NougatImageProcessor", "NougatImageProcessorPil"):
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(_proc(kind, do_align_long_axis=True))
+        assert ei.value.argument == "do_align_long_axis" and kind in str(ei.value)
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(_proc(kind, do_thumbnail=False))
+        assert ei.value.argument == "do_pad" and kind in str(ei.value)
+    wide = _as("pil", _IMGS[(60, 1900)])  # 672 x 21280 after the resize, a 31x thumbnail
+    with pytest.raises(goprep.PipelineError, match="reducing_gap"):
+        gt.from_hf(_proc("NougatImageProcessorPil"))(wide)
+    _check_pixels(_proc("NougatImageProcessor"), wide, "torchvision class")
+
+
+@pytest.mark.parametrize("kind", ["Owlv2ImageProcessor", "Owlv2ImageProcessorPil", "ZoeDepthImageProcessor",
+                                  "ZoeDepthImageProcessorPil"])
+def test_refused_with_the_measured_reason(kind):
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(_proc(kind))
+    assert ei.value.argument == "processor_or_config" and kind in str(ei.value)
+    assert ("Gaussian" if kind.startswith("Owlv2") else "align_corners") in str(ei.value)

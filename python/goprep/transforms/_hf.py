@@ -16,10 +16,12 @@ from ._hf_patches import QWEN2VL_KEYS, PatchBatch
 from ._hf_pixels import hf_chain
 from ._hf_mllama import MLLAMA
 from ._hf_naflex import SIGLIP2
+from ._hf_nougat import NOUGAT
 from ._hf_pixtral import PIXTRAL
+from ._hf_refused import REFUSED
 
 # Vision-language families with a builder of their own: base name -> (keys read, builder(cfg, kind, flavor, device))
-_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA}
+_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **REFUSED}  # REFUSED: with the measured reason
 
 
 # What from_hf reads: the generic resize / center-crop / rescale / normalize path.

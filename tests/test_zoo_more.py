@@ -1,15 +1,17 @@
 """from_hf on the vision-language processors with layouts of their own (goprep.transforms._hf_pixtral,
-_hf_naflex, _hf_mllama, _hf_nougat): Pixtral, SigLIP2 (NaFlex), Mllama and Nougat, each class (torchvision and PIL backend)
-against the processor itself on odd sizes (tall, wide, tiny, larger than the maximum size), gray and RGBA
-inputs where the class converts them, batches of mixed sizes, PIL images, arrays and tensors, and its
-common arguments; every output by its name, shape and dtype (tests/zoo_compare.py's bounds)."""
+_hf_naflex, _hf_mllama, _hf_nougat): Pixtral, SigLIP2 (NaFlex), Mllama and Nougat, each class (torchvision
+and PIL backend) against the processor itself on odd sizes (tall, wide, tiny, larger than the maximum
+size), gray and RGBA inputs where the class converts them, batches of mixed sizes, PIL images, arrays
+and tensors, and its common arguments; every output by its name, shape and dtype (tests/zoo_compare.py's
+bounds). OWLv2 and ZoeDepth: refused with the measured reason."""
 
 import numpy as np
 import pytest
 
 import goprep
 import goprep.transforms as gt
-from zoo_compare import assert_hf_outputs, hf_pixel_bound_ok
+from test_zoo_detect import _as, _check, _proc  # the input kinds, the class, the comparison of every output
+from zoo_compare import hf_pixel_bound_ok
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -22,25 +24,6 @@ _IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
 
 FAMILIES = ("Pixtral", "Siglip2", "Mllama")
 CLASSES = [f"{f}ImageProcessor{b}" for f in FAMILIES for b in ("", "Pil")]
-
-
-def _as(kind, a):
-    """An HWC uint8 array as the input kind ``kind``: "pil", "numpy" or "tensor" ((C, H, W))."""
-    if kind == "pil":
-        return Image.fromarray(a)
-    if kind == "tensor":
-        return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).contiguous()
-    return a
-
-
-def _proc(kind, **kwargs):
-    transformers.logging.set_verbosity_error()
-    return getattr(transformers, kind)(**kwargs)
-
-
-def _check(proc, src, what):
-    assert_hf_outputs(proc, gt.from_hf(proc)(src), proc(src, return_tensors="pt"), what)
-
 
 _OUTPUTS = {"Pixtral": {"pixel_values": torch.float32, "image_sizes": torch.int64},
             "Siglip2": {"pixel_values": torch.float32, "pixel_attention_mask": torch.int32,

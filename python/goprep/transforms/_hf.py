@@ -12,11 +12,11 @@ from ._chain import refusals
 from ._converted import Converted
 from ._hf_donut import DONUT_KEYS
 from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
-from ._hf_patches import QWEN2VL_KEYS, PatchBatch
-from ._hf_pixels import hf_chain
 from ._hf_mllama import MLLAMA
 from ._hf_naflex import SIGLIP2
 from ._hf_nougat import NOUGAT
+from ._hf_patches import QWEN2VL_KEYS, PatchBatch
+from ._hf_pixels import hf_chain
 from ._hf_pixtral import PIXTRAL
 from ._hf_refused import REFUSED
 

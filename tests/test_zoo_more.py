@@ -294,3 +294,25 @@ def test_refused_with_the_measured_reason(kind):
         gt.from_hf(_proc(kind))
     assert ei.value.argument == "processor_or_config" and kind in str(ei.value)
     assert ("Gaussian" if kind.startswith("Owlv2") else "align_corners") in str(ei.value)
+
+
+def test_nougat_margin_box_is_the_class_arithmetic():
+    """crop_margin's box, found by a threshold on the 256 gray values, equals the box of the class's
+    per-pixel ops (uint8 subtraction, the backend's float division, < 200) on random gray images of any
+    range, for both backends' arithmetic (PyTorch float32, NumPy float64)."""
+    from goprep.transforms._hf_nougat import margin_box
+
+    rng = np.random.default_rng(21)
+    for i in range(600):
+        h, w = (int(v) for v in rng.integers(1, 30, 2))
+        lo, hi = sorted(int(v) for v in rng.integers(0, 256, 2))
+        g = rng.integers(lo, hi + 1, (h, w)).astype(np.uint8)
+        for torch_ops in (True, False):
+            x = torch.from_numpy(g) if torch_ops else g
+            mx, mn = x.max(), x.min()
+            want = None
+            if mx != mn:
+                dark = (x - mn) / (mx - mn) * 255 < 200
+                r, c = np.nonzero(dark.numpy() if torch_ops else dark)
+                want = (int(r.min()), int(c.min()), int(r.max() - r.min() + 1), int(c.max() - c.min() + 1))
+            assert margin_box(x, torch_ops) == want, (i, torch_ops, lo, hi)

@@ -55,19 +55,27 @@ def _gray_pil(a: np.ndarray) -> np.ndarray:
 
 
 def margin_box(gray: Any, torch_ops: bool) -> Optional[Tuple[int, int, int, int]]:
-    """crop_margin's box ``(top, left, height, width)`` of a uint8 gray image: the gray stretched by
-    ``(g - min) / (max - min) * 255`` (uint8 subtraction, then the backend's division), the box of the values
-    below 200; None where the image is flat (the class keeps it)."""
+    """crop_margin's box ``(top, left, height, width)`` of a uint8 gray image (a tensor with ``torch_ops``,
+    else an array): the gray stretched by ``(g - min) / (max - min) * 255`` (uint8 subtraction, then the
+    backend's float division), the box of the values below 200; None where the image is flat (the class
+    keeps it). The stretch is computed with the class's ops on the 256 possible values rather than on every
+    pixel (elementwise and correctly rounded: the same result per value); it is non-decreasing, so the dark
+    pixels are those below the first value that is not."""
+    hi, lo = gray.max(), gray.min()
+    if hi == lo:
+        return None
     if torch_ops:
-        hi, lo = gray.max(), gray.min()
-        if hi == lo:
-            return None
-        dark = ((gray - lo) / (hi - lo) * 255 < _GRAY_THRESHOLD).numpy()
+        import torch
+
+        values = torch.arange(int(lo), int(hi) + 1, dtype=torch.uint8)
+        dark_values = ((values - lo) / (hi - lo) * 255 < _GRAY_THRESHOLD).numpy()
+        g = gray.numpy()
     else:
-        hi, lo = gray.max(), gray.min()
-        if hi == lo:
-            return None
-        dark = (gray - lo) / (hi - lo) * 255 < _GRAY_THRESHOLD
+        values = np.arange(int(lo), int(hi) + 1, dtype=np.uint8)
+        dark_values = (values - lo) / (hi - lo) * 255 < _GRAY_THRESHOLD
+        g = gray
+    first_light = int(lo) + int(np.argmin(dark_values))  # hi stretches to 255: at least one value is light
+    dark = g < first_light
     rows, cols = np.flatnonzero(dark.any(axis=1)), np.flatnonzero(dark.any(axis=0))
     return int(rows[0]), int(cols[0]), int(rows[-1] - rows[0] + 1), int(cols[-1] - cols[0] + 1)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .._errors import PipelineError
-from .._inputs import is_pil, is_tensor
+from .._inputs import is_pil
 from ._chain import Chain
 from ._hf_layout import PaddedBatch, image_sizes
 from ._hf_pixels import hf_chain
@@ -86,7 +86,3 @@ def check_no_out(out: Any) -> None:
     if out is not None:
         raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
 
-
-def tensor_of_images(x: Any) -> bool:
-    """Whether ``x`` is an ``(N, C, H, W)`` tensor (a batch of images)."""
-    return is_tensor(x) and x.ndim == 4

@@ -22,7 +22,7 @@ from .. import _validate
 from .._errors import PipelineError
 from .._inputs import is_tensor
 from ._chain import Chain
-from ._hf_canvas import CanvasBatch, as_torch, check_no_out, is_image, resized_chain
+from ._hf_canvas import CanvasBatch, check_no_out, is_image, resized_chain
 from ._hf_layout import image_sizes
 
 # Keys Mllama's class reads beyond the generic ones.

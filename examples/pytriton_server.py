@@ -1,4 +1,4 @@
-"""goprep inside a real Triton Inference Server, through PyTriton (docs/SERVING.md, "goprep inside
+"""goprep inside a real Triton Inference Server, through PyTriton (docs/TRITON.md, "goprep inside
 Triton"): Triton batches the requests (its dynamic batcher), and each execution's JPEG or PNG files go
 through one goprep pipeline call, decoded and preprocessed in parallel with the GIL released.
 
@@ -50,7 +50,7 @@ def main(argv=None):
         from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
     except ImportError as e:
         sys.exit(f"{e}: pip install nvidia-pytriton (in a venv of its own: 0.7 requires numpy<2; "
-                 "docs/SERVING.md, \"goprep inside Triton\", says which Pythons its stub accepts)")
+                 "docs/TRITON.md, \"goprep inside Triton\", says which Pythons its stub accepts)")
 
     config = TritonConfig(grpc_address=args.host, grpc_port=args.grpc_port, http_address=args.host,
                           http_port=args.http_port, metrics_address=args.host, metrics_port=args.metrics_port)

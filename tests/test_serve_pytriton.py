@@ -1,4 +1,4 @@
-"""goprep inside Triton Inference Server (docs/SERVING.md, "goprep inside Triton").
+"""goprep inside Triton Inference Server (docs/TRITON.md, "goprep inside Triton").
 
 goprep.triton's functions in this process (requests as Triton hands them to a model: one call, each
 request its rows, errors naming the request and the image), then goprep inside a real Triton
@@ -58,7 +58,7 @@ grpcclient = pytest.importorskip("tritonclient.grpc", reason="the test extra's t
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "pytriton_server.py"
-SERVING = ROOT / "docs" / "SERVING.md"
+SERVING = ROOT / "docs" / "TRITON.md"
 PYTRITON = "nvidia-pytriton==0.7.0"  # bundles Triton Inference Server 2.51; its stubs: CPython 3.8-3.13
 STUB_VERSIONS = ((3, 8), (3, 13))
 CACHE = pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "goprep" / "test-pytriton"
@@ -412,10 +412,10 @@ def test_pytriton_replies_equal_in_process(triton_env):
 
 
 def _docs_block(lang, first_line):
-    """The ```lang block of docs/SERVING.md whose first line is ``first_line``."""
+    """The ```lang block of docs/TRITON.md whose first line is ``first_line``."""
     text = SERVING.read_text()
     found = [b for b in re.findall(rf"```{lang}\n(.*?)```", text, re.S) if b.split("\n", 1)[0] == first_line]
-    assert len(found) == 1, f"docs/SERVING.md has {len(found)} ```{lang} blocks starting {first_line!r}"
+    assert len(found) == 1, f"docs/TRITON.md has {len(found)} ```{lang} blocks starting {first_line!r}"
     return found[0]
 
 

@@ -1,4 +1,4 @@
-"""goprep inside Triton Inference Server (docs/SERVING.md, "goprep inside Triton").
+"""goprep inside Triton Inference Server (docs/TRITON.md, "goprep inside Triton").
 
 A Triton model that preprocesses images is handed, per execution, the requests Triton batched
 together, each with its encoded files in a BYTES tensor. Both functions here send all the files of

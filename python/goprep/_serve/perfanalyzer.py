@@ -1,6 +1,6 @@
 """Running Triton's ``perf_analyzer`` (shipped in the tritonclient wheel) against ``goprep serve``,
 over gRPC or over KServe v2 REST (``--http-port``): where its libraries are, its input data, its
-command. docs/SERVING.md "perf_analyzer" shows the command; tests/test_serve_triton.py (gRPC) and
+command. docs/TRITON.md "perf_analyzer" shows the command; tests/test_serve_triton.py (gRPC) and
 tests/test_serve_perf_analyzer.py (both protocols) run it.
 
 perf_analyzer links ``libb64.so.0d`` (Debian's libb64-0d: a system package,

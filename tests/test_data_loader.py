@@ -427,19 +427,33 @@ def test_dataset_pickles_for_worker_processes():
     assert y.tolist() == cy.tolist() == [5, 0, 3] and np.array_equal(x.numpy(), cx.numpy())
 
 
-def test_converted_chain_without_a_generator_warns():
-    """A converted training chain draws from torch's global generator: the loader cannot keep the
-    same-seed promise for it, and says so."""
+def test_converted_training_chain_draws_from_the_batch_generator():
+    """A converted torchvision training chain takes generator= (its ops draw torchvision's calls on
+    it): through the loader its batches are the same for 1 and 2 threads and for two runs, whatever
+    torch's global generator does meanwhile, and equal to calling it with that batch's generator."""
     T = pytest.importorskip("torchvision.transforms")
     conv = gt.from_torchvision(T.Compose([T.RandomResizedCrop(SIZE), T.RandomHorizontalFlip(), T.ToTensor()]))
-    with pytest.warns(RuntimeWarning, match="torch's global generator"):
-        gd.Loader(_images(4), conv, batch_size=2)
-    evalc = gt.from_torchvision(T.Compose([T.Resize(SIZE), T.CenterCrop(SIZE), T.ToTensor()]))
+    import torch
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        gd.Loader(_images(4), evalc, batch_size=2)  # no draws: nothing to warn about
+    runs = []
+    for threads in (1, 2, 1):
+        torch.manual_seed(threads)  # the global generator differs between runs: the batches must not
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loader = gd.Loader(_images(8), conv, batch_size=4, seed=3, threads=threads, output="numpy")
+        runs.append(_epoch(loader))
+    for run in runs[1:]:
+        assert all(np.array_equal(x, rx) and np.array_equal(y, ry) for (x, y), (rx, ry) in zip(runs[0], run))
+    from goprep.data._order import batch_seed, make_generator
+
+    idx = [int(i) for i in runs[0][0][1]]  # no labels given: each sample's label is its index
+    g = make_generator("numpy", batch_seed(3, 0, idx))
+    np.testing.assert_array_equal(np.asarray(conv([_images(8)[i] for i in idx], generator=g)), runs[0][0][0])
+    torch.manual_seed(0)
+    a = conv(_images(4))  # without generator=: torchvision's draws from torch's global generator
+    torch.manual_seed(0)
+    assert torch.equal(a, conv(_images(4)))
 
 
 def test_torch_output_without_torch_is_refused_by_name(monkeypatch):

@@ -219,6 +219,33 @@ def test_native_torch_generator_is_torchvisions_draws(pil):
         assert tuple(prm[:4]) == box and prm.hflip == flip and not prm.vflip
 
 
+def test_converted_chain_with_a_generator_leaves_the_global_sources_alone(pil):
+    """A converted chain called with generator= draws torchvision's calls on it (a torch.Generator
+    seeded like the global generator gives torchvision's tensors) and timm's Python-random calls on a
+    random.Random seeded from it: torch's and Python's global states stay as they were, and the same
+    generator state gives the same batch whatever those global states are."""
+    timm_data = pytest.importorskip("timm.data")
+    tv = T.Compose([T.RandomResizedCrop(64), T.RandomHorizontalFlip(), T.ToTensor()])
+    chains = [gt.from_torchvision(tv), gt.from_torchvision(timm_data.create_transform(
+        64, is_training=True, color_jitter=None, interpolation="random", vflip=0.3))]
+    for conv in chains:
+        outs = []
+        for s in (0, 1):
+            torch.manual_seed(s)
+            random.seed(s)
+            state, py_state = torch.get_rng_state(), random.getstate()
+            outs.append(conv([pil, pil], generator=np.random.default_rng(7)))
+            assert torch.equal(torch.get_rng_state(), state) and random.getstate() == py_state
+        assert torch.equal(outs[0], outs[1])
+    torch.manual_seed(5)
+    want = torch.stack([tv(pil), tv(pil)])
+    got = chains[0]([pil, pil], generator=torch.Generator().manual_seed(5))
+    assert torch.allclose(got, want, atol=1e-5)
+    with pytest.raises(goprep.InvalidArgumentError, match="generator") as e:
+        chains[0](pil, generator=3)
+    assert e.value.argument == "generator"
+
+
 def test_native_random_resized_crop_returns_params():
     a = _photo()
     g = np.random.default_rng(3)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import inspect
 import re
 import threading
-import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -61,12 +60,6 @@ class BatchRunner:
         self.generator = check_choice("generator", generator, GENERATORS)
         self.on_error = check_choice("on_error", on_error, ON_ERROR)
         self.with_generator = takes_generator(transform)
-        if not self.with_generator and getattr(transform, "_random", False):
-            # a converted training chain: its draws come from torch's global generator, in whatever
-            # order the threads (and the training loop's own draws) reach it
-            warnings.warn("goprep.data: this converted training chain draws from torch's global generator (it has "
-                          "no generator= parameter), so its batches depend on thread timing and the same seed does "
-                          "not give the same batches; see docs/TRAINING.md", RuntimeWarning, stacklevel=3)
         if pin_memory not in (None, True, False):
             raise InvalidArgumentError(f"must be None (when CUDA is available), True or False, got {pin_memory!r}",
                                        argument="pin_memory")

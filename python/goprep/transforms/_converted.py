@@ -13,7 +13,7 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
-from ._random import chain_reducer, image_hw, is_batch, items_of, run_drawn, stack
+from ._random import chain_reducer, drawing_from, image_hw, is_batch, items_of, run_drawn, stack
 from ._random_color import engine_params, finish, finish_all, image_c, item_channels
 from ._variants import chain_split
 from ._rgb import to_rgb
@@ -126,8 +126,17 @@ class Converted:
                                 "tensors), as one video", argument="src")
         return self._pipe(self._flavor or "pil")(src)[None, None]
 
-    def __call__(self, src: Any, *, out: Any = None, reduce: Optional[str] = None) -> Any:
-        """``reduce="auto"`` (training chains on JPEG bytes or paths): see ``_random.run_drawn``."""
+    def __call__(self, src: Any, *, out: Any = None, reduce: Optional[str] = None, generator: Any = None) -> Any:
+        """``reduce="auto"`` (training chains on JPEG bytes or paths): see ``_random.run_drawn``.
+        ``generator`` (a ``torch.Generator`` or ``numpy.random.Generator``; None: torch's global one
+        and Python's ``random``, torchvision's and timm's sources): what a training chain draws from
+        in this call (``_random.drawing_from``); an eval chain draws nothing and ignores it."""
+        if generator is not None:
+            with drawing_from(generator):
+                return self._call(src, out, reduce)
+        return self._call(src, out, reduce)
+
+    def _call(self, src: Any, out: Any, reduce: Optional[str]) -> Any:
         if self._clip:
             return self._call_clip(src, out)
         if getattr(self, "_hf_video", False):

@@ -9,11 +9,13 @@ crop boxes and flips; torch is imported only when a torch source draws.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
 import random as _pyrandom
 import re
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from .._errors import GoprepError, InvalidArgumentError, PipelineError
 from .._validate import as_positive_int
@@ -87,6 +89,46 @@ class Source:
         torch.randperm(n, **self._kw())
 
 
+class Draws:
+    """What a converted chain's ops draw from during one call: ``torch`` (a Source: torchvision's
+    calls) and ``py`` (timm's calls: Python's ``random`` module, or with an explicit generator a
+    ``random.Random`` seeded from one draw of it, made on first use)."""
+
+    def __init__(self, generator: Any = None) -> None:
+        self.torch = Source(generator)
+        self._explicit = generator is not None
+        self._py: Any = None if self._explicit else _pyrandom
+
+    @property
+    def py(self) -> Any:
+        if self._py is None:
+            self._py = _pyrandom.Random(self.torch.randint(0, 2**62, scalar=True))
+        return self._py
+
+
+_DRAWS: "contextvars.ContextVar[Draws]" = contextvars.ContextVar("goprep_transforms_draws", default=Draws())
+
+
+def draws() -> Draws:
+    """The sources the current call's ops draw from: torch's global generator and Python's ``random``
+    (what torchvision and timm use) unless a converted chain was called with ``generator=``."""
+    return _DRAWS.get()
+
+
+@contextlib.contextmanager
+def drawing_from(generator: Any) -> Iterator[None]:
+    """Within it, this thread's (context's) converted-chain ops draw from ``generator`` (None: the
+    global sources); context-local, so calls in other threads keep their own sources."""
+    if generator is None:
+        yield
+        return
+    token = _DRAWS.set(Draws(generator))
+    try:
+        yield
+    finally:
+        _DRAWS.reset(token)
+
+
 def resized_crop_box(height: int, width: int, scale: Sequence[float], ratio: Sequence[float],
                      src: Source) -> Tuple[int, int, int, int]:
     """torchvision's ``RandomResizedCrop.get_params`` (v1, and v2's ``make_params``, which is the same):
@@ -120,16 +162,17 @@ def _central(height: int, width: int, ratio: Sequence[float]) -> Tuple[int, int,
 def timm_resized_crop_box(height: int, width: int, scale: Sequence[float],
                           ratio: Sequence[float]) -> Tuple[int, int, int, int]:
     """timm's ``RandomResizedCropAndInterpolation.get_params``: the same rule as torchvision's, drawn from
-    Python's ``random`` module (``random.uniform``, ``random.randint`` inclusive; no ``0 <`` test)."""
+    Python's ``random`` module (draws().py: ``random.uniform``, ``random.randint`` inclusive; no ``0 <`` test)."""
     area = width * height
+    py = draws().py
     for _ in range(10):
-        target_area = _pyrandom.uniform(*scale) * area
+        target_area = py.uniform(*scale) * area
         log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
-        aspect_ratio = math.exp(_pyrandom.uniform(*log_ratio))
+        aspect_ratio = math.exp(py.uniform(*log_ratio))
         w = int(round(math.sqrt(target_area * aspect_ratio)))
         h = int(round(math.sqrt(target_area / aspect_ratio)))
         if w <= width and h <= height:
-            return _pyrandom.randint(0, height - h), _pyrandom.randint(0, width - w), h, w
+            return py.randint(0, height - h), py.randint(0, width - w), h, w
     return _central(height, width, ratio)
 
 

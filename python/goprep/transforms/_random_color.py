@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import math
 import os
-import random as _pyrandom
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .._errors import InvalidArgumentError, PipelineError
 from . import _color_kernels as K
-from ._random import Source, _prob, _range
+from ._random import Source, _prob, _range, draws
 from ._random_ops import DrawOnly
 
-_TORCH = Source()  # torch's global generator: what torchvision's transforms draw from
 _OPS = ("brightness", "contrast", "saturation", "hue")
 
 
@@ -127,23 +125,24 @@ def timm_erasing_boxes(c: int, h: int, w: int, t: "TimmErasing") -> List[Erasing
     """timm's ``RandomErasing._erase``: Python's ``random`` for the test, the count and the boxes
     (``random.uniform``, inclusive ``random.randint``), torch's generator for a random fill, drawn
     after the box."""
-    if _pyrandom.random() > t.p:
+    py = draws().py
+    if py.random() > t.p:
         return []
-    count = t.min_count if t.min_count == t.max_count else _pyrandom.randint(t.min_count, t.max_count)
+    count = t.min_count if t.min_count == t.max_count else py.randint(t.min_count, t.max_count)
     out = []
     for _ in range(count):
         for _attempt in range(10):
-            target = _pyrandom.uniform(t.min_area, t.max_area) * (h * w) / count
-            aspect = math.exp(_pyrandom.uniform(*t.log_aspect))
+            target = py.uniform(t.min_area, t.max_area) * (h * w) / count
+            aspect = math.exp(py.uniform(*t.log_aspect))
             eh = int(round(math.sqrt(target * aspect)))
             ew = int(round(math.sqrt(target / aspect)))
             if ew < w and eh < h:
-                top = _pyrandom.randint(0, h - eh)
-                left = _pyrandom.randint(0, w - ew)
+                top = py.randint(0, h - eh)
+                left = py.randint(0, w - ew)
                 if t.mode == "pixel":
-                    v = _normal(_TORCH, (c, eh, ew))
+                    v = _normal(draws().torch, (c, eh, ew))
                 elif t.mode == "rand":
-                    v = _normal(_TORCH, (c, 1, 1))
+                    v = _normal(draws().torch, (c, 1, 1))
                 else:
                     v = np.zeros((c, 1, 1), np.float32)
                 out.append(ErasingParams(top, left, eh, ew, v))
@@ -212,7 +211,7 @@ class ColorJitter(_HostColour):
         self.name, self.ranges, self.api = name, tuple(ranges), api
 
     def draw(self, h: int, w: int) -> JitterParams:
-        return jitter_params(self.ranges, _TORCH)
+        return jitter_params(self.ranges, draws().torch)
 
     def run(self, a: np.ndarray, prm: JitterParams, numerics: str) -> np.ndarray:
         return _hwc(run_jitter, a, prm, numerics)
@@ -228,7 +227,7 @@ class RandomGrayscale(_HostColour):
         self.name, self.p, self.api = name, float(p), api
 
     def draw(self, h: int, w: int) -> bool:
-        return _TORCH.rand() < self.p
+        return draws().torch.rand() < self.p
 
     def run(self, a: np.ndarray, prm: bool, numerics: str) -> np.ndarray:
         return _hwc(K.to_gray, a, numerics) if prm else a
@@ -245,7 +244,7 @@ class RandomApply(_HostColour):
         self.name, self.p, self.inner, self.api = "RandomApply", float(p), list(inner), api
 
     def draw(self, h: int, w: int) -> Tuple[Any, ...]:
-        r = _TORCH.rand()
+        r = draws().torch.rand()
         hit = not self.p < r if self.api == "v1" else r < self.p
         return tuple(op.draw(h, w) for op in self.inner) if hit else ()
 
@@ -284,12 +283,12 @@ class RandomErasing(DrawOnly):
         self.api = api
 
     def draw(self, h: int, w: int, c: int) -> Optional[ErasingParams]:  # type: ignore[override]
-        if not _TORCH.rand() < self.p:
+        if not draws().torch.rand() < self.p:
             return None
         if self.value is not None and len(self.value) not in (1, c):
             raise PipelineError(f"{self.name}: value has {len(self.value)} entries for a {c}-channel image (torchvision "
                                 "fails on it too)")
-        return erasing_box(c, h, w, self.scale, self.ratio, self.value, _TORCH)
+        return erasing_box(c, h, w, self.scale, self.ratio, self.value, draws().torch)
 
     def finish(self, y: Any, prm: Optional[ErasingParams]) -> Any:
         if self.api == "v1" and not type(y).__module__.startswith("torch"):

@@ -13,10 +13,9 @@ import numpy as np
 
 from .. import _ops
 from .._errors import PipelineError
-from ._random import Source, draft_scale, reduced_box, resized_crop_box, timm_resized_crop_box
+from ._random import draft_scale, draws, reduced_box, resized_crop_box, timm_resized_crop_box
 from ._steps import Resize
 
-_TORCH = Source()  # torch's global generator: what torchvision's transforms draw from
 
 
 class RandomResizedCrop:
@@ -40,11 +39,9 @@ class RandomResizedCrop:
             box = timm_resized_crop_box(h, w, self.scale, self.ratio)
             k = 0
             if len(self.resizes) > 1:
-                import random
-
-                k = self.resizes.index(random.choice(self.resizes))
+                k = self.resizes.index(draws().py.choice(self.resizes))
             return box + (k,)
-        return resized_crop_box(h, w, self.scale, self.ratio, _TORCH) + (0,)
+        return resized_crop_box(h, w, self.scale, self.ratio, draws().torch) + (0,)
 
     def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
         return self.size
@@ -110,11 +107,11 @@ class RandomCrop:
             if (ph, pw) == (th, tw):
                 i = j = 0
             else:
-                i = _TORCH.randint(0, ph - th + 1)
-                j = _TORCH.randint(0, pw - tw + 1)
+                i = draws().torch.randint(0, ph - th + 1)
+                j = draws().torch.randint(0, pw - tw + 1)
         else:
-            i = _TORCH.randint(0, ph - th + 1, scalar=True) if ph > th else 0
-            j = _TORCH.randint(0, pw - tw + 1, scalar=True) if pw > tw else 0
+            i = draws().torch.randint(0, ph - th + 1, scalar=True) if ph > th else 0
+            j = draws().torch.randint(0, pw - tw + 1, scalar=True) if pw > tw else 0
         return (left, top, right, bottom, i, j)
 
     def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
@@ -136,7 +133,7 @@ class RandomFlip:
         self.random = 0 < self.p < 1
 
     def draw(self, h: int, w: int) -> bool:
-        return _TORCH.rand() < self.p
+        return draws().torch.rand() < self.p
 
     def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
         return h, w
@@ -162,9 +159,9 @@ class DrawOnly:
 
     def draw(self, h: int, w: int) -> None:
         if self.perm:
-            _TORCH.randperm(self.perm)
+            draws().torch.randperm(self.perm)
         elif self.rand:
-            _TORCH.rand()
+            draws().torch.rand()
         else:
             raise PipelineError(f"{self.name}(p=0) in a random pipeline: torchvision still draws for it, which goprep "
                                 "does not reproduce (the later draws would differ); remove it")

@@ -515,6 +515,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         doc["targets"] = rows41
         if rows41:
             print(targets_table(rows41, mach["cores"] or 1))
+            load = (mach["load_average_at_start"][0], os.getloadavg()[0])
+            if max(load) >= (mach["cores"] or 1):  # others wanted the cores too: each server got what was left
+                print(f"the machine was shared: load average {load[0]:.1f} at the start, {load[1]:.1f} now, on "
+                      f"{mach['cores']} cores; the servers' QPS are bound by the CPU left to them (server cores above)")
     elif not a.model:
         for what, met, got in targets(results, top):
             print(f"target {what}: {got} ({'met' if met else 'NOT met'})")

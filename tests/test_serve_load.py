@@ -102,8 +102,10 @@ def test_serve_bench_pytriton_variants_perf_analyzer_and_targets(tmp_path):
         pytest.skip(reason)
     out = tmp_path / "bench.json"
     variants = ["python", "opencv", "goprep", "pytriton-opencv", "pytriton-goprep"]
+    # 2 s windows: PyTriton+OpenCV answers a batch of 16 1080p files at once, ~1 s apart on the loaded
+    # machine, so a 0.5 s window could see no reply at all (measured: 0 QPS)
     r = _bench(["--model", "--preprocess", ",".join(variants), "--payloads", "jpeg,jpeg1080", "--concurrency", "16",
-                "--duration", "0.5", "--warmup", "0.3", "--rounds", "1", "--workers", "2",
+                "--duration", "2", "--warmup", "0.8", "--rounds", "1", "--workers", "2",
                 "--perf-analyzer", "goprep,pytriton-goprep", "--json", str(out)], timeout=600)
     doc = json.loads(out.read_text())
     assert doc["machine"]["settings"]["model"] == "tiny"

@@ -25,7 +25,6 @@ import pathlib
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -40,6 +39,7 @@ import goprep
 import goprep.triton
 from goprep import InvalidArgumentError
 from goprep._serve import pytriton_env
+from goprep._serve.bench_triton import free_ports
 
 grpcclient = pytest.importorskip("tritonclient.grpc", reason="the test extra's tritonclient[grpc] is needed")
 
@@ -151,17 +151,6 @@ def triton_env(tmp_path_factory):
     return python, env, pkg
 
 
-def _ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 class _Server:
     """A server process (its own process group) whose output is read by a thread: ``wait_ready``
     waits, bounded, for the line matching ``ready``, and reports a port another process took."""
@@ -220,7 +209,7 @@ def _serving(make_cmd, env, ready, n_ports):
     """A started server (make_cmd(ports) run until ready, on other free ports if one was taken, three
     tries): its gRPC client and its ports; always stopped, its graceful exit asserted."""
     for _ in range(3):
-        ports = _ports(n_ports)
+        ports = free_ports(n_ports)
         srv = _Server(make_cmd(ports), env, ready)
         try:
             up = srv.wait_ready()

@@ -202,11 +202,13 @@ def bench_model(name: str, seed: int = 0) -> str:
         path = os.path.join(_cache_dir(), f"tiny-logits-onnx{onnx.__version__}-seed{seed}.onnx")
         return _write_once(path, lambda: build(seed, softmax=False))
     if name == "mobilenet":
-        import torch
-        import torchvision
+        from importlib.metadata import PackageNotFoundError, version
 
-        path = os.path.join(_cache_dir(), f"mobilenet_v3_small-torch{torch.__version__}-tv{torchvision.__version__}"
-                                          f"-seed{seed}.onnx".replace("+", "_"))
+        try:  # the installed versions, without importing torch (seconds) when the file is cached
+            torch_v, tv_v = version("torch"), version("torchvision")
+        except PackageNotFoundError:
+            raise ValueError("--model mobilenet needs torch and torchvision (pip install torchvision)") from None
+        path = os.path.join(_cache_dir(), f"mobilenet_v3_small-torch{torch_v}-tv{tv_v}-seed{seed}.onnx".replace("+", "_"))
         return _write_once(path, lambda: mobilenet_onnx(seed))
     raise ValueError(f"--model must be one of {', '.join(BENCH_MODELS)}, got {name!r}")
 

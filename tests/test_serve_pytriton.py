@@ -12,36 +12,21 @@ tensors:
   own request in an execution it shares with good ones.
 
 nvidia-pytriton stays out of the test extra: 0.7 requires numpy<2, so it would hold the whole
-suite to NumPy 1 (pip would downgrade NumPy 2.4, and the installed opencv-python-headless 5.1, which
-requires numpy>=2, with it). So the test builds a venv of this
-interpreter holding PYTRITON (pip, from the package index: about 370 MB, 59 s measured with a cold
-pip cache on the loaded 2-core machine; cached in CACHE, built once under a lock) and runs the servers
-from an overlay venv over it that sees the goprep package this test imports and nothing else of
-this environment (triton_env), so the servers run this very build.
-
-Triton's Python-backend stub embeds the interpreter through ``libpython3.X.so.1.0`` and finds its
-packages through the ``python3`` first on PATH (the venv's); the servers get LD_LIBRARY_PATH at this
-interpreter's LIBDIR, so the stub loads this interpreter's libpython and not another installation's
-of the same minor version (Debian's 3.11.2 under pyenv's 3.11.7 fails:
-``'_thread.RLock' object has no attribute '_recursion_count'``, 3.11.7's standard library on 3.11.2's C core).
+suite to NumPy 1. The servers run from an overlay venv over a cached venv holding PyTriton, which sees
+the goprep package this test imports (goprep._serve.pytriton_env, shared with serve-bench's PyTriton
+variants: why and how, and why LD_LIBRARY_PATH points at this interpreter's libpython).
 """
 
 import concurrent.futures
 import contextlib
-import fcntl
-import hashlib
 import io
 import os
 import pathlib
 import queue
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import sysconfig
-import tempfile
 import threading
 import time
 
@@ -53,22 +38,20 @@ from PIL import Image
 import goprep
 import goprep.triton
 from goprep import InvalidArgumentError
+from goprep._serve import pytriton_env
+from goprep._serve.bench_triton import free_ports
 
 grpcclient = pytest.importorskip("tritonclient.grpc", reason="the test extra's tritonclient[grpc] is needed")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "pytriton_server.py"
 SERVING = ROOT / "docs" / "TRITON.md"
-PYTRITON = "nvidia-pytriton==0.7.0"  # bundles Triton Inference Server 2.51; its stubs: CPython 3.8-3.13
-STUB_VERSIONS = ((3, 8), (3, 13))
-CACHE = pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "goprep" / "test-pytriton"
-INSTALL_TIMEOUT_S = 900
 START_TIMEOUT_S = 180  # the server up and its model loaded (6-10 s measured on the 2-core machine)
 CALL_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 60
 TOKEN = "goprep-test-token"  # the example's GOPREP_TRITON_TOKEN: Triton's admin endpoints need it
-GRPC_TOKEN_HEADER = "triton-grpc-protocol-triton-access-token"
-HTTP_TOKEN_HEADER = "triton-access-token"
+GRPC_TOKEN_HEADER = pytriton_env.GRPC_TOKEN_HEADER
+HTTP_TOKEN_HEADER = pytriton_env.HTTP_TOKEN_HEADER
 
 
 def _encode(img, fmt, **kw):
@@ -156,102 +139,16 @@ def test_not_a_pipeline():
     assert e.value.argument == "pipeline"
 
 
-def _skip_reason():
-    """Why this interpreter cannot run PyTriton's Python-backend stub, or None."""
-    if not (sys.platform == "linux" and sysconfig.get_platform().endswith("x86_64")):
-        return "nvidia-pytriton 0.7 is tested here on Linux x86_64 only (its manylinux_2_35 x86_64 wheel)"
-    if not STUB_VERSIONS[0] <= sys.version_info[:2] <= STUB_VERSIONS[1]:
-        return f"nvidia-pytriton 0.7 ships Python-backend stubs for CPython 3.8-3.13, not {sys.version.split()[0]}"
-    if sysconfig.get_config_var("Py_GIL_DISABLED"):
-        return "nvidia-pytriton 0.7 has no stub for free-threaded CPython"
-    if not sysconfig.get_config_var("Py_ENABLE_SHARED") or not _libpython():
-        return ("PyTriton's Python-backend stub loads libpython3.X.so.1.0, and this interpreter is built "
-                "without a shared libpython (Py_ENABLE_SHARED=0)")
-    return None
-
-
-def _libpython():
-    lib = pathlib.Path(sysconfig.get_config_var("LIBDIR") or "/nonexistent") / sysconfig.get_config_var("INSTSONAME")
-    return lib if lib.is_file() else None
-
-
-@contextlib.contextmanager
-def _locked(path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _venv():
-    """A venv of this interpreter with PYTRITON installed (cached: built once, a marker file written
-    last, rebuilt when the marker is missing); its python."""
-    base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
-    key = hashlib.sha256(f"{base}\n{sys.version}\n{PYTRITON}".encode()).hexdigest()[:12]
-    venv = CACHE / f"py{sys.version_info[0]}{sys.version_info[1]}-{key}"
-    python, done = venv / "bin" / "python", venv / "goprep-test-ready"
-    with _locked(CACHE / f"{venv.name}.lock"):
-        if not done.is_file():
-            shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
-            p = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", PYTRITON],
-                               capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-            assert p.returncode == 0, f"pip install {PYTRITON} into {venv} failed:\n{p.stdout[-3000:]}{p.stderr[-3000:]}"
-            done.write_text(PYTRITON)
-    return python
-
-
 @pytest.fixture(scope="module")
 def triton_env(tmp_path_factory):
-    """(the python to run, the servers' environment, PyTriton's package folder).
-
-    The python is an overlay venv of this interpreter, made per test module without pip: its one
-    .pth file puts a folder holding only a link to the goprep package this test imports, then the
-    cached PyTriton venv's site-packages, on sys.path. Triton's stub finds it as the ``python3``
-    first on PATH (the stub ignores PYTHONPATH), so PyTriton's process and the stub's embedded
-    interpreter both see this goprep and the cached venv's NumPy and PyTriton. goprep's extension
-    links no libpython, so this interpreter's build of it loads in a venv of the same interpreter."""
-    reason = _skip_reason()
+    """(the python to run, the servers' environment, PyTriton's package folder): pytriton_env.overlay."""
+    reason = pytriton_env.skip_reason()
     if reason:
         pytest.skip(reason)
     t0 = time.monotonic()
-    cached = _venv()
-    site = pathlib.Path(subprocess.run(
-        [str(cached), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True, text=True, check=True, timeout=120).stdout.strip())
-    here = tmp_path_factory.mktemp("goprep-only")
-    package = pathlib.Path(goprep.__file__).resolve().parent
-    for name in ("goprep", "goprep.libs"):  # goprep.libs: what auditwheel vendors, if a wheel has any
-        if (package.parent / name).is_dir():
-            (here / name).symlink_to(package.parent / name, target_is_directory=True)
-    overlay = tmp_path_factory.mktemp("venv")
-    subprocess.run([str(cached.resolve()), "-m", "venv", "--without-pip", "--clear", str(overlay)], check=True, timeout=120)
-    python = overlay / "bin" / "python"
-    own = pathlib.Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                                      capture_output=True, text=True, check=True, timeout=120).stdout.strip())
-    (own / "goprep-test.pth").write_text(f"{here}\n{site}\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(
-        [str(_libpython().parent), str(site / "nvidia_pytriton.libs")] + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
-    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"  # the stub's python3
-    env["GOPREP_TRITON_TOKEN"] = TOKEN
-    env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))  # PyTriton's workspace, if a kill leaves it
+    python, env, pkg = pytriton_env.overlay(tmp_path_factory.mktemp("pytriton"), TOKEN)
     print(f"venv ready in {time.monotonic() - t0:.1f} s: {python}")
-    return python, env, site / "pytriton"
-
-
-def _ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+    return python, env, pkg
 
 
 class _Server:
@@ -312,7 +209,7 @@ def _serving(make_cmd, env, ready, n_ports):
     """A started server (make_cmd(ports) run until ready, on other free ports if one was taken, three
     tries): its gRPC client and its ports; always stopped, its graceful exit asserted."""
     for _ in range(3):
-        ports = _ports(n_ports)
+        ports = free_ports(n_ports)
         srv = _Server(make_cmd(ports), env, ready)
         try:
             up = srv.wait_ready()

@@ -44,33 +44,87 @@ MODEL = "goprep"  # the model name the servers serve (serve's default)
 INFER = f"/{protocol.SERVICE}/ModelInfer"
 
 
+# The payloads (--payload): raw frames, or their JPEGs; each at --height x --width unless its size is here.
+PAYLOADS = ("raw", "jpeg", "jpeg1080")
+PAYLOAD_SIZES = {"jpeg1080": (1080, 1920)}
+
+
+def payload_size(kind: str, height: int, width: int) -> Tuple[int, int]:
+    """The frame size (H, W) of payload ``kind``: its own (PAYLOAD_SIZES) or the one given."""
+    return PAYLOAD_SIZES.get(kind, (height, width))
+
+
 def payloads(kind: str, images: List[np.ndarray], model: str = MODEL) -> Tuple[List[bytes], List[np.ndarray]]:
-    """The serialised ModelInferRequests for ``images`` (one image each: a FRAME, or its JPEG as IMAGE)
-    and the RGB image each one stands for: the frame, or its JPEG as Pillow decodes it (the reference
-    every variant's decode is held to: goprep's decoder equals it byte for byte, OpenCV's libjpeg-turbo
-    too)."""
+    """The serialised ModelInferRequests for ``images`` (one image each: a FRAME, or its JPEG as IMAGE,
+    shape [1, 1] as tritonclient and perf_analyzer send it, which a Triton model with max_batch_size
+    needs) and the RGB image each one stands for: the frame, or its JPEG as Pillow decodes it (the
+    reference every variant's decode is held to: goprep's decoder equals it byte for byte, OpenCV's
+    libjpeg-turbo too). ``kind``: PAYLOADS ("jpeg1080" is a JPEG too; its size is the caller's)."""
     if kind == "raw":
         return [protocol.infer_request(model, "raw", im).SerializeToString() for im in images], images
-    import cv2
-
     from .decode import pil_decode
 
     reqs, decoded = [], []
-    for im in images:
-        ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(im[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90])
-        assert ok
-        reqs.append(protocol.infer_request(model, "jpeg", buf.tobytes()).SerializeToString())
-        decoded.append(pil_decode(buf.tobytes()))
+    for jpeg in jpegs(images):
+        req = protocol.infer_request(model, "jpeg", jpeg)
+        req.inputs[0].shape[:] = [1, 1]
+        reqs.append(req.SerializeToString())
+        decoded.append(pil_decode(jpeg))
     return reqs, decoded
 
 
-def _cpu_seconds(pid: int) -> Optional[float]:
+def jpegs(images: List[np.ndarray]) -> List[bytes]:
+    """The JPEG files (OpenCV, quality 90) of RGB ``images``: the requests' files (also perf_analyzer's)."""
+    import cv2
+
+    out = []
+    for im in images:
+        ok, buf = cv2.imencode(".jpg", np.ascontiguousarray(im[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 90])
+        assert ok
+        out.append(buf.tobytes())
+    return out
+
+
+def _stat(pid: int) -> Optional[Tuple[int, float]]:
+    """(parent pid, user + system CPU seconds) of a live process, or None."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _children(pid: int) -> List[int]:
+    """The child processes of ``pid`` (its threads' /proc children lists); [] when unreadable."""
+    out: List[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def _cpu_seconds(pid: int) -> Optional[float]:
+    """The CPU seconds of process ``pid`` and of its live descendants (PyTriton's server is a Python
+    process, its tritonserver and the stubs): None when ``pid`` is gone. A descendant that exits
+    between two readings takes its time with it: the servers' processes live as long as the run."""
+    own = _stat(pid)
+    if own is None:
+        return None
+    total, todo, seen = own[1], _children(pid), {pid}
+    while todo:
+        k = todo.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        st = _stat(k)
+        if st is not None:
+            total += st[1]
+            todo += _children(k)
+    return total
 
 
 class Checker:
@@ -83,13 +137,23 @@ class Checker:
     model's scores by more than check_topk's tolerance (0.34 vs 0.338 for Pillow's resample), so each
     server's model is held to its own input, and its tensor to the shared reference."""
 
-    def __init__(self, refs: List[np.ndarray], model: bool, shapes: Optional[List[Tuple[int, ...]]] = None,
+    def __init__(self, refs: List[np.ndarray], model: "bool | str", shapes: Optional[List[Tuple[int, ...]]] = None,
                  own: Optional[List[np.ndarray]] = None) -> None:
+        """``model``: False (the reply is the tensor), True (the built-in model's top-k), or the path
+        of the ONNX file the server runs (the reply is its first output, the logits, checked within
+        model.LOGITS_RTOL of this process's run of the same file on the server's own tensor)."""
         self.refs = refs
         self.shapes = shapes
         self.scores: Optional[List[np.ndarray]] = None
+        self.logits: Optional[List[np.ndarray]] = None
         self._parse = protocol.pb().ModelInferResponse.FromString
-        if model:
+        if isinstance(model, str):
+            from .model import OnnxModel
+
+            onnx = OnnxModel(model)
+            self.output = onnx.outputs[0].name
+            self.logits = [onnx.run(np.asarray(t, np.float32)[None])[self.output] for t in (refs if own is None else own)]
+        elif model:
             from .model import Classifier
 
             clf = Classifier()
@@ -106,6 +170,13 @@ class Checker:
             got = out.get(protocol.SHAPE)
             ok = got is not None and got.shape == (1, 3) and tuple(got[0]) == self.shapes[i]
             return "" if ok else f"expected the decoded shape {self.shapes[i]}, got {out}"
+        if self.logits is not None:
+            from .model import logits_error
+
+            got = out.get(self.output)
+            if got is None:
+                return f"expected a {self.output} output, got {sorted(out)}"
+            return logits_error(got, self.logits[i])
         if self.scores is not None:
             if protocol.TOPK_INDEX not in out or protocol.TOPK_SCORE not in out:
                 return f"expected a top-k reply, got {sorted(out)}"
@@ -228,15 +299,15 @@ def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int
         for t in threads:
             t.start()
         time.sleep(warmup)
-        cpu0, t0 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
+        cpu0, t0, own0 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter(), time.process_time()
         tally.record = True
         time.sleep(duration)
         tally.record = False
-        cpu1, t1 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter()
+        cpu1, t1, own1 = _cpu_seconds(server_pid) if server_pid else None, time.perf_counter(), time.process_time()
         tally.stop = True
         for t in threads:
             t.join(timeout + 5)
-        return _figures(concurrency, lat, errors, t1 - t0, cpu0, cpu1)
+        return _figures(concurrency, lat, errors, t1 - t0, cpu0, cpu1, own1 - own0)
     finally:
         for channel in chans:
             channel.close()
@@ -284,11 +355,12 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
 
         tasks = [asyncio.ensure_future(worker(k)) for k in range(concurrency)]
         await asyncio.sleep(warm)
-        cpu0, t0 = _cpu_seconds(pid) if pid else None, time.perf_counter()
+        cpu0, t0, own0 = _cpu_seconds(pid) if pid else None, time.perf_counter(), time.process_time()
         tally.record = True
         await asyncio.sleep(dur)
         tally.record = False
-        cpu1, t1 = _cpu_seconds(pid) if pid else None, time.perf_counter()
+        cpu1, t1, own1 = _cpu_seconds(pid) if pid else None, time.perf_counter(), time.process_time()
+        acc["client"] += own1 - own0
         tally.stop = True
         await asyncio.wait_for(asyncio.gather(*tasks), timeout + 5)
         acc["wall"] += t1 - t0
@@ -323,13 +395,13 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
             done = 0  # rounds run so far: the design's rows carry on across levels
             out = []
             for c in levels:
-                accs = [{"lat": [], "errors": [], "wall": 0.0, "cpu": 0.0, "offset": 0} for _ in targets]
+                accs = [{"lat": [], "errors": [], "wall": 0.0, "cpu": 0.0, "offset": 0, "client": 0.0} for _ in targets]
                 for _ in range(rounds):
                     row, done = order[done % len(order)], done + 1
                     for t in row:
                         await slice_(infers[t], checkers[t], c, warmup / rounds, duration / rounds, server_pids[t], accs[t])
-                out.append([_figures(c, a["lat"], a["errors"], a["wall"], 0.0 if a["cpu"] is not None else None, a["cpu"])
-                            for a in accs])
+                out.append([_figures(c, a["lat"], a["errors"], a["wall"], 0.0 if a["cpu"] is not None else None, a["cpu"],
+                                     a["client"]) for a in accs])
             return out
         finally:
             for ch in channels:
@@ -361,7 +433,7 @@ def balanced_orders(n: int) -> List[List[int]]:
 
 
 def _figures(concurrency: int, lat: List[float], errors: List[str], wall: float, cpu0: Optional[float],
-             cpu1: Optional[float]) -> Dict[str, Any]:
+             cpu1: Optional[float], client_cpu: Optional[float] = None) -> Dict[str, Any]:
     ms = np.sort(np.array(lat)) * 1e3 if lat else np.zeros(1)
     return {
         "concurrency": concurrency,
@@ -374,6 +446,9 @@ def _figures(concurrency: int, lat: List[float], errors: List[str], wall: float,
         # the server's CPU over every reply it sent, checked good or not (it did the work for both)
         "server_ms_per_request": (1e3 * (cpu1 - cpu0) / (len(lat) + len(errors))
                                   if cpu0 is not None and cpu1 is not None and lat + errors else None),
+        # the load generator's own CPU (all its threads) over the measured window: what the client took
+        # of the machine's cores while this server was driven
+        "client_cores": client_cpu / wall if client_cpu is not None and wall > 0 else None,
         "requests": len(lat),
         "first_errors": errors[:5],
     }
@@ -383,14 +458,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m goprep._serve.loadgen",
                                 description="serve-bench's load generator: drives one or more servers and prints JSON.")
     p.add_argument("--target", required=True, help="HOST:PORT, or several comma-separated (interleaved, aio client)")
-    p.add_argument("--payload", choices=["raw", "jpeg"], default="raw", help="request payload (default raw)")
+    p.add_argument("--payload", choices=PAYLOADS, default="raw",
+                   help="request payload (default raw; jpeg1080: JPEGs of 1920x1080 frames, whatever the size flags)")
     p.add_argument("--concurrency", default="1,4,16", help="comma-separated requests in flight (default 1,4,16)")
     p.add_argument("--warmup", type=float, default=1.0, metavar="S", help="unmeasured seconds per level (default 1)")
     p.add_argument("--duration", type=float, default=5.0, metavar="S", help="measured seconds per level (default 5)")
     p.add_argument("--images", type=int, default=8, metavar="N", help="distinct frames the requests cycle through (default 8)")
     p.add_argument("--height", type=int, default=480, metavar="PX", help="frame height (default 480)")
     p.add_argument("--width", type=int, default=640, metavar="PX", help="frame width (default 640)")
-    p.add_argument("--model", action="store_true", help="the servers run the model: check top-k replies")
+    p.add_argument("--model", action="store_true", help="the servers run the built-in model: check top-k replies")
+    p.add_argument("--model-file", default="", metavar="PATH.onnx",
+                   help="the servers run this ONNX model and reply with its logits: check them (Checker)")
     p.add_argument("--none", action="store_true", help="the server is the 'none' calibration variant: check shapes")
     p.add_argument("--none-targets", default="",
                    help="comma-separated indices of the targets that are the 'none' variant (with several targets)")
@@ -423,7 +501,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         p.error("several targets, or --rounds above 1, need --client aio")
     if a.protocol == "http" and a.client != "aio":
         p.error("--protocol http needs --client aio")
-    reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
+    reqs, decoded = payloads(a.payload, frames(a.images, *payload_size(a.payload, a.height, a.width)))
     from .preprocess import reference
 
     levels = [int(x) for x in a.concurrency.split(",")]
@@ -437,12 +515,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     for i, v in enumerate(variants):
         if i not in none_idx and v not in checked:
             own = None
-            if a.model:
+            if a.model or a.model_file:
                 from .preprocess import make
 
                 prep = make(v)
                 own = [np.array(prep(im)) for im in decoded]  # a copy: goprep's variant reuses its buffer
-            checked[v] = Checker(refs, a.model, own=own)
+            checked[v] = Checker(refs, a.model_file or a.model, own=own)
     checkers = [shapes if i in none_idx else checked[v] for i, v in enumerate(variants)]
     if len(targets) > 1 or a.rounds > 1:
         for rs in run_levels_aio(targets, reqs, checkers, levels, a.warmup, a.duration, pids, max(1, a.rounds),  # type: ignore[arg-type]

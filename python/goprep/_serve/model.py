@@ -15,8 +15,9 @@ import numpy as np
 CLASSES = 1000
 
 
-def build(seed: int = 0) -> bytes:
-    """The serialised ONNX model: input "image" (N, 3, 224, 224) float32, output "prob" (N, 1000)."""
+def build(seed: int = 0, softmax: bool = True) -> bytes:
+    """The serialised ONNX model: input "image" (N, 3, 224, 224) float32, output "prob" (N, 1000), or
+    without ``softmax`` "logits" (N, 1000) (serve-bench's setting (a): logits as the reply)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -38,13 +39,12 @@ def build(seed: int = 0) -> bytes:
         helper.make_node("GlobalAveragePool", [x], ["gap"]),
         helper.make_node("Flatten", ["gap"], ["flat"]),
         helper.make_node("MatMul", ["flat", "fc"], ["logits"]),
-        helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
-    ]
+    ] + ([helper.make_node("Softmax", ["logits"], ["prob"], axis=1)] if softmax else [])
     graph = helper.make_graph(
         nodes,
         "goprep_reference_classifier",
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, 224, 224])],
-        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["N", CLASSES])],
+        [helper.make_tensor_value_info("prob" if softmax else "logits", TensorProto.FLOAT, ["N", CLASSES])],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="goprep")
@@ -127,3 +127,106 @@ class Classifier:
     def scores(self, chw: Any) -> np.ndarray:
         out = self._sess.run(["prob"], {"image": np.asarray(chw, np.float32)[None]})[0]
         return np.asarray(out[0])
+
+
+# serve-bench's model settings (--model NAME): the file each server loads and the load generator runs.
+BENCH_MODELS = {
+    "tiny": "the built-in tiny classifier (build(), logits): the stand-in for a model on an accelerator",
+    "mobilenet": "torchvision's MobileNetV3-Small, random weights, exported to ONNX: a real model on this CPU",
+}
+
+
+def _cache_dir() -> str:
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "goprep", "models")
+
+
+def _write_once(path: str, make: Any) -> str:
+    """``path``, written by ``make()`` (bytes) if missing: under a lock, through a temporary file and a
+    rename, so concurrent processes see a whole file or none."""
+    import fcntl
+    import os
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.isfile(path):
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(make())
+            os.replace(tmp, path)
+    return path
+
+
+def mobilenet_onnx(seed: int = 0) -> bytes:
+    """MobileNetV3-Small (torchvision, ``weights=None``: nothing is downloaded) with seeded random
+    weights, as ONNX: input "image" (N, 3, 224, 224), output "logits" (N, 1000). Its batch-norm
+    statistics are set by four training-mode passes over seeded noise (else, at their initial mean 0
+    and variance 1, the activations shrink layer by layer to logits of ~1e-9, which any tolerance
+    would pass); the weights stay random."""
+    import io
+
+    import torch
+    import torchvision
+
+    torch.manual_seed(seed)
+    net = torchvision.models.mobilenet_v3_small(weights=None)
+    for mod in net.modules():
+        if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
+            mod.momentum = None  # a cumulative average over the calibration passes
+            mod.reset_running_stats()
+    gen = torch.Generator().manual_seed(seed + 1)
+    net.train()
+    with torch.no_grad():
+        for _ in range(4):
+            net(torch.randn(8, 3, 224, 224, generator=gen))
+    net.eval()
+    buf = io.BytesIO()
+    # the TorchScript exporter: the dynamo one needs onnxscript, which the test extra does not hold
+    torch.onnx.export(net, torch.zeros(1, 3, 224, 224), buf, input_names=["image"], output_names=["logits"],
+                      dynamic_axes={"image": {0: "N"}, "logits": {0: "N"}}, opset_version=17, dynamo=False)
+    return buf.getvalue()
+
+
+def bench_model(name: str, seed: int = 0) -> str:
+    """The ONNX file of serve-bench's model setting ``name`` (BENCH_MODELS), made once and cached under
+    ~/.cache/goprep/models, keyed by what makes it (MobileNet: the torch and torchvision versions);
+    ValueError for an unknown name."""
+    import os
+
+    if name == "tiny":
+        import onnx
+
+        path = os.path.join(_cache_dir(), f"tiny-logits-onnx{onnx.__version__}-seed{seed}.onnx")
+        return _write_once(path, lambda: build(seed, softmax=False))
+    if name == "mobilenet":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:  # the installed versions, without importing torch (seconds) when the file is cached
+            torch_v, tv_v = version("torch"), version("torchvision")
+        except PackageNotFoundError:
+            raise ValueError("--model mobilenet needs torch and torchvision (pip install torchvision)") from None
+        path = os.path.join(_cache_dir(), f"mobilenet_v3_small-torch{torch_v}-tv{tv_v}-seed{seed}.onnx".replace("+", "_"))
+        return _write_once(path, lambda: mobilenet_onnx(seed))
+    raise ValueError(f"--model must be one of {', '.join(BENCH_MODELS)}, got {name!r}")
+
+
+# How far a server's logits may be from the load generator's run of the same ONNX file on the same
+# tensor: relative to the largest logit. Both run onnxruntime's CPU kernels in float32; only the batch
+# a server runs (dynamic batching) and the build (the PyTriton venv's onnxruntime, the same version)
+# can change the summation order, by float32 rounding over the ~1e3-term dot products (~1e-6
+# relative). Measured (onnxruntime 1.32, this CPU): 0.0 between batch 1 and batches of 2, 5, 8 and 16,
+# both models; two different noise images' logits differ by 0.046 (tiny) and 0.47 (MobileNet) of the
+# largest. 1e-4 leaves a wide margin for rounding and still catches another image's reply.
+LOGITS_RTOL = 1e-4
+
+
+def logits_error(got: np.ndarray, want: np.ndarray, rtol: float = LOGITS_RTOL) -> str:
+    """'' when ``got`` equals ``want`` within ``rtol`` times want's largest magnitude, else what differs."""
+    if got.shape != want.shape:
+        return f"logits of shape {got.shape}, want {want.shape}"
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    err = float(np.max(np.abs(got.astype(np.float64) - want))) if got.size else 0.0
+    return "" if err <= rtol * scale else f"logits differ by {err:.3g} > {rtol:g} x {scale:.3g}"

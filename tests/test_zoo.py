@@ -228,6 +228,9 @@ HF_MATCHING = frozenset({
     "SamImageProcessor", "SamImageProcessorPil",  # padded to 1024 x 1024, original and reshaped sizes
     "Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil",  # smart_resize, patch rows, image_grid_thw
     "DonutImageProcessor", "DonutImageProcessorPil",  # resize, thumbnail, centred pad
+    # any-resolution tiling: tiles stacked per image behind the global image, image_sizes (_hf_tiles)
+    "LlavaNextImageProcessor", "LlavaNextImageProcessorPil", "LlavaOnevisionImageProcessor",
+    "LlavaOnevisionImageProcessorPil",
 })
 
 

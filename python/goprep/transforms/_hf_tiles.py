@@ -32,7 +32,8 @@ TILE_KEYS = {"LlavaNext": _LLAVA_KEYS, "LlavaOnevision": _LLAVA_KEYS}
 def select_best_resolution(h: int, w: int, pinpoints: Sequence[Tuple[int, int]]) -> Tuple[int, int]:
     """transformers' ``select_best_resolution``: the ``(height, width)`` pinpoint keeping the most of
     the image's pixels when it is scaled to fit (``int`` of each side, at most the original count),
-    ties broken by the least padding, the first pinpoint winning a full tie."""
+    ties broken by the least padding (a thin image that keeps 0 pixels anywhere: the least padded),
+    the first pinpoint winning a full tie."""
     best, most, waste = None, 0, float("inf")
     for ph, pw in pinpoints:
         scale = min(pw / w, ph / h)
@@ -40,8 +41,7 @@ def select_best_resolution(h: int, w: int, pinpoints: Sequence[Tuple[int, int]])
         wasted = pw * ph - eff
         if eff > most or (eff == most and wasted < waste):
             best, most, waste = (ph, pw), eff, wasted
-    if best is None:  # every pinpoint scales a side of the image to 0 pixels: transformers fails on it
-        raise PipelineError(f"a {h}x{w} image: select_best_resolution finds no pinpoint keeping a pixel of it")
+    assert best is not None  # pinpoints is not empty (_pinpoints), and the first one always sets it
     return best
 
 
@@ -146,6 +146,9 @@ class AnyRes(Converted):
         import torch
 
         sizes, _ = image_sizes(src)
+        if self._num_images and is_tensor(src) and src.ndim == 4 and len(sizes) > 1:
+            raise PipelineError("a (N, C, H, W) tensor: LLaVA-OneVision's processor counts it as one image and fails "
+                                "(IndexError); pass a list of images", argument="src")
         items = list(src) if isinstance(src, (list, tuple)) or is_tensor(src) and src.ndim == 4 else [src]
         if self._rgb:
             items = [to_rgb(x, self._flavor or "tensor") for x in items]
@@ -155,7 +158,8 @@ class AnyRes(Converted):
             raise PipelineError(f"False with images of {sorted(set(counts))} tiles: the processor fails to stack "
                                 "them into one tensor", argument="do_pad")
         th, tw = self._check_chain([a for p in per_image for a in p])
-        pv = torch.zeros((len(items), max(counts), 3, th, tw), dtype=torch.float32)
+        dtype = torch.float32 if self._chain.scale is not None else torch.uint8
+        pv = torch.zeros((len(items), max(counts), 3, th, tw), dtype=dtype)
         tile_chain = self._pipe(self._flavor or "tensor")
         for i, pieces in enumerate(per_image):
             k = 0
@@ -163,7 +167,10 @@ class AnyRes(Converted):
                 e = k + 1
                 while e < len(pieces) and pieces[e].shape == pieces[k].shape:
                     e += 1
-                tile_chain(pieces[k:e], out=pv[i, k:e])
+                if dtype == torch.float32:
+                    tile_chain(pieces[k:e], out=pv[i, k:e])
+                else:  # uint8 results are channels-last in memory: copied into place
+                    pv[i, k:e] = tile_chain(pieces[k:e])
                 k = e
         res = {"pixel_values": pv, "image_sizes": torch.tensor(sizes, dtype=torch.int64)}
         if self._num_images:
@@ -176,6 +183,8 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
     from ._hf_pixels import hf_chain
 
     chain = hf_chain(cfg, kind, base)  # the per-tile steps
+    if not cfg.get("do_rescale") and not cfg.get("do_normalize"):  # the processor's tiles stay uint8
+        chain = Chain(ops=chain.ops, to_tensor=True)
     # the class's resample as goprep's Resize reads it (the processor's own resizes use it too)
     interp = hf_chain({**cfg, "do_resize": True, "do_center_crop": False}, kind, base).ops[0].mode
     size = cfg.get("size") or {}

@@ -37,7 +37,7 @@ _HF_CLASS_KEYS = {
     "Sam": SAM_KEYS,  # the longest side, the batch padded to pad_size, original and reshaped sizes
     "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw
     "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused
-    **TILE_KEYS,  # any-resolution tiling (LLaVA-NeXT / OneVision): _hf_tiles
+    **TILE_KEYS,  # tiling (LLaVA-NeXT / OneVision, Idefics3 / SmolVLM): _hf_tiles
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.

@@ -1,7 +1,8 @@
-"""from_hf on the any-resolution tiling processors (goprep.transforms._hf_tiles): LLaVA-NeXT and
-LLaVA-OneVision, each class (torchvision and PIL backends) against the processor itself on odd sizes
-(tall, wide, tiny, thin), gray and RGBA inputs (the classes convert them), batches of mixed sizes, and
-their common arguments; every output by its name, shape and dtype (tests/zoo_compare.py's bounds)."""
+"""from_hf on the tiling processors (goprep.transforms._hf_tiles): LLaVA-NeXT and LLaVA-OneVision
+(any-resolution tiles), Idefics3 and SmolVLM (image splitting), each class (torchvision and PIL
+backends) against the processor itself on odd sizes (tall, wide, tiny, thin), gray and RGBA inputs (the
+classes convert them), batches of mixed sizes, and their common arguments; every output by its name,
+shape and dtype (tests/zoo_compare.py's bounds)."""
 
 import numpy as np
 import pytest
@@ -166,3 +167,93 @@ def test_llava_refusals(kind):
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(proc)(_as("pil", _IMGS[(1500, 300)]))
         assert ei.value.argument == "size"
+
+
+# Idefics3 / SmolVLM: their default resample is LANCZOS, which goprep refuses (no Lanczos kernel in the
+# engine); every case below sets another one.
+SPLIT = [f"{m}ImageProcessor{b}" for m in ("Idefics3", "SmolVLM") for b in ("", "Pil")]
+
+
+def _check_split(proc, src, what):
+    """All outputs; rows and cols (lists, with return_row_col_info) equal as lists."""
+    got, want = gt.from_hf(proc)(src), proc(src, return_tensors="pt")
+    for k in ("rows", "cols"):
+        assert (k in got) == (k in want), (what, k)
+        if k in want:
+            assert got.pop(k) == want.pop(k), (what, k)
+    assert_hf_outputs(proc, got, want, what)
+
+
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", SPLIT)
+def test_split_odd_sizes_and_samples(kind, input_kind):
+    """Each odd size alone (tiles then the global image; a small one left whole), a flat list (one
+    sample), and a list of lists (one sample each, padded with zero frames and masked)."""
+    proc = _proc(kind, resample=3, return_row_col_info=True)
+    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9), (2, 700)]]
+    for x in imgs:
+        _check_split(proc, x, (kind, input_kind))
+    _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
+    _check_split(proc, [[imgs[0]], [imgs[3], imgs[1]]], (kind, input_kind, "two samples"))
+
+
+_SPLIT_ARGS = [
+    {"resample": 2, "do_image_splitting": False},
+    {"resample": 3, "size": {"longest_edge": 500}, "max_image_size": {"longest_edge": 200}},
+    {"resample": 3, "size": {"height": 400, "width": 300}, "max_image_size": {"longest_edge": 128}},
+    {"resample": 0, "do_resize": False, "max_image_size": {"longest_edge": 256}},
+    {"resample": 3, "do_normalize": False, "do_rescale": False},  # uint8 frames padded into float32
+    {"resample": 3, "do_normalize": False, "do_rescale": False, "do_pad": False},  # uint8
+    {"resample": 2, "image_mean": [0.1, 0.2, 0.3], "image_std": [0.3, 0.2, 0.1], "do_pad": False},
+]
+
+
+@pytest.mark.parametrize("kind", SPLIT)
+@pytest.mark.parametrize("kwargs", _SPLIT_ARGS, ids=lambda kw: "-".join(f"{k}" for k in kw))
+def test_split_arguments(kind, kwargs):
+    proc = _proc(kind, **kwargs)
+    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (333, 517), (7, 9)]]
+    for x in imgs:
+        _check_split(proc, x, (kind, kwargs))
+    if kwargs.get("do_pad") is False:
+        _check_split(proc, [[imgs[0]], [imgs[0]]], (kind, kwargs, "same counts"))
+        if kwargs.get("do_image_splitting", True):  # frame counts differ: neither can stack them
+            with pytest.raises((ValueError, RuntimeError)):  # the PIL class's, the torchvision class's
+                proc([[imgs[0]], [imgs[2], imgs[1]]], return_tensors="pt")
+            with pytest.raises(goprep.PipelineError) as ei:
+                gt.from_hf(proc)([[imgs[0]], [imgs[2], imgs[1]]])
+            assert ei.value.argument == "do_pad"
+    else:
+        _check_split(proc, [[imgs[0]], [imgs[1], imgs[2]]], (kind, kwargs, "samples"))
+
+
+@pytest.mark.parametrize("kind", SPLIT)
+@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+def test_split_gray_and_rgba(kind, mode):
+    rgba = _RNG.integers(0, 256, (90, 420, 4), dtype=np.uint8)
+    if mode in ("L", "RGBA"):
+        img = Image.fromarray(rgba, "RGBA").convert(mode)
+    else:
+        img = _as(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+    _check_split(_proc(kind, resample=3, max_image_size={"longest_edge": 128}), img, (kind, mode))
+
+
+@pytest.mark.parametrize("kind", SPLIT)
+def test_split_refusals_and_config_dict(kind):
+    for kwargs, key in [({}, "resample"),  # the class default, LANCZOS: no Lanczos kernel in goprep's engine
+                        ({"resample": 3, "size": {"shortest_edge": 300}}, "size"),
+                        ({"resample": 3, "max_image_size": {"height": 300}}, "max_image_size")]:
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(_proc(kind, **kwargs))
+        assert ei.value.argument == key and kind in str(ei.value), (kwargs, ei.value)
+    proc = _proc(kind, resample=3)
+    conv = gt.from_hf(proc)
+    for bad, what in [([], "empty"), ([[], []], "empty lists"), ("x.jpg", "decoded")]:
+        with pytest.raises(goprep.PipelineError, match=what):
+            conv(bad)
+    with pytest.raises(goprep.PipelineError, match="out"):
+        conv(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+    if not kind.endswith("Pil"):  # to_dict() names the torchvision class
+        imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
+        got, got_d = conv(imgs), gt.from_hf(proc.to_dict())(imgs)
+        assert set(got) == set(got_d) and all(torch.equal(got[k], got_d[k]) for k in got)

@@ -265,8 +265,8 @@ class SplitImages(_Tiled):
     and, when larger than one tile, cut into ``m x m`` tiles row by row followed by the global image
     (that canvas resized to ``m x m``); without it resized to ``m x m``; each resize rounds to uint8
     as the processor's does. A single image or a flat list is one sample, a list of lists one sample
-    per inner list; ``pixel_values`` ``(samples, frames, 3, m, m)`` (with ``do_pad``: float32, the
-    samples' frame counts padded with zero frames, and ``pixel_attention_mask`` ``(samples, frames, m,
+    per inner list; ``pixel_values`` ``(samples, frames, 3, m, m)`` (with ``do_pad``: the samples'
+    frame counts padded with zero frames, and ``pixel_attention_mask`` ``(samples, frames, m,
     m)`` int64, 1 on every real frame), with ``return_row_col_info`` ``rows`` and ``cols``: each
     image's tile rows and columns (0 for an image left whole), nested by sample, as lists."""
 
@@ -322,7 +322,9 @@ class SplitImages(_Tiled):
             raise PipelineError(f"False with samples of {sorted(set(counts))} frames: the processor fails to stack "
                                 "them into one tensor", argument="do_pad")
         m = self._m
-        float_out = self._do_pad or self._chain.scale is not None  # do_pad writes into float32 zeros
+        # uint8 frames (no rescale, no normalisation) padded: the torchvision class writes them into float32
+        # zeros; the PIL class stacks them as they are unless a sample has zero frames (float32) to add
+        float_out = self._chain.scale is not None or self._do_pad and (self._flavor != "pil" or len(set(counts)) > 1)
         pv = torch.empty((len(samples), max(counts), 3, m, m), dtype=torch.float32 if float_out else torch.uint8)
         for i, runs in enumerate(frames):
             k = self._write(pv[i], runs)

@@ -1,13 +1,17 @@
-"""The any-resolution tiling processors of LLaVA-NeXT and LLaVA-OneVision (both of transformers'
-backends): each image resized to fit the grid pinpoint that ``select_best_resolution`` picks, padded
-to it (centred, zeros), cut into ``patch_size`` tiles, each tile and a global image (the original
-resized to ``size``) run through the class's resize / center crop / rescale / normalize, stacked per
-image behind the global image, the batch padded with zero tiles to its largest count.
+"""The tiling processors of vision-language models, both of transformers' backends. LLaVA-NeXT and
+LLaVA-OneVision (``AnyRes``): each image resized to fit the grid pinpoint that
+``select_best_resolution`` picks, padded to it (centred, zeros), cut into ``patch_size`` tiles, each
+tile and a global image (the original resized to ``size``, first) run through the class's resize /
+center crop / rescale / normalize. Idefics3 and SmolVLM (``SplitImages``): resized by the longest edge,
+then up to multiples of the tile side, cut into tiles followed by a global image, or left whole.
+Tiles are stacked per image (per sample), the batch padded with zero tiles to its largest count.
 
-Every resize, pad and normalisation runs in goprep's engine: one pass per image for the resized and
-padded canvas (uint8, rounded as the processor rounds before it cuts), one for the global image's
-first resize, then one call per tile shape for the tiles' chain (views of the canvas, no copy),
-written into the stacked result. The stacking and ordering of tiles is Python (a slice per group)."""
+Every resize, pad and normalisation runs in goprep's engine: one pass per resize the processor makes
+(uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas resized and padded in
+one), then one call per run of tiles of one shape for the per-tile chain, written in place into the
+stacked result. Cutting and ordering the tiles is Python: a NumPy tile-major copy of the uint8 canvas
+where the tile divides it, views of it otherwise. LANCZOS (Idefics3's default) is refused: the engine
+has no Lanczos kernel."""
 
 from __future__ import annotations
 

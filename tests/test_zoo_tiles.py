@@ -114,6 +114,17 @@ def test_llava_gray_and_rgba(kind, mode):
            (kind, mode, "batch"))
 
 
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", LLAVA[2:])
+def test_onevision_samples(kind, input_kind):
+    """OneVision's list of lists: each list a sample (batch_num_images); an image alone in its sample is
+    tiled, the images of a larger sample padded to a square with the mean colour and kept whole."""
+    proc = _proc(kind, image_mean=[0.2, 0.5, 0.7])
+    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (60, 1900)]]
+    for src in ([[imgs[0]], [imgs[1], imgs[2]]], [imgs[1:]], [[imgs[2]], [imgs[3]]], [[imgs[0]], [], [imgs[3]]]):
+        _check(proc, src, (kind, input_kind, len(src)))
+
+
 @pytest.mark.parametrize("kind", ["LlavaNextImageProcessor", "LlavaOnevisionImageProcessor"])
 def test_llava_batched_tensor_and_config_dict(kind):
     """A (N, C, H, W) uint8 tensor is a batch of N images; the config dict gives the same pipeline."""

@@ -24,7 +24,7 @@ from .. import _ops, _validate
 from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
-from ._chain import Chain
+from ._chain import Chain, mean_std
 from ._converted import Converted
 from ._hf_layout import image_sizes
 from ._rgb import to_rgb
@@ -108,12 +108,15 @@ class _Tiled(Converted):
         """The resizes before the tiles' chain (memoised): an image resized with the class's resample
         and numerics to ``target``, or with ``fit`` to fit it (patch_output_size) and padded centred
         with zeros to it, as uint8 NumPy ``(H, W, C)`` (rounded, as the processor rounds between its
-        resizes)."""
+        resizes); with ``target`` None padded centred to a square with the colour ``fit``."""
         p = self._stage.get("first")
         if p is None:
             flavor, interp = self._flavor or "tensor", self._interp
 
-            def resize_pad(img: Any, target: Tuple[int, int], fit: bool) -> Any:
+            def resize_pad(img: Any, target: Any, fit: Any) -> Any:
+                if target is None:  # OneVision's pad_to_square, with the colour ``fit``
+                    side = max(img.height, img.width)
+                    return _ops.pad(img, size=(side, side), value=list(fit), center=True)
                 img = Resize("resize", _Fit(target) if fit else target, interp, True, None, "v2")(img, flavor)
                 return _ops.pad(img, size=target, value=0, center=True) if fit else img
 
@@ -156,15 +159,17 @@ class AnyRes(_Tiled):
     ``processor(images, return_tensors="pt")``: ``pixel_values`` ``(N, tiles, 3, H, W)`` float32 (the
     global image first, then the tiles row by row; with ``do_pad`` the images' tile counts padded with
     zero tiles), ``image_sizes`` ``(N, 2)`` int64 (each image's size), and for OneVision
-    ``batch_num_images`` ``(N,)`` int64 (ones: each image of a flat batch is a sample of its own).
+    ``batch_num_images`` ``(samples,)`` int64 (ones: each image of a flat batch is a sample of its own;
+    OneVision's list of lists: each list a sample, whose images, when more than one, are each padded
+    to a square with the mean colour and kept whole, one tile).
     The chain is the class's per-tile steps (resize to ``size``, center crop, rescale, normalise)."""
 
     def __init__(self, chain: Chain, source: str, flavor: str, device: str, convert_rgb: bool, interp: Any,
                  pinpoints: List[Tuple[int, int]], size: Tuple[int, int], patch: int, do_pad: bool,
-                 num_images: bool) -> None:
+                 num_images: bool, square_fill: Tuple[int, ...] = ()) -> None:
         super().__init__(chain, source, flavor, device, convert_rgb, interp)
         self._pinpoints, self._size, self._patch = pinpoints, size, patch
-        self._do_pad, self._num_images = do_pad, num_images
+        self._do_pad, self._num_images, self._fill = do_pad, num_images, square_fill
 
     def _check_chain(self, runs: List[Any]) -> Tuple[int, int]:
         """The size every piece has after the tile chain (one size, as the processor stacks them)."""
@@ -206,13 +211,26 @@ class AnyRes(_Tiled):
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
         import torch
 
+        nested = self._num_images and isinstance(src, (list, tuple)) and bool(src) and \
+            isinstance(src[0], (list, tuple))
+        if nested:  # OneVision's samples: an image alone in its sample is tiled, the others padded to a square
+            if not self._fill:
+                raise PipelineError("a list of samples needs image_mean as 3 values (the class pads to a square with "
+                                    "its colour)", argument="image_mean")
+            samples = [list(x) for x in src if x]
+            num = [len(x) for x in samples]
+            src = [x for sample in samples for x in sample]
         sizes, _ = image_sizes(src)
         if self._num_images and is_tensor(src) and src.ndim == 4 and len(sizes) > 1:
             raise PipelineError("a (N, C, H, W) tensor: LLaVA-OneVision's processor counts it as one image and fails "
                                 "(IndexError); pass a list of images", argument="src")
+        if not nested:
+            num = [1] * len(sizes)
         items = list(src) if isinstance(src, (list, tuple)) or is_tensor(src) and src.ndim == 4 else [src]
         items = self._items(items)
-        per_image = [self._pieces(x, h, w) for x, (h, w) in zip(items, sizes)]
+        alone = [n == 1 for n in num for _ in range(n)]
+        per_image = [self._pieces(x, h, w) if a else [self._first()(x, None, self._fill)[None]]
+                     for x, (h, w), a in zip(items, sizes, alone)]
         counts = [sum(len(r) for r in runs) for runs in per_image]
         if not self._do_pad and len(set(counts)) > 1:
             raise PipelineError(f"False with images of {sorted(set(counts))} tiles: the processor fails to stack "
@@ -225,7 +243,7 @@ class AnyRes(_Tiled):
             pv[i, k:] = 0  # do_pad's zero tiles, after the normalisation
         res = {"pixel_values": pv, "image_sizes": torch.tensor(sizes, dtype=torch.int64)}
         if self._num_images:
-            res["batch_num_images"] = torch.ones(len(items), dtype=torch.int64)
+            res["batch_num_images"] = torch.tensor(num, dtype=torch.int64)
         return res
 
 
@@ -388,4 +406,13 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
     return AnyRes(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")), interp,
                   _pinpoints(cfg.get("image_grid_pinpoints")), glob,
                   _validate.as_positive_int("crop_size['height']", patch), bool(cfg.get("do_pad")),
-                  base == "LlavaOnevision")
+                  base == "LlavaOnevision", _square_fill(cfg.get("image_mean")))
+
+
+def _square_fill(mean: Any) -> Tuple[int, ...]:
+    """OneVision's pad_to_square colour: ``int(x * 255)`` of each of the class's ``image_mean`` (in
+    Python floats, as there; empty where it is not a list, on which the class fails)."""
+    if not isinstance(mean, (list, tuple)) or len(mean) != 3:
+        return ()
+    mean_std(mean, 1.0, ("image_mean", "image_std"), channels=3)  # numbers, or refused by name
+    return tuple(int(float(x) * 255) for x in mean)

@@ -233,6 +233,9 @@ HF_MATCHING = frozenset({
     "Siglip2ImageProcessor", "Siglip2ImageProcessorPil",  # NaFlex patch sequences, pixel_attention_mask
     "MllamaImageProcessor", "MllamaImageProcessorPil",  # tiles, aspect_ratio_ids / mask, num_tiles
     "NougatImageProcessor", "NougatImageProcessorPil",  # crop_margin, then Donut's resize, thumbnail and pad
+    # any-resolution tiling: tiles stacked per image behind the global image, image_sizes (_hf_tiles)
+    "LlavaNextImageProcessor", "LlavaNextImageProcessorPil", "LlavaOnevisionImageProcessor",
+    "LlavaOnevisionImageProcessorPil",
 })
 
 

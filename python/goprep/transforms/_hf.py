@@ -19,6 +19,7 @@ from ._hf_patches import QWEN2VL_KEYS, PatchBatch
 from ._hf_pixels import hf_chain
 from ._hf_pixtral import PIXTRAL
 from ._hf_refused import REFUSED
+from ._hf_tiles import TILE_KEYS, tile_convert
 
 # Vision-language families with a builder of their own: base name -> (keys read, builder(cfg, kind, flavor, device))
 _HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **REFUSED}  # REFUSED: with the measured reason
@@ -45,6 +46,7 @@ _HF_CLASS_KEYS = {
     "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw
     "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused
     **{b: keys for b, (keys, _) in _HF_FAMILIES.items()},
+    **TILE_KEYS,  # tiling (LLaVA-NeXT / OneVision, Idefics3 / SmolVLM): _hf_tiles
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -72,7 +74,8 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
                           "Levit", "PoolFormer", "MobileViT", "EfficientNet",
-                          "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY, *_HF_FAMILIES})
+                          "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY, *_HF_FAMILIES,
+                          *TILE_KEYS})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -221,6 +224,8 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                             argument="offset")
     if base in _HF_FAMILIES:
         return _HF_FAMILIES[base][1](cfg, kind, flavor, device)
+    if base in TILE_KEYS:
+        return tile_convert(cfg, kind, base, flavor, device)
     chain = hf_chain(cfg, kind, base)
     if base in DETR_FAMILY or base == "Sam":
         return PaddedBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),

@@ -69,7 +69,10 @@ def to_rgb(img: Any, backend: str = "pil") -> Any:
         if backend == "pil":  # transformers.image_transforms.convert_to_rgb (float64, np.round)
             alpha = img[..., 3:4] / 255
             return np.round(alpha * img[..., :3] + (1 - alpha) * 255).astype(np.uint8)
-        f = img.astype(np.float32) / np.float32(255)  # TorchvisionBackend.convert_to_rgb
+        # TorchvisionBackend.convert_to_rgb: tvF.to_dtype(float32, scale=True) multiplies by 1/255 in float32
+        # (a division differs by an ulp, which the truncation below turns into a level: bit for bit now,
+        # checked over every value and alpha)
+        f = img.astype(np.float32) * np.float32(1 / 255)
         rgb = f[..., :3] * f[..., 3:] + (np.float32(1) - f[..., 3:])
         return (rgb * np.float32(255 + 1 - 1e-3)).astype(np.uint8)  # tvF.to_dtype(uint8, scale=True)
     if not (is_pil(img) and img.mode != "RGB"):

@@ -346,11 +346,12 @@ def lines(res: TrainResult) -> list[str]:
     for impl, why in res.skipped.items():
         out.append(f"  {impl}: skipped: {why}")
     if res.per_image:
-        out.append(f"  {'row':22} {'images/s':>9} {'per core':>9} {'best':>9} {'CPU ms/image':>13} {'images/CPU-s':>13}")
+        out.append(f"  {'row':22} {'images/s':>9} {'per core':>9} {'best':>9} {'CPU ms/image':>13} {'best':>6} "
+                   f"{'images/CPU-s':>13}")
     for key, st in res.per_image.items():
-        cpu, c = res.cpu_per_image[key].median, res.cores[key]
-        out.append(f"  {key:22} {1 / st.median:9.0f} {1 / st.median / c:9.0f} {1 / st.min:9.0f} {cpu * 1e3:13.2f} "
-                   f"{1 / cpu:13.0f}")
+        cpu, c = res.cpu_per_image[key], res.cores[key]
+        out.append(f"  {key:22} {1 / st.median:9.0f} {1 / st.median / c:9.0f} {1 / st.min:9.0f} {cpu.median * 1e3:13.2f} "
+                   f"{cpu.min * 1e3:6.2f} {1 / cpu.median:13.0f}")
     for c in res.core_counts:
         lo, bare = res.per_image.get(f"goprep-loader {c}c"), res.per_image.get(f"goprep-batch {c}c")
         if lo is not None and bare is not None:
@@ -395,6 +396,14 @@ def _cpu_ratio(res: TrainResult, slow: str, fast: str) -> float | None:
     return None if a is None or b is None else a.median / b.median
 
 
+def _core_counts(text: str) -> list[int]:
+    """``--cores``' value: distinct positive integers, in order."""
+    parts = text.split(",")
+    if not all(v.strip().isdigit() and int(v) > 0 for v in parts):
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
+    return list(dict.fromkeys(int(v) for v in parts))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m goprep bench --train``: this benchmark alone, its lines, targets and a JSON file."""
     from . import machine
@@ -406,26 +415,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--files", type=int, metavar="N", help=f"JPEG files to make (default {FILES})")
     p.add_argument("--batch", type=int, metavar="N", help=f"batch size (default {BATCH})")
     p.add_argument("--repeats", type=int, metavar="N", help=f"timed epochs per row (default {REPEATS})")
-    p.add_argument("--cores", metavar="LIST", help="comma-separated core counts (default: 1 and all usable)")
+    p.add_argument("--cores", type=_core_counts, metavar="LIST",
+                   help="comma-separated core counts (default: 1 and all usable)")
     p.add_argument("--out", default="bench_results", metavar="DIR", help="where the JSON goes (default: %(default)s)")
     p.add_argument("--check", action="store_true", help="exit 1 if a target fails")
     args = p.parse_args(list(argv) if argv is not None else None)
     for name in ("files", "batch", "repeats"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
-    cores = None
-    if args.cores:
-        try:
-            cores = [int(v) for v in args.cores.split(",") if v.strip()]
-        except ValueError:
-            cores = []
-        if not cores or min(cores) < 1:
-            p.error(f"--cores: expected comma-separated positive integers, got {args.cores!r}")
     started = _dt.datetime.now().astimezone()
     info = machine.machine_info()
-    print(machine.machine_lines(info), flush=True)
+    print("\n".join(machine.machine_lines(info)), flush=True)
     res = run(args.files or (QUICK_FILES if args.quick else FILES), args.batch or (QUICK_BATCH if args.quick else BATCH),
-              args.repeats or (QUICK_REPEATS if args.quick else REPEATS), cores, say=lambda s: print(s, flush=True))
+              args.repeats or (QUICK_REPEATS if args.quick else REPEATS), args.cores, say=lambda s: print(s, flush=True))
     found = targets(res)
     print("\n".join(lines(res) + ["", "== targets (PASS/FAIL judged on medians) =="] + [t.line() for t in found]), flush=True)
     os.makedirs(args.out, exist_ok=True)

@@ -47,6 +47,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--scale", action="store_true", help="instead: Ray Data with 1 vs 2 actors on a 2-node local cluster (--scale --help)"
     )
     p.add_argument(
+        "--train", action="store_true", help="instead: the training-input benchmark alone (--train --help)"
+    )
+    p.add_argument(
         "--sizes",
         metavar="LIST",
         help="comma-separated input sizes from 256, 512, 1080p (default: all; --quick: 512)",
@@ -82,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._benchsuite.scale import main as scale_main
 
         return scale_main([a for a in argv if a != "--scale"])
+    if "--train" in argv:  # issue 36's training benchmark alone: goprep/_benchsuite/train.py
+        from ._benchsuite.train import main as train_main
+
+        return train_main([a for a in argv if a != "--train"])
     args = _parse(argv)
     started = _dt.datetime.now().astimezone()
     t_start = time.perf_counter()
@@ -90,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tqdm import tqdm
 
     from ._benchsuite import cold, decode, images, impls, imagenet_eval, machine, profiler, report, scenarios, targets
+    from ._benchsuite import train
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -233,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(cold.lines(cold_res) + [""])
             prof_cost = profiler.run()  # issue 11: the profiler's per-call cost, paired rounds
             say(profiler.lines(prof_cost) + [""])
+            # issue 36: training batches from JPEG files, goprep's loader vs torchvision's and DALI's
+            trained = train.run(*((train.QUICK_FILES, train.QUICK_BATCH, train.QUICK_REPEATS) if args.quick else ()))
+            say(train.lines(trained) + [""])
     finally:
         threads.restore()
     run_load = run_monitor.stop()
@@ -254,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results += decode.targets(decoded)
     results += cold.targets(cold_res)
     results += profiler.targets(prof_cost)
+    results += train.targets(trained)
     say(report.target_lines(results))
     if goprep_error is not None:
         say(f"goprep itself failed: {type(goprep_error).__name__}: {goprep_error}")
@@ -292,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data["decode"] = decoded.as_dict()
     data["cold"] = cold_res.as_dict()
     data["profiler_cost"] = prof_cost.as_dict()
+    data["train"] = trained.as_dict()
     report.write_json(json_path, data)
     try:
         report.write_chart(

@@ -6,7 +6,6 @@ Triton's ``perf_analyzer`` run unchanged against the server. Servers in their ow
 import io
 import json
 import os
-import re
 import subprocess
 import threading
 
@@ -177,19 +176,20 @@ def _perf_analyzer_or_fail():
     return exe
 
 
-def _perf_analyzer(srv, data, tmp_path, batch):
+def _perf_analyzer(srv, data, tmp_path, batch, protocol="grpc"):
+    """One bounded perf_analyzer run over ``protocol`` (http: the server's --http-port); the requests
+    its client counted, after checking the server's side it printed."""
     path = tmp_path / "input.json"
     path.write_text(json.dumps(data))
-    cmd = perfanalyzer.command(srv["target"], str(path), batch=batch, concurrency=2)
+    url = srv["target"] if protocol == "grpc" else srv["http"]
+    cmd = perfanalyzer.command(url, str(path), batch=batch, concurrency=2, protocol=protocol)
     r = subprocess.run(cmd, env=perfanalyzer.env(), capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
-    client = int(re.search(r"Client:\s+Request count: (\d+)", r.stdout).group(1))
-    server = re.search(r"Server:\s+Inference count: (\d+)\s+Execution count: (\d+)\s+Successful request count: (\d+)",
-                       r.stdout)
-    assert server, r.stdout  # the server's statistics were read (ServerMetadata lists "statistics")
-    inferences, executions, ok = map(int, server.groups())
-    assert client > 0 and executions == ok > 0 and inferences == batch * ok
-    return client
+    got = perfanalyzer.summary(r.stdout)
+    assert got["successes"] is not None, r.stdout  # the server's statistics were read (ServerMetadata lists "statistics")
+    assert got["requests"] > 0 and got["executions"] == got["successes"] > 0
+    assert got["inferences"] == batch * got["successes"]
+    return got["requests"]
 
 
 @pytest.mark.slow

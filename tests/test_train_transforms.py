@@ -167,12 +167,11 @@ def test_timm_training_transform(pil):
     t = timm_data.create_transform(96, is_training=True, color_jitter=None, interpolation="random", vflip=0.3,
                                    normalize=False)
     _same_seed(t, torch.from_numpy(_photo(seed=1)).permute(2, 0, 1).contiguous(), 1, "tensor", timm=True)
-    # timm's default draws ColorJitter(0.4, 0.4, 0.4): refused by name
-    with pytest.raises(PipelineError, match="ColorJitter"):
-        gt.from_torchvision(timm_data.create_transform(96, is_training=True))
+    # timm's default draws ColorJitter(0.4, 0.4, 0.4): converted (tests/test_train_color.py covers it whole)
+    _same_seed(timm_data.create_transform(96, is_training=True), pil, 1e-5, "jitter 0.4", timm=True)
     # color_jitter=0 still adds ColorJitter(0, 0, 0), which draws a permutation only: converted
     _same_seed(timm_data.create_transform(96, is_training=True, color_jitter=0), pil, 1e-5, "jitter 0", timm=True)
-    for kw, name in ((dict(auto_augment="rand-m9-mstd0.5"), "RandAugment"), (dict(re_prob=0.25), "RandomErasing"),
+    for kw, name in ((dict(auto_augment="rand-m9-mstd0.5"), "RandAugment"),
                      (dict(auto_augment="augmix-m5-w4-d2"), "AugMix"), (dict(auto_augment="v0"), "AutoAugment")):
         with pytest.raises(PipelineError, match=name):
             gt.from_torchvision(timm_data.create_transform(96, is_training=True, color_jitter=None, **kw))
@@ -180,10 +179,10 @@ def test_timm_training_transform(pil):
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
 def test_refused_by_name(M):
-    cases = [M.ColorJitter(0.4, 0.4, 0.4), M.RandomGrayscale(0.2), M.RandomRotation(10), M.RandomAffine(5),
+    # ColorJitter, RandomGrayscale and RandomErasing convert: tests/test_train_color.py
+    cases = [M.RandomRotation(10), M.RandomAffine(5),
              M.RandomPerspective(), M.RandAugment(), M.TrivialAugmentWide(), M.AutoAugment(), M.AugMix(),
-             M.GaussianBlur(3), M.RandomApply([M.RandomRotation(10)], p=0.5), M.RandomInvert(),
-             M.RandomErasing()]
+             M.GaussianBlur(3), M.RandomApply([M.RandomRotation(10)], p=0.5), M.RandomInvert()]
     for tr in cases:
         name = type(tr).__name__
         with pytest.raises(PipelineError, match=name):

@@ -101,8 +101,9 @@ def test_noops_noted_and_unsupported_named():
         # RandomResizedCrop and RandomHorizontalFlip(p=0.5) convert since issue 36 (test_train_transforms.py);
         # a random crop after the float conversion and unreproduced augmentations are still refused by name
         (T.Compose([T.ToTensor(), T.RandomResizedCrop(224)]), "RandomResizedCrop"),
-        (T.ColorJitter(0.4), "ColorJitter"),
-        (T.RandomGrayscale(p=0.5), "RandomGrayscale"),
+        # ColorJitter and RandomGrayscale convert too (test_train_color.py): after the float conversion refused
+        (T.Compose([T.ToTensor(), T.ColorJitter(0.4)]), "ColorJitter"),
+        (T.Compose([T.ToTensor(), T.RandomGrayscale(p=0.5)]), "RandomGrayscale"),
         (T.Pad(3, padding_mode="reflect"), "reflect"),
         (T.Resize(10, interpolation=T.InterpolationMode.LANCZOS), "lanczos"),
         (T.Compose([T.ToTensor(), T.Resize(10)]), "Resize"),

@@ -41,16 +41,18 @@ RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms"
 @contextmanager
 def server_process(preprocess: str, extra: Tuple[str, ...] = (), timeout: float = 90.0,
                    max_seconds: float = 1800.0) -> Iterator[Dict[str, Any]]:
-    """Start ``python -m goprep serve`` on a free loopback port; yield its address, pid and metrics
-    address; always stop it (SIGTERM, then SIGKILL), also if the caller fails. The server exits by itself
-    when this process dies or after ``max_seconds``."""
+    """Start ``python -m goprep serve`` on a free loopback port; yield its address, pid, metrics
+    address and REST address (``http``: with ``--http-port``, else None); always stop it (SIGTERM,
+    then SIGKILL), also if the caller fails. The server exits by itself when this process dies or
+    after ``max_seconds``."""
     cmd = [sys.executable, "-m", "goprep", "serve", "--host", "127.0.0.1", "--port", "0", "--preprocess", preprocess,
            "--parent-pid", str(os.getpid()), "--max-seconds", str(max_seconds), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = _read_ready(proc, timeout)
         fields = dict(f.split("=", 1) for f in line.split()[4:] if "=" in f)
-        info = {"target": line.split()[3], "pid": proc.pid, "metrics": fields.get("metrics"), "proc": proc}
+        info = {"target": line.split()[3], "pid": proc.pid, "metrics": fields.get("metrics"), "http": fields.get("http"),
+                "proc": proc}
         yield info
     finally:
         if proc.poll() is None:
@@ -103,23 +105,26 @@ def _loadgen(targets: List[str], server_pids: List[int], payload: str, concurren
 def run_load(target: str, payload: str, concurrency: List[int], warmup: float, duration: float, server_pid: int,
              model: bool = False, timeout: Optional[float] = None, frame: Tuple[int, int] = (480, 640),
              none: bool = False, client: str = "aio", tune_malloc: bool = True,
-             preprocess: str = "") -> List[Dict[str, Any]]:
+             preprocess: str = "", protocol: str = "grpc") -> List[Dict[str, Any]]:
     """Run the load generator against one server (``preprocess``: its variant, whose own tensors
-    the model's top-k is checked against; "": the reference); one result dict per concurrency level."""
+    the model's top-k is checked against; "": the reference; ``protocol`` http: ``target`` is its REST
+    address); one result dict per concurrency level."""
     limit = timeout if timeout is not None else 120 + len(concurrency) * (warmup + duration) * 3
     return _loadgen([target], [server_pid], payload, concurrency, warmup, duration, frame, model, client, tune_malloc,
-                    limit, (["--none"] if none else []) + (["--preprocess", preprocess] if preprocess else []))
+                    limit, (["--none"] if none else []) + (["--preprocess", preprocess] if preprocess else [])
+                    + ["--protocol", protocol])
 
 
 def run_load_interleaved(targets: List[str], payload: str, concurrency: List[int], warmup: float, duration: float,
                          server_pids: List[int], none: List[bool], rounds: int, model: bool = False,
                          frame: Tuple[int, int] = (480, 640), tune_malloc: bool = True,
-                         preprocess: Optional[List[str]] = None) -> List[List[Dict[str, Any]]]:
+                         preprocess: Optional[List[str]] = None, protocol: str = "grpc") -> List[List[Dict[str, Any]]]:
     """One load generator process driving every server, interleaved (loadgen.run_levels_aio): per
     concurrency level, one result dict per target, in ``targets`` order. ``preprocess``: each
     target's variant (run_load)."""
     limit = 120 + len(concurrency) * len(targets) * (warmup + duration) * 3
-    extra = ["--none-targets", ",".join(str(k) for k, n in enumerate(none) if n), "--rounds", str(rounds)]
+    extra = ["--none-targets", ",".join(str(k) for k, n in enumerate(none) if n), "--rounds", str(rounds),
+             "--protocol", protocol]
     if preprocess:
         extra += ["--preprocess", ",".join(preprocess)]
     rows = _loadgen(targets, server_pids, payload, concurrency, warmup, duration, frame, model, "aio", tune_malloc,
@@ -275,6 +280,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--model", action="store_true", help="servers also run the ONNX model (top-k replies)")
     ap.add_argument("--client", choices=["aio", "threads"], default="aio",
                     help="load generator: grpc.aio coroutines (default) or one blocking thread per request in flight")
+    ap.add_argument("--protocol", choices=["grpc", "http"], default="grpc",
+                    help="what the load generator speaks: gRPC (default) or KServe v2 REST with binary tensor data "
+                         "(every server also started with --http-port; needs --client aio)")
     ap.add_argument("--rounds", type=int, default=None,
                     help="aio client: all servers run at once and each level is split into this many rounds, every "
                          "server getting one slice per round (default: one cycle of the balanced orders, 4 for the "
@@ -282,6 +290,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                     help="every server and the load generator keep glibc's default malloc settings (default: tuned, malloc.py)")
     a = ap.parse_args(argv)
+    if a.protocol == "http" and a.client != "aio":
+        ap.error("--protocol http needs --client aio")
+    addr = "http" if a.protocol == "http" else "target"  # the address the load goes to (server_process's)
     conc = [int(x) for x in (a.concurrency or ("1,16" if a.quick else "1,4,16,32")).split(",")]
     duration = a.duration if a.duration is not None else (3.0 if a.quick else 8.0)
     warmup = a.warmup if a.warmup is not None else (1.0 if a.quick else 2.0)
@@ -310,7 +321,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     mach["settings"] = {"concurrency": conc, "duration_s": duration, "warmup_s": warmup, "workers": a.workers,
                         "num_threads": a.num_threads, "tune_malloc": a.tune_malloc,
                         "model": a.model, "max_queue_delay": a.max_queue_delay if BATCHED in variants else None,
-                        "frame": [fh, fw, 3], "client": f"python grpcio ({a.client}), N requests in flight"}
+                        "frame": [fh, fw, 3], "protocol": a.protocol,
+                        "client": f"python {'aiohttp' if a.protocol == 'http' else 'grpcio'} ({a.client}), N requests in flight"}
     print(f"serve-bench: {', '.join(variants)} x {', '.join(payloads)} x concurrency {conc}, {duration:g} s each "
           f"(load average {mach['load_average_at_start'][0]:.1f} on {mach['cores']} cores)", file=sys.stderr)
     results: List[Dict[str, Any]] = []
@@ -326,6 +338,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             extra += ("--no-tune-malloc",)
         if v == BATCHED:
             extra += ("--max-queue-delay", a.max_queue_delay)
+        if a.protocol == "http":
+            extra += ("--http-port", "0")
         return extra
 
     def report(v: str, r: Dict[str, Any]) -> None:
@@ -341,9 +355,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         with ExitStack() as stack:
             srvs = [stack.enter_context(server_process(preprocess_of(v), extra_of(v))) for v in variants]
             for payload in payloads:
-                for level in run_load_interleaved([s["target"] for s in srvs], payload, conc, warmup, duration,
+                for level in run_load_interleaved([s[addr] for s in srvs], payload, conc, warmup, duration,
                                                   [s["pid"] for s in srvs], [v == "none" for v in variants], a.rounds,
-                                                  a.model, (fh, fw), a.tune_malloc, [preprocess_of(v) for v in variants]):
+                                                  a.model, (fh, fw), a.tune_malloc, [preprocess_of(v) for v in variants],
+                                                  a.protocol):
                     for v, r in zip(variants, level):
                         report(v, r)
             if "goprep" in variants:
@@ -356,9 +371,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         for v in variants:
             with server_process(preprocess_of(v), extra_of(v)) as srv:
                 for payload in payloads:
-                    for r in run_load(srv["target"], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
+                    for r in run_load(srv[addr], payload, conc, warmup, duration, srv["pid"], a.model and v != "none",
                                       frame=(fh, fw), none=v == "none", client=a.client, tune_malloc=a.tune_malloc,
-                                      preprocess=preprocess_of(v)):
+                                      preprocess=preprocess_of(v), protocol=a.protocol):
                         report(v, r)
                 if v == "goprep":
                     breakdown = fetch_breakdown(srv["metrics"])
@@ -382,7 +397,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         floor = _peak(results, "none", payload)
         if floor:
             ms = floor.get("server_ms_per_request")
-            print(f"server floor, {payload} (gRPC + decoding + reply, no preprocessing): peak {floor['qps']:.0f} QPS, "
+            wire = "REST" if a.protocol == "http" else "gRPC"
+            print(f"server floor, {payload} ({wire} + decoding + reply, no preprocessing): peak {floor['qps']:.0f} QPS, "
                   + (f"{ms:.2f} ms server CPU per request" if ms is not None else "server CPU not measured"))
     for what, met, got in targets(results, top):
         print(f"target {what}: {got} ({'met' if met else 'NOT met'})")

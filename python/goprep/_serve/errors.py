@@ -1,6 +1,8 @@
-"""The server's request errors, each mapped to one gRPC status code (oip.py): what a client did wrong
-(``BadRequest``: INVALID_ARGUMENT; ``TooLarge``, an image over the pixel limit, too) or asked for
-beyond a configured limit (``OverLimit``: RESOURCE_EXHAUSTED). Their messages go to the client, so they name the request's fields and the
+"""The server's request errors, each mapped to one status code (service.status_of; gRPC's code, and
+over REST the HTTP status rest.py gives that code): what a client did wrong (``BadRequest``:
+INVALID_ARGUMENT; ``TooLarge``, an image over the pixel limit, too), a model this server does not
+serve (``NotFound``: NOT_FOUND) or asked for beyond a configured limit (``OverLimit``:
+RESOURCE_EXHAUSTED). Their messages go to the client, so they name the request's fields and the
 limits, never server paths or library internals; anything else raised while serving is logged on the
 server and answered with INTERNAL and a generic message."""
 
@@ -22,3 +24,7 @@ class OverLimit(ValueError):
 class TooLarge(OverLimit):
     """An image larger than the pixel limit, seen from its header or shape before decoding: a request
     this server cannot take as sent, INVALID_ARGUMENT (issue 28), counted as a rejection."""
+
+
+class NotFound(ValueError):
+    """The request names a model (or version) this server does not serve: NOT_FOUND."""

@@ -1,5 +1,6 @@
 """The load generator of ``serve-bench``: a separate process driving a server (Open Inference
-Protocol v2 over gRPC, ModelInfer, the same for every variant) with N requests in
+Protocol v2 over gRPC, ModelInfer, the same for every variant; or with ``--protocol http`` over
+KServe v2 REST with binary tensor data, rest_codec.py) with N requests in
 flight (N client threads, or N grpc.aio coroutines, each sending its next request when the last reply
 came back), checking every reply against its own reference tensor (protocol.py). Given several
 servers (comma-separated ``--target``, aio) it drives them in interleaved slices (run_levels_aio).
@@ -94,9 +95,11 @@ class Checker:
             clf = Classifier()
             self.scores = [clf.scores(r) for r in (refs if own is None else own)]
 
-    def check(self, i: int, rep: bytes) -> str:
+    def check(self, i: int, rep: Any) -> str:
+        """'' when ``rep`` is right for request ``i``, else what is wrong; ``rep``: a serialised
+        ModelInferResponse (gRPC) or the reply's outputs by name (REST)."""
         try:
-            out = protocol.outputs(self._parse(rep))
+            out = rep if isinstance(rep, dict) else protocol.outputs(self._parse(rep))
         except Exception as e:  # noqa: BLE001 - any malformed reply is an error to report
             return f"bad reply: {e}"
         if self.shapes is not None:
@@ -142,6 +145,54 @@ class _Tally:
 def _rpc_error(e: Any) -> str:
     """A failed call (grpc.RpcError) as the error line the figures report."""
     return f"rpc {e.code().name}: {e.details()}"
+
+
+class _Failed(Exception):
+    """A call that got no reply to check: its error line."""
+
+
+def _grpc_call(channel: Any, reqs: List[bytes], timeout: float) -> Any:
+    """``call(n)``: request ``n`` over a grpc.aio channel, its serialised reply."""
+    import grpc
+
+    infer = channel.unary_unary(INFER)  # requests are serialised once, up front
+
+    async def call(n: int) -> Any:
+        try:
+            return await infer(reqs[n], timeout=timeout)
+        except grpc.RpcError as e:
+            raise _Failed(_rpc_error(e)) from None
+
+    return call
+
+
+def _http_call(session: Any, target: str, bodies: List[Tuple[bytes, int]], timeout: float) -> Any:
+    """``call(n)``: request ``n`` as a binary KServe v2 REST request (rest_codec.encode_request, built
+    once, up front) on an aiohttp session, its outputs by name."""
+    import asyncio
+
+    import aiohttp
+
+    from .rest_codec import HEADER_LENGTH, decode_reply
+
+    url = f"http://{target}/v2/models/{MODEL}/infer"
+    limit = aiohttp.ClientTimeout(total=timeout)
+
+    async def call(n: int) -> Any:
+        body, header = bodies[n]
+        try:
+            async with session.post(url, data=body, headers={HEADER_LENGTH: str(header)}, timeout=limit) as r:
+                data = await r.read()
+                if r.status != 200:
+                    raise _Failed(f"http {r.status}: {data[:300].decode('utf-8', 'replace')}")
+                try:
+                    return decode_reply(data, r.headers.get(HEADER_LENGTH))
+                except (ValueError, KeyError, TypeError) as e:
+                    raise _Failed(f"bad reply: {e}") from None
+        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            raise _Failed(f"http {type(e).__name__}: {e}") from None
+
+    return call
 
 
 def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int, warmup: float, duration: float,
@@ -192,16 +243,18 @@ def run_level(target: str, reqs: List[bytes], checker: Checker, concurrency: int
 
 
 def run_level_aio(target: str, reqs: List[bytes], checker: Checker, concurrency: int, warmup: float, duration: float,
-                  server_pid: int, timeout: float = 30.0) -> Dict[str, Any]:
-    """run_level with grpc.aio: N coroutines on one event loop, each sending its next request when the
-    last reply came back. Same requests, checks and figures; the client spends less CPU per request
-    than N blocking threads contending for the GIL, leaving more of a shared machine to the server."""
-    return run_levels_aio([target], reqs, [checker], [concurrency], warmup, duration, [server_pid], 1, timeout)[0][0]
+                  server_pid: int, timeout: float = 30.0, wire: str = "grpc") -> Dict[str, Any]:
+    """run_level with grpc.aio (or aiohttp, ``wire`` http): N coroutines on one event loop, each
+    sending its next request when the last reply came back. Same requests, checks and figures; the
+    client spends less CPU per request than N blocking threads contending for the GIL, leaving more
+    of a shared machine to the server."""
+    return run_levels_aio([target], reqs, [checker], [concurrency], warmup, duration, [server_pid], 1, timeout,
+                          wire)[0][0]
 
 
 def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker], levels: List[int], warmup: float,
                    duration: float, server_pids: List[int], rounds: int = 1,
-                   timeout: float = 30.0) -> List[List[Dict[str, Any]]]:
+                   timeout: float = 30.0, wire: str = "grpc") -> List[List[Dict[str, Any]]]:
     """Drive several servers at each concurrency level in turn, interleaved: every level is split into
     ``rounds`` rounds, and each round gives every server one slice (``warmup / rounds`` unmeasured,
     then ``duration / rounds`` measured), the servers' order changing from round to round
@@ -209,12 +262,11 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
     what else the machine runs then hits every server alike instead of whichever ran at that moment
     (on the shared 2-core machine one server's QPS swung by 2x between back-to-back runs). Latencies,
     errors, wall time and server CPU are pooled over a server's slices. Returns, per level, one
-    figures dict per target (in ``targets`` order)."""
+    figures dict per target (in ``targets`` order). ``wire`` http: the targets are REST
+    addresses (serve --http-port), the requests sent as binary tensor data."""
     import asyncio
 
-    import grpc
-
-    async def slice_(infer: Any, checker: Checker, concurrency: int, warm: float, dur: float, pid: int,
+    async def slice_(call: Any, checker: Checker, concurrency: int, warm: float, dur: float, pid: int,
                      acc: Dict[str, Any]) -> None:
         tally = _Tally(acc["lat"], acc["errors"])
 
@@ -224,9 +276,9 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
                 n = i % len(reqs)
                 t0 = time.perf_counter()
                 try:
-                    err = checker.check(n, await infer(reqs[n], timeout=timeout))
-                except grpc.RpcError as e:
-                    err = _rpc_error(e)
+                    err = checker.check(n, await call(n))
+                except _Failed as e:
+                    err = str(e)
                 tally.add(err, time.perf_counter() - t0)
                 i += concurrency
 
@@ -247,12 +299,26 @@ def run_levels_aio(targets: List[str], reqs: List[bytes], checkers: List[Checker
             acc["cpu"] += cpu1 - cpu0
 
     async def run() -> List[List[Dict[str, Any]]]:
-        opts = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
-        channels = [grpc.aio.insecure_channel(t, options=opts) for t in targets]
+        if wire == "http":
+            import aiohttp
+
+            from .rest_codec import encode_request
+
+            parse = protocol.pb().ModelInferRequest.FromString
+            bodies = [encode_request(parse(r)) for r in reqs]
+            # one connection per request in flight, at most: as N clients each keeping theirs alive
+            channels = [aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=max(levels))) for _ in targets]
+            infers = [_http_call(ch, t, bodies, timeout) for ch, t in zip(channels, targets)]
+        else:
+            import grpc
+
+            opts = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
+            channels = [grpc.aio.insecure_channel(t, options=opts) for t in targets]
+            infers = [_grpc_call(ch, reqs, timeout) for ch in channels]
         try:
-            for ch in channels:
-                await asyncio.wait_for(ch.channel_ready(), timeout)
-            infers = [ch.unary_unary(INFER) for ch in channels]
+            if wire != "http":
+                for ch in channels:
+                    await asyncio.wait_for(ch.channel_ready(), timeout)
             order = balanced_orders(len(targets))
             done = 0  # rounds run so far: the design's rows carry on across levels
             out = []
@@ -336,6 +402,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--channels", type=int, default=1, help="gRPC connections the threads share (default 1)")
     p.add_argument("--client", choices=["aio", "threads"], default="threads",
                    help="grpc.aio coroutines or one blocking thread per request in flight (default)")
+    p.add_argument("--protocol", choices=["grpc", "http"], default="grpc",
+                   help="gRPC (default), or KServe v2 REST with binary tensor data (the targets are serve's "
+                        "--http-port addresses; needs --client aio)")
     p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
                    help="keep glibc's default malloc settings (default: as the server, malloc.py)")
     a = p.parse_args(argv)
@@ -352,6 +421,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     none_idx = {int(x) for x in a.none_targets.split(",") if x} | (set(range(len(targets))) if a.none else set())
     if (len(targets) > 1 or a.rounds > 1) and a.client != "aio":
         p.error("several targets, or --rounds above 1, need --client aio")
+    if a.protocol == "http" and a.client != "aio":
+        p.error("--protocol http needs --client aio")
     reqs, decoded = payloads(a.payload, frames(a.images, a.height, a.width))
     from .preprocess import reference
 
@@ -374,14 +445,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             checked[v] = Checker(refs, a.model, own=own)
     checkers = [shapes if i in none_idx else checked[v] for i, v in enumerate(variants)]
     if len(targets) > 1 or a.rounds > 1:
-        for rs in run_levels_aio(targets, reqs, checkers, levels, a.warmup, a.duration, pids, max(1, a.rounds)):  # type: ignore[arg-type]
+        for rs in run_levels_aio(targets, reqs, checkers, levels, a.warmup, a.duration, pids, max(1, a.rounds),  # type: ignore[arg-type]
+                                 wire=a.protocol):
             for k, r in enumerate(rs):
                 r["payload"], r["target"] = a.payload, k
                 print(json.dumps(r), flush=True)
         return 0
     for c in levels:
         if a.client == "aio":
-            r = run_level_aio(targets[0], reqs, checkers[0], c, a.warmup, a.duration, pids[0])  # type: ignore[arg-type]
+            r = run_level_aio(targets[0], reqs, checkers[0], c, a.warmup, a.duration, pids[0],  # type: ignore[arg-type]
+                              wire=a.protocol)
         else:
             r = run_level(targets[0], reqs, checkers[0], c, a.warmup, a.duration, pids[0], channels=a.channels)  # type: ignore[arg-type]
         r["payload"] = a.payload

@@ -34,12 +34,14 @@ class Metrics:
     def __init__(self, registry: Any) -> None:
         from prometheus_client import Counter, Gauge, Histogram
 
-        self.requests = Counter("goprep_serve_requests", "ModelInfer requests answered, by gRPC status code",
+        self.requests = Counter("goprep_serve_requests",
+                                "inference requests answered (gRPC and REST), by status code (gRPC's names)",
                                 ["code"], registry=registry)
         self.duration = Histogram("goprep_serve_request_duration_seconds",
                                   "ModelInfer time by stage (total: from the request's arrival to its reply)",
                                   ["stage"], buckets=BUCKETS, registry=registry)
-        self.in_flight = Gauge("goprep_serve_in_flight", "ModelInfer requests being handled", registry=registry)
+        self.in_flight = Gauge("goprep_serve_in_flight", "inference requests being handled (gRPC and REST)",
+                               registry=registry)
         self.batch_queue = Gauge("goprep_serve_batch_queue", "ModelInfer requests waiting to be batched",
                                  registry=registry)
         self.rejected = Counter("goprep_serve_rejected", "requests refused for a limit, by limit", ["reason"],

@@ -6,7 +6,8 @@ what the model takes and returns), and Triton's ModelConfig, ModelStatistics and
 Two halves: ``Engine.run_batch`` is the synchronous work of one execution (parse, decode,
 preprocess, run the model, build the replies) of one request, or of several with dynamic batching
 (batching.Batcher gathers them on the event loop), run on a bounded pool of worker threads; ``Servicer`` is the grpc.aio side,
-which reads requests on the event loop, so a client that opens a call and never sends its body holds a
+which reads requests on the event loop (through service.Service, whose request lifecycle, limits
+and statistics the KServe v2 REST front end, rest.py, shares), so a client that opens a call and never sends its body holds a
 coroutine, not a worker thread, and is cut off after ``body_timeout`` seconds. ModelInfer is
 registered as a stream-unary method for that: on the wire it is the same unary call, but the handler
 reads the request message itself, with a deadline.
@@ -19,10 +20,7 @@ details go to the server's log, never to the client).
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -30,15 +28,11 @@ import numpy as np
 
 from . import protocol
 from .decode import decode_images
-from .errors import BadRequest, OverLimit, TooLarge
-from .batching import Batcher, fused_files
-from .triton import EXTENSIONS, INPUTS, Stats, TensorSpec, Timing, model_config, repository_index
+from .errors import BadRequest, NotFound, OverLimit, TooLarge
+from .batching import fused_files
+from .triton import EXTENSIONS, INPUTS, TensorSpec, Timing, model_config, repository_index
 
-log = logging.getLogger("goprep.serve")
-
-
-class NotFound(ValueError):
-    """The request names a model this server does not serve: NOT_FOUND."""
+__all__ = ["Engine", "Limits", "NotFound", "Servicer"]
 
 
 @dataclass
@@ -352,38 +346,13 @@ class Engine:
             config=model_config(self.name, self.platform, self.limits.max_batch, self.outputs(), batching))
 
 
-TRACEBACKS = 5  # failed requests logged with their traceback; later ones in one line, at most one a second
-
-
-class State:
-    """What the servicer and the shutdown share: draining, and the requests being worked on."""
-
-    def __init__(self) -> None:
-        self.draining = False
-        self.working = 0  # ModelInfer requests whose body arrived and that have not been answered
-        self.idle = asyncio.Event()
-        self.idle.set()
-
-
 class Servicer:
-    """The grpc.aio handlers; ``handler()`` is the generic handler to add to a grpc.aio server."""
+    """The grpc.aio handlers of a service.Service; ``handler()`` is the generic handler to add to a
+    grpc.aio server."""
 
-    def __init__(self, engine: Engine, workers: int, metrics: Any = None, delay_us: Optional[int] = None,
-                 preferred: Sequence[int] = ()) -> None:
-        """``delay_us``: dynamic batching's max_queue_delay_microseconds (None: off, each request
-        its own execution); ``preferred``: its preferred batch sizes."""
-        import goprep
-
-        self.engine, self.metrics = engine, metrics
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="goprep-serve")
-        self.workers = workers
-        self.state = State()
-        self.stats = Stats()
-        self.batcher = None if delay_us is None else Batcher(
-            engine.run_batch, self.pool, workers, engine.limits.max_batch, delay_us, engine.limits.max_queue,
-            self.stats.execution, tuple(preferred), metrics.batch_queue if metrics is not None else None)
-        self.version = goprep.__version__
-        self._failures, self._last_log = 0, 0.0
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.engine = service.engine
 
     def handler(self) -> Any:
         import grpc
@@ -412,21 +381,22 @@ class Servicer:
         return protocol.pb().ServerLiveResponse(live=True)
 
     async def server_ready(self, req: Any, ctx: Any) -> Any:
-        return protocol.pb().ServerReadyResponse(ready=not self.state.draining)
+        return protocol.pb().ServerReadyResponse(ready=not self.service.state.draining)
 
     async def model_ready(self, req: Any, ctx: Any) -> Any:
-        ok = req.name == self.engine.name and req.version in ("", "1")
-        return protocol.pb().ModelReadyResponse(ready=ok and not self.state.draining)
+        svc = self.service
+        return protocol.pb().ModelReadyResponse(ready=svc.serves(req.name, req.version) and not svc.state.draining)
 
     async def server_metadata(self, req: Any, ctx: Any) -> Any:
-        return protocol.pb().ServerMetadataResponse(name="goprep", version=self.version, extensions=list(EXTENSIONS))
+        return protocol.pb().ServerMetadataResponse(name="goprep", version=self.service.version,
+                                                    extensions=list(EXTENSIONS))
 
     async def _served(self, name: str, version: str, ctx: Any) -> None:
         """Abort the call with NOT_FOUND unless it names the served model (version "" or "1")."""
         import grpc
 
-        if name != self.engine.name or version not in ("", "1"):
-            await ctx.abort(grpc.StatusCode.NOT_FOUND, f"this server serves model {self.engine.name!r} (version 1)")
+        if not self.service.serves(name, version):
+            await ctx.abort(grpc.StatusCode.NOT_FOUND, self.service.not_found())
 
     async def model_metadata(self, req: Any, ctx: Any) -> Any:
         await self._served(req.name, req.version, ctx)
@@ -434,124 +404,33 @@ class Servicer:
 
     async def model_config(self, req: Any, ctx: Any) -> Any:
         await self._served(req.name, req.version, ctx)
-        return self.engine.config(self.batcher.config() if self.batcher is not None else None)
+        return self.service.config()
 
     async def model_statistics(self, req: Any, ctx: Any) -> Any:
         """The served model's statistics; an empty name asks for every model's (the one)."""
         if req.name or req.version:
             await self._served(req.name, req.version, ctx)
-        return protocol.pb().ModelStatisticsResponse(model_stats=[self.stats.message(self.engine.name)])
+        return protocol.pb().ModelStatisticsResponse(model_stats=[self.service.stats.message(self.engine.name)])
 
     async def repository_index(self, req: Any, ctx: Any) -> Any:
         import grpc
 
         if req.repository_name:
             await ctx.abort(grpc.StatusCode.NOT_FOUND, f"this server has one unnamed repository, not {req.repository_name!r}")
-        return repository_index(self.engine.name, not self.state.draining, req.ready)
+        return repository_index(self.engine.name, not self.service.state.draining, req.ready)
 
     async def model_infer(self, requests: Any, ctx: Any) -> Any:
+        """ModelInfer (service.Service.infer): the request message read with the body timeout, the
+        outcome's code as the call's status."""
         import grpc
 
-        t0 = time.perf_counter()
-        met = self.metrics
-        if met is not None:
-            met.in_flight.inc()
-        code, msg, reason = grpc.StatusCode.OK, "", ""
-        st = self.state
-        counted = False
-        arrived, mine, answered = 0, False, False  # for the statistics: requests of this model, OK or failed
-        try:
-            if st.draining:
-                code, msg = grpc.StatusCode.UNAVAILABLE, "the server is shutting down"
-            else:
-                try:
-                    req = await asyncio.wait_for(ctx.read(), self.engine.limits.body_timeout)
-                except asyncio.TimeoutError:
-                    req = None
-                    code, reason = grpc.StatusCode.DEADLINE_EXCEEDED, "body_timeout"
-                    msg = f"the request's body did not arrive within {self.engine.limits.body_timeout:g} s"
-                if req is not None and req is not grpc.aio.EOF:
-                    arrived = time.perf_counter_ns()
-                    mine = req.model_name == self.engine.name and req.model_version in ("", "1")
-                if req is grpc.aio.EOF:
-                    code, msg = grpc.StatusCode.INVALID_ARGUMENT, "the call carried no request message"
-                elif req is not None and st.draining:
-                    code, msg = grpc.StatusCode.UNAVAILABLE, "the server is shutting down"
-                elif req is not None:
-                    b = self.batcher
-                    if b.full() if b is not None else st.working >= self.workers + self.engine.limits.max_queue:
-                        code, reason = grpc.StatusCode.RESOURCE_EXHAUSTED, "queue"
-                        msg = b.limit_message() if b is not None else (
-                            f"the server is at its limit of {self.engine.limits.max_queue} requests waiting for a "
-                            f"worker (--max-queue); retry later")
-                    else:
-                        counted = True
-                        st.working += 1
-                        st.idle.clear()
-                        try:
-                            if b is not None:
-                                rep, timing = await b.submit(req, self.engine.items(req), arrived)
-                            else:
-                                rep, timing = await asyncio.get_running_loop().run_in_executor(
-                                    self.pool, self.engine.run, req)
-                            self.stats.success(arrived, time.perf_counter_ns(), timing, executed=b is None)
-                            answered = True
-                        except BadRequest as e:
-                            code, msg = grpc.StatusCode.INVALID_ARGUMENT, str(e)
-                        except TooLarge as e:
-                            code, msg, reason = grpc.StatusCode.INVALID_ARGUMENT, str(e), e.reason
-                        except OverLimit as e:
-                            code, msg, reason = grpc.StatusCode.RESOURCE_EXHAUSTED, str(e), e.reason
-                        except NotFound as e:
-                            code, msg = grpc.StatusCode.NOT_FOUND, str(e)
-                        except Exception as e:  # noqa: BLE001 - logged here; the client gets a generic INTERNAL
-                            self._log_failure(e, req.id)
-                            code, msg = grpc.StatusCode.INTERNAL, "internal error while running the model (see the server's log)"
-        finally:
-            if mine and not answered:  # an error, or the client went away
-                self.stats.fail(arrived, time.perf_counter_ns())
-            if counted:
-                st.working -= 1
-                if st.working == 0:
-                    st.idle.set()
-            if met is not None:
-                met.in_flight.dec()
-                met.requests.labels(code=code.name).inc()
-                if reason:
-                    met.rejected.labels(reason=reason).inc()
-                if code == grpc.StatusCode.OK:
-                    met.stages["total"].observe(time.perf_counter() - t0)
-        if code != grpc.StatusCode.OK:
-            await ctx.abort(code, msg)
-        return rep
+        async def read() -> Any:
+            req = await ctx.read()
+            if req is grpc.aio.EOF:
+                raise BadRequest("the call carried no request message")
+            return req
 
-    def _log_failure(self, e: BaseException, rid: str) -> None:
-        """Log a failed request: the first TRACEBACKS with their traceback, then at most one line a
-        second (with how many were not logged), so failing requests cannot flood the server's log."""
-        self._failures += 1
-        if self._failures <= TRACEBACKS:
-            log.error("ModelInfer failed (request id %r)", rid, exc_info=e)
-            return
-        now = time.monotonic()
-        if now - self._last_log >= 1.0:
-            first = (str(e).strip().splitlines() or [""])[0][:300]
-            log.error("ModelInfer failed (request id %r): %s: %s (%d failures so far, tracebacks of the first %d only)",
-                      rid, type(e).__name__, first, self._failures, TRACEBACKS)
-            self._last_log = now
-
-    async def drain(self, grace: float) -> None:
-        """Refuse new requests (UNAVAILABLE, ServerReady false) and wait up to ``grace`` seconds for
-        the ones being worked on to finish."""
-        self.state.draining = True
-        if self.batcher is not None:
-            self.batcher.flush()  # what waits runs now
-        try:
-            await asyncio.wait_for(self.state.idle.wait(), grace)
-        except asyncio.TimeoutError:
-            log.warning("%d requests still running after the %g s grace period", self.state.working, grace)
-
-    async def close(self) -> None:
-        """Stop the batcher (after drain and the server's stop) and the worker pool."""
-        if self.batcher is not None:
-            await self.batcher.close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        out = await self.service.infer(read)
+        if out.code != "OK":
+            await ctx.abort(grpc.StatusCode[out.code], out.message)
+        return out.reply

@@ -1,6 +1,7 @@
-"""Running Triton's ``perf_analyzer`` (shipped in the tritonclient wheel) against ``goprep serve``:
-where its libraries are, its input data, its command. docs/SERVING.md "perf_analyzer" shows the
-command; tests/test_serve_perf_analyzer.py runs it.
+"""Running Triton's ``perf_analyzer`` (shipped in the tritonclient wheel) against ``goprep serve``,
+over gRPC or over KServe v2 REST (``--http-port``): where its libraries are, its input data, its
+command. docs/SERVING.md "perf_analyzer" shows the command; tests/test_serve_triton.py (gRPC) and
+tests/test_serve_perf_analyzer.py (both protocols) run it.
 
 perf_analyzer links ``libb64.so.0d`` (Debian's libb64-0d: a system package,
 scripts/perf_analyzer_deps.sh installs it) and ``libcudart.so.12`` (PyPI's nvidia-cuda-runtime-cu12,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import sys
 from typing import Any, Dict, List, Optional, Sequence
@@ -82,14 +84,37 @@ def input_data(files: Sequence[bytes] = (), frames: Sequence[np.ndarray] = ()) -
     return {"data": data}
 
 
+PROTOCOLS = ("grpc", "http")
+
+
 def command(target: str, input_json: str, model: str = "goprep", batch: int = 1, concurrency: int = 1,
-            window_ms: int = 500, trials: int = 3) -> List[str]:
-    """A bounded perf_analyzer run over gRPC: ``trials`` windows of ``window_ms`` at most (stability
+            window_ms: int = 500, trials: int = 3, protocol: str = "grpc") -> List[str]:
+    """A bounded perf_analyzer run over ``protocol`` (grpc: ``target`` is the gRPC address; http: the
+    ``--http-port`` address, KServe v2 REST): ``trials`` windows of ``window_ms`` at most (stability
     is not waited for), ``batch`` items per request, ``concurrency`` requests in flight."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     exe = binary() or "perf_analyzer"
-    return [exe, "-m", model, "-u", target, "-i", "grpc", "--input-data", input_json, "-b", str(batch),
+    return [exe, "-m", model, "-u", target, "-i", protocol, "--input-data", input_json, "-b", str(batch),
             "--concurrency-range", str(concurrency), "--measurement-mode", "time_windows",
             "-p", str(window_ms), "--max-trials", str(trials), "--stability-percentage", "999"]
+
+
+_CLIENT = re.compile(r"Client:\s+Request count: (\d+)")
+_SERVER = re.compile(r"Server:\s+Inference count: (\d+)\s+Execution count: (\d+)\s+Successful request count: (\d+)")
+
+
+def summary(stdout: str) -> Dict[str, Optional[int]]:
+    """The counts of a perf_analyzer run's report (its last measurement): the requests its client
+    counted (``requests``), and the server's side, read from ModelStatistics around the window
+    (``inferences``, ``executions``, ``successes``; None when it printed no server side, as for a
+    server whose ServerMetadata does not list ``statistics``). ValueError when there is no report."""
+    client = _CLIENT.findall(stdout)
+    if not client:
+        raise ValueError(f"no perf_analyzer report in its output: {stdout[-500:]!r}")
+    server = _SERVER.findall(stdout)
+    inferences, executions, successes = map(int, server[-1]) if server else (None, None, None)
+    return {"requests": int(client[-1]), "inferences": inferences, "executions": executions, "successes": successes}
 
 
 def main(argv: List[str]) -> int:

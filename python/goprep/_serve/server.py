@@ -1,6 +1,7 @@
 """``python -m goprep serve``: an inference front end speaking the Open Inference Protocol v2 over
-gRPC (KServe v2 / Triton's ``inference.GRPCInferenceService``; protocol.py), so ``tritonclient.grpc``
-and KServe clients work unchanged.
+gRPC (KServe v2 / Triton's ``inference.GRPCInferenceService``; protocol.py), and with ``--http-port``
+over KServe v2 REST too (rest.py, in the same event loop and over the same service.Service), so
+``tritonclient.grpc``, ``tritonclient.http``, curl and KServe clients work unchanged.
 
 A grpc.aio server reads requests on its event loop and hands each one to a bounded pool of worker
 threads (oip.py): the images are decoded by the configured implementation or preset, each its own
@@ -115,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", type=_host, default="127.0.0.1", help="address to bind: IPv4, IPv6 (::1) or a name (default 127.0.0.1)")
     p.add_argument("--port", type=PORT, default=8001, metavar="N",
                    help="gRPC port, 0..65535 (default 8001, Triton's); 0 picks a free one (printed)")
+    p.add_argument("--http-port", type=PORT, default=None, metavar="N",
+                   help="also serve KServe v2 REST (tritonclient.http, curl) on this port, 0..65535 (8000 is "
+                        "Triton's; 0: a free one, printed); default: gRPC only")
     p.add_argument("--preprocess", default="goprep", metavar="SPEC",
                    help=f"who preprocesses: {', '.join(IMPLEMENTATIONS)} (default goprep; the same 224x224 ImageNet "
                         f"tensor, none: decode only, the server's floor), or {PRESET_HELP}")
@@ -264,6 +268,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--preferred-batch-size {max(args.preferred_batch_size)} is over --max-batch {args.max_batch}")
     if args.metrics_port is not None and args.metrics_port == args.port != 0:
         p.error("--metrics-port must differ from --port")
+    if args.http_port is not None and args.http_port != 0 and args.http_port in (args.port, args.metrics_port):
+        p.error("--http-port must differ from --port and --metrics-port")
 
 
 def _watchdog(parent: int, max_seconds: float, quit_: threading.Event, loop: Any, stop: Any) -> None:
@@ -335,8 +341,9 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
     import grpc
 
     from .oip import Servicer
+    from .service import Service
 
-    svc = Servicer(engine, args.workers, metrics, args.max_queue_delay, args.preferred_batch_size)
+    svc = Service(engine, args.workers, metrics, args.max_queue_delay, args.preferred_batch_size)
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", args.max_request_mb << 20),
@@ -349,7 +356,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
         ],
         maximum_concurrent_rpcs=args.max_concurrent_rpcs,
     )
-    server.add_generic_rpc_handlers((svc.handler(),))
+    server.add_generic_rpc_handlers((Servicer(svc).handler(),))
     health = await _add_health(server)
     addr = bind_address(args.host, args.port)
     try:
@@ -369,6 +376,23 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
             print(f"goprep serve: cannot serve metrics on {bind_address(args.host, args.metrics_port)}: {e.strerror}",
                   file=sys.stderr)
             return 2
+    rest = http_port = None
+    if args.http_port is not None:
+        from .rest import Limits as RestLimits
+        from .rest import RestServer
+
+        rest = RestServer(svc, RestLimits(max_body=args.max_request_mb << 20, timeout=args.body_timeout,
+                                          max_open=args.max_concurrent_rpcs, max_connections=args.max_connections))
+        try:
+            http_port = await rest.start(args.host, args.http_port)
+        except OSError as e:
+            print(f"goprep serve: cannot serve HTTP on {bind_address(args.host, args.http_port)}: {e.strerror}",
+                  file=sys.stderr)
+            await svc.close()
+            if httpd is not None:
+                httpd.shutdown()
+                httpd.server_close()
+            return 2
     await server.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -380,13 +404,17 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
     line = f"{READY} {bind_address(args.host, port)} preprocess={args.preprocess} model={args.model} pid={os.getpid()}"
     if metrics_port is not None:
         line += f" metrics={bind_address(args.host, metrics_port)}"
+    if http_port is not None:
+        line += f" http={bind_address(args.host, http_port)}"
     print(line, flush=True)
     try:
         await stop.wait()
         for name in HEALTH_READY:  # readiness probes fail at once; liveness stays
             await health.set(name, NOT_SERVING)
-        await svc.drain(args.grace)  # new requests UNAVAILABLE; running ones finish
+        await svc.drain(args.grace)  # new requests UNAVAILABLE (REST: 503); running ones finish
         await server.stop(1.0)
+        if rest is not None:
+            await rest.stop()
     finally:
         quit_watch.set()
         await svc.close()

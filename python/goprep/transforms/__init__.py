@@ -15,10 +15,12 @@
   (torchvision-backed) processors work on tensors, so their pipelines always use the tensor
   numerics; their ``*Pil`` processors the PIL ones.
 
-Training chains convert too (``_random_ops``: RandomResizedCrop, RandomCrop, random flips): each item
-draws its parameters as torchvision (or timm) does, from the same generators (``_random``), then runs
-its own fused plan; ``draw_resized_crop`` and ``random_resized_crop`` are the native random ops, with
-an explicit ``generator=``.
+Training chains convert too (``_random_ops``: RandomResizedCrop, RandomCrop, random flips;
+``_random_color``: ColorJitter, RandomGrayscale, RandomErasing, over ``_color_kernels``' NumPy
+numerics): each item draws its parameters as torchvision (or timm) does, from the same generators
+(``_random``), then runs its own fused plan; ``draw_resized_crop``, ``random_resized_crop``,
+``color_jitter``, ``random_grayscale``, ``random_erasing`` (``_random_color_api``) are the native
+random ops, with an explicit ``generator=``.
 
 Importing this package imports none of torch, torchvision, transformers or timm: transform objects
 are read by their attributes, and a config dict needs no library at all.
@@ -37,15 +39,19 @@ from ._chain import Op  # noqa: F401  (the type of a converted op, as goprep.tra
 from ._converted import Converted
 from ._hf import from_hf
 from ._random import Params, draw_resized_crop, random_resized_crop, resized_crop_with
+from ._random_color import ErasingParams, JitterParams
+from ._random_color_api import color_jitter, draw_color_jitter, draw_erasing, random_erasing, random_grayscale
 from ._timm import from_timm
 from ._torchvision import from_torchvision
 
 __all__ = ["Converted", "from_torchvision", "from_hf", "from_timm", "Params", "draw_resized_crop",
-           "random_resized_crop", "resized_crop_with"]
+           "random_resized_crop", "resized_crop_with", "JitterParams", "ErasingParams", "draw_color_jitter",
+           "color_jitter", "random_grayscale", "draw_erasing", "random_erasing"]
 
 # Reprs, docs and pickles name these where users import them from (goprep.transforms.Converted), as
 # the single module this package replaced did; pickle finds them here.
 for _f in (Converted, from_hf, from_timm, from_torchvision, Params, draw_resized_crop, random_resized_crop,
-           resized_crop_with):
+           resized_crop_with, JitterParams, ErasingParams, draw_color_jitter, color_jitter, random_grayscale,
+           draw_erasing, random_erasing):
     _f.__module__ = __name__
 del _f

@@ -13,7 +13,8 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
-from ._random import chain_reducer, image_hw, items_of, run_drawn, stack
+from ._random import chain_reducer, image_hw, is_batch, items_of, run_drawn, stack
+from ._random_color import engine_params, finish, finish_all, image_c, item_channels
 from ._variants import chain_split
 from ._rgb import to_rgb
 
@@ -145,15 +146,18 @@ class Converted:
                                 "goprep.decode's reduce= in a pipeline", argument="reduce")
         return self._pipe(flavor)(src, out=out)
 
-    def _draw(self, h: int, w: int) -> Tuple[Any, ...]:
-        """One item's parameters for an ``h x w`` image: each op's draw in chain order (None for an op
-        that draws nothing), the size followed through the ops, as torchvision's Compose draws."""
+    def _draw(self, h: int, w: int, c: int = 3) -> Tuple[Any, ...]:
+        """One item's parameters for an ``h x w`` image of ``c`` channels: each op's draw in chain order
+        (None for an op that draws nothing), the size (and the channel count, for the ops that draw
+        with it: RandomErasing) followed through the ops, as torchvision's Compose draws."""
         prm: List[Any] = []
         ops = self._chain.ops
         last = max(k for k, op in enumerate(ops) if hasattr(op, "draw"))
         for k, op in enumerate(ops[:last + 1]):
-            v = op.draw(h, w) if hasattr(op, "draw") else None
+            v = (op.draw(h, w, c) if getattr(op, "draws_channels", False) else op.draw(h, w)) if hasattr(op, "draw") \
+                else None
             prm.append(v)
+            c = op.out_channels(c) if hasattr(op, "out_channels") else c
             if k < last:
                 size = getattr(op, "out_size", None)
                 if size is None:
@@ -168,20 +172,36 @@ class Converted:
         the parameters: the memo stays bounded, see _signature.Memo); a fused chain runs them all as
         one engine call (run_drawn: encoded items too), a staged one item by item, stacked."""
         p = self._pipe(flavor)
+        ops = self._chain.ops
+        # ops with a finish (RandomErasing) draw with the channel count and run on each finished item;
+        # the engine gets None for them (an identity there, and no tensors in the plan's key)
+        post = any(hasattr(op, "finish") for op in ops)
         if not isinstance(p, Staged):
-            ops = self._chain.ops
-            return run_drawn(p, src, lambda h, w: (self._draw(h, w),), out, reduce, chain_reducer(ops), chain_split(ops))
+            if not post:
+                return run_drawn(p, src, lambda h, w: (self._draw(h, w),), out, reduce, chain_reducer(ops),
+                                 chain_split(ops))
+            drawn: List[Any] = []
+            cs = iter(item_channels(src))
+
+            def draw(h: int, w: int) -> Tuple[Any, ...]:
+                drawn.append(self._draw(h, w, next(cs)))
+                return (engine_params(ops, drawn[-1]),)
+
+            res = run_drawn(p, src, draw, out, reduce, chain_reducer(ops), chain_split(ops))
+            return finish_all(ops, res, drawn, is_batch(src))
         if reduce is not None:
-            raise PipelineError("applies to chains that run as one fused pass (not v1's float resize on tensors)",
-                                argument="reduce")
+            raise PipelineError("applies to chains that run as one fused pass (not v1's float resize on tensors, not "
+                                "colour jitter)", argument="reduce")
         items, batch = items_of(src)
         if not batch:
             h, w = image_hw(src)
-            return p(src, self._draw(h, w), out=out)
+            prm = self._draw(h, w, image_c(src))
+            return finish(ops, p(src, engine_params(ops, prm), out=out), prm)
         outs = []
         for x in items:
             h, w = image_hw(x)
-            outs.append(p(x, self._draw(h, w)))
+            prm = self._draw(h, w, image_c(x))
+            outs.append(finish(ops, p(x, engine_params(ops, prm)), prm))
         return stack(outs, is_tensor(outs[0]), out)
 
 

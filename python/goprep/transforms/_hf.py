@@ -12,8 +12,16 @@ from ._chain import refusals
 from ._converted import Converted
 from ._hf_donut import DONUT_KEYS
 from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
+from ._hf_mllama import MLLAMA
+from ._hf_naflex import SIGLIP2
+from ._hf_nougat import NOUGAT
 from ._hf_patches import QWEN2VL_KEYS, PatchBatch
 from ._hf_pixels import hf_chain
+from ._hf_pixtral import PIXTRAL
+from ._hf_refused import REFUSED
+
+# Vision-language families with a builder of their own: base name -> (keys read, builder(cfg, kind, flavor, device))
+_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **REFUSED}  # REFUSED: with the measured reason
 
 
 # What from_hf reads: the generic resize / center-crop / rescale / normalize path.
@@ -36,6 +44,7 @@ _HF_CLASS_KEYS = {
     "Sam": SAM_KEYS,  # the longest side, the batch padded to pad_size, original and reshaped sizes
     "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw
     "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused
+    **{b: keys for b, (keys, _) in _HF_FAMILIES.items()},
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.
@@ -63,7 +72,7 @@ _HF_PIXEL_METHODS = frozenset({"_preprocess", "preprocess", "resize", "center_cr
 _HF_VERIFIED = frozenset({"ConvNext", "Beit", "DINOv3ViT", "Gemma3", "Llava", "MobileNetV2", "Segformer", "SegGpt",
                           "PPLCNet", "GLPN", "TextNet", "Vivit", "SuperPoint", "DepthPro",
                           "Levit", "PoolFormer", "MobileViT", "EfficientNet",
-                          "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY})
+                          "DPT", "Sam", "LayoutLMv3", "Qwen2VL", "Donut", *DETR_FAMILY, *_HF_FAMILIES})
 _HF_BACKENDS = ("TorchvisionBackend", "PilBackend", "BaseImageProcessor", "ImageProcessingMixin")
 # Classes on neither of transformers' backends: NumPy and Pillow code (Pillow's resize).
 _HF_NUMPY_CLASSES = frozenset({"Vivit", "VideoLlava", "Emu3"})
@@ -210,6 +219,8 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
     if base == "Vivit" and cfg.get("offset") and not cfg.get("do_rescale", True):
         raise PipelineError(f"True without do_rescale ({kind} raises 'For offset, do_rescale must also be set to True')",
                             argument="offset")
+    if base in _HF_FAMILIES:
+        return _HF_FAMILIES[base][1](cfg, kind, flavor, device)
     chain = hf_chain(cfg, kind, base)
     if base in DETR_FAMILY or base == "Sam":
         return PaddedBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),

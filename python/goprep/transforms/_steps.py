@@ -122,6 +122,11 @@ class Resize:
         return mode, False
 
     def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+        if flavor == "tensor" and getattr(self, "exact_torch", False):
+            # set by a later colour op, which would stretch any rounding difference (see _random_color)
+            from ._random_color import TorchResize
+
+            return TorchResize(self)
         if flavor == "tensor" and self.api == "v1" and self.mode == "bicubic" and self.aa:
             return self._float_resize
         return None
@@ -211,6 +216,9 @@ class Gray:
 
     def out_size(self, h: int, w: int, prm: Any = None) -> Tuple[int, int]:
         return h, w
+
+    def out_channels(self, c: int) -> int:
+        return self.n
 
     def __call__(self, img: Any, flavor: str) -> Any:
         if img.channels != 1:

@@ -12,6 +12,7 @@ from ._chain import Chain, mean_std, refusals
 from ._converted import Converted
 from .._geometry import parse_padding
 from ._random import _range
+from ._random_color import colour_only, tv_color
 from ._random_ops import DrawOnly, RandomCrop, RandomFlip, RandomResizedCrop
 from ._steps import CenterCrop, Gray, Pad, Resize, pair
 from ._timm import keep_ratio_op
@@ -23,11 +24,12 @@ def from_torchvision(t: Any, *, device: str = "auto") -> Converted:
     ``ToTensor``, ``PILToTensor``, ``ToImage``, ``ToDtype``, ``ConvertImageDtype``, ``Normalize``,
     ``Grayscale`` (on 1-channel images), timm's eval ``ResizeKeepRatio``, ``MaybeToTensor`` and
     ``MaybePILToTensor``, and the training transforms ``RandomResizedCrop``, ``RandomCrop`` (constant
-    padding), ``RandomHorizontalFlip``/``RandomVerticalFlip`` and timm's
-    ``RandomResizedCropAndInterpolation``: each item (of a list or batch too, item k the k-th) draws
-    its parameters with the original's calls from the original's generators (torch's global one; timm's
-    crop Python's ``random``), so after the same seeds the result is the original's. Random
-    augmentations that are not reproduced (``ColorJitter``, ``RandAugment``, ...) are refused by name.
+    padding), ``RandomHorizontalFlip``/``RandomVerticalFlip``, ``ColorJitter``, ``RandomGrayscale``,
+    ``RandomApply`` of those two, ``RandomErasing`` (last, on the finished tensor) and timm's
+    ``RandomResizedCropAndInterpolation`` and ``RandomErasing``: each item (of a list or batch too, item k the k-th) draws its parameters
+    with the original's calls from the original's generators (torch's global one; timm's crop and
+    erasing boxes Python's ``random``), so after the same seeds the result is the original's. Random
+    augmentations that are not reproduced (``RandAugment``, ``AutoAugment``, ...) are refused by name.
     An empty ``Compose`` is
     the identity (a copy). Eval-mode no-ops are skipped and listed in ``.notes``; anything else raises
     ``goprep.PipelineError`` naming the transform, at conversion, or at the first call where it
@@ -131,6 +133,9 @@ def _tv_walk(t: Any, chain: Chain) -> None:
     if _is_preset(t):
         _tv_preset(t, chain)
         return
+    if name != "RandomErasing" and any(hasattr(op, "finish") for op in chain.ops):
+        raise PipelineError(f"{name} after RandomErasing: goprep erases the finished tensor, so RandomErasing must "
+                            "come last")
     p = getattr(t, "p", None)
     if name in ("RandomHorizontalFlip", "RandomVerticalFlip"):
         # a flip commutes with the per-channel normalisation: allowed after the float conversion too
@@ -152,6 +157,8 @@ def _tv_walk(t: Any, chain: Chain) -> None:
         _tv_random_resized_crop(t, chain)
     elif name == "RandomCrop":
         _tv_random_crop(t, chain)
+    elif name in ("ColorJitter", "RandomGrayscale", "RandomErasing") or name == "RandomApply" and colour_only(t):
+        tv_color(t, chain, _tv_api(t))
     elif name in _NOT_REPRODUCED:
         raise PipelineError(f"{name} is a random augmentation goprep does not reproduce (its draws or its numerics); "
                             "refused rather than approximated: remove it, or run it in torchvision after goprep")
@@ -203,7 +210,7 @@ _ONE_DRAW = ("RandomGrayscale", "RandomApply", "RandomErasing", "RandomInvert", 
 # random augmentations refused by name (torchvision's v1 and v2, timm's); anything else unknown is
 # refused by the generic rule
 _NOT_REPRODUCED = frozenset((
-    "ColorJitter", "RandomGrayscale", "RandomErasing", "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix",
+    "RandAugment", "TrivialAugmentWide", "AutoAugment", "AugMix",
     "AugMixAugment", "RandomRotation", "RandomAffine", "RandomPerspective", "ElasticTransform",
     "RandomPhotometricDistort", "RandomChannelPermutation", "RandomInvert", "RandomPosterize", "RandomSolarize",
     "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "GaussianBlur", "GaussianNoise", "RandomApply",

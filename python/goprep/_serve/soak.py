@@ -51,7 +51,7 @@ from .loadgen import MODEL, frames
 ATOL = 1e-5  # server vs in-process: the same code on the same bytes, so float rounding at most
 RSS_GROWTH = 0.10
 LEAKS = ("Traceback", 'File "', ".py", ".go:", ".cpp", ".h:", "onnxruntime", "0x7f")  # never in a client's message
-MAX_BATCH, MAX_REQUEST_MB = 8, 4  # the soaked server's --max-batch and --max-request-mb
+MAX_BATCH, MAX_REQUEST_MB, BODY_TIMEOUT = 8, 4, 10  # the soaked server's --max-batch, --max-request-mb, --body-timeout
 OK, CANCELLED = "OK", "CANCELLED"
 
 
@@ -73,7 +73,24 @@ class Case:
     deadline: float = 0.0
     want: Optional[np.ndarray] = None
     body: Optional[bytes] = None  # sent as the whole message instead of an encoded request
+    http_codes: Optional[Tuple[str, ...]] = None  # over REST, when its statuses map differently (rest.http_status)
+    protocols: Tuple[str, ...] = ("grpc", "http")  # the clients that send it
+    headers: Dict[str, str] = field(default_factory=dict)  # REST: headers beyond the client's own
+    mode: str = ""  # REST: "close_mid_body": half the body sent, then the socket closed
     wire: Dict[str, Any] = field(default_factory=dict)  # each client's encoding, cached
+
+
+def request_of(case: Case) -> Any:
+    """The ModelInferRequest of a case (its inputs in raw_input_contents)."""
+    req = protocol.pb().ModelInferRequest(model_name=case.model, id=case.kind)
+    if case.inputs is not None:
+        name, dtype, shape, raw = case.inputs
+        req.inputs.add(name=name, datatype=dtype, shape=shape)
+        if raw:
+            req.raw_input_contents.append(raw)
+    for o in case.outputs:
+        req.outputs.add(name=o)
+    return req
 
 
 def _encode(img: np.ndarray, fmt: str, quality: int = 90) -> bytes:
@@ -108,14 +125,15 @@ def _frame(a: np.ndarray, datatype: str = "UINT8") -> Tuple[str, str, List[int],
     return (protocol.FRAME, datatype, list(a.shape), np.ascontiguousarray(a).tobytes())
 
 
-def build_cases() -> List[Case]:
-    """The mix: about half valid requests, a third malformed or over a limit, the rest cancelled."""
+def build_cases(proto: str = "grpc") -> List[Case]:
+    """The mix sent over ``proto``: about half valid requests, a third malformed or over a limit, the
+    rest cancelled (and, over REST, its own encodings and malformed bodies: soak_http.http_cases)."""
     ims = {s: frames(1, s[0], s[1], seed=s[0])[0] for s in ((120, 160), (480, 640), (720, 1280), (1080, 1920))}
     jpg = {s: _encode(im, "JPEG") for s, im in ims.items()}
     odd = frames(1, 333, 517, seed=5)[0]
     vga, small = jpg[480, 640], jpg[120, 160]
     bad, limit = ("INVALID_ARGUMENT",), ("RESOURCE_EXHAUSTED",)
-    return [
+    cases = [
         Case("jpeg_160x120", 6, _files([small]), (OK,)),
         Case("jpeg_640x480", 10, _files([vga]), (OK,)),
         Case("jpeg_1280x720", 4, _files([jpg[720, 1280]]), (OK,)),
@@ -131,7 +149,8 @@ def build_cases() -> List[Case]:
         Case("bad_in_batch", 3, _files([small, vga, b"GIF89a not a jpeg"]), bad, "image[2]"),
         Case("jpeg_bomb", 3, _files([small, _jpeg_bomb(small)]), bad, "limit"),
         Case("png_bomb", 2, _files([_png_bomb()]), bad, "limit"),
-        Case("frame_over_pixels", 1, (protocol.FRAME, "UINT8", [5000, 5000, 3], b""), bad, "limit"),
+        Case("frame_over_pixels", 1, (protocol.FRAME, "UINT8", [5000, 5000, 3], b""), bad, "limit",
+             protocols=("grpc",)),  # no data: REST's binary encoding has no such request (soak_http's JSON one)
         Case("wrong_dtype", 2, _frame(ims[120, 160].astype(np.float32), "FP32"), bad, protocol.FRAME),
         Case("wrong_shape", 2, _frame(np.ascontiguousarray(ims[120, 160][..., :2])), bad, protocol.FRAME),
         Case("wrong_name", 2, ("PIXELS", "UINT8", [4], b"\0" * 4), bad, "PIXELS"),
@@ -140,12 +159,18 @@ def build_cases() -> List[Case]:
         Case("no_inputs", 1, None, bad, "input"),
         Case("unknown_output", 1, _files([small]), bad, "NOPE", outputs=("NOPE",)),
         Case("unknown_model", 1, _files([small]), ("NOT_FOUND",), "nope", model="nope"),
-        Case("too_many_images", 2, _files([small] * (MAX_BATCH + 1)), limit, f"at most {MAX_BATCH}"),
+        Case("too_many_images", 2, _files([small] * (MAX_BATCH + 1)), limit, f"at most {MAX_BATCH}",
+             http_codes=bad),  # Triton's REST: INVALID_ARG (400)
         Case("oversized_message", 1, _frame(np.zeros((1200, 1600, 3), np.uint8)), limit),  # 5.5 MiB > 4
         Case("cancel_1080p", 6, _files([jpg[1080, 1920]]), (OK, CANCELLED), cancel=0.5),
         Case("cancel_batch", 3, _files([vga, vga, jpg[720, 1280]]), (OK, CANCELLED), cancel=0.5),
         Case("deadline_10ms", 3, _files([jpg[720, 1280]]), (OK, "DEADLINE_EXCEEDED"), deadline=0.01),
     ]
+    if proto == "http":
+        from .soak_http import http_cases
+
+        cases += http_cases(small, ims[120, 160])
+    return [c for c in cases if proto in c.protocols]
 
 
 # Cases left out of the default mix (``--extra KIND``) because the server fails them today: a
@@ -154,7 +179,7 @@ def build_cases() -> List[Case]:
 # outside its error mapping). Move one into build_cases once it passes.
 EXTRA_CASES = {
     "corrupt_message": lambda: Case("corrupt_message", 2, None, ("INVALID_ARGUMENT",),
-                                    body=b"\x0a\xff\xff\xff\xff\x0f not a protobuf message"),
+                                    body=b"\x0a\xff\xff\xff\xff\x0f not a protobuf message", protocols=("grpc",)),
 }
 
 
@@ -172,9 +197,7 @@ def attach_references(cases: List[Case], preprocess: str = "goprep") -> None:
         if OK not in c.codes:
             continue
         name, dtype, shape, raw = c.inputs  # type: ignore[misc]
-        req = protocol.pb().ModelInferRequest(model_name=MODEL)
-        req.inputs.add(name=name, datatype=dtype, shape=shape)
-        req.raw_input_contents.append(raw)
+        req = request_of(c)
         c.want = protocol.outputs(eng.infer(req))[protocol.TENSOR].copy()
         if name == protocol.IMAGE and preprocess == "goprep":
             for k, f in enumerate(protocol.unpack_bytes(raw, shape[0])):
@@ -183,10 +206,11 @@ def attach_references(cases: List[Case], preprocess: str = "goprep") -> None:
                     raise RuntimeError(f"the in-process pipeline disagrees with the reference on {c.kind} image {k}: {err}")
 
 
-def check(case: Case, code: str, message: str, tensor: Optional[np.ndarray]) -> str:
-    """'' when a reply is one ``case`` may end with, else what is wrong."""
-    if code not in case.codes:
-        return f"{case.kind}: status {code} ({message[:200]!r}), want {' or '.join(case.codes)}"
+def check(case: Case, code: str, message: str, tensor: Optional[np.ndarray], proto: str = "grpc") -> str:
+    """'' when a reply over ``proto`` is one ``case`` may end with, else what is wrong."""
+    codes = case.http_codes if proto == "http" and case.http_codes else case.codes
+    if code not in codes:
+        return f"{case.kind}: status {code} ({message[:200]!r}), want {' or '.join(codes)}"
     if code == OK:
         if tensor is None:
             return f"{case.kind}: reply has no {protocol.TENSOR} output"
@@ -195,7 +219,7 @@ def check(case: Case, code: str, message: str, tensor: Optional[np.ndarray]) -> 
     leak = [w for w in LEAKS if w in message]
     if leak:
         return f"{case.kind}: {code} message shows the server's insides ({leak}): {message[:300]!r}"
-    if case.words and code not in (CANCELLED, "DEADLINE_EXCEEDED") and case.words not in message:
+    if case.words and code in ("INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "NOT_FOUND") and case.words not in message:
         return f"{case.kind}: {code} message {message[:200]!r} does not name {case.words!r}"
     return ""
 
@@ -228,15 +252,7 @@ class GrpcClient:
         if case.body is not None:
             return case.body
         if self.name not in case.wire:
-            req = protocol.pb().ModelInferRequest(model_name=case.model, id=case.kind)
-            if case.inputs is not None:
-                name, dtype, shape, raw = case.inputs
-                req.inputs.add(name=name, datatype=dtype, shape=shape)
-                if raw:
-                    req.raw_input_contents.append(raw)
-            for o in case.outputs:
-                req.outputs.add(name=o)
-            case.wire[self.name] = req.SerializeToString()
+            case.wire[self.name] = request_of(case).SerializeToString()
         return case.wire[self.name]
 
     async def infer(self, case: Case, rng: random.Random) -> Tuple[str, str, Optional[np.ndarray]]:
@@ -278,6 +294,9 @@ class GrpcClient:
             await call(protocol.pb().ModelStatisticsRequest(name=MODEL).SerializeToString(), timeout=10))
         return {b.batch_size: b.compute_infer.count for s in rep.model_stats for b in s.batch_stats}
 
+    async def background(self, running: Any, record: Any) -> None:
+        """Load beside the workers' (none over gRPC: its stalled calls are tests/test_serve_oip.py's)."""
+
     async def healthy(self) -> bool:
         """ServerReady answered true within 10 s."""
         try:
@@ -288,7 +307,13 @@ class GrpcClient:
             return False
 
 
-CLIENTS: Dict[str, Any] = {"grpc": GrpcClient}
+def _http_client(target: str) -> Any:
+    from .soak_http import HttpClient
+
+    return HttpClient(target)
+
+
+CLIENTS: Dict[str, Any] = {"grpc": GrpcClient, "http": _http_client}
 
 
 def rss_mb(pid: int) -> Optional[float]:
@@ -322,22 +347,29 @@ class _ServerLog:
     def __init__(self, proc: Any) -> None:
         self.lines: collections.deque = collections.deque(maxlen=200)
         self.tracebacks = 0
+        self.first: List[str] = []  # the lines of the first tracebacks (with the line before each)
         self.t = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
         self.t.start()
 
     def _read(self, f: Any) -> None:
         try:
             for line in f:
+                if line.startswith("Traceback"):
+                    self.tracebacks += 1
+                    if self.tracebacks <= 3 and self.lines:
+                        self.first.append(self.lines[-1])
+                if 0 < self.tracebacks <= 3 and len(self.first) < 120:
+                    self.first.append(line.rstrip())
                 self.lines.append(line.rstrip())
-                self.tracebacks += line.startswith("Traceback")
         except (ValueError, OSError):  # closed when the server was stopped
             pass
 
 
 async def drive(client: Any, cases: List[Case], pid: int, proc: Any, duration: float, concurrency: int,
                 seed: int = 0) -> Dict[str, Any]:
-    """``concurrency`` workers sending cases drawn by weight for ``duration`` seconds, a health check
-    every 5 s and an RSS sample every second; the tallies."""
+    """``concurrency`` workers sending cases drawn by weight for ``duration`` seconds, the client's
+    own background load (REST: slowloris connections) alongside, a health check every 5 s and an
+    RSS sample every second; the tallies."""
     await client.open()
     by_kind: Dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     wrong: List[str] = []
@@ -347,22 +379,33 @@ async def drive(client: Any, cases: List[Case], pid: int, proc: Any, duration: f
     t0 = time.monotonic()
     t_end = t0 + duration
     weights = [c.weight for c in cases]
+    ok_ms: List[float] = []
+
+    def record(case: Case, code: str, msg: str, tensor: Optional[np.ndarray]) -> None:
+        nonlocal n_wrong
+        by_kind[case.kind][code] += 1
+        err = check(case, code, msg, tensor, client.name)
+        if err:
+            n_wrong += 1
+            if len(wrong) < 50:
+                wrong.append(f"t={time.monotonic() - t0:.1f}s {err}")
+
+    def running() -> bool:
+        return time.monotonic() < t_end and proc.poll() is None
 
     async def worker(k: int) -> None:
-        nonlocal n_wrong
         rng = random.Random(seed * 1000 + k)
-        while time.monotonic() < t_end and proc.poll() is None:
+        while running():
             case = rng.choices(cases, weights)[0]
+            t = time.perf_counter()
             try:
                 code, msg, tensor = await client.infer(case, rng)
             except Exception as e:  # noqa: BLE001 - a client-side failure is a wrong reply too
                 code, msg, tensor = f"CLIENT_{type(e).__name__}", str(e), None
-            by_kind[case.kind][code] += 1
-            err = check(case, code, msg, tensor)
-            if err:
-                n_wrong += 1
-                if len(wrong) < 50:
-                    wrong.append(f"t={time.monotonic() - t0:.1f}s {err}")
+                await asyncio.sleep(0.01)  # a client that fails at once must not starve the loop
+            if code == OK and not case.cancel and not case.deadline:
+                ok_ms.append(1000 * (time.perf_counter() - t))
+            record(case, code, msg, tensor)
 
     async def monitor() -> None:
         k = 0
@@ -376,7 +419,7 @@ async def drive(client: Any, cases: List[Case], pid: int, proc: Any, duration: f
             await asyncio.sleep(max(0.0, t0 + k - time.monotonic()))
 
     try:
-        await asyncio.gather(monitor(), *(worker(k) for k in range(concurrency)))
+        await asyncio.gather(monitor(), client.background(running, record), *(worker(k) for k in range(concurrency)))
         alive = proc.poll() is None
         health["ok" if alive and await client.healthy() else "failed"] += 1  # the one at the end
         batches = await client.batch_sizes() if alive else {}
@@ -384,12 +427,20 @@ async def drive(client: Any, cases: List[Case], pid: int, proc: Any, duration: f
         await client.close()
     return {"wall_s": round(time.monotonic() - t0, 1), "by_kind": {k: dict(v) for k, v in sorted(by_kind.items())},
             "wrong": n_wrong, "wrong_examples": wrong, "rss": rss, "health": dict(health), "alive": proc.poll() is None,
-            "batch_sizes": dict(sorted(batches.items()))}
+            "batch_sizes": dict(sorted(batches.items())), "ok_latency_ms": _percentiles(ok_ms)}
 
 
-def server_args(delay: Optional[str]) -> Tuple[str, ...]:
+def _percentiles(ms: List[float]) -> Dict[str, float]:
+    if not ms:
+        return {}
+    a = np.sort(np.array(ms))
+    return {f"p{q}": round(float(a[min(len(a) - 1, int(len(a) * q / 100))]), 1) for q in (50, 99)}
+
+
+def server_args(delay: Optional[str], proto: str = "grpc") -> Tuple[str, ...]:
     """The soaked server's flags beyond bench.server_process's."""
-    extra = ("--max-batch", str(MAX_BATCH), "--max-request-mb", str(MAX_REQUEST_MB), "--body-timeout", "10")
+    extra = ("--max-batch", str(MAX_BATCH), "--max-request-mb", str(MAX_REQUEST_MB), "--body-timeout", str(BODY_TIMEOUT))
+    extra += ("--http-port", "0") if proto == "http" else ()
     return extra + (("--max-queue-delay", delay) if delay is not None else ())
 
 
@@ -401,15 +452,15 @@ def soak(protocol_name: str = "grpc", duration: float = 600.0, concurrency: int 
 
     warmup = max(15.0, duration / 10) if warmup is None else warmup
     window = max(15.0, duration / 10) if window is None else window
-    if warmup + 2 * window > duration:
+    if warmup + 2 * window + 5 > duration:
         raise ValueError(f"--duration {duration:g} leaves no room for the warm-up ({warmup:g} s) and two RSS "
                          f"windows ({window:g} s each)")
-    cases = build_cases() + [EXTRA_CASES[k]() for k in extra_cases]
+    cases = build_cases(protocol_name) + [EXTRA_CASES[k]() for k in extra_cases]
     attach_references(cases)
-    extra = server_args(delay)
+    extra = server_args(delay, protocol_name)
     with server_process("goprep", extra, max_seconds=duration + 600) as srv:
         log = _ServerLog(srv["proc"])
-        client = CLIENTS[protocol_name](srv["target"])
+        client = CLIENTS[protocol_name](srv["http"] if protocol_name == "http" else srv["target"])
         res = asyncio.run(drive(client, cases, srv["pid"], srv["proc"], duration, concurrency, seed))
         exit_code = srv["proc"].poll()
     growth = rss_growth(res["rss"], warmup, window)
@@ -421,13 +472,14 @@ def soak(protocol_name: str = "grpc", duration: float = 600.0, concurrency: int 
         "protocol": protocol_name, "duration_s": duration, "concurrency": concurrency,
         "server_args": ["--preprocess", "goprep", *extra], "max_queue_delay": delay,
         "requests": sum(codes.values()), "codes": dict(codes), "crashes": crashes,
-        "server_exit_code": exit_code, "server_tracebacks": log.tracebacks, "rss_warmup_s": warmup,
+        "server_exit_code": exit_code, "server_tracebacks": log.tracebacks, "server_first_tracebacks": log.first,
+        "rss_warmup_s": warmup,
         "rss_window_s": window, **growth, **{k: v for k, v in res.items() if k != "alive"},
     }
     report["rss"] = [(round(t, 1), round(m, 1)) for t, m in res["rss"]]
     report["passed"] = bool(crashes == 0 and res["wrong"] == 0 and growth["growth"] is not None
                             and growth["growth"] <= RSS_GROWTH)
-    if not report["passed"] and log.lines:
+    if (not report["passed"] or log.tracebacks) and log.lines:
         report["server_log_tail"] = list(log.lines)[-20:]
     return report
 
@@ -439,6 +491,7 @@ def summary(r: Dict[str, Any]) -> str:
     for kind, codes in r["by_kind"].items():
         out.append(f"{kind:<20} " + ", ".join(f"{c} {n}" for c, n in sorted(codes.items())))
     out.append(f"statuses: {', '.join(f'{c} {n}' for c, n in sorted(r['codes'].items()))}")
+    out.append(f"valid replies' latency: {r['ok_latency_ms']} ms; executions by batch size: {r['batch_sizes']}")
     out.append(f"crashes: {r['crashes']} (server alive at the end: {r['server_exit_code'] is None}; health checks "
                f"{r['health']}); server log tracebacks: {r['server_tracebacks']}")
     out.append(f"wrong replies: {r['wrong']}" + "".join(f"\n  {w}" for w in r["wrong_examples"][:10]))
@@ -466,8 +519,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for pr in protos:
         if pr not in CLIENTS:
             p.error(f"--protocol {pr!r}: choose from {', '.join(CLIENTS)}")
-    if a.duration < 45 or not 1 <= a.concurrency <= 1024:
-        p.error("--duration must be >= 45 s (warm-up and two RSS windows of 15 s) and --concurrency 1..1024")
+    if a.duration < 50 or not 1 <= a.concurrency <= 1024:
+        p.error("--duration must be >= 50 s (warm-up and two RSS windows of 15 s) and --concurrency 1..1024")
     reports = []
     for pr in protos:
         r = soak(pr, a.duration, a.concurrency, a.max_queue_delay, seed=a.seed, extra_cases=a.extra)

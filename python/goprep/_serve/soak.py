@@ -455,7 +455,8 @@ def soak(protocol_name: str = "grpc", duration: float = 600.0, concurrency: int 
     if warmup + 2 * window + 5 > duration:
         raise ValueError(f"--duration {duration:g} leaves no room for the warm-up ({warmup:g} s) and two RSS "
                          f"windows ({window:g} s each)")
-    cases = build_cases(protocol_name) + [EXTRA_CASES[k]() for k in extra_cases]
+    extras = [EXTRA_CASES[k]() for k in extra_cases]
+    cases = build_cases(protocol_name) + [c for c in extras if protocol_name in c.protocols]
     attach_references(cases)
     extra = server_args(delay, protocol_name)
     with server_process("goprep", extra, max_seconds=duration + 600) as srv:

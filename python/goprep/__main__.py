@@ -20,6 +20,7 @@ commands:
   serve   an inference server speaking KServe v2 / Triton gRPC (tritonclient works): your ONNX model
           behind goprep preprocessing
   serve-bench  load-test the server with each preprocessing implementation
+  serve-soak   soak the server: valid, malformed and cancelled requests at concurrency 32, every reply checked
 
 python -m goprep COMMAND --help describes each command's options.
 """
@@ -78,6 +79,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from ._serve.bench import main as serve_bench
 
         return serve_bench(rest)
+    if cmd == "serve-soak":
+        from ._serve.soak import main as serve_soak
+
+        return serve_soak(rest)
     if cmd == "info":
         return _info(rest)
     print(f"unknown command {cmd!r}\n\n{USAGE}", file=sys.stderr)

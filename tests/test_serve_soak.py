@@ -1,0 +1,65 @@
+"""The soak of ``goprep serve`` (issue 41, "Reliability under load"), 60 seconds at concurrency 32 on
+127.0.0.1: valid, malformed, bomb and cancelled requests mixed (goprep._serve.soak), without and with
+dynamic batching. The server runs in its own process and is always stopped (bench.server_process).
+Asserts the soak's three results: no crash, no wrong reply (each valid one equal to the in-process
+pipeline, each bad one its documented status), server RSS flat within 10% after warm-up."""
+
+import pytest
+
+pytest.importorskip("grpc")  # the test extra installs the serve extra: never skipped in CI
+pytest.importorskip("tritonclient.grpc")
+
+from goprep._serve import soak  # noqa: E402
+
+
+@pytest.mark.parametrize("proto", ["grpc", "http"])
+def test_cases_expect_documented_statuses(proto):
+    # Fast: every case of the mix names what it may end with, and the checker accepts exactly those.
+    cases = soak.build_cases(proto)
+    assert len({c.kind for c in cases}) == len(cases)
+    allowed = {"OK", "CANCELLED", "DEADLINE_EXCEEDED", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "NOT_FOUND"}
+    for c in cases:
+        assert set(c.codes) <= allowed and c.weight > 0 and proto in c.protocols, c.kind
+        for bad in ("INTERNAL", "UNKNOWN", "HTTP_500", "UNAVAILABLE"):
+            assert soak.check(c, bad, "x", None, proto), c.kind
+    over = next(c for c in cases if c.kind == "too_many_images")  # Triton's REST: 400, gRPC: RESOURCE_EXHAUSTED
+    assert (soak.check(over, "RESOURCE_EXHAUSTED", "at most 8", None, proto) == "") == (proto == "grpc")
+    assert (soak.check(over, "INVALID_ARGUMENT", "at most 8", None, proto) == "") == (proto == "http")
+    bad = next(c for c in cases if c.kind == "bad_in_batch")
+    assert soak.check(bad, "INVALID_ARGUMENT", "image[2] is not a JPEG or PNG", None) == ""
+    assert "insides" in soak.check(bad, "INVALID_ARGUMENT", 'image[2]: Traceback File "oip.py"', None)
+    assert "does not name" in soak.check(bad, "INVALID_ARGUMENT", "image[0] is bad", None)
+
+
+def test_rss_growth_compares_window_medians():
+    samples = [(float(t), 100.0 if t < 30 else 108.0) for t in range(61)]
+    g = soak.rss_growth(samples, warmup=10, window=10)
+    assert g["baseline_mb"] == 100.0 and g["final_mb"] == 108.0 and abs(g["growth"] - 0.08) < 1e-9
+    assert soak.rss_growth(samples[:15], warmup=10, window=10)["growth"] is None  # no last window apart
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("proto,delay", [("grpc", None), ("grpc", "2ms"), ("http", None)],
+                         ids=["grpc", "grpc-batched", "http"])
+def test_soak_60s(proto, delay):
+    r = soak.soak(proto, duration=60, concurrency=32, delay=delay, warmup=15, window=15)
+    report = soak.summary(r)
+    # 0 crashes: alive at the end, every health check answered
+    assert r["crashes"] == 0 and r["server_exit_code"] is None and r["health"].get("ok", 0) >= 2, report
+    # 0 wrong replies, every kind of the mix sent and each documented status seen
+    assert r["wrong"] == 0, report
+    kinds = {c.kind for c in soak.build_cases(proto)}
+    if proto == "http":  # the slowloris connections, each cut off by the server
+        kinds |= {"slowloris_headers", "slowloris_body"}
+    assert set(r["by_kind"]) == kinds, report
+    for code in ("OK", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "NOT_FOUND", "CANCELLED"):
+        assert r["codes"].get(code, 0) > 0, (code, report)
+    if proto == "grpc":
+        # REST logs a traceback for a client that closes its socket mid-body (ConnectionResetError in
+        # rest._read_body, answered as an internal failure): reported, not yet fixed; gRPC logs none
+        assert r["server_tracebacks"] == 0, r["server_first_tracebacks"]
+    # RSS flat
+    assert r["growth"] is not None and r["growth"] <= soak.RSS_GROWTH, report
+    if delay is not None:  # dynamic batching was in effect: fewer executions than requests answered
+        assert sum(r["batch_sizes"].values()) < r["codes"]["OK"], (r["batch_sizes"], report)
+    assert r["passed"]

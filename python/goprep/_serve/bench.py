@@ -306,7 +306,7 @@ DESCRIPTION = (
     "server in its own process, driven by a load generator in another process at several concurrency levels "
     "with raw frames and JPEGs, optionally with a model (--model tiny|mobilenet) and against PyTriton servers; "
     "every reply is checked. Prints a table of QPS, latency and server CPU per request, and the targets; --json "
-    "writes the results. See docs/SERVING.md."
+    "writes the results. See docs/LOADTEST.md."
 )
 
 

@@ -187,3 +187,28 @@ def test_protocol_errors_are_logged_once_a_second_without_traceback():
     assert "Invalid character in chunk size" in first.getMessage()
     assert not any(f.filter(record()) for _ in range(50))  # within the second: dropped, counted
     assert f.dropped == 50
+
+
+def test_a_client_gone_mid_body_is_cancelled_not_a_failure(caplog):
+    """A REST client that closes its socket mid-body (aiohttp: ConnectionResetError from the body read)
+    is CANCELLED (HTTP 499, read by nobody): not logged as a failed request, not counted as OK."""
+    import asyncio
+    import logging
+
+    from goprep._serve.oip import Engine, Limits
+    from goprep._serve.preprocess import make
+    from goprep._serve.service import Service
+
+    svc = Service(Engine("goprep", make("goprep"), None, 0, Limits()), 1)
+
+    async def read():
+        raise ConnectionResetError("Connection lost")
+
+    try:
+        with caplog.at_level(logging.ERROR):
+            out = asyncio.run(svc.infer(read))
+    finally:
+        svc.pool.shutdown()
+    assert (out.code, rest.http_status(out.code)) == ("CANCELLED", 499), out
+    assert "closed its connection" in out.message
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

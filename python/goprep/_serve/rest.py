@@ -50,7 +50,8 @@ def http_status(code: str, reason: str = "") -> int:
     if code == "RESOURCE_EXHAUSTED":
         return {"queue": 503, "concurrency": 503, "request_size": 413}.get(reason, 400)
     return {"OK": 200, "INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "DEADLINE_EXCEEDED": 408,
-            "UNAVAILABLE": 503, "UNIMPLEMENTED": 501}.get(code, 500)
+            "UNAVAILABLE": 503, "UNIMPLEMENTED": 501,
+            "CANCELLED": 499}.get(code, 500)  # 499: the client closed the request (nobody reads the reply)
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,9 @@ class Service:
                     f"the request's body did not arrive within {lim.body_timeout:g} s")
                 out = Outcome(code, msg, reason)
                 return out
+            except ConnectionError:  # the client went away while its request arrived (REST: mid-body)
+                out = Outcome("CANCELLED", "the client closed its connection before its request arrived")
+                return out
             arrived = time.perf_counter_ns()
             mine = self.serves(req.model_name, req.model_version)
             if st.draining:

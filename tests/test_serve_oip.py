@@ -137,6 +137,10 @@ def test_bad_requests_are_invalid_argument_without_internals():
             with pytest.raises(grpc.RpcError) as e:
                 call(req.SerializeToString(), timeout=30)
             assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "bytes" in e.value.details()
+            for method in ("ModelInfer", "ModelConfig", "ServerReady"):  # bytes that are no protobuf message
+                with pytest.raises(grpc.RpcError) as e:
+                    ch.unary_unary(f"/{protocol.SERVICE}/{method}")(b"\xff\xff\xff", timeout=30)
+                assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "not a valid" in e.value.details()
         t = c.infer("goprep", [_frame_input(img)]).as_numpy("TENSOR")  # still serving
         np.testing.assert_allclose(t[0], reference(img), rtol=0, atol=1e-5)
         c.close()

@@ -346,6 +346,27 @@ class Engine:
             config=model_config(self.name, self.platform, self.limits.max_batch, self.outputs(), batching))
 
 
+class Malformed:
+    """A request message that did not parse as its protobuf type: the handlers answer it
+    INVALID_ARGUMENT (grpc's own deserializer failure is UNKNOWN, with a traceback in the log)."""
+
+    def __init__(self, name: str, err: Exception) -> None:
+        self.message = f"the request is not a valid {name} message: {str(err)[:200]}"
+
+
+def parser(cls: Any) -> Callable[[bytes], Any]:
+    """``cls.FromString`` for a handler's request_deserializer, a Malformed for bytes that do not parse."""
+    from google.protobuf.message import DecodeError
+
+    def parse(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except DecodeError as e:
+            return Malformed(cls.__name__, e)
+
+    return parse
+
+
 class Servicer:
     """The grpc.aio handlers of a service.Service; ``handler()`` is the generic handler to add to a
     grpc.aio server."""
@@ -360,7 +381,12 @@ class Servicer:
         m = protocol.pb()
 
         def unary(fn: Any, req: Any, rep: Any) -> Any:
-            return grpc.unary_unary_rpc_method_handler(fn, request_deserializer=req.FromString,
+            async def call(msg: Any, ctx: Any) -> Any:
+                if isinstance(msg, Malformed):
+                    await ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, msg.message)
+                return await fn(msg, ctx)
+
+            return grpc.unary_unary_rpc_method_handler(call, request_deserializer=parser(req),
                                                        response_serializer=rep.SerializeToString)
 
         return grpc.method_handlers_generic_handler(protocol.SERVICE, {
@@ -373,7 +399,7 @@ class Servicer:
             "ModelStatistics": unary(self.model_statistics, m.ModelStatisticsRequest, m.ModelStatisticsResponse),
             "RepositoryIndex": unary(self.repository_index, m.RepositoryIndexRequest, m.RepositoryIndexResponse),
             "ModelInfer": grpc.stream_unary_rpc_method_handler(
-                self.model_infer, request_deserializer=m.ModelInferRequest.FromString,
+                self.model_infer, request_deserializer=parser(m.ModelInferRequest),
                 response_serializer=m.ModelInferResponse.SerializeToString),
         })
 
@@ -428,6 +454,8 @@ class Servicer:
             req = await ctx.read()
             if req is grpc.aio.EOF:
                 raise BadRequest("the call carried no request message")
+            if isinstance(req, Malformed):
+                raise BadRequest(req.message)
             return req
 
         out = await self.service.infer(read)

@@ -266,14 +266,20 @@ def run_concurrently(fn, n=8, timeout=120):
 # subprocesses
 
 
-def run_python(code, *, env=None, timeout=60):
-    """Run `code` in a fresh interpreter; a hang fails the test (TimeoutExpired) rather than blocking."""
+# A child's first line where it tests Ctrl-C: Python's KeyboardInterrupt handler even when the tests
+# run with SIGINT ignored (a background job of a non-interactive shell), which children inherit.
+SIGINT_HANDLER = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
+def run_python(code, *, env=None, timeout=60, sigint=False):
+    """Run `code` in a fresh interpreter; a hang fails the test (TimeoutExpired) rather than blocking.
+    sigint: the child handles SIGINT as KeyboardInterrupt (SIGINT_HANDLER) whatever it inherited."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
     try:
         return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [sys.executable, "-c", (SIGINT_HANDLER if sigint else "") + textwrap.dedent(code)],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -289,6 +289,8 @@ def test_ctrl_c_while_waiting_for_a_batch():
 
     ld = gd.Loader(_images(6), held, batch_size=2, threads=2, output="numpy")
     helper = threading.Thread(target=interrupt)
+    # Python's handler even when the tests run with SIGINT ignored (a non-interactive shell's background job)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     helper.start()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -297,6 +299,7 @@ def test_ctrl_c_while_waiting_for_a_batch():
     finally:
         release.set()
         helper.join(WAIT_S)
+        signal.signal(signal.SIGINT, old)
     assert not _goprep_threads()
 
 

@@ -241,7 +241,7 @@ assert late < 0.2, late
 assert fused(batch[:1]).shape == (1, 1080, 1920, 3)
 print("ok")
 """,
-        timeout=300,
+        sigint=True, timeout=300,
     )
     assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
 
@@ -275,7 +275,7 @@ for k in range(40):
     assert flip(src[:4]).shape == (4, 2000, 3)  # goprep is still usable
 print("ok")
 """,
-        timeout=300,
+        sigint=True, timeout=300,
     )
     assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
 
@@ -314,7 +314,7 @@ for interrupt_from_engine in (False, True):
 assert half(items).shape == (8, 540, 960, 3)
 print("ok")
 """,
-        timeout=300,
+        sigint=True, timeout=300,
     )
     assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
 

@@ -28,7 +28,7 @@ from goprep._serve.loadgen import frames  # noqa: E402
 from goprep._serve.oip import Engine, Limits  # noqa: E402
 from goprep._serve.preprocess import make, reference  # noqa: E402
 from goprep._serve.triton import Timing  # noqa: E402
-from test_serve_oip import _jpeg_bomb  # noqa: E402  (the other serve tests' helpers)
+from test_serve_encoded import _jpeg_bomb  # noqa: E402  (the other serve tests' helpers)
 from test_serve_triton import _frames_input, _images_input, _jpeg, _stats  # noqa: E402
 
 LONG = "30s"  # a queue delay no test waits out: batches close on their target, a drain or a failure

@@ -277,7 +277,7 @@ def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any,
         threading.Thread(target=work, name="goprep-call", daemon=True).start()
         while not done.wait(0.05):
             pass
-    except BaseException:
+    except BaseException as exc:
         # Settle, then wait for a call that entered Go: the caller's memory must outlive it, so a second
         # Ctrl-C does not cut this short (each step may be repeated).
         running: Optional[bool] = None
@@ -293,6 +293,10 @@ def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any,
                     break
             except BaseException:
                 pass
+        if isinstance(exc, RuntimeError) and isinstance(exc.__context__, KeyboardInterrupt):
+            # the interrupt landed inside the Event's lock handling, and CPython then failed releasing
+            # the lock ("release unlocked lock", seen under qemu): the caller gets the interrupt it sent
+            raise exc.__context__ from None
         raise
     if timed is not None:
         timed.res[row] = _perf_ns()

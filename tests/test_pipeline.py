@@ -234,8 +234,15 @@ def test_out_u8_result():
 
 
 def test_plan_reuse_and_new_shapes():
-    from goprep import _native
+    from goprep import _native, testing
 
+    # Caching depends on the engine memory of the plans alive (plan_bytes): start from none. An earlier
+    # test's plans may still be held, by memos or by garbage awaiting collection (test_errors' pipelines
+    # of 2**20-sized plans: ~1 GiB alive on free-threaded 3.14t until a collection, over the 256 MiB bound)
+    import gc
+
+    gc.collect()
+    testing.clear_caches()
     traces = []
 
     def counted(img):

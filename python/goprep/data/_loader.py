@@ -17,17 +17,12 @@ import weakref
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .._errors import InvalidArgumentError
+from .._validate import as_positive_int
 from ._batch import BatchRunner, Reads
 from ._order import EpochSampler, batches
 from ._source import as_samples
 
 WAIT_S = 0.25  # the longest a waiting thread goes without re-checking for a stop
-
-
-def _positive(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not hasattr(v, "__index__") or int(v) < 1:
-        raise InvalidArgumentError(f"must be a positive integer, got {v!r}", argument=name)
-    return int(v)
 
 
 def _seconds(name: str, v: Any) -> float:
@@ -139,9 +134,9 @@ class Loader(Reads):
                  pin_memory: Optional[bool] = None, generator: str = "numpy", on_error: str = "raise",
                  timeout: Optional[float] = None, join_timeout: float = 60.0) -> None:
         self.samples = as_samples(source, labels)
-        self.batch_size = _positive("batch_size", batch_size)
-        self.threads = _positive("threads", threads)
-        self.prefetch = _positive("prefetch", prefetch)
+        self.batch_size = as_positive_int("batch_size", batch_size)
+        self.threads = as_positive_int("threads", threads)
+        self.prefetch = as_positive_int("prefetch", prefetch)
         self.timeout = None if timeout is None else _seconds("timeout", timeout)
         self.join_timeout, self.drop_last = _seconds("join_timeout", join_timeout), bool(drop_last)
         self.sampler = EpochSampler(len(self.samples), seed=seed, shuffle=shuffle, rank=rank, world_size=world_size,

@@ -13,7 +13,7 @@ hc = pytest.importorskip("tritonclient.http")
 
 from test_serve_rest import FRAME1, _frame_input, _image_input  # noqa: E402
 
-from goprep._serve import protocol, rest, rest_codec, server  # noqa: E402
+from goprep._serve import logfilter, protocol, rest, rest_codec, server  # noqa: E402
 from goprep._serve.errors import BadRequest  # noqa: E402
 
 
@@ -171,7 +171,7 @@ def test_protocol_errors_are_logged_once_a_second_without_traceback():
     # flood the server's log
     import logging
 
-    f = rest._OncePerSecond()
+    f = logfilter.OncePerSecond()
 
     def record():
         try:
@@ -187,6 +187,29 @@ def test_protocol_errors_are_logged_once_a_second_without_traceback():
     assert "Invalid character in chunk size" in first.getMessage()
     assert not any(f.filter(record()) for _ in range(50))  # within the second: dropped, counted
     assert f.dropped == 50
+
+
+def test_a_grpc_reply_to_a_call_already_ended_is_one_info_line():
+    # grpc.aio logs ExecuteBatchError with a traceback at ERROR when a cancelled call's reply cannot be
+    # sent (seen in CI's soak): one INFO line without traceback; grpc's other records pass unchanged
+    import logging
+    import sys
+
+    f = logfilter.ReplyNotSent()
+
+    def record(msg):
+        try:
+            raise RuntimeError("Failed \"execute_batch\": (SendInitialMetadataOperation, SendMessageOperation)")
+        except RuntimeError:
+            return logging.LogRecord("grpc._cython.cygrpc", logging.ERROR, __file__, 1, msg, ("/m/ModelInfer",),
+                                     sys.exc_info())
+
+    gone = record(logfilter.REPLY_NOT_SENT + " [%s]")
+    assert f.filter(gone) and gone.exc_info is None and gone.levelno == logging.INFO
+    assert "client cancelled" in gone.getMessage() and "/m/ModelInfer" in gone.getMessage()
+    assert not f.filter(record(logfilter.REPLY_NOT_SENT + " [%s]")) and f.dropped == 1
+    other = record("Unexpected [%s] error")
+    assert f.filter(other) and other.levelno == logging.ERROR and other.exc_info is not None
 
 
 def test_a_client_gone_mid_body_is_cancelled_not_a_failure(caplog):

@@ -26,11 +26,10 @@ import asyncio
 import json
 import logging
 import re
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from . import rest_codec
+from . import logfilter, rest_codec
 from .errors import BadRequest, OverLimit
 from .triton import EXTENSIONS, repository_index
 from .service import Service
@@ -119,35 +118,9 @@ _METHODS = {"server": "GET", "live": "GET", "ready": "GET", "metadata": "GET", "
             "index": "POST", "infer": "POST"}
 
 
-class _OncePerSecond(logging.Filter):
-    """Lets through at most one record a second, without its traceback, counting those dropped: what
-    aiohttp logs for a malformed HTTP message (a client's fault, answered 400 by aiohttp) must not let
-    clients flood the server's log."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.last, self.dropped = 0.0, 0
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        now = time.monotonic()
-        if now - self.last < 1.0:
-            self.dropped += 1
-            return False
-        exc = record.exc_info[1] if record.exc_info else None
-        why = " ".join(str(exc).split())[:200] if exc is not None else ""
-        record.msg = f"REST: {record.getMessage()}{': ' + why if why else ''} ({self.dropped} like it not logged)"
-        record.args, record.exc_info, record.exc_text = (), None, None
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-        self.last, self.dropped = now, 0
-        return True
-
-
 def _protocol_log() -> logging.Logger:
-    """The logger aiohttp's server reports connection-level errors to (rate-limited: _OncePerSecond)."""
-    lg = logging.getLogger("goprep.serve.http")
-    if not any(isinstance(f, _OncePerSecond) for f in lg.filters):
-        lg.addFilter(_OncePerSecond())
-    return lg
+    """The logger aiohttp's server reports connection-level errors to (rate-limited: OncePerSecond)."""
+    return logfilter.install(logging.getLogger("goprep.serve.http"), logfilter.OncePerSecond)
 
 
 class _Refuse(asyncio.Protocol):

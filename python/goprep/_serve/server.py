@@ -340,8 +340,11 @@ async def _add_health(server: Any) -> Any:
 async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any) -> int:
     import grpc
 
+    from . import logfilter
     from .oip import Servicer
     from .service import Service
+
+    logfilter.install(logging.getLogger("grpc._cython.cygrpc"), logfilter.ReplyNotSent)
 
     svc = Service(engine, args.workers, metrics, args.max_queue_delay, args.preferred_batch_size)
     server = grpc.aio.server(

@@ -344,11 +344,11 @@ def test_devices_keys_match_api_md():
 
 
 def test_api_converters_example_runs():
-    text = (README.parent / "docs" / "API.md").read_text()
-    m = re.search(r"## Converters: `goprep.transforms`\n```python\n(.*?)```", text, re.S)
-    assert m, "docs/API.md has no converters example"
+    text = (README.parent / "docs" / "CONVERTERS.md").read_text()
+    m = re.search(r"# Converters: `goprep.transforms`\n```python\n(.*?)```", text, re.S)
+    assert m, "docs/CONVERTERS.md has no converters example"
     namespace: dict = {}
-    exec(compile(m.group(1), "docs/API.md", "exec"), namespace)
+    exec(compile(m.group(1), "docs/CONVERTERS.md", "exec"), namespace)
     assert tuple(namespace["x"].shape) == (3, 224, 224)
     assert tuple(namespace["xb"].shape) == (8, 3, 224, 224)
 

@@ -9,7 +9,7 @@ import pytest
 
 import goprep
 import goprep.transforms as gt
-from zoo_compare import assert_hf_outputs, hf_pixel_bound_ok
+from zoo_compare import as_kind, assert_hf_outputs, hf_pixel_bound_ok, hf_processor
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -24,20 +24,6 @@ DETR_CLASSES = [f"{m}ImageProcessor{b}" for m in ("Detr", "DeformableDetr", "Con
                                                     "RTDetr") for b in ("", "Pil")]
 
 
-def _as(kind, a):
-    """An HWC uint8 array as the input kind ``kind``: "pil", "numpy" or "tensor" ((C, H, W))."""
-    if kind == "pil":
-        return Image.fromarray(a)
-    if kind == "tensor":
-        return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).contiguous()
-    return a
-
-
-def _proc(kind, **kwargs):
-    transformers.logging.set_verbosity_error()
-    return getattr(transformers, kind)(**kwargs)
-
-
 def _check(proc, src, what):
     assert_hf_outputs(proc, gt.from_hf(proc)(src), proc(src, return_tensors="pt"), what)
 
@@ -48,8 +34,8 @@ _DETR_CASES = [(k, "pil") for k in DETR_CLASSES] + [(k, i) for k in DETR_CLASSES
 
 @pytest.mark.parametrize("kind,input_kind", _DETR_CASES)
 def test_detr_family_odd_sizes_and_mixed_batches(kind, input_kind):
-    proc = _proc(kind)
-    imgs = [_as(input_kind, a) for a in _IMGS.values()]
+    proc = hf_processor(kind)
+    imgs = [as_kind(input_kind, a) for a in _IMGS.values()]
     for shape, x in zip(_SHAPES, imgs):  # one image: (1, 3, H, W), its mask all ones
         _check(proc, x, (kind, input_kind, shape))
     _check(proc, imgs, (kind, input_kind, "all"))  # one padded batch, one mask
@@ -67,8 +53,8 @@ def test_detr_family_odd_sizes_and_mixed_batches(kind, input_kind):
     {"do_rescale": False, "image_mean": [10, 20, 30], "image_std": [50, 60, 70]},
 ], ids=lambda kw: "-".join(kw))
 def test_detr_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     _check(proc, imgs, (kind, kwargs, "batch"))
@@ -77,12 +63,12 @@ def test_detr_arguments(kind, kwargs):
 @pytest.mark.parametrize("kind", ["DetrImageProcessor", "DetrImageProcessorPil"])
 def test_detr_batched_tensor_and_config_dict(kind):
     """A (N, C, H, W) uint8 tensor is one batch; the config dict gives the same pipeline as the object."""
-    proc = _proc(kind)
-    batch = torch.stack([_as("tensor", _IMGS[(480, 640)])] * 2)
+    proc = hf_processor(kind)
+    batch = torch.stack([as_kind("tensor", _IMGS[(480, 640)])] * 2)
     _check(proc, batch, kind)
     if kind.endswith("Pil"):  # to_dict() names the torchvision class (transformers' choice)
         return
-    a = _as("pil", _IMGS[(1500, 300)])
+    a = as_kind("pil", _IMGS[(1500, 300)])
     pair = [a, a.transpose(Image.Transpose.ROTATE_90)]  # 1500 x 300 and 300 x 1500: padded to a square
     got, got_d = gt.from_hf(proc)(pair), gt.from_hf(proc.to_dict())(pair)
     assert set(got) == set(got_d) == {"pixel_values", "pixel_mask"}
@@ -98,12 +84,12 @@ def test_detr_gray_and_rgba(kind, mode):
     both the processor and goprep refuse them (the processor fails on the normalisation)."""
     rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
     a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
-    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
-    proc = _proc(kind, do_convert_rgb=True)
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], a)
+    proc = hf_processor(kind, do_convert_rgb=True)
     _check(proc, img, (kind, mode))
-    _check(proc, [img, _as("pil", _IMGS[(333, 517)]).convert("RGB") if mode in ("L", "RGBA")
-                  else _as(mode.split("-")[1], _IMGS[(333, 517)])], (kind, mode, "batch"))
-    plain = _proc(kind)
+    _check(proc, [img, as_kind("pil", _IMGS[(333, 517)]).convert("RGB") if mode in ("L", "RGBA")
+                  else as_kind(mode.split("-")[1], _IMGS[(333, 517)])], (kind, mode, "batch"))
+    plain = hf_processor(kind)
     with pytest.raises(Exception):
         plain(img, return_tensors="pt")
     with pytest.raises(goprep.GoprepError):
@@ -111,30 +97,30 @@ def test_detr_gray_and_rgba(kind, mode):
 
 
 def test_detr_refusals():
-    for src, key in [(_proc("DetrImageProcessor", size={"shortest_edge": 800}), "size"),  # DETR's resize: ValueError
+    for src, key in [(hf_processor("DetrImageProcessor", size={"shortest_edge": 800}), "size"),  # DETR's resize: ValueError
                      ({"image_processor_type": "DetrImageProcessor", "pad_size": {"shortest_edge": 10}}, "pad_size"),
                      ({"image_processor_type": "DetrImageProcessor", "pad_size": {"height": 0, "width": 5}},
                       "pad_size['height']")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(src)
         assert ei.value.argument == key and "DetrImageProcessor" in str(ei.value), ei.value
-    conv = gt.from_hf(_proc("DetrImageProcessor", pad_size={"height": 100, "width": 100}))
+    conv = gt.from_hf(hf_processor("DetrImageProcessor", pad_size={"height": 100, "width": 100}))
     with pytest.raises(goprep.PipelineError, match="pad_size"):  # transformers: "Padding dimensions are negative"
-        conv(_as("pil", _IMGS[(480, 640)]))
+        conv(as_kind("pil", _IMGS[(480, 640)]))
     with pytest.raises(goprep.PipelineError, match="out"):
-        gt.from_hf(_proc("DetrImageProcessor"))(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+        gt.from_hf(hf_processor("DetrImageProcessor"))(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     with pytest.raises(goprep.PipelineError, match="decoded"):
-        gt.from_hf(_proc("DetrImageProcessor"))(b"\xff\xd8\xff")
+        gt.from_hf(hf_processor("DetrImageProcessor"))(b"\xff\xd8\xff")
     for bad, what in [([], "empty list"), (np.zeros((0, 5, 3), np.uint8), "0x5"), ("x.jpg", "decoded"),
                       (np.zeros((2, 4, 4, 3), np.uint8), "dimensions")]:
         for kind in ("DetrImageProcessor", "Qwen2VLImageProcessor", "SamImageProcessorPil"):
             with pytest.raises(goprep.PipelineError, match=what):
-                gt.from_hf(_proc(kind))(bad)
-    thin = _as("pil", np.zeros((1, 5000, 3), np.uint8))  # its shorter side rounds to 0 pixels
+                gt.from_hf(hf_processor(kind))(bad)
+    thin = as_kind("pil", np.zeros((1, 5000, 3), np.uint8))  # its shorter side rounds to 0 pixels
     with pytest.raises(ValueError):  # transformers: "Size must contain 'height' and 'width' keys..."
-        _proc("DetrImageProcessor")(thin, return_tensors="pt")
+        hf_processor("DetrImageProcessor")(thin, return_tensors="pt")
     with pytest.raises(goprep.PipelineError, match="0x1333"):
-        gt.from_hf(_proc("DetrImageProcessor"))(thin)
+        gt.from_hf(hf_processor("DetrImageProcessor"))(thin)
 
 
 _SAM_KWARGS = [
@@ -153,8 +139,8 @@ _SAM_CASES = [(k, kw, "pil") for k in ("SamImageProcessor", "SamImageProcessorPi
 def test_sam_sizes_and_batches(kind, kwargs, input_kind):
     """original_sizes, reshaped_input_sizes and the padded pixel_values (1024 x 1024 by default) of
     odd sizes and a mixed batch."""
-    proc = _proc(kind, **kwargs)
-    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs, input_kind))
     _check(proc, imgs, (kind, kwargs, input_kind, "batch"))
@@ -163,14 +149,14 @@ def test_sam_sizes_and_batches(kind, kwargs, input_kind):
 @pytest.mark.parametrize("kind", ["SamImageProcessor", "SamImageProcessorPil"])
 def test_sam_converts_gray_and_rgba(kind):
     """SAM's do_convert_rgb is on by default: gray and RGBA images are composited and converted."""
-    proc = _proc(kind)
+    proc = hf_processor(kind)
     rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
     for img in [Image.fromarray(rgba[..., 0]), Image.fromarray(rgba, "RGBA"), rgba, rgba[..., :1].copy()]:
         _check(proc, img, (kind, getattr(img, "mode", getattr(img, "shape", None))))
     with pytest.raises(goprep.PipelineError, match="pad_size"):
-        gt.from_hf(_proc(kind, pad_size={"height": 100, "width": 100}))(_as("pil", _IMGS[(480, 640)]))
+        gt.from_hf(hf_processor(kind, pad_size={"height": 100, "width": 100}))(as_kind("pil", _IMGS[(480, 640)]))
     with pytest.raises(goprep.PipelineError) as ei:
-        gt.from_hf(_proc(kind, size={"shortest_edge": 100}))
+        gt.from_hf(hf_processor(kind, size={"shortest_edge": 100}))
     assert ei.value.argument == "size" and kind in str(ei.value)
 
 
@@ -187,8 +173,8 @@ _QWEN_CASES = [(k, kw, "pil") for k in ("Qwen2VLImageProcessor", "Qwen2VLImagePr
 def test_qwen2vl_patch_rows(kind, kwargs, input_kind):
     """pixel_values (patches, C * T * P * P) and image_grid_thw of odd sizes (a tiny image grows to
     min_pixels, a large one shrinks to max_pixels) and of a mixed batch with repeated sizes."""
-    proc = _proc(kind, **kwargs)
-    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (1400, 1700)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (1400, 1700)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs, input_kind))
     _check(proc, [imgs[0], imgs[1], imgs[0], imgs[2]], (kind, kwargs, input_kind, "batch"))
@@ -196,16 +182,16 @@ def test_qwen2vl_patch_rows(kind, kwargs, input_kind):
 
 @pytest.mark.parametrize("kind", ["Qwen2VLImageProcessor", "Qwen2VLImageProcessorPil"])
 def test_qwen2vl_gray_rgba_and_refusals(kind):
-    proc = _proc(kind)  # do_convert_rgb is on by default
+    proc = hf_processor(kind)  # do_convert_rgb is on by default
     rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
     for img in [Image.fromarray(rgba[..., 0]), Image.fromarray(rgba, "RGBA"), rgba, rgba[..., :1].copy()]:
         _check(proc, img, (kind, getattr(img, "mode", getattr(img, "shape", None))))
     with pytest.raises(goprep.PipelineError, match="aspect ratio"):  # smart_resize's ValueError
-        gt.from_hf(proc)(_as("pil", np.zeros((2, 500, 3), np.uint8)))
+        gt.from_hf(proc)(as_kind("pil", np.zeros((2, 500, 3), np.uint8)))
     with pytest.raises(goprep.PipelineError, match="multiple"):  # without do_resize, the reshape fails there
-        gt.from_hf(_proc(kind, do_resize=False))(_as("pil", _IMGS[(333, 517)]))
+        gt.from_hf(hf_processor(kind, do_resize=False))(as_kind("pil", _IMGS[(333, 517)]))
     with pytest.raises(goprep.PipelineError) as ei:
-        gt.from_hf(_proc(kind, size={"height": 224, "width": 224}))
+        gt.from_hf(hf_processor(kind, size={"height": 224, "width": 224}))
     assert ei.value.argument == "size" and kind in str(ei.value)
 
 
@@ -217,7 +203,7 @@ def test_qwen2vl_hub_style_config_dict():
            "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen2VLProcessor"}
     transformers.logging.set_verbosity_error()
     proc = transformers.Qwen2VLImageProcessor.from_dict(cfg)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300)]]
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300)]]
     assert_hf_outputs(proc, gt.from_hf(cfg)(imgs), proc(imgs, return_tensors="pt"), "hub config")
 
 
@@ -235,8 +221,8 @@ def test_donut_resize_thumbnail_pad(kind, kwargs, input_kind):
     """The resize of the shorter side, then the thumbnail (a second resize, uint8 between them), the
     centred pad and crop, on odd sizes and a mixed batch (one size out). resample 0: the torchvision
     class resizes with NEAREST_EXACT, the PIL class's thumbnail falls back to bicubic."""
-    proc = _proc(kind, **kwargs)
-    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9), (333, 517)]]
     for x in imgs:
         want, got = proc(x, return_tensors="pt")["pixel_values"], gt.from_hf(proc)(x)
         assert got.shape == want.shape[1:] and hf_pixel_bound_ok(proc, got, want[0], 0), (kind, kwargs, input_kind)
@@ -247,13 +233,13 @@ def test_donut_resize_thumbnail_pad(kind, kwargs, input_kind):
 def test_donut_defaults_on_a_photo_and_refusals():
     a = _IMGS[(480, 640)]
     for kind in ("DonutImageProcessor", "DonutImageProcessorPil"):  # 2560 x 1920: both resizes, a large pad
-        proc = _proc(kind)
-        want, got = proc(_as("pil", a), return_tensors="pt")["pixel_values"], gt.from_hf(proc)(_as("pil", a))
+        proc = hf_processor(kind)
+        want, got = proc(as_kind("pil", a), return_tensors="pt")["pixel_values"], gt.from_hf(proc)(as_kind("pil", a))
         assert got.shape == want.shape[1:] == (3, 2560, 1920) and hf_pixel_bound_ok(proc, got, want[0], 0), kind
         for kwargs, key in [({"do_align_long_axis": True}, "do_align_long_axis"),
                             ({"do_thumbnail": False}, "do_pad")]:
             with pytest.raises(goprep.PipelineError) as ei:
-                gt.from_hf(_proc(kind, **kwargs))
+                gt.from_hf(hf_processor(kind, **kwargs))
             assert ei.value.argument == key and kind in str(ei.value), ei.value
 
 
@@ -264,9 +250,9 @@ def test_layout_pipelines_pickle(kind):
     rebuilt on the first call), and compute the same after the round trip."""
     import pickle
 
-    proc = _proc(kind, **({"size": {"height": 300, "width": 200}} if kind.startswith("Donut") else {}))
+    proc = hf_processor(kind, **({"size": {"height": 300, "width": 200}} if kind.startswith("Donut") else {}))
     conv = gt.from_hf(proc)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (333, 517)]]
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (333, 517)]]
     before = conv(imgs)
     again = pickle.loads(pickle.dumps(conv))(imgs)
     if isinstance(before, dict):

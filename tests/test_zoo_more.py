@@ -10,7 +10,8 @@ import pytest
 
 import goprep
 import goprep.transforms as gt
-from test_zoo_detect import _as, _check, _proc  # the input kinds, the class, the comparison of every output
+from test_zoo_detect import _check  # the comparison of every output
+from zoo_compare import as_kind, hf_processor
 from zoo_compare import hf_pixel_bound_ok
 
 torch = pytest.importorskip("torch")
@@ -35,8 +36,8 @@ _OUTPUTS = {"Pixtral": {"pixel_values": torch.float32, "image_sizes": torch.int6
 @pytest.mark.parametrize("kind", CLASSES)
 @pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
 def test_odd_sizes_and_mixed_batches(kind, input_kind):
-    proc = _proc(kind)
-    imgs = [_as(input_kind, a) for a in _IMGS.values()]
+    proc = hf_processor(kind)
+    imgs = [as_kind(input_kind, a) for a in _IMGS.values()]
     for shape, x in zip(_SHAPES, imgs):
         got = gt.from_hf(proc)(x)
         family = next(f for f in FAMILIES if kind.startswith(f))
@@ -56,8 +57,8 @@ def test_odd_sizes_and_mixed_batches(kind, input_kind):
     {"do_resize": False},
 ], ids=lambda kw: "-".join(kw))
 def test_pixtral_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     _check(proc, imgs, (kind, kwargs, "batch"))
@@ -66,10 +67,10 @@ def test_pixtral_arguments(kind, kwargs):
 @pytest.mark.parametrize("kind", ["PixtralImageProcessor", "PixtralImageProcessorPil"])
 def test_pixtral_without_pad(kind):
     """do_pad=False: images of one resized size stack; of several, both the processor and goprep fail."""
-    proc = _proc(kind, do_pad=False)
-    same = [_as("pil", _IMGS[(480, 640)]), _as("pil", _IMGS[(480, 640)][::-1].copy())]
+    proc = hf_processor(kind, do_pad=False)
+    same = [as_kind("pil", _IMGS[(480, 640)]), as_kind("pil", _IMGS[(480, 640)][::-1].copy())]
     _check(proc, same, kind)
-    mixed = [_as("pil", _IMGS[(480, 640)]), _as("pil", _IMGS[(7, 9)])]
+    mixed = [as_kind("pil", _IMGS[(480, 640)]), as_kind("pil", _IMGS[(7, 9)])]
     with pytest.raises(Exception):
         proc(mixed, return_tensors="pt")
     with pytest.raises(goprep.PipelineError, match="do_pad"):
@@ -86,8 +87,8 @@ def test_pixtral_without_pad(kind):
     {"image_mean": [0.1, 0.2, 0.3], "image_std": [0.3, 0.2, 0.1], "rescale_factor": 1 / 127.5},
 ], ids=lambda kw: "-".join(kw))
 def test_siglip2_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (60, 1900), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (60, 1900), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     _check(proc, imgs, (kind, kwargs, "batch"))
@@ -103,8 +104,8 @@ def test_siglip2_arguments(kind, kwargs):
     {"do_rescale": False, "image_mean": [10, 20, 30], "image_std": [50, 60, 70]},
 ], ids=lambda kw: "-".join(kw))
 def test_mllama_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     _check(proc, imgs, (kind, kwargs, "one sample"))
@@ -114,11 +115,11 @@ def test_mllama_arguments(kind, kwargs):
 def test_mllama_samples(kind):
     """Samples of different image counts (a list of lists): missing images are zero tiles, id 0, and the
     mask's first tile 1; (N, C, H, W) tensors are one sample each."""
-    proc = _proc(kind)
-    a, b, c = (_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900)])
+    proc = hf_processor(kind)
+    a, b, c = (as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900)])
     _check(proc, [[a], [b, c, a]], kind)
     _check(proc, [[c, b], [a]], kind)
-    t = torch.stack([_as("tensor", _IMGS[(333, 517)])] * 2)
+    t = torch.stack([as_kind("tensor", _IMGS[(333, 517)])] * 2)
     _check(proc, t, kind)
     _check(proc, [t, t[:1]], kind)
     got = gt.from_hf(proc)([[a], [b, c, a]])
@@ -134,14 +135,14 @@ def test_gray_and_rgba(kind, mode):
     with do_convert_rgb=True; without it both the processor and goprep refuse an RGBA image."""
     rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
     a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
-    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], a)
     other = _IMGS[(333, 517)]
-    proc = _proc(kind, do_convert_rgb=True)
+    proc = hf_processor(kind, do_convert_rgb=True)
     _check(proc, img, (kind, mode))
-    _check(proc, [img, _as("pil", other) if mode in ("L", "RGBA") else _as(mode.split("-")[1], other)],
+    _check(proc, [img, as_kind("pil", other) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], other)],
            (kind, mode, "batch"))
     if "rgba" in mode.lower():
-        plain = _proc(kind, do_convert_rgb=False)
+        plain = hf_processor(kind, do_convert_rgb=False)
         with pytest.raises(Exception):
             plain(img, return_tensors="pt")
         with pytest.raises(goprep.GoprepError):
@@ -153,8 +154,8 @@ def test_config_dict_and_pickle(kind):
     """The config dict gives the same pipeline as the object; the pipeline pickles."""
     import pickle
 
-    proc = _proc(kind)
-    imgs = [_as("pil", _IMGS[s]) for s in [(1500, 300), (333, 517)]]
+    proc = hf_processor(kind)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(1500, 300), (333, 517)]]
     got, got_d = gt.from_hf(proc)(imgs), gt.from_hf(proc.to_dict())(imgs)
     again = pickle.loads(pickle.dumps(gt.from_hf(proc)))(imgs)
     assert set(got) == set(got_d) == set(again)
@@ -168,7 +169,7 @@ def test_config_dict_and_pickle(kind):
 def test_refusals():
     """Settings the classes fail on, or that goprep does not reproduce, refused by name at conversion."""
     for kind, src, key in [
-        ("PixtralImageProcessor", _proc("PixtralImageProcessor", do_center_crop=True,
+        ("PixtralImageProcessor", hf_processor("PixtralImageProcessor", do_center_crop=True,
                                         crop_size={"height": 64, "width": 64}), "do_center_crop"),
         ("PixtralImageProcessor", {"image_processor_type": "PixtralImageProcessor", "size": {"shortest_edge": 9}},
          "size"),
@@ -190,23 +191,23 @@ def test_refusals():
 
 def test_call_errors():
     """Inputs the processors fail on fail in goprep too, with a clear error (never a different result)."""
-    thin = _as("pil", np.zeros((3, 5000, 3), np.uint8))  # Pixtral floors the 3 pixels to 0
-    proc = _proc("PixtralImageProcessor")
+    thin = as_kind("pil", np.zeros((3, 5000, 3), np.uint8))  # Pixtral floors the 3 pixels to 0
+    proc = hf_processor("PixtralImageProcessor")
     with pytest.raises(Exception):
         proc(thin, return_tensors="pt")
     with pytest.raises(goprep.PipelineError, match="0x1024"):
         gt.from_hf(proc)(thin)
-    raw = _proc("Siglip2ImageProcessor", do_resize=False)  # 333 x 517 is not a multiple of 16
+    raw = hf_processor("Siglip2ImageProcessor", do_resize=False)  # 333 x 517 is not a multiple of 16
     with pytest.raises(Exception):
-        raw(_as("pil", _IMGS[(333, 517)]), return_tensors="pt")
+        raw(as_kind("pil", _IMGS[(333, 517)]), return_tensors="pt")
     with pytest.raises(goprep.PipelineError, match="patch_size"):
-        gt.from_hf(raw)(_as("pil", _IMGS[(333, 517)]))
-    mllama = gt.from_hf(_proc("MllamaImageProcessor"))
-    for bad in ([], [[]], [_as("pil", _IMGS[(7, 9)]), [_as("pil", _IMGS[(7, 9)])]]):
+        gt.from_hf(raw)(as_kind("pil", _IMGS[(333, 517)]))
+    mllama = gt.from_hf(hf_processor("MllamaImageProcessor"))
+    for bad in ([], [[]], [as_kind("pil", _IMGS[(7, 9)]), [as_kind("pil", _IMGS[(7, 9)])]]):
         with pytest.raises(goprep.PipelineError):
             mllama(bad)
     with pytest.raises(goprep.PipelineError, match="out"):
-        mllama(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+        mllama(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,8 +239,8 @@ def _check_pixels(proc, src, what):
 @pytest.mark.parametrize("kind", ["NougatImageProcessor", "NougatImageProcessorPil"])
 @pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
 def test_nougat_pages_and_batches(kind, input_kind):
-    proc = _proc(kind)
-    imgs = [_as(input_kind, a) for a in _PAGES]
+    proc = hf_processor(kind)
+    imgs = [as_kind(input_kind, a) for a in _PAGES]
     for i, x in enumerate(imgs):
         _check_pixels(proc, x, (kind, input_kind, i))
     _check_pixels(proc, imgs, (kind, input_kind, "batch"))
@@ -256,9 +257,9 @@ def test_nougat_pages_and_batches(kind, input_kind):
     {"do_normalize": False},
 ], ids=lambda kw: "-".join(kw))
 def test_nougat_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
+    proc = hf_processor(kind, **kwargs)
     for i, a in enumerate(_PAGES[:4]):
-        _check_pixels(proc, _as("pil", a), (kind, kwargs, i))
+        _check_pixels(proc, as_kind("pil", a), (kind, kwargs, i))
 
 
 @pytest.mark.parametrize("kind", ["NougatImageProcessor", "NougatImageProcessorPil"])
@@ -267,8 +268,8 @@ def test_nougat_gray_and_rgba(kind, mode):
     """With do_convert_rgb, gray and RGBA pages are converted before crop_margin, as the class does."""
     rgba = np.concatenate([_page(200, 150, 4), np.full((200, 150, 1), 200, np.uint8)], axis=-1)
     a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
-    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
-    _check_pixels(_proc(kind, do_convert_rgb=True), img, (kind, mode))
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], a)
+    _check_pixels(hf_processor(kind, do_convert_rgb=True), img, (kind, mode))
 
 
 def test_nougat_refusals():
@@ -276,22 +277,22 @@ def test_nougat_refusals():
     Pillow box-reduces first (reducing_gap=2.0) refused at the call (the torchvision class converts it)."""
     for kind in ("NougatImageProcessor", "NougatImageProcessorPil"):
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(_proc(kind, do_align_long_axis=True))
+            gt.from_hf(hf_processor(kind, do_align_long_axis=True))
         assert ei.value.argument == "do_align_long_axis" and kind in str(ei.value)
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(_proc(kind, do_thumbnail=False))
+            gt.from_hf(hf_processor(kind, do_thumbnail=False))
         assert ei.value.argument == "do_pad" and kind in str(ei.value)
-    wide = _as("pil", _IMGS[(60, 1900)])  # 672 x 21280 after the resize, a 31x thumbnail
+    wide = as_kind("pil", _IMGS[(60, 1900)])  # 672 x 21280 after the resize, a 31x thumbnail
     with pytest.raises(goprep.PipelineError, match="reducing_gap"):
-        gt.from_hf(_proc("NougatImageProcessorPil"))(wide)
-    _check_pixels(_proc("NougatImageProcessor"), wide, "torchvision class")
+        gt.from_hf(hf_processor("NougatImageProcessorPil"))(wide)
+    _check_pixels(hf_processor("NougatImageProcessor"), wide, "torchvision class")
 
 
 @pytest.mark.parametrize("kind", ["Owlv2ImageProcessor", "Owlv2ImageProcessorPil", "ZoeDepthImageProcessor",
                                   "ZoeDepthImageProcessorPil"])
 def test_refused_with_the_measured_reason(kind):
     with pytest.raises(goprep.PipelineError) as ei:
-        gt.from_hf(_proc(kind))
+        gt.from_hf(hf_processor(kind))
     assert ei.value.argument == "processor_or_config" and kind in str(ei.value)
     assert ("Gaussian" if kind.startswith("Owlv2") else "align_corners") in str(ei.value)
 

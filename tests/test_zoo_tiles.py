@@ -9,7 +9,7 @@ import pytest
 
 import goprep
 import goprep.transforms as gt
-from zoo_compare import assert_hf_outputs
+from zoo_compare import as_kind, assert_hf_outputs, hf_processor
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -23,20 +23,6 @@ _IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
 LLAVA = [f"Llava{m}ImageProcessor{b}" for m in ("Next", "Onevision") for b in ("", "Pil")]
 
 
-def _as(kind, a):
-    """An HWC uint8 array as the input kind ``kind``: "pil", "numpy" or "tensor" ((C, H, W))."""
-    if kind == "pil":
-        return Image.fromarray(a)
-    if kind == "tensor":
-        return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).contiguous()
-    return a
-
-
-def _proc(kind, **kwargs):
-    transformers.logging.set_verbosity_error()
-    return getattr(transformers, kind)(**kwargs)
-
-
 def _check(proc, src, what):
     got, want = gt.from_hf(proc)(src), proc(src, return_tensors="pt")
     assert got["pixel_values"].ndim == 5, (what, got["pixel_values"].shape)
@@ -48,8 +34,8 @@ def _check(proc, src, what):
 def test_llava_defaults_odd_sizes_and_mixed_batches(kind, input_kind):
     """The class defaults: each odd size alone (its tile count from its best pinpoint), then a mixed
     batch (padded with zero tiles to the largest count) and a batch of two."""
-    proc = _proc(kind)
-    imgs = [_as(input_kind, a) for a in _IMGS.values()]
+    proc = hf_processor(kind)
+    imgs = [as_kind(input_kind, a) for a in _IMGS.values()]
     for shape, x in zip(_SHAPES, imgs):
         _check(proc, x, (kind, input_kind, shape))
     _check(proc, imgs, (kind, input_kind, "all"))
@@ -80,8 +66,8 @@ _ARGS = [
 
 @pytest.mark.parametrize("kind,kwargs", _ARGS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(_ARGS)])
 def test_llava_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     if kwargs.get("do_pad") is False:  # tile counts differ: the processor cannot stack them, nor goprep
@@ -106,11 +92,11 @@ def test_llava_gray_and_rgba(kind, mode):
     elif mode == "P":
         img = Image.fromarray(rgba[..., :3]).quantize(16)
     else:
-        img = _as(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
-    proc = _proc(kind)
+        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+    proc = hf_processor(kind)
     _check(proc, img, (kind, mode))
     other = _IMGS[(333, 517)]
-    _check(proc, [img, Image.fromarray(other) if mode in ("L", "RGBA", "P") else _as(mode.split("-")[1], other)],
+    _check(proc, [img, Image.fromarray(other) if mode in ("L", "RGBA", "P") else as_kind(mode.split("-")[1], other)],
            (kind, mode, "batch"))
 
 
@@ -119,8 +105,8 @@ def test_llava_gray_and_rgba(kind, mode):
 def test_onevision_samples(kind, input_kind):
     """OneVision's list of lists: each list a sample (batch_num_images); an image alone in its sample is
     tiled, the images of a larger sample padded to a square with the mean colour and kept whole."""
-    proc = _proc(kind, image_mean=[0.2, 0.5, 0.7])
-    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (60, 1900)]]
+    proc = hf_processor(kind, image_mean=[0.2, 0.5, 0.7])
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (60, 1900)]]
     for src in ([[imgs[0]], [imgs[1], imgs[2]]], [imgs[1:]], [[imgs[2]], [imgs[3]]], [[imgs[0]], [], [imgs[3]]]):
         _check(proc, src, (kind, input_kind, len(src)))
 
@@ -128,8 +114,8 @@ def test_onevision_samples(kind, input_kind):
 @pytest.mark.parametrize("kind", ["LlavaNextImageProcessor", "LlavaOnevisionImageProcessor"])
 def test_llava_batched_tensor_and_config_dict(kind):
     """A (N, C, H, W) uint8 tensor is a batch of N images; the config dict gives the same pipeline."""
-    proc = _proc(kind)
-    batch = torch.stack([_as("tensor", _IMGS[(480, 640)])] * 2)
+    proc = hf_processor(kind)
+    batch = torch.stack([as_kind("tensor", _IMGS[(480, 640)])] * 2)
     if "Onevision" in kind:  # the processor takes the batch for one image and fails; goprep refuses it
         with pytest.raises(IndexError):
             proc(batch, return_tensors="pt")
@@ -138,7 +124,7 @@ def test_llava_batched_tensor_and_config_dict(kind):
         _check(proc, batch[:1], kind)
     else:
         _check(proc, batch, kind)
-    imgs = [_as("pil", _IMGS[s]) for s in [(1500, 300), (7, 9)]]
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(1500, 300), (7, 9)]]
     got, got_d = gt.from_hf(proc)(imgs), gt.from_hf(proc.to_dict())(imgs)
     assert set(got) == set(got_d) and all(torch.equal(got[k], got_d[k]) for k in got)
 
@@ -146,8 +132,8 @@ def test_llava_batched_tensor_and_config_dict(kind):
 def test_llava_pipelines_pickle():
     import pickle
 
-    conv = gt.from_hf(_proc("LlavaOnevisionImageProcessorPil"))
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
+    conv = gt.from_hf(hf_processor("LlavaOnevisionImageProcessorPil"))
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
     before = conv(imgs)
     again = pickle.loads(pickle.dumps(conv))(imgs)
     assert set(before) == set(again) and all(torch.equal(before[k], again[k]) for k in before)
@@ -161,22 +147,22 @@ def test_llava_refusals(kind):
                         ({"resample": 1}, "resample"),  # LANCZOS: goprep has no Lanczos kernel
                         ({"size": {"longest_edge": 300}}, "size")]:
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(_proc(kind, **kwargs))
+            gt.from_hf(hf_processor(kind, **kwargs))
         assert ei.value.argument == key and kind in str(ei.value), (kwargs, ei.value)
-    conv = gt.from_hf(_proc(kind))
+    conv = gt.from_hf(hf_processor(kind))
     with pytest.raises(goprep.PipelineError, match="out"):
-        conv(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+        conv(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     for bad, what in [([], "empty list"), ("x.jpg", "decoded"), (np.zeros((0, 5, 3), np.uint8), "0x5")]:
         with pytest.raises(goprep.PipelineError, match=what):
             conv(bad)
     # a 1 x 5000 image: every pinpoint keeps 0 of its pixels; the least padded wins, as there
-    _check(_proc(kind), _as("pil", _RNG.integers(0, 256, (1, 5000, 3), dtype=np.uint8)), (kind, "1x5000"))
+    _check(hf_processor(kind), as_kind("pil", _RNG.integers(0, 256, (1, 5000, 3), dtype=np.uint8)), (kind, "1x5000"))
     if "Next" in kind:  # ragged 224 tiles cut from 336 pinpoints, without the crop: sizes differ
-        proc = _proc(kind, do_center_crop=False)
+        proc = hf_processor(kind, do_center_crop=False)
         with pytest.raises(Exception):
-            proc(_as("pil", _IMGS[(1500, 300)]), return_tensors="pt")
+            proc(as_kind("pil", _IMGS[(1500, 300)]), return_tensors="pt")
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(proc)(_as("pil", _IMGS[(1500, 300)]))
+            gt.from_hf(proc)(as_kind("pil", _IMGS[(1500, 300)]))
         assert ei.value.argument == "size"
 
 
@@ -200,8 +186,8 @@ def _check_split(proc, src, what):
 def test_split_odd_sizes_and_samples(kind, input_kind):
     """Each odd size alone (tiles then the global image; a small one left whole), a flat list (one
     sample), and a list of lists (one sample each, padded with zero frames and masked)."""
-    proc = _proc(kind, resample=3, return_row_col_info=True)
-    imgs = [_as(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9), (2, 700)]]
+    proc = hf_processor(kind, resample=3, return_row_col_info=True)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (60, 1900), (7, 9), (2, 700)]]
     for x in imgs:
         _check_split(proc, x, (kind, input_kind))
     _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
@@ -222,8 +208,8 @@ _SPLIT_ARGS = [
 @pytest.mark.parametrize("kind", SPLIT)
 @pytest.mark.parametrize("kwargs", _SPLIT_ARGS, ids=lambda kw: "-".join(f"{k}" for k in kw))
 def test_split_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (333, 517), (7, 9)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (333, 517), (7, 9)]]
     for x in imgs:
         _check_split(proc, x, (kind, kwargs))
     if kwargs.get("do_pad") is False:
@@ -245,8 +231,8 @@ def test_split_gray_and_rgba(kind, mode):
     if mode in ("L", "RGBA"):
         img = Image.fromarray(rgba, "RGBA").convert(mode)
     else:
-        img = _as(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
-    _check_split(_proc(kind, resample=3, max_image_size={"longest_edge": 128}), img, (kind, mode))
+        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+    _check_split(hf_processor(kind, resample=3, max_image_size={"longest_edge": 128}), img, (kind, mode))
 
 
 @pytest.mark.parametrize("kind", SPLIT)
@@ -255,16 +241,16 @@ def test_split_refusals_and_config_dict(kind):
                         ({"resample": 3, "size": {"shortest_edge": 300}}, "size"),
                         ({"resample": 3, "max_image_size": {"height": 300}}, "max_image_size")]:
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(_proc(kind, **kwargs))
+            gt.from_hf(hf_processor(kind, **kwargs))
         assert ei.value.argument == key and kind in str(ei.value), (kwargs, ei.value)
-    proc = _proc(kind, resample=3)
+    proc = hf_processor(kind, resample=3)
     conv = gt.from_hf(proc)
     for bad, what in [([], "empty"), ([[], []], "empty lists"), ("x.jpg", "decoded")]:
         with pytest.raises(goprep.PipelineError, match=what):
             conv(bad)
     with pytest.raises(goprep.PipelineError, match="out"):
-        conv(_as("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+        conv(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     if not kind.endswith("Pil"):  # to_dict() names the torchvision class
-        imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
+        imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
         got, got_d = conv(imgs), gt.from_hf(proc.to_dict())(imgs)
         assert set(got) == set(got_d) and all(torch.equal(got[k], got_d[k]) for k in got)

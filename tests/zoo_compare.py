@@ -1,11 +1,32 @@
-"""The zoo tests' comparisons of goprep's converted pipelines with the library's own output (shared by
-tests/test_zoo.py and tests/test_zoo_detect.py).
+"""The zoo tests' comparisons of goprep's converted pipelines with the library's own output, and their
+inputs (shared by tests/test_zoo.py and the per-family tests/test_zoo_*.py).
 
 Bounds: on PIL numerics 1e-5, relative to the value where it is larger than 1 (VGG16's
 IMAGENET1K_FEATURES normalises with std = 1/255, so its values reach ~150); on uint8 tensors one uint8
 level before normalisation (``|got - want| * 255 * std <= 1``)."""
 
+import numpy as np
 import torch
+
+
+def as_kind(kind, a):
+    """An HWC uint8 array as the input kind ``kind``: "pil", "numpy" or "tensor" ((C, H, W))."""
+    if kind == "pil":
+        from PIL import Image
+
+        return Image.fromarray(a)
+    if kind == "tensor":
+        return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).contiguous()
+    return a
+
+
+def hf_processor(kind, **kwargs):
+    """transformers' image processor class ``kind`` built from its defaults and ``kwargs`` (nothing
+    can be downloaded here), its warnings silenced."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    return getattr(transformers, kind)(**kwargs)
 
 
 def close_pil(got, want):

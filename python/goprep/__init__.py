@@ -34,6 +34,7 @@ if _in_subinterpreter():
 
 __version__ = "0.1.0"  # the one place the version is written: pyproject.toml and the engine read it
 
+from . import _errors
 from ._errors import (
     BackendError,
     DecodeError,
@@ -87,16 +88,7 @@ __all__ = [
     "set_profiling",
     "profiling",
     "stats",
-    "GoprepError",
-    "InvalidArgumentError",
-    "ShapeError",
-    "DTypeError",
-    "PipelineError",
-    "BackendError",
-    "DeviceError",
-    "ForkError",
-    "DecodeError",
-]
+] + _errors.__all__  # the error classes, listed once in _errors
 
 
 def __getattr__(name: str) -> Any:

@@ -211,3 +211,14 @@ def test_native_ops_go_equals_numpy():
         for (ra, pa), (rb, pb) in zip(a, b):
             assert pa == pb
             assert np.array_equal(np.asarray(ra), np.asarray(rb))
+
+
+@pytest.mark.slow
+def test_go_hue_on_every_colour():
+    """Hue in Go on all 2**24 colours, for shifts around the circle, against the NumPy kernel
+    (Pillow's convert), bit for bit."""
+    allc = np.arange(1 << 24, dtype=np.uint32)
+    rgb = np.stack([(allc >> 16) & 255, (allc >> 8) & 255, allc & 255], -1).astype(np.uint8).reshape(1, 4096, 4096, 3)
+    for f in (0.0, 0.1, -0.37, 0.5):
+        got = RC.run_steps_go(rgb.copy(), [[("hue", f)]])
+        assert np.array_equal(got[0], K.adjust(rgb[0], "hue", f, "pil")), f

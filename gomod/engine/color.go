@@ -76,13 +76,20 @@ func ColorPIL(img []uint8, h, w, c int, steps []ColorStep) error {
 }
 
 // blendPIL is Image.blend's pixel (ImagingBlend) for a C-float alpha: in1 + alpha*(in2 - in1) in
-// single precision, clipped to [0, 255] when alpha is outside [0, 1], truncated toward zero.
+// single precision, clipped to [0, 255] when alpha is outside [0, 1] (inside it the value already
+// is), truncated toward zero.
 func blendPIL(in1, in2, al float32) uint8 {
-	t := in1 + float32(al*(in2-in1))
-	if al < 0 || al > 1 {
-		t = min(max(t, 0), 255)
+	return truncU8(in1 + float32(al*(in2-in1)))
+}
+
+// truncU8 is a float32's C cast to uint8 after the clip to [0, 255].
+func truncU8(t float32) uint8 {
+	if t < 0 {
+		t = 0
+	} else if t > 255 {
+		t = 255
 	}
-	return uint8(int32(t)) // in [0, 255]: inside [in1, in2] when alpha is in [0, 1], clipped otherwise
+	return uint8(int32(t))
 }
 
 // blendConst is Image.blend(constant image in1, img, al) in place: a table of the 256 results.
@@ -118,13 +125,21 @@ func lumaMean(img []uint8, c int) int {
 	return int(float64(sum)/float64(n) + 0.5)
 }
 
-// saturatePIL is ImageEnhance.Color: each pixel blended with its own luma.
+// saturatePIL is ImageEnhance.Color: each pixel blended with its own luma l. The product
+// alpha*(v - l) depends on v - l alone: a table of its 511 values, the same float32 roundings,
+// each held to [-512, 512] (l + p clips to the same 0 or 255 as l plus the unheld product), so
+// that the sum converts to int32 and is clamped there (trunc and clip commute inside int32).
 func saturatePIL(img []uint8, al float32) {
+	var prod [511]float32
+	for d := range prod {
+		prod[d] = min(max(float32(al*float32(d-255)), -512), 512)
+	}
 	for i := 0; i+2 < len(img); i += 3 {
-		l := float32(lumaPIL(img[i], img[i+1], img[i+2]))
-		img[i] = blendPIL(l, float32(img[i]), al)
-		img[i+1] = blendPIL(l, float32(img[i+1]), al)
-		img[i+2] = blendPIL(l, float32(img[i+2]), al)
+		l := int(lumaPIL(img[i], img[i+1], img[i+2]))
+		lf, p := float32(l), prod[255-l:]
+		img[i] = clip255(int32(lf + p[img[i]]))
+		img[i+1] = clip255(int32(lf + p[img[i+1]]))
+		img[i+2] = clip255(int32(lf + p[img[i+2]]))
 	}
 }
 
@@ -161,19 +176,22 @@ func rgbToHSVPIL(r8, g8, b8 uint8) (uint8, uint8, uint8) {
 	}
 	cr := float32(maxc - minc)
 	s := cr / float32(maxc)
-	rc := float32(maxc-r) / cr
-	gc := float32(maxc-g) / cr
-	bc := float32(maxc-b) / cr
+	q := func(c int32) float32 { return float32(maxc-c) / cr } // rc, gc, bc: only the two needed
 	var hd float64
 	switch {
 	case r == maxc:
-		hd = float64(bc - gc)
+		hd = float64(q(b) - q(g))
 	case g == maxc:
-		hd = 2.0 + float64(rc) - float64(bc)
+		hd = 2.0 + float64(q(r)) - float64(q(b))
 	default:
-		hd = 4.0 + float64(gc) - float64(rc)
+		hd = 4.0 + float64(q(g)) - float64(q(r))
 	}
-	h := float32(math.Mod(float64(float32(hd))/6.0+1.0, 1.0))
+	// fmod(y, 1) of y = h/6 + 1 in [5/6, 11/6] (h in [-1, 5]): y - 1 from 1 on, exact (Sterbenz)
+	y := float64(float32(hd))/6.0 + 1.0
+	if y >= 1 {
+		y--
+	}
+	h := float32(y)
 	return clip255(int64(float64(h) * 255.0)), clip255(int64(float64(s) * 255.0)), uint8(maxc)
 }
 
@@ -183,15 +201,25 @@ func hsvToRGBPIL(h8, s8, v8 uint8) (uint8, uint8, uint8) {
 	if s8 == 0 {
 		return v8, v8, v8
 	}
-	v := float64(v8)
-	h6 := float64(h8) * 6.0 / 255.0
-	fi := math.Floor(h6)
-	f := float32(h6 - fi)
-	fs := float32(float64(s8) / 255.0)
+	v, f, fs := float64(v8), hueFrac[h8], satFrac[s8]
 	p := roundHalfAway(float64(v * (1.0 - float64(fs))))
 	q := roundHalfAway(float64(v * (1.0 - float64(float32(fs*f)))))
 	t := roundHalfAway(float64(v * (1.0 - float64(float64(fs)*(1.0-float64(f))))))
-	return hsvSector(int(fi)%6, v8, p, q, t)
+	return hsvSector(hueSector[h8], v8, p, q, t)
+}
+
+// Pillow's hsv2rgb steps that depend on one byte, tabled: the hue's sector (floor(h*6/255) mod 6)
+// and its float fraction, the saturation as a float (s/255).
+var hueSector, hueFrac, satFrac = hsvTables()
+
+func hsvTables() (sec [256]int, frac, sat [256]float32) {
+	for k := range 256 {
+		h6 := float64(k) * 6.0 / 255.0
+		i := int(h6) // floor: h6 >= 0
+		sec[k], frac[k] = i%6, float32(h6-float64(i))
+		sat[k] = float32(float64(k) / 255.0)
+	}
+	return sec, frac, sat
 }
 
 // hsvSector is HSV's sector table: sector i gives R, G, B among v, p, q, t.
@@ -213,11 +241,12 @@ func hsvSector(i int, v, p, q, t uint8) (uint8, uint8, uint8) {
 
 // roundHalfAway is C's round of a non-negative double, clipped to [0, 255].
 func roundHalfAway(x float64) uint8 {
-	f := math.Floor(x)
-	if x-f >= 0.5 {
+	f := int64(x) // floor: x >= 0
+	if x-float64(f) >= 0.5 {
 		f++
 	}
-	return clip255(int64(f))
+	return clip255(f)
 }
 
-func clip255(v int64) uint8 { return uint8(min(max(v, 0), 255)) }
+// clip255 is v held to [0, 255], without branches (random pixels would mispredict them).
+func clip255[T int32 | int64](v T) uint8 { return uint8(min(max(v, 0), 255)) }

@@ -18,10 +18,13 @@ from goprep.transforms import _random_color as RC
 OPS = ("brightness", "contrast", "saturation", "hue", "gray")
 
 
-def _numpy(a: np.ndarray, prog) -> np.ndarray:
+NUMERICS = ("pil", "v1", "v2")
+
+
+def _numpy(a: np.ndarray, prog, numerics: str = "pil") -> np.ndarray:
     """A colour program with the NumPy kernels, one step at a time (the reference)."""
     for op, f in prog:
-        a = K.to_gray(a, "pil") if op == "gray" else K.adjust(a, op, f, "pil")
+        a = K.to_gray(a, numerics) if op == "gray" else K.adjust(a, op, f, numerics)
     return a
 
 
@@ -31,8 +34,8 @@ def _factor(rng, op: str) -> float:
     return float(rng.choice([rng.uniform(0, 2.5), rng.uniform(0, 1), 0.0, 1.0]))
 
 
-def _program(rng, most: int = 6):
-    ops = rng.choice(OPS, int(rng.integers(0, most + 1)))
+def _program(rng, most: int = 6, hue: bool = True):
+    ops = rng.choice(OPS if hue else tuple(o for o in OPS if o != "hue"), int(rng.integers(0, most + 1)))
     return [(str(op), 0.0 if op == "gray" else _factor(rng, str(op))) for op in ops]
 
 
@@ -45,20 +48,23 @@ def _images(rng, n: int, h: int, w: int, c: int) -> np.ndarray:
     return a
 
 
+@pytest.mark.parametrize("numerics", NUMERICS)
 @pytest.mark.parametrize("shape", [(6, 37, 53, 3), (5, 1, 1, 3), (4, 19, 8, 1), (3, 64, 64, 3)])
-def test_go_batch_equals_numpy(shape):
+def test_go_batch_equals_numpy(shape, numerics):
+    """Random programs (hue with Pillow's numerics only: not ported for v1 and v2), each item its own."""
     rng = np.random.default_rng(sum(shape))
     for rep in range(4):
         a = _images(rng, *shape)
-        progs = [_program(rng) for _ in range(shape[0])]
-        want = np.stack([_numpy(x, p) for x, p in zip(a, progs)])
-        got = RC.run_steps_go(a.copy(), progs)
+        progs = [_program(rng, hue=numerics == "pil") for _ in range(shape[0])]
+        want = np.stack([_numpy(x, p, numerics) for x, p in zip(a, progs)])
+        got = RC.run_steps_go(a.copy(), progs, numerics)
         for k in range(shape[0]):
             assert np.array_equal(got[k], want[k]), (shape, rep, k, progs[k])
 
 
-@pytest.mark.parametrize("op", OPS)
-def test_go_each_op_on_many_factors(op):
+# hue with tensor numerics is not ported (NumPy; the binding refuses it: test_go_rejects_bad_programs)
+@pytest.mark.parametrize("op,numerics", [(o, n) for n in NUMERICS for o in OPS if o != "hue" or n == "pil"])
+def test_go_each_op_on_many_factors(op, numerics):
     """One op over a sweep of factors (inside and outside [0, 1], hue over its whole range) on an
     image of 2**16 random colours and a smooth one."""
     rng = np.random.default_rng(OPS.index(op))
@@ -66,18 +72,21 @@ def test_go_each_op_on_many_factors(op):
     fs = np.linspace(-0.5, 0.5, 41) if op == "hue" else np.concatenate([np.linspace(0, 3, 31), [0.999, 1.001]])
     for f in fs:
         prog = [(op, float(f))]
-        got = RC.run_steps_go(img.copy(), [prog, prog])
+        got = RC.run_steps_go(img.copy(), [prog, prog], numerics)
         for k in range(2):
-            assert np.array_equal(got[k], _numpy(img[k], prog)), (op, f, k)
+            assert np.array_equal(got[k], _numpy(img[k], prog, numerics)), (op, f, k)
 
 
 def test_go_rejects_bad_programs():
     a = np.zeros((1, 4, 4, 3), np.uint8)
     with pytest.raises(InvalidArgumentError, match="factors"):
         RC.run_steps_go(a, [[("brightness", float("nan"))]])
+    with pytest.raises(InvalidArgumentError, match="not ported"):
+        RC.run_steps_go(a, [[("brightness", 2.0), ("hue", 0.1)]], "v2")
     with pytest.raises(KeyError):
         RC.run_steps_go(a, [[("sharpness", 1.0)]])
     assert not a.any()  # nothing ran
+    assert not RC.go_ready(a, "v1", [[("hue", 0.1)]]) and RC.go_ready(a, "pil", [[("hue", 0.1)]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,6 +154,24 @@ def test_chain_batch_go_equals_numpy_and_items(M):
         torch.manual_seed(seed)
         want = torch.stack([t(x) for x in pils])
         assert float((go - want).abs().max()) <= 1e-5, seed
+
+
+@pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
+def test_chain_batch_uint8_tensors_go_equals_numpy(M):
+    """uint8 tensors (torchvision's tensor numerics, in Go without hue): a batch equals the NumPy
+    kernels bit for bit, with hue too (then NumPy), and torchvision within one level."""
+    level = 1 / 255 / min(STD) * 1.0001
+    for hue in (0, 0.1):
+        t = M.Compose([M.RandomResizedCrop(40), M.ColorJitter(0.4, 0.4, 0.4, hue), M.RandomGrayscale(0.3),
+                       *([T2.ToDtype(torch.float32, scale=True)] if M is T2 else [T.ConvertImageDtype(torch.float32)]),
+                       M.Normalize(MEAN, STD)])
+        prep = gt.from_torchvision(t)
+        batch = torch.stack([torch.from_numpy(a[:60, :60]).permute(2, 0, 1).contiguous() for a in _photos(6)])
+        got = _run(prep, batch, 11, True)
+        assert torch.equal(got, _run(prep, batch, 11, False)), hue
+        torch.manual_seed(11)
+        want = torch.stack([t(x) for x in batch])
+        assert float((got - want).abs().max()) <= level, hue
 
 
 def test_chain_batch_of_jpeg_files(tmp_path):

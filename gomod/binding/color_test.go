@@ -44,7 +44,7 @@ func TestColorBatchPerItemSteps(t *testing.T) {
 	io, oo, fo := &fakeArray{data: unsafe.Pointer(&img[0])}, &fakeArray{data: unsafe.Pointer(&ops[0])},
 		&fakeArray{data: unsafe.Pointer(&fs[0])}
 	a, o, f := addr(unsafe.Pointer(io)), addr(unsafe.Pointer(oo)), addr(unsafe.Pointer(fo))
-	if err := ColorBatch(a, n, h, w, c, o, f, steps); err != nil {
+	if err := ColorBatch(a, n, h, w, c, 0, o, f, steps); err != nil {
 		t.Fatal(err)
 	}
 	for i := range img {
@@ -54,21 +54,28 @@ func TestColorBatchPerItemSteps(t *testing.T) {
 	}
 	before := append([]uint8(nil), img...)
 	ops[5*steps+2] = 99
-	if err := ColorBatch(a, n, h, w, c, o, f, steps); err == nil || !strings.Contains(err.Error(), "item 5") {
+	if err := ColorBatch(a, n, h, w, c, 0, o, f, steps); err == nil || !strings.Contains(err.Error(), "item 5") {
 		t.Errorf("unknown op: %v", err)
 	}
 	ops[5*steps+2] = 0
 	fs[8*steps] = math.Inf(1)
-	if err := ColorBatch(a, n, h, w, c, o, f, steps); err == nil || !strings.Contains(err.Error(), "item 8") {
+	if err := ColorBatch(a, n, h, w, c, 0, o, f, steps); err == nil || !strings.Contains(err.Error(), "item 8") {
 		t.Errorf("infinite factor: %v", err)
 	}
-	if err := ColorBatch(a, n, h, w, 4, o, f, steps); err == nil || !strings.Contains(err.Error(), "shape") {
+	if err := ColorBatch(a, n, h, w, 4, 0, o, f, steps); err == nil || !strings.Contains(err.Error(), "shape") {
 		t.Errorf("4 channels: %v", err)
 	}
 	for i := range img {
 		if img[i] != before[i] {
 			t.Fatal("a refused call changed the batch")
 		}
+	}
+	ops[0] = int64(engine.ColorHue)
+	if err := ColorBatch(a, n, h, w, c, 1, o, f, steps); err == nil || !strings.Contains(err.Error(), "not ported") {
+		t.Errorf("hue with v1 numerics: %v", err)
+	}
+	if err := ColorBatch(a, n, h, w, c, 3, o, f, steps); err == nil || !strings.Contains(err.Error(), "numerics") {
+		t.Errorf("numerics 3: %v", err)
 	}
 	if names := strings.Split(ColorOpNames(), ","); len(names) != int(engine.NumColorOps) || names[engine.ColorHue] != "hue" {
 		t.Errorf("ColorOpNames: %q", ColorOpNames())

@@ -37,18 +37,10 @@ type ColorStep struct {
 // in place. A 1-channel image is left as it is by saturation, hue and grayscale (torchvision returns
 // "L" images unchanged there). Factors must be finite (checked: an error names the step).
 func ColorPIL(img []uint8, h, w, c int, steps []ColorStep) error {
-	if h < 0 || w < 0 || (c != 1 && c != 3) || len(img) < h*w*c {
-		return errf(CodeBadShape, "img", "%d bytes for a %dx%dx%d image (1 or 3 channels)", len(img), h, w, c)
+	if err := checkColor(img, h, w, c, steps); err != nil {
+		return err
 	}
 	img = img[:h*w*c]
-	for k, s := range steps {
-		if math.IsNaN(s.Factor) || math.IsInf(s.Factor, 0) {
-			return errf(CodeInvalidArgument, "factors", "step %d: factor %v is not finite", k, s.Factor)
-		}
-		if s.Op < ColorNone || s.Op >= NumColorOps {
-			return errf(CodeInvalidArgument, "ops", "step %d: unknown colour op %d", k, s.Op)
-		}
-	}
 	if h*w == 0 {
 		return nil
 	}
@@ -70,6 +62,22 @@ func ColorPIL(img []uint8, h, w, c int, steps []ColorStep) error {
 			if c == 3 {
 				grayPIL(img)
 			}
+		}
+	}
+	return nil
+}
+
+// checkColor checks a colour call's image size and steps (finite factors, known ops).
+func checkColor(img []uint8, h, w, c int, steps []ColorStep) error {
+	if h < 0 || w < 0 || (c != 1 && c != 3) || len(img) < h*w*c {
+		return errf(CodeBadShape, "img", "%d bytes for a %dx%dx%d image (1 or 3 channels)", len(img), h, w, c)
+	}
+	for k, s := range steps {
+		if math.IsNaN(s.Factor) || math.IsInf(s.Factor, 0) {
+			return errf(CodeInvalidArgument, "factors", "step %d: factor %v is not finite", k, s.Factor)
+		}
+		if s.Op < ColorNone || s.Op >= NumColorOps {
+			return errf(CodeInvalidArgument, "ops", "step %d: unknown colour op %d", k, s.Op)
 		}
 	}
 	return nil

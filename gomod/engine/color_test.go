@@ -125,3 +125,36 @@ func nan() float64 {
 	z := 0.0
 	return z / z
 }
+
+// torchvision's tensor numerics on uint8 pixels, worked by hand: v1's luma 0.587*255 = 149.685
+// truncated; v2's brightness x*f truncated; hue refused.
+func TestColorTensorValues(t *testing.T) {
+	for _, tc := range []struct {
+		v2   bool
+		px   []uint8
+		step ColorStep
+		want []uint8
+	}{
+		{false, []uint8{0, 255, 0}, ColorStep{ColorGray, 0}, []uint8{149, 149, 149}},
+		{true, []uint8{0, 255, 0}, ColorStep{ColorGray, 0}, []uint8{149, 149, 149}},
+		{true, []uint8{100, 201, 255}, ColorStep{ColorBrightness, 1.5}, []uint8{150, 255, 255}},
+		{false, []uint8{100, 201, 3}, ColorStep{ColorBrightness, 0.5}, []uint8{50, 100, 1}},
+		// gray 149, blended at 0: the gray itself; at 1: the pixel
+		{false, []uint8{0, 255, 0}, ColorStep{ColorSaturation, 0}, []uint8{149, 149, 149}},
+		{true, []uint8{0, 255, 0}, ColorStep{ColorSaturation, 1}, []uint8{0, 255, 0}},
+	} {
+		img := append([]uint8(nil), tc.px...)
+		if err := ColorTensor(img, 1, 1, 3, tc.v2, []ColorStep{tc.step}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range img {
+			if img[i] != tc.want[i] {
+				t.Errorf("v2 %v %v: got %v, want %v", tc.v2, tc.step, img, tc.want)
+				break
+			}
+		}
+	}
+	if err := ColorTensor(make([]uint8, 3), 1, 1, 3, true, []ColorStep{{ColorHue, 0.1}}); err == nil {
+		t.Error("hue with tensor numerics: no error")
+	}
+}

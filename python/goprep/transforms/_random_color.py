@@ -2,11 +2,12 @@
 the converter ops built on them, and the native ops with an explicit ``generator=``.
 
 Where they run: the colour adjustments are host steps between the engine's fused segments (see
-``Converted._pipe`` / ``Staged``). With Pillow's numerics on uint8 images (PIL inputs, JPEG files,
-uint8 arrays) they run in Go (binding ``ColorBatch``, ``engine.ColorPIL``): a batch's items each with
-their own steps and order in one GIL-free call (``host_batch``). Tensor numerics (v1, v2) and float
-images run the NumPy kernels of ``_color_kernels`` item by item, the exact numerics of torchvision's
-tensor code; those kernels are also the reference the Go path equals bit for bit
+``Converted._pipe`` / ``Staged``). On uint8 images they run in Go (binding ``ColorBatch``:
+``engine.ColorPIL`` with Pillow's numerics, for PIL inputs, JPEG files, uint8 arrays;
+``engine.ColorTensor`` with torchvision v1's or v2's, for uint8 tensors, hue excepted): a batch's
+items each with their own steps and order in one GIL-free call (``host_batch``). Float images and
+v1/v2 hue run the NumPy kernels of ``_color_kernels`` item by item, the exact numerics of Pillow and
+torchvision's tensor code; those kernels are also the reference the Go path equals bit for bit
 (tests/test_train_color_go.py). Erasing is applied to each item's finished tensor (after
 ``Normalize``), as torchvision applies it. See docs/perf/2026-12-06-train-color.md for the costs."""
 
@@ -95,45 +96,49 @@ def jitter_steps(prm: JitterParams) -> Steps:
     return [(_OPS[k], float(prm[1 + k])) for k in prm.order if prm[1 + k] is not None]
 
 
-def go_ready(a: np.ndarray, numerics: str) -> bool:
-    """Whether the Go kernels take ``a`` (``(N, H, W, C)``): Pillow's numerics on a C-contiguous,
-    writable uint8 batch of 1 or 3 channels, with the switch (``GO``) on."""
-    return (GO[0] and numerics == "pil" and a.dtype == np.uint8 and a.ndim == 4 and a.shape[3] in (1, 3)
-            and a.flags.c_contiguous and a.flags.writeable)
+def go_ready(a: np.ndarray, numerics: str, programs: Sequence[Steps]) -> bool:
+    """Whether the Go kernels take ``a`` (``(N, H, W, C)``) with ``programs``: a C-contiguous, writable
+    uint8 batch of 1 or 3 channels, with the switch (``GO``) on; hue with Pillow's numerics only
+    (torchvision's float HSV of v1 and v2 is not ported)."""
+    return (GO[0] and a.dtype == np.uint8 and a.ndim == 4 and a.shape[3] in (1, 3) and a.flags.c_contiguous
+            and a.flags.writeable and (numerics == "pil" or all(op != "hue" for p in programs for op, _ in p)))
 
 
 def go_one(a: np.ndarray, steps: Callable[[], Steps], numerics: str) -> Optional[np.ndarray]:
     """A copy of one image ``a`` (``(H, W[, C])``) changed by the program ``steps()`` in Go, or None
     where the Go kernels do not take it (then the NumPy kernels run: ``go_ready``)."""
-    if not (GO[0] and numerics == "pil" and a.dtype == np.uint8):
+    if not (GO[0] and a.dtype == np.uint8):
         return None
+    prog = steps()
     b = np.array(a, order="C")  # a copy: the step never writes its input
     b4 = (b if b.ndim == 3 else b[..., None])[None]  # a view of b
-    if not go_ready(b4, numerics):
+    if not go_ready(b4, numerics, [prog]):
         return None
-    run_steps_go(b4, [steps()])
+    run_steps_go(b4, [prog], numerics)
     return b
 
 
-def _op_codes() -> Dict[str, int]:
-    """The binding's colour op codes by name (their one source: binding ColorOpNames)."""
+def _codes(what: str) -> Dict[str, int]:
+    """The binding's codes by name (their one source): "ops" (ColorOpNames), "numerics"
+    (ColorNumerics)."""
     from .. import _native
 
-    if not _CODES:
-        names = str(_native.get().ColorOpNames()).split(",")
-        _CODES.update((n, k) for k, n in enumerate(names) if n)
-    return _CODES
+    got = _CODES.get(what)
+    if got is None:
+        fn = _native.get().ColorOpNames if what == "ops" else _native.get().ColorNumerics
+        got = _CODES[what] = {n: k for k, n in enumerate(str(fn()).split(",")) if n}
+    return got
 
 
-_CODES: Dict[str, int] = {}
+_CODES: Dict[str, Dict[str, int]] = {}
 
 
-def run_steps_go(a: np.ndarray, programs: Sequence[Steps]) -> np.ndarray:
-    """Item ``k`` of ``a`` (a ``go_ready`` batch) changed in place by ``programs[k]`` with Pillow's
-    numerics, all items in one Go call on goprep's threads with the GIL released; ``a``."""
+def run_steps_go(a: np.ndarray, programs: Sequence[Steps], numerics: str = "pil") -> np.ndarray:
+    """Item ``k`` of ``a`` (a ``go_ready`` batch) changed in place by ``programs[k]`` with ``numerics``
+    ("pil", "v1", "v2"), all items in one Go call on goprep's threads with the GIL released; ``a``."""
     from .. import _native
 
-    codes = _op_codes()
+    codes = _codes("ops")
     n, h, w, c = a.shape
     if len(programs) != n:
         raise PipelineError(f"internal: {len(programs)} colour programs for {n} images")
@@ -145,7 +150,7 @@ def run_steps_go(a: np.ndarray, programs: Sequence[Steps]) -> np.ndarray:
     for k, prog in enumerate(programs):
         for j, (name, f) in enumerate(prog):
             ops[k, j], fac[k, j] = codes[name], f
-    _native.call(_native.get().ColorBatch, id(a), n, h, w, c, id(ops), id(fac), most)
+    _native.call(_native.get().ColorBatch, id(a), n, h, w, c, _codes("numerics")[numerics], id(ops), id(fac), most)
     return a
 
 
@@ -248,8 +253,9 @@ def erase(y: Any, prm: ErasingParams) -> Any:
 
 class _HostColour:
     """A colour op of the uint8 stage, run as a host step between the engine's segments: Pillow's
-    numerics for the "pil" flavor (in Go on uint8 images), ``api``'s tensor numerics for tensors
-    (NumPy); the size and channel count kept. ``host`` runs one item, ``host_batch`` a batch."""
+    numerics for the "pil" flavor, ``api``'s tensor numerics for tensors (in Go on uint8 images,
+    ``go_ready``; else NumPy); the size and channel count kept. ``host`` runs one item,
+    ``host_batch`` a batch."""
 
     name: str
     api: str
@@ -274,9 +280,9 @@ class _HostColour:
 
         def run(a: np.ndarray, prms: Sequence[Any]) -> np.ndarray:
             a4 = a if a.ndim == 4 else a[..., None]
-            if go_ready(a4, numerics):
-                programs = [self._steps(p) for p in prms]
-                return run_steps_go(a4, programs).reshape(a.shape)
+            programs = [self._steps(p) for p in prms] if a.dtype == np.uint8 else []
+            if go_ready(a4, numerics, programs):
+                return run_steps_go(a4, programs, numerics).reshape(a.shape)
             for k, p in enumerate(prms):
                 a[k] = self._run(a[k], p, numerics)
             return a
@@ -293,7 +299,7 @@ class _HostColour:
         raise NotImplementedError
 
     def steps(self, prm: Any) -> Steps:
-        """One item's draw as a colour program (Pillow's numerics, for the Go kernels)."""
+        """One item's draw as a colour program (for the Go kernels)."""
         raise NotImplementedError
 
     def _steps(self, prm: Any) -> Steps:

@@ -119,18 +119,35 @@ func lumaPIL(r, g, b uint8) uint8 {
 // lumaMean is ImageEnhance.Contrast's mean: ImageStat's mean of the "L" image (the one channel of
 // a 1-channel image), int(mean + 0.5) in double precision as Python computes it.
 func lumaMean(img []uint8, c int) int {
+	n := len(img) / c
+	return int(float64(graySum(img, c, numericsPIL))/float64(n) + 0.5)
+}
+
+// The numerics whose gray image graySum sums.
+const (
+	numericsPIL = iota
+	numericsV1
+	numericsV2
+)
+
+// graySum is the sum of the gray image a contrast averages: the one channel of a 1-channel image,
+// else each pixel's Pillow luma (numericsPIL) or torchvision's truncated one (v1, v2).
+func graySum(img []uint8, c, numerics int) int64 {
 	var sum int64
 	if c == 1 {
 		for _, v := range img {
 			sum += int64(v)
 		}
-	} else {
-		for i := 0; i+2 < len(img); i += 3 {
+		return sum
+	}
+	for i := 0; i+2 < len(img); i += 3 {
+		if numerics == numericsPIL {
 			sum += int64(lumaPIL(img[i], img[i+1], img[i+2]))
+		} else {
+			sum += int64(grayTensor(img[i], img[i+1], img[i+2], numerics == numericsV2))
 		}
 	}
-	n := len(img) / c
-	return int(float64(sum)/float64(n) + 0.5)
+	return sum
 }
 
 // saturatePIL is ImageEnhance.Color: each pixel blended with its own luma l. The product

@@ -99,7 +99,12 @@ func ColorTensor(img []uint8, h, w, c int, v2 bool, steps []ColorStep) error {
 				img[i] = lut[v]
 			}
 		case ColorContrast:
-			mean := float32(tensorGraySum(img, c, v2) / float64(h*w))
+			// the gray values are integers: their float64 sum is exact in any order (NumPy's pairwise mean)
+			num := numericsV1
+			if v2 {
+				num = numericsV2
+			}
+			mean := float32(float64(graySum(img, c, num)) / float64(h*w))
 			var lut [256]uint8
 			for v := range lut {
 				lut[v] = blendTensor(float32(v), mean, r, q, v2)
@@ -119,22 +124,6 @@ func ColorTensor(img []uint8, h, w, c int, v2 bool, steps []ColorStep) error {
 		}
 	}
 	return nil
-}
-
-// tensorGraySum is the sum of the contrast's gray image (the one channel of a 1-channel image):
-// integers, so exact in float64 in any order (NumPy's pairwise mean sums the same value).
-func tensorGraySum(img []uint8, c int, v2 bool) float64 {
-	var sum int64
-	if c == 1 {
-		for _, v := range img {
-			sum += int64(v)
-		}
-	} else {
-		for i := 0; i+2 < len(img); i += 3 {
-			sum += int64(grayTensor(img[i], img[i+1], img[i+2], v2))
-		}
-	}
-	return float64(sum)
 }
 
 // saturateTensor is torchvision's adjust_saturation on RGB uint8 (a blend with each pixel's gray g):

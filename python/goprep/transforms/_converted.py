@@ -180,7 +180,8 @@ class Converted:
         """A training chain: each item (one image, or each of a list or batch, in order) draws its
         parameters as torchvision's Compose would on that item alone and gets its own plan (keyed by
         the parameters: the memo stays bounded, see _signature.Memo); a fused chain runs them all as
-        one engine call (run_drawn: encoded items too), a staged one item by item, stacked."""
+        one engine call (run_drawn: encoded items too), a staged one with colour steps as one call per
+        segment and step (Staged.run_batch), any other staged one item by item, stacked."""
         p = self._pipe(flavor)
         ops = self._chain.ops
         # ops with a finish (RandomErasing) draw with the channel count and run on each finished item;
@@ -217,7 +218,8 @@ class Staged:
     steps between them (``hosts``), each segment's result taken as NumPy HWC. Used for
     ``torchvision.transforms`` (v1) ``Resize(bicubic, antialias=True)`` on tensors, which resizes in
     float and rounds once: no fused uint8 kernel is within 1 level of that (they clamp to [0, 255]
-    between the passes; measured up to 14 levels apart)."""
+    between the passes; measured up to 14 levels apart), and for the colour ops (ColorJitter,
+    RandomGrayscale: _random_color), whose steps have a batch form (one Go call for a batch)."""
 
     def __init__(self, conv: Converted, segments: List[List[Op]], hosts: List[Callable[..., np.ndarray]], flavor: str,
                  cuts: List[int]):

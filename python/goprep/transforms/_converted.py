@@ -4,6 +4,7 @@ processors; ``Staged``, a chain split where one step runs outside the engine."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -179,7 +180,8 @@ class Converted:
         """A training chain: each item (one image, or each of a list or batch, in order) draws its
         parameters as torchvision's Compose would on that item alone and gets its own plan (keyed by
         the parameters: the memo stays bounded, see _signature.Memo); a fused chain runs them all as
-        one engine call (run_drawn: encoded items too), a staged one item by item, stacked."""
+        one engine call (run_drawn: encoded items too), a staged one with colour steps as one call per
+        segment and step (Staged.run_batch), any other staged one item by item, stacked."""
         p = self._pipe(flavor)
         ops = self._chain.ops
         # ops with a finish (RandomErasing) draw with the channel count and run on each finished item;
@@ -198,20 +200,17 @@ class Converted:
 
             res = run_drawn(p, src, draw, out, reduce, chain_reducer(ops), chain_split(ops))
             return finish_all(ops, res, drawn, is_batch(src))
+        items, batch = items_of(src)
+        if batch and p.batched():
+            return p.run_batch(items, out, reduce)
         if reduce is not None:
             raise PipelineError("applies to chains that run as one fused pass (not v1's float resize on tensors, not "
                                 "colour jitter)", argument="reduce")
-        items, batch = items_of(src)
         if not batch:
             h, w = image_hw(src)
             prm = self._draw(h, w, image_c(src))
             return finish(ops, p(src, engine_params(ops, prm), out=out), prm)
-        outs = []
-        for x in items:
-            h, w = image_hw(x)
-            prm = self._draw(h, w, image_c(x))
-            outs.append(finish(ops, p(x, engine_params(ops, prm)), prm))
-        return stack(outs, is_tensor(outs[0]), out)
+        return p.run_items(items, [self._draw(*image_hw(x), image_c(x)) for x in items], out)
 
 
 class Staged:
@@ -219,7 +218,8 @@ class Staged:
     steps between them (``hosts``), each segment's result taken as NumPy HWC. Used for
     ``torchvision.transforms`` (v1) ``Resize(bicubic, antialias=True)`` on tensors, which resizes in
     float and rounds once: no fused uint8 kernel is within 1 level of that (they clamp to [0, 255]
-    between the passes; measured up to 14 levels apart)."""
+    between the passes; measured up to 14 levels apart), and for the colour ops (ColorJitter,
+    RandomGrayscale: _random_color), whose steps have a batch form (one Go call for a batch)."""
 
     def __init__(self, conv: Converted, segments: List[List[Op]], hosts: List[Callable[..., np.ndarray]], flavor: str,
                  cuts: List[int]):
@@ -234,6 +234,10 @@ class Staged:
         ]
         self._last_ops = segments[-1]
         self._last: Dict[Optional[str], Any] = {}
+        # each host step's batch form (the colour ops'), or None when one has none
+        ops = conv._chain.ops
+        batch_hosts = [getattr(ops[k], "host_batch", None) for k in cuts]
+        self._batch_hosts = None if None in batch_hosts else [hb(flavor) for hb in batch_hosts]
 
     def _seg(self, prm: Optional[Tuple[Any, ...]], i: int) -> Tuple[Any, ...]:
         """Segment ``i``'s parameters (none without ``prm``)."""
@@ -248,19 +252,82 @@ class Staged:
         return a
 
     def __call__(self, src: Any, prm: Optional[Tuple[Any, ...]] = None, *, out: Any = None) -> Any:
-        c = self._conv._chain
         if isinstance(src, (list, tuple)):
             first = src[0] if src else None
             mid: Any = [self._head(x) for x in src]  # images of different sizes: one by one
         else:
             first, mid = src, self._head(src, prm)
-        # what the fused pipeline's output=None gives: tensors for tensors, NumPy otherwise
-        output = "torch" if c.to_tensor or is_tensor(first) else None
+        return self._tail(first)(mid, *self._seg(prm, len(self._inner)), out=out)
+
+    def _tail(self, first: Any) -> Any:
+        """The last segment's pipeline for a call whose first item is ``first``: what the fused
+        pipeline's output=None gives, tensors for tensors, NumPy otherwise."""
+        output = "torch" if self._conv._chain.to_tensor or is_tensor(first) else None
         p = self._last.get(output)
         if p is None:
             p = self._last[output] = self._conv._fused(
                 self._last_ops, self._flavor, True, output, self._conv._device, f"[step {len(self._inner) + 1}]"
             )
-        return p(mid, *self._seg(prm, len(self._inner)), out=out)
+        return p
+
+    def batched(self) -> bool:
+        """Whether a training batch runs as a batch (``run_batch``): every host step has a batch form
+        (the colour ops; not v1's float resizes)."""
+        return self._batch_hosts is not None
+
+    def run_items(self, items: List[Any], drawn: List[Tuple[Any, ...]], out: Any) -> Any:
+        """A training batch item by item (sizes that differ before the first host step, or host
+        steps without a batch form), item ``k`` with ``drawn[k]``, stacked."""
+        ops = self._conv._chain.ops
+        outs = [finish(ops, self(x, engine_params(ops, prm)), prm) for x, prm in zip(items, drawn)]
+        return stack(outs, is_tensor(outs[0]), out)
+
+    def run_batch(self, items: List[Any], out: Any, reduce: Optional[str]) -> Any:
+        """A training batch as one engine call per segment (run_drawn: the first one decodes encoded
+        items, crop-aware, with ``reduce``) and one call per host step over all items (the colour
+        ops' one GIL-free Go call), item ``k`` with its k-th draws, drawn in item order as the
+        item-by-item path draws. Items whose sizes differ before the first host step (known from
+        their draws) run item by item instead; encoded items, whose sizes only their headers tell,
+        always run here."""
+        conv, ops = self._conv, self._conv._chain.ops
+        first_ops = ops[:self._cuts[0]]
+        encoded = [isinstance(x, (bytes, bytearray, memoryview, str, os.PathLike)) for x in items]
+        drawn: List[Tuple[Any, ...]] = []
+        if not any(encoded):
+            drawn = [conv._draw(*image_hw(x), image_c(x)) for x in items]
+            sizes = {_size_after(first_ops, *image_hw(x), prm) for x, prm in zip(items, drawn)}
+            if len(sizes) != 1 or None in sizes:
+                return self.run_items(items, drawn, out)
+            draw = self._drawn_seg(drawn, 0)
+        else:
+            def draw_now(h: int, w: int) -> Tuple[Any, ...]:  # an encoded item's size is its header's
+                drawn.append(conv._draw(h, w, 3))
+                return self._seg(engine_params(ops, drawn[-1]), 0)
+
+            draw = draw_now
+
+        a = run_drawn(self._inner[0], items, draw, None, reduce, chain_reducer(first_ops), chain_split(first_ops))
+        for i, host in enumerate(self._batch_hosts or ()):
+            a = host(a, [prm[self._cuts[i]] for prm in drawn])
+            last = i + 1 == len(self._inner)
+            nxt = self._tail(items[0]) if last else self._inner[i + 1]
+            a = run_drawn(nxt, list(a), self._drawn_seg(drawn, i + 1))
+        a = finish_all(ops, a, drawn, True)
+        # out= as the item-by-item path fills it (stack's): any layout of the batch's shape and dtype
+        return a if out is None else stack(list(a), is_tensor(a), out)
+
+    def _drawn_seg(self, drawn: List[Tuple[Any, ...]], i: int) -> Callable[[int, int], Tuple[Any, ...]]:
+        """run_drawn's ``draw`` giving segment ``i``'s part of each item's draws, in item order."""
+        rows, ops = iter(drawn), self._conv._chain.ops
+        return lambda h, w: self._seg(engine_params(ops, next(rows)), i)
 
 
+def _size_after(ops: List[Op], h: int, w: int, prm: Tuple[Any, ...]) -> Optional[Tuple[int, int]]:
+    """An ``h x w`` image's size after ``ops`` (a chain's first ops) with its draws ``prm``, or None
+    when an op cannot tell it."""
+    for k, op in enumerate(ops):
+        size = getattr(op, "out_size", None)
+        if size is None:
+            return None
+        h, w = size(h, w, prm[k])
+    return h, w

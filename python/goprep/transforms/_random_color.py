@@ -1,17 +1,21 @@
 """ColorJitter, RandomGrayscale and RandomErasing: their draws, made as torchvision (and timm) make them,
 the converter ops built on them, and the native ops with an explicit ``generator=``.
 
-Where they run: the colour adjustments are NumPy (``_color_kernels``, the exact numerics of Pillow and
-of torchvision's tensor code), run as host steps between the engine's fused segments (see
-``Converted._pipe`` / ``Staged``); erasing is applied to each item's finished tensor (after
-``Normalize``), as torchvision applies it. Neither is an engine op: see docs/perf/2026-12-06-train-color.md
-for what they cost."""
+Where they run: the colour adjustments are host steps between the engine's fused segments (see
+``Converted._pipe`` / ``Staged``). On uint8 images they run in Go (binding ``ColorBatch``:
+``engine.ColorPIL`` with Pillow's numerics, for PIL inputs, JPEG files, uint8 arrays;
+``engine.ColorTensor`` with torchvision v1's or v2's, for uint8 tensors, hue excepted): a batch's
+items each with their own steps and order in one GIL-free call (``host_batch``). Float images and
+v1/v2 hue run the NumPy kernels of ``_color_kernels`` item by item, the exact numerics of Pillow and
+torchvision's tensor code; those kernels are also the reference the Go path equals bit for bit
+(tests/test_train_color_go.py). Erasing is applied to each item's finished tensor (after
+``Normalize``), as torchvision applies it. See docs/perf/2026-12-06-train-color.md for the costs."""
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -77,6 +81,76 @@ def run_jitter(a: np.ndarray, prm: JitterParams, numerics: str) -> np.ndarray:
         f = prm[1 + k]
         if f is not None:
             a = K.adjust(a, _OPS[k], f, numerics)
+    return a
+
+
+# A colour program: one item's steps, (name, factor) in order, names those of the binding's
+# ColorOpNames ("brightness", "contrast", "saturation", "hue", "gray").
+Steps = List[Tuple[str, float]]
+
+GO = [True]  # False: every colour step runs the NumPy kernels (the A/B switch of tests and benchmarks)
+
+
+def jitter_steps(prm: JitterParams) -> Steps:
+    """ColorJitter's draw as a colour program: its factors that are on, in its order."""
+    return [(_OPS[k], float(prm[1 + k])) for k in prm.order if prm[1 + k] is not None]
+
+
+def go_ready(a: np.ndarray, numerics: str, programs: Sequence[Steps]) -> bool:
+    """Whether the Go kernels take ``a`` (``(N, H, W, C)``) with ``programs``: a C-contiguous, writable
+    uint8 batch of 1 or 3 channels, with the switch (``GO``) on; hue with Pillow's numerics only
+    (torchvision's float HSV of v1 and v2 is not ported)."""
+    return (GO[0] and a.dtype == np.uint8 and a.ndim == 4 and a.shape[3] in (1, 3) and a.flags.c_contiguous
+            and a.flags.writeable and (numerics == "pil" or all(op != "hue" for p in programs for op, _ in p)))
+
+
+def go_one(a: np.ndarray, steps: Callable[[], Steps], numerics: str) -> Optional[np.ndarray]:
+    """A copy of one image ``a`` (``(H, W[, C])``) changed by the program ``steps()`` in Go, or None
+    where the Go kernels do not take it (then the NumPy kernels run: ``go_ready``)."""
+    if not (GO[0] and a.dtype == np.uint8):
+        return None
+    prog = steps()
+    b = np.array(a, order="C")  # a copy: the step never writes its input
+    b4 = (b if b.ndim == 3 else b[..., None])[None]  # a view of b
+    if not go_ready(b4, numerics, [prog]):
+        return None
+    run_steps_go(b4, [prog], numerics)
+    return b
+
+
+def _codes(what: str) -> Dict[str, int]:
+    """The binding's codes by name (their one source): "ops" (ColorOpNames), "numerics"
+    (ColorNumerics)."""
+    from .. import _native
+
+    got = _CODES.get(what)
+    if got is None:
+        fn = _native.get().ColorOpNames if what == "ops" else _native.get().ColorNumerics
+        got = _CODES[what] = {n: k for k, n in enumerate(str(fn()).split(",")) if n}
+    return got
+
+
+_CODES: Dict[str, Dict[str, int]] = {}
+
+
+def run_steps_go(a: np.ndarray, programs: Sequence[Steps], numerics: str = "pil") -> np.ndarray:
+    """Item ``k`` of ``a`` (a ``go_ready`` batch) changed in place by ``programs[k]`` with ``numerics``
+    ("pil", "v1", "v2"), all items in one Go call on goprep's threads with the GIL released; ``a``."""
+    from .. import _native
+
+    codes = _codes("ops")
+    n, h, w, c = a.shape
+    if len(programs) != n:
+        raise PipelineError(f"internal: {len(programs)} colour programs for {n} images")
+    most = max((len(p) for p in programs), default=0)
+    if most == 0 or a.size == 0:
+        return a
+    ops = np.zeros((n, most), np.int64)
+    fac = np.zeros((n, most), np.float64)
+    for k, prog in enumerate(programs):
+        for j, (name, f) in enumerate(prog):
+            ops[k, j], fac[k, j] = codes[name], f
+    _native.call(_native.get().ColorBatch, id(a), n, h, w, c, _codes("numerics")[numerics], id(ops), id(fac), most)
     return a
 
 
@@ -178,8 +252,10 @@ def erase(y: Any, prm: ErasingParams) -> Any:
 
 
 class _HostColour:
-    """A colour op of the uint8 stage, run as a host step (NumPy) between the engine's segments:
-    Pillow's numerics for the "pil" flavor, ``api``'s tensor numerics for tensors; the size kept."""
+    """A colour op of the uint8 stage, run as a host step between the engine's segments: Pillow's
+    numerics for the "pil" flavor, ``api``'s tensor numerics for tensors (in Go on uint8 images,
+    ``go_ready``; else NumPy); the size and channel count kept. ``host`` runs one item,
+    ``host_batch`` a batch."""
 
     name: str
     api: str
@@ -191,14 +267,45 @@ class _HostColour:
         numerics = "pil" if flavor == "pil" else self.api
 
         def run(a: np.ndarray, prm: Any = None) -> np.ndarray:
-            if prm is None:
-                raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
-            return self.run(a, prm, numerics)
+            b = go_one(a, lambda: self._steps(prm), numerics)
+            return self._run(a, prm, numerics) if b is None else b
 
         return run
 
+    def host_batch(self, flavor: str) -> Any:
+        """The step on a batch: ``run(a, prms)`` changes ``a`` (``(N, H, W[, C])``, each item's
+        result of the segment before) item ``k`` by ``prms[k]``, in place when the Go kernels take it
+        (one call for all items), else item by item with the NumPy kernels; returns the batch."""
+        numerics = "pil" if flavor == "pil" else self.api
+
+        def run(a: np.ndarray, prms: Sequence[Any]) -> np.ndarray:
+            a4 = a if a.ndim == 4 else a[..., None]
+            programs = [self._steps(p) for p in prms] if a.dtype == np.uint8 else []
+            if go_ready(a4, numerics, programs):
+                return run_steps_go(a4, programs, numerics).reshape(a.shape)
+            for k, p in enumerate(prms):
+                a[k] = self._run(a[k], p, numerics)
+            return a
+
+        return run
+
+    def _run(self, a: np.ndarray, prm: Any, numerics: str) -> np.ndarray:
+        if prm is None:
+            raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
+        return self.run(a, prm, numerics)
+
     def run(self, a: np.ndarray, prm: Any, numerics: str) -> np.ndarray:
+        """The NumPy reference of one item (``_color_kernels``): a new array."""
         raise NotImplementedError
+
+    def steps(self, prm: Any) -> Steps:
+        """One item's draw as a colour program (for the Go kernels)."""
+        raise NotImplementedError
+
+    def _steps(self, prm: Any) -> Steps:
+        if prm is None:
+            raise PipelineError(f"{self.name} drew no parameters (a training chain draws for each item)")
+        return self.steps(prm)
 
 
 class ColorJitter(_HostColour):
@@ -216,6 +323,9 @@ class ColorJitter(_HostColour):
     def run(self, a: np.ndarray, prm: JitterParams, numerics: str) -> np.ndarray:
         return _hwc(run_jitter, a, prm, numerics)
 
+    def steps(self, prm: JitterParams) -> Steps:
+        return jitter_steps(prm)
+
 
 class RandomGrayscale(_HostColour):
     """torchvision's ``RandomGrayscale(p)``: ``torch.rand(1) < p`` (v2's ``rand >= p`` skips: the same),
@@ -231,6 +341,9 @@ class RandomGrayscale(_HostColour):
 
     def run(self, a: np.ndarray, prm: bool, numerics: str) -> np.ndarray:
         return _hwc(K.to_gray, a, numerics) if prm else a
+
+    def steps(self, prm: bool) -> Steps:
+        return [("gray", 0.0)] if prm else []
 
 
 class RandomApply(_HostColour):
@@ -252,6 +365,9 @@ class RandomApply(_HostColour):
         for op, q in zip(self.inner, prm):
             a = op.run(a, q, numerics)
         return a
+
+    def steps(self, prm: Tuple[Any, ...]) -> Steps:
+        return [st for op, q in zip(self.inner, prm) for st in op.steps(q)]
 
 
 def colour_only(t: Any) -> bool:

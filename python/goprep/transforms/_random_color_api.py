@@ -12,7 +12,8 @@ import numpy as np
 from .._errors import InvalidArgumentError
 from . import _color_kernels as K
 from ._random import Source, _prob, _range, items_of
-from ._random_color import ErasingParams, JitterParams, erase, erasing_box, jitter_params, jitter_range, run_jitter
+from ._random_color import (ErasingParams, JitterParams, erase, erasing_box, go_one, jitter_params, jitter_range,
+                            jitter_steps, run_jitter)
 
 
 def draw_color_jitter(brightness: Any = 0, contrast: Any = 0, saturation: Any = 0, hue: Any = 0, *,
@@ -93,7 +94,9 @@ def color_jitter(src: Any, brightness: Any = 0, contrast: Any = 0, saturation: A
     def one(x: Any) -> Tuple[Any, JitterParams]:
         a, back = _hwc(x)
         prm = jitter_params(ranges, src_)
-        return back(run_jitter(a, prm, _numerics(x, numerics))), prm
+        num = _numerics(x, numerics)
+        b = go_one(a, lambda: jitter_steps(prm), num)  # Go where it takes the image, else NumPy
+        return back(run_jitter(a, prm, num) if b is None else b), prm
 
     res, prms = _each(src, one)
     return (res, prms) if return_params else res
@@ -110,7 +113,9 @@ def random_grayscale(src: Any, p: float = 0.1, *, numerics: Optional[str] = None
     def one(x: Any) -> Tuple[Any, bool]:
         a, back = _hwc(x)
         hit = bool(src_.rand() < pr)
-        return back(K.to_gray(a, _numerics(x, numerics)) if hit else a.copy()), hit
+        num = _numerics(x, numerics)
+        b = go_one(a, lambda: [("gray", 0.0)] if hit else [], num)
+        return back(b if b is not None else K.to_gray(a, num) if hit else a.copy()), hit
 
     res, prms = _each(src, one)
     return (res, prms) if return_params else res

@@ -1,0 +1,251 @@
+"""The Go colour kernels (binding ColorBatch, engine.ColorPIL) equal the NumPy kernels of
+``_color_kernels`` ("pil" numerics, themselves Pillow's bit for bit) bit for bit, on random images,
+factors and orders, each item of a batch with its own program; a converted training chain's batch,
+whose colour steps run as one Go call, equals the item-by-item NumPy path bit for bit, JPEG files
+included."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from goprep import InvalidArgumentError
+from goprep.transforms import _color_kernels as K
+from goprep.transforms import _random_color as RC
+
+OPS = ("brightness", "contrast", "saturation", "hue", "gray")
+
+
+NUMERICS = ("pil", "v1", "v2")
+
+
+def _numpy(a: np.ndarray, prog, numerics: str = "pil") -> np.ndarray:
+    """A colour program with the NumPy kernels, one step at a time (the reference)."""
+    for op, f in prog:
+        a = K.to_gray(a, numerics) if op == "gray" else K.adjust(a, op, f, numerics)
+    return a
+
+
+def _factor(rng, op: str) -> float:
+    if op == "hue":
+        return float(rng.choice([rng.uniform(-0.5, 0.5), -0.5, 0.5, 0.0, 1 / 3]))
+    return float(rng.choice([rng.uniform(0, 2.5), rng.uniform(0, 1), 0.0, 1.0]))
+
+
+def _program(rng, most: int = 6, hue: bool = True):
+    ops = rng.choice(OPS if hue else tuple(o for o in OPS if o != "hue"), int(rng.integers(0, most + 1)))
+    return [(str(op), 0.0 if op == "gray" else _factor(rng, str(op))) for op in ops]
+
+
+def _images(rng, n: int, h: int, w: int, c: int) -> np.ndarray:
+    """Random images, some of them smooth with near-gray areas (where hue is ill-conditioned)."""
+    a = rng.integers(0, 256, (n, h, w, c), dtype=np.uint8)
+    for k in range(0, n, 2):
+        g = rng.integers(0, 256, (h, w, 1))
+        a[k] = np.clip(g + rng.integers(-3, 4, (h, w, c)), 0, 255)
+    return a
+
+
+@pytest.mark.parametrize("numerics", NUMERICS)
+@pytest.mark.parametrize("shape", [(6, 37, 53, 3), (5, 1, 1, 3), (4, 19, 8, 1), (3, 64, 64, 3)])
+def test_go_batch_equals_numpy(shape, numerics):
+    """Random programs (hue with Pillow's numerics only: not ported for v1 and v2), each item its own."""
+    rng = np.random.default_rng(sum(shape))
+    for rep in range(4):
+        a = _images(rng, *shape)
+        progs = [_program(rng, hue=numerics == "pil") for _ in range(shape[0])]
+        want = np.stack([_numpy(x, p, numerics) for x, p in zip(a, progs)])
+        got = RC.run_steps_go(a.copy(), progs, numerics)
+        for k in range(shape[0]):
+            assert np.array_equal(got[k], want[k]), (shape, rep, k, progs[k])
+
+
+# hue with tensor numerics is not ported (NumPy; the binding refuses it: test_go_rejects_bad_programs)
+@pytest.mark.parametrize("op,numerics", [(o, n) for n in NUMERICS for o in OPS if o != "hue" or n == "pil"])
+def test_go_each_op_on_many_factors(op, numerics):
+    """One op over a sweep of factors (inside and outside [0, 1], hue over its whole range) on an
+    image of 2**16 random colours and a smooth one."""
+    rng = np.random.default_rng(OPS.index(op))
+    img = _images(rng, 2, 256, 256, 3)
+    fs = np.linspace(-0.5, 0.5, 41) if op == "hue" else np.concatenate([np.linspace(0, 3, 31), [0.999, 1.001]])
+    for f in fs:
+        prog = [(op, float(f))]
+        got = RC.run_steps_go(img.copy(), [prog, prog], numerics)
+        for k in range(2):
+            assert np.array_equal(got[k], _numpy(img[k], prog, numerics)), (op, f, k)
+
+
+def test_go_rejects_bad_programs():
+    a = np.zeros((1, 4, 4, 3), np.uint8)
+    with pytest.raises(InvalidArgumentError, match="factors"):
+        RC.run_steps_go(a, [[("brightness", float("nan"))]])
+    with pytest.raises(InvalidArgumentError, match="not ported"):
+        RC.run_steps_go(a, [[("brightness", 2.0), ("hue", 0.1)]], "v2")
+    with pytest.raises(KeyError):
+        RC.run_steps_go(a, [[("sharpness", 1.0)]])
+    assert not a.any()  # nothing ran
+    assert not RC.go_ready(a, "v1", [[("hue", 0.1)]]) and RC.go_ready(a, "pil", [[("hue", 0.1)]])
+
+
+# ---------------------------------------------------------------------------------------------
+# a converted chain's batch
+
+torch = pytest.importorskip("torch")
+T = pytest.importorskip("torchvision.transforms")
+T2 = pytest.importorskip("torchvision.transforms.v2")
+from PIL import Image  # noqa: E402
+
+import goprep.transforms as gt  # noqa: E402
+
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+def _photos(n: int):
+    rng = np.random.default_rng(7)
+    out = []
+    for k in range(n):
+        h, w = int(rng.integers(60, 130)), int(rng.integers(60, 130))
+        y, x = np.mgrid[0:h, 0:w]
+        base = np.stack([x * 255 / w, y * 255 / h, (x + y) * 127 / (h + w)], -1)
+        base[: h // 4] = base[: h // 4].mean(-1, keepdims=True)
+        out.append(np.clip(base + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8))
+    return out
+
+
+def _jpegs(arrays):
+    data = []
+    for a in arrays:
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, "JPEG", quality=90)
+        data.append(buf.getvalue())
+    return data
+
+
+def _run(prep, src, seed, go: bool):
+    RC.GO[0] = go
+    try:
+        torch.manual_seed(seed)
+        return prep(src)
+    finally:
+        RC.GO[0] = True
+
+
+@pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
+def test_chain_batch_go_equals_numpy_and_items(M):
+    """RandomResizedCrop + flip + ColorJitter (hue too) + RandomGrayscale + ToTensor + Normalize on a
+    list of PIL images of different sizes: the batch (one engine call per segment, one Go call for
+    the colour steps) equals the same batch with the NumPy kernels and the items called one by one,
+    bit for bit; and torchvision within 1e-5."""
+    t = M.Compose([M.RandomResizedCrop(48), M.RandomHorizontalFlip(), M.ColorJitter(0.4, 0.4, 0.4, 0.1),
+                   M.RandomGrayscale(0.3), M.RandomVerticalFlip(), *([T2.ToImage(), T2.ToDtype(torch.float32, scale=True)]
+                                                                   if M is T2 else [T.ToTensor()]),
+                   M.Normalize(MEAN, STD)])
+    prep = gt.from_torchvision(t)
+    pils = [Image.fromarray(a) for a in _photos(9)]
+    for seed in range(3):
+        go = _run(prep, pils, seed, True)
+        ref = _run(prep, pils, seed, False)
+        assert torch.equal(go, ref), seed
+        torch.manual_seed(seed)
+        one = torch.stack([prep(x) for x in pils])
+        assert torch.equal(go, one), seed
+        torch.manual_seed(seed)
+        want = torch.stack([t(x) for x in pils])
+        assert float((go - want).abs().max()) <= 1e-5, seed
+
+
+@pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
+def test_chain_batch_uint8_tensors_go_equals_numpy(M):
+    """uint8 tensors (torchvision's tensor numerics, in Go without hue): a batch equals the NumPy
+    kernels bit for bit, with hue too (then NumPy), and torchvision within one level."""
+    level = 1 / 255 / min(STD) * 1.0001
+    for hue in (0, 0.1):
+        t = M.Compose([M.RandomResizedCrop(40), M.ColorJitter(0.4, 0.4, 0.4, hue), M.RandomGrayscale(0.3),
+                       *([T2.ToDtype(torch.float32, scale=True)] if M is T2 else [T.ConvertImageDtype(torch.float32)]),
+                       M.Normalize(MEAN, STD)])
+        prep = gt.from_torchvision(t)
+        batch = torch.stack([torch.from_numpy(a[:60, :60]).permute(2, 0, 1).contiguous() for a in _photos(6)])
+        got = _run(prep, batch, 11, True)
+        assert torch.equal(got, _run(prep, batch, 11, False)), hue
+        torch.manual_seed(11)
+        want = torch.stack([t(x) for x in batch])
+        assert float((got - want).abs().max()) <= level, hue
+
+
+def test_chain_batch_of_jpeg_files(tmp_path):
+    """JPEG bytes and paths with a colour chain (before: refused, the colour ops ran item by item on
+    decoded images): one batch, equal to the chain on Pillow's decodes (torchvision within 1e-5) and
+    bit for bit to the NumPy kernels; reduce="auto" runs too."""
+    t = T.Compose([T.RandomResizedCrop(40), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4, 0.2),
+                   T.ToTensor(), T.Normalize(MEAN, STD)])
+    prep = gt.from_torchvision(t)
+    data = _jpegs(_photos(6))
+    paths = []
+    for k, d in enumerate(data):
+        p = tmp_path / f"{k}.jpg"
+        p.write_bytes(d)
+        paths.append(str(p))
+    pils = [Image.open(io.BytesIO(d)).convert("RGB") for d in data]
+    torch.manual_seed(5)
+    want = torch.stack([t(x) for x in pils])
+    for src in (data, paths):
+        got = _run(prep, src, 5, True)
+        assert float((got - want).abs().max()) <= 1e-5
+        assert torch.equal(got, _run(prep, src, 5, False))
+    torch.manual_seed(5)
+    assert prep(data, reduce="auto").shape == want.shape
+
+
+def test_chain_batch_uint8_result_and_out():
+    """No float conversion (uint8 results, compared exactly) and ``out=`` on the batch path; a list
+    whose crops differ in size before the colour step runs item by item, with the same draws."""
+    t = T2.Compose([T2.RandomResizedCrop(32), T2.ColorJitter(0.5, 0.5, 0.5, 0.3), T2.RandomGrayscale(0.5),
+                    T2.PILToTensor()])
+    prep = gt.from_torchvision(t)
+    pils = [Image.fromarray(a) for a in _photos(5)]
+    torch.manual_seed(1)
+    want = torch.stack([t(x) for x in pils])
+    torch.manual_seed(1)
+    out = torch.empty_like(want)
+    assert prep(pils, out=out) is out
+    assert torch.equal(out, want)
+    t = T2.Compose([T2.RandomCrop(50), T2.ColorJitter(0.5, 0.5), T2.PILToTensor()])  # sizes kept
+    prep = gt.from_torchvision(t)
+    pils = [Image.fromarray(a[:60, :60]) for a in _photos(3)]
+    torch.manual_seed(2)
+    want = torch.stack([t(x) for x in pils])
+    torch.manual_seed(2)
+    assert torch.equal(prep(pils), want)
+
+
+def test_native_ops_go_equals_numpy():
+    """goprep.transforms.color_jitter / random_grayscale on uint8 arrays, a batch and PIL images
+    (Pillow's numerics, in Go) equal the NumPy kernels bit for bit, with the same params."""
+    photo = _photos(1)[0]
+    imgs = [photo, np.stack([photo, photo[::-1]]), Image.fromarray(photo), Image.fromarray(photo[..., 1])]
+    runs = []
+    for go in (True, False):
+        RC.GO[0] = go
+        try:
+            g1, g2 = np.random.default_rng(3), np.random.default_rng(4)
+            runs.append([(gt.color_jitter(x, 0.5, 0.5, 0.5, 0.2, generator=g1, return_params=True),
+                          gt.random_grayscale(x, 0.5, generator=g2, return_params=True)) for x in imgs * 3])
+        finally:
+            RC.GO[0] = True
+    for a, b in zip(*runs):
+        for (ra, pa), (rb, pb) in zip(a, b):
+            assert pa == pb
+            assert np.array_equal(np.asarray(ra), np.asarray(rb))
+
+
+@pytest.mark.slow
+def test_go_hue_on_every_colour():
+    """Hue in Go on all 2**24 colours, for shifts around the circle, against the NumPy kernel
+    (Pillow's convert), bit for bit."""
+    allc = np.arange(1 << 24, dtype=np.uint32)
+    rgb = np.stack([(allc >> 16) & 255, (allc >> 8) & 255, allc & 255], -1).astype(np.uint8).reshape(1, 4096, 4096, 3)
+    for f in (0.0, 0.1, -0.37, 0.5):
+        got = RC.run_steps_go(rgb.copy(), [[("hue", f)]])
+        assert np.array_equal(got[0], K.adjust(rgb[0], "hue", f, "pil")), f

@@ -72,5 +72,9 @@
 //     kernels compiled for the CPU (package kernels/cpu, -tags cpukernel and the gpu package's
 //     tests); gpu/testhooks.go holds the fault injection the tests use.
 //
+// Outside the plan: the training colour ops (torchvision's ColorJitter and RandomGrayscale) on one
+// HWC uint8 image in place, with Pillow's numerics (color.go: ColorPIL) or torchvision's uint8
+// tensor numerics (color_tensor.go: ColorTensor); the binding's color.go runs a batch of them.
+//
 // docs/perf/2026-12-03-engine-notes.md holds the measurements behind the kernels' choices.
 package engine

@@ -17,7 +17,7 @@ from .. import _validate
 from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from ._hf_canvas import check_no_out, resized_chain
-from ._hf_layout import AspectSize, MaxSize, PaddedBatch, detr_size, image_sizes
+from ._hf_layout import PaddedBatch, detr_size, image_sizes
 from ._hf_pixels import hf_chain, _hf_size
 from ._steps import tv_size
 
@@ -25,7 +25,8 @@ Size = Tuple[int, int]
 
 # Keys that apply to segmentation maps only (their labels and their padding), or to the class's label
 # metadata (OneFormer's, loaded from the hub by name): read, and never change the images' outputs.
-_LABEL_KEYS = frozenset({"do_reduce_labels", "reduce_labels", "ignore_index", "num_labels"})
+# ``do_pad``: MaskFormer's, Mask2Former's and OneFormer's ``_preprocess`` pad whatever it says.
+_LABEL_KEYS = frozenset({"do_reduce_labels", "reduce_labels", "ignore_index", "num_labels", "do_pad"})
 MASKFORMER_KEYS = _LABEL_KEYS | {"size_divisor", "pad_size", "max_size"}
 ONEFORMER_KEYS = _LABEL_KEYS | {"repo_path", "class_info_file", "num_text", "metadata"}
 VITMATTE_KEYS = frozenset({"do_pad", "size_divisor", "size_divisibility"})
@@ -57,18 +58,11 @@ class ShortSize:
 
 def backend_size(size: Dict[str, int], raw: Any, kind: str) -> Any:
     """The resize rule of transformers' backends (``TorchvisionBackend.resize``, ``PilBackend.resize``) for
-    a ``size`` dict, in their order: shortest and longest edge, shortest edge, max height and width,
-    height and width; anything else raises, as there."""
-    if "shortest_edge" in size and "longest_edge" in size:
-        return AspectSize(size["shortest_edge"], size["longest_edge"])
-    if "shortest_edge" in size:
+    a ``size`` dict: DETR's (shortest and longest edge, max height and width, height and width), with a
+    lone shortest edge tried second, as there."""
+    if "shortest_edge" in size and "longest_edge" not in size:
         return ShortSize(size["shortest_edge"])
-    if "max_height" in size and "max_width" in size:
-        return MaxSize(size["max_height"], size["max_width"])
-    if "height" in size and "width" in size:
-        return (size["height"], size["width"])
-    raise PipelineError(f"{raw!r} ({kind}'s resize needs height and width, max_height and max_width, or "
-                        "shortest_edge)", argument="size")
+    return detr_size(size, raw, kind)
 
 
 def _size_of(cfg: Dict[str, Any], kind: str) -> Dict[str, int]:
@@ -175,7 +169,8 @@ class TrimapBatch(PaddedBatch):
             raise PipelineError(f"images padded to {sorted(padded)}: the processor cannot stack pixel_values of "
                                 "several sizes; call it once per size", argument="src")
         (ph, pw), = padded
-        pv = super(PaddedBatch, self).__call__(src) if (ph, pw) == sizes[0] else self._padder((ph, pw))(src)
+        pv = super(PaddedBatch, self).__call__(src) if all(x == (ph, pw) for x in sizes) else \
+            self._padder((ph, pw))(src)
         if one:
             pv = pv[None]
         import torch
@@ -235,6 +230,9 @@ def _trimaps(v: Any, one: bool, n: int) -> List[np.ndarray]:
 
 def _vitmatte(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: str) -> TrimapBatch:
     """ViTMatte's processor: its ``_preprocess`` never resizes nor crops (those keys change nothing)."""
+    if cfg.get("do_resize") and (cfg.get("size") is None or cfg.get("resample") is None):
+        raise PipelineError(f"True without size and resample ({kind}'s argument check raises: '`size` and `resample` "
+                            "must be specified if `do_resize` is `True`')", argument="do_resize")
     cfg = {**cfg, "do_resize": False, "do_center_crop": False}
     div: Optional[int] = None
     if cfg.get("do_pad"):

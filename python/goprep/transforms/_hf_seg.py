@@ -93,18 +93,10 @@ def _maskformer(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                                 "none)", argument="size_divisor")
         rule = CeilSize(detr_size(size, cfg.get("size"), kind), int(div))
     chain = resized_chain(cfg, kind, rule) if rule is not None else hf_chain({**cfg, "do_resize": False}, kind, "")
-    pad = cfg.get("pad_size")
+    from ._hf import _pad_size  # DETR's reading of pad_size (imported here: _hf imports this module)
+
     return PaddedBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")), True,
-                       None if pad is None else _pad_hw(pad), mask=True)
-
-
-def _pad_hw(v: Any) -> Size:
-    """``pad_size`` (a SizeDict or dict of ``height`` and ``width``) as ``(height, width)``."""
-    get = v.get if hasattr(v, "get") else (lambda k: getattr(v, k, None))
-    if get("height") is None or get("width") is None:
-        raise PipelineError(f"must hold 'height' and 'width', got {v!r}", argument="pad_size")
-    return (_validate.as_positive_int("pad_size['height']", get("height")),
-            _validate.as_positive_int("pad_size['width']", get("width")))
+                       _pad_size(cfg.get("pad_size")), mask=True)
 
 
 class OneFormerBatch(PaddedBatch):

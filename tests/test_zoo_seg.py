@@ -13,6 +13,7 @@ import goprep
 import goprep.transforms as gt
 # odd sizes (a photo's, tall, wide, tiny, above 1333 on both sides, odd sides), the input kinds, the class
 from test_zoo_detect import _IMGS, _SHAPES, _as, _proc
+from test_zoo_detect import test_detr_family_odd_sizes_and_mixed_batches as _detr_family_checks
 from zoo_compare import assert_hf_outputs
 
 torch = pytest.importorskip("torch")
@@ -43,14 +44,12 @@ _MASK_CASES = [(k, "pil") for k in MASK_CLASSES] + [
 
 @pytest.mark.parametrize("kind,input_kind", _MASK_CASES)
 def test_mask_classes_odd_sizes_and_mixed_batches(kind, input_kind):
-    proc = _proc(kind)
-    imgs = [_as(input_kind, a) for a in _IMGS.values()]
-    for shape, x in zip(_SHAPES, imgs):  # one image: (1, 3, H, W), its mask all ones
-        _check(proc, x, (kind, input_kind, shape))
-    _check(proc, imgs, (kind, input_kind, "all"))  # one padded batch, one mask
-    _check(proc, imgs[3:5], (kind, input_kind, "tiny + large"))
-    if input_kind == "tensor":  # an (N, C, H, W) tensor is one batch
-        _check(proc, torch.stack([imgs[0], imgs[0].flip(-1)]), (kind, "4-D"))
+    """The DETR family's checks (each image alone, the whole mixed batch, tiny with large), then an
+    (N, C, H, W) tensor as one batch."""
+    _detr_family_checks(kind, input_kind)
+    if input_kind == "tensor":
+        x = _as("tensor", _IMGS[(333, 517)])
+        _check(_proc(kind), torch.stack([x, x.flip(-1)]), (kind, "4-D"))
 
 
 _MASK_KWARGS = [

@@ -236,7 +236,19 @@ HF_MATCHING = frozenset({
     # any-resolution tiling: tiles stacked per image behind the global image, image_sizes (_hf_tiles)
     "LlavaNextImageProcessor", "LlavaNextImageProcessorPil", "LlavaOnevisionImageProcessor",
     "LlavaOnevisionImageProcessorPil",
+    # segmentation and matting on images (goprep.transforms._hf_seg): the batch always padded, pixel_mask;
+    # OneFormer's task_inputs strings; ViTMatte's trimap as a 4th channel, padded to a multiple of 32
+    "MaskFormerImageProcessor", "MaskFormerImageProcessorPil", "Mask2FormerImageProcessor",
+    "Mask2FormerImageProcessorPil", "OneFormerImageProcessor", "OneFormerImageProcessorPil",
+    "VitMatteImageProcessor", "VitMatteImageProcessorPil",
 })
+
+
+def _hf_extra_inputs(kind, a):
+    """What a class takes beside the image (ViTMatte: a trimap of the image's size), as positional arguments."""
+    if kind.startswith("VitMatte"):
+        return (np.random.default_rng(1).choice(np.array([0, 128, 255], np.uint8), a.shape[:2]),)
+    return ()
 
 
 def _hf_instance(kind):
@@ -294,10 +306,11 @@ def test_hf_processor_class(kind):
         assert why.argument == "processor_or_config" or why.argument in proc.to_dict(), why
         return
     a = _IMAGES["chelsea"]
-    got = conv(_pil(a))
+    extra = _hf_extra_inputs(kind, a)
+    got = conv(_pil(a), *extra)
     names = {c.__name__ for c in cls.__mro__}
     if isinstance(got, dict):  # a processor with auxiliary outputs: all of them, by name, as it returns them
-        assert_hf_outputs(proc, got, proc(_pil(a), return_tensors="pt"), kind)
+        assert_hf_outputs(proc, got, proc(_pil(a), *extra, return_tensors="pt"), kind)
     else:
         want = _hf_reference(proc, _pil(a))
         assert isinstance(want, torch.Tensor), f"{kind}: converted, but the processor gives no single tensor"
@@ -306,7 +319,7 @@ def test_hf_processor_class(kind):
     # the config dict converts to the same pipeline (the class's defaults fill what it leaves out)
     d = proc.to_dict()
     if "PilBackend" not in names:
-        got_d = gt.from_hf(d)(_pil(a))
+        got_d = gt.from_hf(d)(_pil(a), *extra)
         if isinstance(got, dict):
             assert set(got_d) == set(got), kind
             assert all(got_d[k] == got[k] if isinstance(got[k], list) else torch.equal(got_d[k], got[k])

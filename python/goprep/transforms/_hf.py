@@ -19,10 +19,11 @@ from ._hf_patches import QWEN2VL_KEYS, PatchBatch
 from ._hf_pixels import hf_chain
 from ._hf_pixtral import PIXTRAL
 from ._hf_refused import REFUSED
+from ._hf_seg import SEG
 from ._hf_tiles import TILE_KEYS, tile_convert
 
 # Vision-language families with a builder of their own: base name -> (keys read, builder(cfg, kind, flavor, device))
-_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **REFUSED}  # REFUSED: with the measured reason
+_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **SEG, **REFUSED}  # REFUSED: with the measured reason
 
 
 # What from_hf reads: the generic resize / center-crop / rescale / normalize path.

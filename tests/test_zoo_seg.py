@@ -12,9 +12,9 @@ import pytest
 import goprep
 import goprep.transforms as gt
 # odd sizes (a photo's, tall, wide, tiny, above 1333 on both sides, odd sides), the input kinds, the class
-from test_zoo_detect import _IMGS, _SHAPES, _as, _proc
+from test_zoo_detect import _IMGS, _SHAPES
 from test_zoo_detect import test_detr_family_odd_sizes_and_mixed_batches as _detr_family_checks
-from zoo_compare import assert_hf_outputs
+from zoo_compare import as_kind, assert_hf_outputs, hf_processor
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -48,8 +48,8 @@ def test_mask_classes_odd_sizes_and_mixed_batches(kind, input_kind):
     (N, C, H, W) tensor as one batch."""
     _detr_family_checks(kind, input_kind)
     if input_kind == "tensor":
-        x = _as("tensor", _IMGS[(333, 517)])
-        _check(_proc(kind), torch.stack([x, x.flip(-1)]), (kind, "4-D"))
+        x = as_kind("tensor", _IMGS[(333, 517)])
+        _check(hf_processor(kind), torch.stack([x, x.flip(-1)]), (kind, "4-D"))
 
 
 _MASK_KWARGS = [
@@ -71,8 +71,8 @@ _MASK_KWARGS = [
                                   "MaskFormerImageProcessor"])
 @pytest.mark.parametrize("kwargs", _MASK_KWARGS, ids=lambda kw: "-".join(kw))
 def test_maskformer_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     _check(proc, imgs, (kind, kwargs, "batch"))
@@ -92,8 +92,8 @@ _ONEFORMER_KWARGS = [
 @pytest.mark.parametrize("kind", ["OneFormerImageProcessor", "OneFormerImageProcessorPil"])
 @pytest.mark.parametrize("kwargs", _ONEFORMER_KWARGS, ids=lambda kw: "-".join(kw))
 def test_oneformer_arguments_and_task_inputs(kind, kwargs):
-    proc = _proc(kind, **kwargs)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
         _check(proc, x, (kind, kwargs))
     _check(proc, imgs, (kind, kwargs, "batch"))
@@ -109,14 +109,14 @@ def test_gray_and_rgba(kind, mode):
     both the processor and goprep refuse them (the processor fails on the normalisation)."""
     rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
     a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
-    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else _as(mode.split("-")[1], a)
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], a)
     extra = (_TRIMAPS[(90, 120)],) if "VitMatte" in kind else ()
-    proc = _proc(kind, do_convert_rgb=True)
+    proc = hf_processor(kind, do_convert_rgb=True)
     if "VitMatte" in kind:
         _check_matte(proc, img, extra[0], (kind, mode))
     else:
         _check(proc, img, (kind, mode))
-    plain = _proc(kind)
+    plain = hf_processor(kind)
     with pytest.raises(Exception):
         plain(img, *extra, return_tensors="pt")
     with pytest.raises(goprep.GoprepError):
@@ -125,13 +125,13 @@ def test_gray_and_rgba(kind, mode):
 
 @pytest.mark.parametrize("kind", ["OneFormerImageProcessor", "OneFormerImageProcessorPil"])
 def test_oneformer_converts_gray_and_rgba_by_default(kind):
-    proc = _proc(kind)  # do_convert_rgb is on by default
+    proc = hf_processor(kind)  # do_convert_rgb is on by default
     rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
     imgs = [Image.fromarray(rgba[..., 0]), Image.fromarray(rgba, "RGBA"), Image.fromarray(rgba, "RGBA").convert("LA"),
-            Image.fromarray(rgba[..., :3]).quantize(16), rgba, rgba[..., :1].copy(), _as("tensor", rgba)]
+            Image.fromarray(rgba[..., :3]).quantize(16), rgba, rgba[..., :1].copy(), as_kind("tensor", rgba)]
     for img in imgs:
         _check(proc, img, (kind, getattr(img, "mode", getattr(img, "shape", None))))
-    _check(proc, [imgs[0], _as("pil", _IMGS[(333, 517)])], (kind, "mixed modes"))
+    _check(proc, [imgs[0], as_kind("pil", _IMGS[(333, 517)])], (kind, "mixed modes"))
 
 
 def _check_matte(proc, src, trimaps, what):
@@ -146,16 +146,16 @@ def _check_matte(proc, src, trimaps, what):
 @pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
 def test_vitmatte_odd_sizes(kind, input_kind):
     """Each image with its trimap, padded to a multiple of 32 (a tiny one to 32 x 32)."""
-    proc = _proc(kind)
+    proc = hf_processor(kind)
     for s in _SHAPES:
-        _check_matte(proc, _as(input_kind, _IMGS[s]), _map(input_kind, _TRIMAPS[s]), (kind, input_kind, s))
+        _check_matte(proc, as_kind(input_kind, _IMGS[s]), _map(input_kind, _TRIMAPS[s]), (kind, input_kind, s))
     # a batch whose images pad to one size: 470 x 630 and 480 x 640 both to 480 x 640
     a, b = _IMGS[(480, 640)], _IMGS[(480, 640)][5:475, 3:633].copy()
     ta, tb = _TRIMAPS[(480, 640)], _TRIMAPS[(480, 640)][5:475, 3:633].copy()
-    _check_matte(proc, [_as(input_kind, a), _as(input_kind, b)], [_map(input_kind, ta), _map(input_kind, tb)],
+    _check_matte(proc, [as_kind(input_kind, a), as_kind(input_kind, b)], [_map(input_kind, ta), _map(input_kind, tb)],
                  (kind, input_kind, "batch"))
     if input_kind == "tensor":  # an (N, C, H, W) tensor with an (N, H, W) one of trimaps
-        _check_matte(proc, torch.stack([_as("tensor", a)] * 2), torch.stack([_map("tensor", ta)] * 2), (kind, "4-D"))
+        _check_matte(proc, torch.stack([as_kind("tensor", a)] * 2), torch.stack([_map("tensor", ta)] * 2), (kind, "4-D"))
 
 
 @pytest.mark.parametrize("kind", MATTE_CLASSES)
@@ -166,15 +166,15 @@ def test_vitmatte_odd_sizes(kind, input_kind):
                          # (its _preprocess never resizes)
                          ids=lambda kw: "-".join(kw))
 def test_vitmatte_arguments(kind, kwargs):
-    proc = _proc(kind, **kwargs)
+    proc = hf_processor(kind, **kwargs)
     for s in [(480, 640), (333, 517), (7, 9)]:
-        _check_matte(proc, _as("pil", _IMGS[s]), _map("pil", _TRIMAPS[s]), (kind, kwargs, s))
+        _check_matte(proc, as_kind("pil", _IMGS[s]), _map("pil", _TRIMAPS[s]), (kind, kwargs, s))
 
 
 @pytest.mark.parametrize("kind", MATTE_CLASSES)
 def test_vitmatte_refusals(kind):
-    conv = gt.from_hf(_proc(kind))
-    a, t = _as("pil", _IMGS[(333, 517)]), _TRIMAPS[(333, 517)]
+    conv = gt.from_hf(hf_processor(kind))
+    a, t = as_kind("pil", _IMGS[(333, 517)]), _TRIMAPS[(333, 517)]
     for bad, what in [(None, "trimap for each image"), (t[:100], "of one size"), (t.astype(np.float32) / 255, "uint8"),
                       (np.stack([t] * 3, -1), "2-D"), (Image.fromarray(t).convert("1"), "mode"),
                       ([t], "PIL image, an array")]:
@@ -184,9 +184,9 @@ def test_vitmatte_refusals(kind):
     with pytest.raises(goprep.PipelineError, match="2 trimaps for 1"):
         conv([a], [t, t])
     # images padded to different sizes: the processor cannot stack them either
-    b, tb = _as("pil", _IMGS[(480, 640)]), _TRIMAPS[(480, 640)]
+    b, tb = as_kind("pil", _IMGS[(480, 640)]), _TRIMAPS[(480, 640)]
     with pytest.raises(ValueError):
-        _proc(kind)([a, b], [t, tb], return_tensors="pt")
+        hf_processor(kind)([a, b], [t, tb], return_tensors="pt")
     with pytest.raises(goprep.PipelineError, match="several sizes"):
         conv([a, b], [t, tb])
     with pytest.raises(goprep.PipelineError, match="out"):
@@ -195,30 +195,30 @@ def test_vitmatte_refusals(kind):
                         ({"do_resize": True, "size": {"height": 64, "width": 64}}, "do_resize"),  # no resample: fails
                         ({"size_divisor": None}, "size_divisor")]:
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(_proc(kind, **kwargs))
+            gt.from_hf(hf_processor(kind, **kwargs))
         assert ei.value.argument == key and kind in str(ei.value), ei.value
     with pytest.raises(ValueError, match="resample"):
-        _proc(kind, do_resize=True, size={"height": 64, "width": 64})(a, t, return_tensors="pt")
+        hf_processor(kind, do_resize=True, size={"height": 64, "width": 64})(a, t, return_tensors="pt")
 
 
 def test_mask_class_refusals():
     # MaskFormer's resize needs shortest and longest edge, max height and width, or height and width
     for kind in ("Mask2FormerImageProcessor", "MaskFormerImageProcessorPil"):
         with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(_proc(kind, size={"shortest_edge": 300}))
+            gt.from_hf(hf_processor(kind, size={"shortest_edge": 300}))
         assert ei.value.argument == "size" and kind in str(ei.value), ei.value
         with pytest.raises(ValueError):
-            _proc(kind, size={"shortest_edge": 300})(_as("pil", _IMGS[(7, 9)]), return_tensors="pt")
+            hf_processor(kind, size={"shortest_edge": 300})(as_kind("pil", _IMGS[(7, 9)]), return_tensors="pt")
         with pytest.raises(goprep.PipelineError) as ei:  # the class computes size_divisor > 0: None fails there
-            gt.from_hf(_proc(kind, size_divisor=None))
+            gt.from_hf(hf_processor(kind, size_divisor=None))
         assert ei.value.argument == "size_divisor", ei.value
-    conv = gt.from_hf(_proc("Mask2FormerImageProcessor", pad_size={"height": 100, "width": 100}))
+    conv = gt.from_hf(hf_processor("Mask2FormerImageProcessor", pad_size={"height": 100, "width": 100}))
     with pytest.raises(goprep.PipelineError, match="pad_size"):  # transformers: "Padding dimensions are negative"
-        conv(_as("pil", _IMGS[(480, 640)]))
-    conv = gt.from_hf(_proc("OneFormerImageProcessor"))
+        conv(as_kind("pil", _IMGS[(480, 640)]))
+    conv = gt.from_hf(hf_processor("OneFormerImageProcessor"))
     for bad in ("panoptic", [1], ("semantic", None)):
         with pytest.raises(goprep.PipelineError) as ei:
-            conv(_as("pil", _IMGS[(7, 9)]), bad)
+            conv(as_kind("pil", _IMGS[(7, 9)]), bad)
         assert ei.value.argument == "task_inputs", ei.value
     # a key the classes do not read is refused by name, as for every class
     with pytest.raises(goprep.PipelineError) as ei:
@@ -228,17 +228,17 @@ def test_mask_class_refusals():
 
 def test_segmentation_maps_are_not_inputs():
     """goprep's pipelines take images only: a segmentation map (mask_labels, class_labels) is no argument."""
-    conv = gt.from_hf(_proc("Mask2FormerImageProcessor"))
+    conv = gt.from_hf(hf_processor("Mask2FormerImageProcessor"))
     with pytest.raises(TypeError):
-        conv(_as("pil", _IMGS[(7, 9)]), segmentation_maps=[_TRIMAPS[(7, 9)]])
+        conv(as_kind("pil", _IMGS[(7, 9)]), segmentation_maps=[_TRIMAPS[(7, 9)]])
 
 
 @pytest.mark.parametrize("kind", ["Mask2FormerImageProcessor", "OneFormerImageProcessor", "VitMatteImageProcessor"])
 def test_config_dict_and_hub_style_keys(kind):
     """The config dict converts to what the object computes; a hub-style dict with the old ``max_size``
     and ``reduce_labels`` keys converts to what the class built from it computes."""
-    proc = _proc(kind)
-    imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (480, 640)]]
+    proc = hf_processor(kind)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (480, 640)]]
     extra = ([_TRIMAPS[(480, 640)]] * 2,) if "VitMatte" in kind else ()
     got, got_d = gt.from_hf(proc)(imgs, *extra), gt.from_hf(proc.to_dict())(imgs, *extra)
     assert set(got) == set(got_d) and all(got[k] == got_d[k] if isinstance(got[k], list)
@@ -248,7 +248,7 @@ def test_config_dict_and_hub_style_keys(kind):
                "reduce_labels": False, "num_labels": 150, "do_reduce_labels": False}
         hub = transformers.Mask2FormerImageProcessor.from_dict(cfg)
         assert hub.size["longest_edge"] == 640
-        imgs = [_as("pil", _IMGS[s]) for s in [(480, 640), (60, 1900)]]
+        imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (60, 1900)]]
         assert_hf_outputs(hub, gt.from_hf(cfg)(imgs), hub(imgs, return_tensors="pt"), "hub config")
 
 
@@ -256,8 +256,8 @@ def test_config_dict_and_hub_style_keys(kind):
 def test_seg_pipelines_pickle(kind):
     import pickle
 
-    conv = gt.from_hf(_proc(kind))
-    imgs = [_as("pil", _IMGS[(480, 640)]), _as("pil", _IMGS[(480, 640)][:470, :630].copy() if "VitMatte" in kind
+    conv = gt.from_hf(hf_processor(kind))
+    imgs = [as_kind("pil", _IMGS[(480, 640)]), as_kind("pil", _IMGS[(480, 640)][:470, :630].copy() if "VitMatte" in kind
                                             else _IMGS[(333, 517)])]
     extra = ([np.zeros((480, 640), np.uint8), np.full((470, 630), 128, np.uint8)],) if "VitMatte" in kind else ()
     before = conv(imgs, *extra)

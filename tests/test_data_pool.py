@@ -89,3 +89,24 @@ def test_reserve_and_release(pool, monkeypatch):
     off = _outpool.reserve(BATCH_BYTES)  # the pool is off: nothing added
     assert off.nbytes == 0 and _outpool._reserved == 0
     off.release()
+
+
+def test_pool_counts_only_the_blocks_it_holds(pool):
+    """A training run's result sizes (uint8 crops, float32 batches, a shorter last batch; some held):
+    the pool's byte count is always the sum of the blocks it holds, and a freed size is recycled. (A
+    new size larger than the free blocks, allocated when the pool was full, used to be appended to a
+    list ``_evict`` had just dropped: counted forever, never handed out again, the pool shrinking for good.)"""
+    mib = 1 << 20
+    held = []
+    for k, size in enumerate([4 * mib, 5 * mib, 4 * mib, 6 * mib, 5 * mib, 7 * mib, 6 * mib, 5 * mib]):
+        x = _outpool.empty((size,), np.uint8)
+        if k % 3 == 1:
+            held = [x]  # one result kept while the next ones are made, as a consumer keeps its batch
+        del x
+        st = _outpool.stats()
+        assert st["bytes"] == sum(n * len(v) for n, v in _outpool._blocks.items()) <= CAP
+    held.clear()
+    x = _outpool.empty((7 * mib,), np.uint8)
+    del x
+    y = _outpool.empty((7 * mib,), np.uint8)
+    assert _is_pool_block(y)

@@ -104,6 +104,9 @@ def empty(shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
             if _total + nbytes > cap:
                 return np.empty(shape, dtype)
             b = np.empty(nbytes, np.uint8)
+            # _evict drops empty lists, this size's new one included: appended to a dropped list, the
+            # block was counted in _total forever and never handed out again (the pool shrank for good)
+            lst = _blocks.setdefault(nbytes, lst)
             lst.append(b)
             _total += nbytes
         # the result's base is the block itself (it owns its data): the reference that marks it taken

@@ -201,16 +201,19 @@ class Loader(Reads):
 
     def _reserve(self, images: Any) -> None:
         """Make room in goprep's result pool (``_outpool.reserve``) for the batches this loader keeps
-        alive at once, sized by its first batch ``images``: ``prefetch`` made ahead or running, the one
-        the consumer holds, and each running call's intermediates (at most one output's size: e.g. the
-        uint8 crops before ``normalize``). Why: the pool's default 256 MiB holds one float32 batch of
-        256x3x224x224 (154 MB), so without it every batch was fresh pages the kernel zeroes (measured:
-        +0.1 to +2.3 ms CPU per image, system time). Given back by ``close()`` or when the loader is
-        collected; kept across epochs, whose first batches would otherwise miss the pool again."""
+        alive at once, sized by its first batch ``images``: ``prefetch`` made ahead or running, the two
+        the consumer holds (a for loop keeps the last one until the next is handed over, and taking a
+        batch lets a thread start another), and each running call's intermediates (at most one output's
+        size: e.g. uint8 crops before a separate ``normalize``). Why: the pool's default 256 MiB holds
+        one float32 batch of 256x3x224x224 (154 MB), so without it every batch was fresh pages the
+        kernel zeroes (measured: +0.1 to +2.3 ms CPU per image, system time). Given back by ``close()``
+        or when the loader is collected; kept across epochs, whose first batches would otherwise miss
+        the pool again. The pool makes a block only when no free one fits, so the room is an upper
+        bound: what is held is the most batches that were ever alive at once."""
         nbytes = getattr(images, "nbytes", None)
         if not isinstance(nbytes, int) or nbytes < _outpool.MIN_BYTES:
             return
-        room = _outpool.reserve((self.prefetch + 1 + min(self.threads, self.prefetch)) * nbytes)
+        room = _outpool.reserve((self.prefetch + 2 + min(self.threads, self.prefetch)) * nbytes)
         with self._lock:
             if self._room is not None or self._closed:  # another iteration of this loader reserved first
                 room.release()

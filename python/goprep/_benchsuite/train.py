@@ -10,7 +10,7 @@ Rows (key ``"<implementation> <c>c"``, c = cores; each sample is one epoch over 
 - ``goprep-loader``: ``goprep.data.Loader`` (``c`` loader threads, prefetch 2, torch output, no
   pinning) calling the recipe's torchvision Compose converted by ``gt.from_torchvision`` once per
   batch with the batch's generator (decode, crop, resize, flip and normalize fused in one call; equal
-  bit for bit to ``gt.random_resized_crop`` then ``goprep.normalize``, and 20% less CPU: the
+  bit for bit to ``gt.random_resized_crop`` then ``goprep.normalize``, and 15-20% less CPU: the
   normalisation is fused into the resize's SIMD pass), goprep's engine on ``c`` threads;
 - ``goprep-batch``: the same transform called on the same batches (the loader's plan and
   generator seeds) in a plain loop: the bare call, to show the loader's overhead;

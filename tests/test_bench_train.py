@@ -50,7 +50,7 @@ def test_data_and_checks(tmp_path):
         shapes.add((w, h))
     assert len(shapes) > 1  # sizes differ within a batch
     got = train.check(paths, size=64)
-    assert got["batch-vs-per-item"] == 0 and got["loader-vs-batch"] == 0, got
+    assert got["batch-vs-per-item"] == 0 and got["fused-vs-batch"] == 0 and got["loader-vs-batch"] == 0, got
     assert got["torchvision-same-params"] <= train.TV_TOL, got
 
 
@@ -101,7 +101,7 @@ def test_train_bench_runs_every_row(tmp_path):
     data = json.loads(report.read_text())
     res = data["train"]
     assert not res["error"], res["error"]
-    assert res["checks"]["batch-vs-per-item"] == 0 and res["checks"]["loader-vs-batch"] == 0
+    assert all(res["checks"][k] == 0 for k in ("batch-vs-per-item", "fused-vs-batch", "loader-vs-batch")), res["checks"]
     impls = ["goprep-loader", "goprep-batch", "torchvision"] + (["dali-cpu"] if _dali_installed() else [])
     want = {f"{i} {c}c" for i in impls for c in (1, 2)}
     assert set(res["per_image_s"]) == want and set(res["cpu_per_image_s"]) == want

@@ -15,9 +15,9 @@ Safety:
   malloc either.
 - Thread-safe: taking a block (the check and the first new reference) happens under a lock.
 - Bounded: at most ``GOPREP_RESULT_POOL_MB`` MiB (default 256; 0 or less turns the pool off; a value
-  that is not a finite number is ignored) of blocks;
-  free blocks of other sizes are dropped to make room, and a result that still does not fit is
-  allocated by NumPy as usual.
+  that is not a finite number is ignored) of blocks, plus the room live ``reserve()`` calls add (the
+  training loader's batches in flight); free blocks of other sizes are dropped to make room, and a
+  result that still does not fit is allocated by NumPy as usual.
 - Fork-safe: a forked child starts with an empty pool and a fresh lock.
 - Off where reference counts do not tell (a free-threaded CPython build).
 """
@@ -59,6 +59,7 @@ _ON = (_CAP >= MIN_BYTES and not sysconfig.get_config_var("Py_GIL_DISABLED")
 _lock = threading.Lock()
 _blocks: Dict[int, List[np.ndarray]] = {}
 _total = 0
+_reserved = 0  # bytes added to the cap by live reservations (reserve())
 
 
 def _is_free(lst: List[np.ndarray], i: int) -> bool:
@@ -90,18 +91,22 @@ def empty(shape: Tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     if not isinstance(dtype, np.dtype):
         dtype = np.dtype(dtype)
     nbytes = _prod(shape) * dtype.itemsize
-    if nbytes < MIN_BYTES or not _ON or nbytes > _CAP:
+    if nbytes < MIN_BYTES or not _ON or nbytes > _CAP + _reserved:
         return np.empty(shape, dtype)
     global _total
     with _lock:
         lst = _blocks.setdefault(nbytes, [])
         b = _take(lst)
         if b is None:
-            if _total + nbytes > _CAP:
-                _evict(_total + nbytes - _CAP)
-            if _total + nbytes > _CAP:
+            cap = _CAP + _reserved
+            if _total + nbytes > cap:
+                _evict(_total + nbytes - cap)
+            if _total + nbytes > cap:
                 return np.empty(shape, dtype)
             b = np.empty(nbytes, np.uint8)
+            # _evict drops empty lists, this size's new one included: appended to a dropped list, the
+            # block was counted in _total forever and never handed out again (the pool shrank for good)
+            lst = _blocks.setdefault(nbytes, lst)
             lst.append(b)
             _total += nbytes
         # the result's base is the block itself (it owns its data): the reference that marks it taken
@@ -127,10 +132,42 @@ def _evict(need: int) -> None:
             return
 
 
+class Reservation:
+    """Room ``reserve`` added to the cap, given back by ``release()`` (once; later calls do nothing)."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.nbytes, self._pid = nbytes, os.getpid()
+
+    def release(self) -> None:
+        """Take the room off the cap again and drop free blocks over it (blocks in use stay until free)."""
+        global _reserved
+        with _lock:
+            n, self.nbytes = self.nbytes, 0
+            if n and self._pid == os.getpid():  # a forked child's pool started without the parent's room
+                _reserved -= n
+                over = _total - _CAP - _reserved
+                if over > 0:
+                    _evict(over)
+
+
+def reserve(nbytes: int) -> Reservation:
+    """Add ``nbytes`` to the cap until the returned reservation is released. For a caller that keeps
+    several large results alive at once by design (goprep.data's loader: the batches it makes ahead
+    and the one its consumer holds), so that they are recycled instead of fresh pages each (measured:
+    the loader's CPU per image 1.4-2.3x the bare call's with the 256 MiB default, kernel page zeroing).
+    Nothing is allocated until a result needs it; nothing is added while the pool is off."""
+    global _reserved
+    n = max(0, int(nbytes)) if _ON else 0
+    with _lock:
+        _reserved += n
+    return Reservation(n)
+
+
 def stats() -> Dict[str, int]:
     """Blocks and bytes held (for tests and the bench)."""
     with _lock:
-        return {"blocks": sum(len(v) for v in _blocks.values()), "bytes": _total, "cap": _CAP if _ON else 0}
+        return {"blocks": sum(len(v) for v in _blocks.values()), "bytes": _total,
+                "cap": _CAP + _reserved if _ON else 0}
 
 
 def clear() -> None:
@@ -142,10 +179,10 @@ def clear() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _total
+    global _lock, _total, _reserved
     _lock = threading.Lock()
     _blocks.clear()
-    _total = 0
+    _total = _reserved = 0
 
 
 if hasattr(os, "register_at_fork"):

@@ -8,8 +8,10 @@ directory, random crops of the suite's photographs (images.PHOTOS), made by ``ma
 Rows (key ``"<implementation> <c>c"``, c = cores; each sample is one epoch over every file):
 
 - ``goprep-loader``: ``goprep.data.Loader`` (``c`` loader threads, prefetch 2, torch output, no
-  pinning) calling ``gt.random_resized_crop(paths, 224, hflip=0.5, generator=...)`` and
-  ``goprep.normalize`` once per batch, goprep's engine on ``c`` threads;
+  pinning) calling the recipe's torchvision Compose converted by ``gt.from_torchvision`` once per
+  batch with the batch's generator (decode, crop, resize, flip and normalize fused in one call; equal
+  bit for bit to ``gt.random_resized_crop`` then ``goprep.normalize``, and 15-20% less CPU: the
+  normalisation is fused into the resize's SIMD pass), goprep's engine on ``c`` threads;
 - ``goprep-batch``: the same transform called on the same batches (the loader's plan and
   generator seeds) in a plain loop: the bare call, to show the loader's overhead;
 - ``torchvision``: ``DataLoader(ImageFolder(root, Compose([RandomResizedCrop(224),
@@ -27,9 +29,11 @@ for torchvision, its worker processes' (``/proc/<pid>/stat``). CPU time per imag
 other load than wall time, so it is reported beside every row.
 
 Checked before anything is timed: goprep's batch call equals the per-item calls with the same drawn
-parameters (``gt.resized_crop_with`` on each path) bit for bit, and the loader's first batch equals the
-bare call with the loader's generator seed; and torchvision's functional ops on Pillow's decode, with
-the parameters goprep drew, give goprep's batch within ``TV_TOL`` (issue 36's bound on PIL images).
+parameters (``gt.resized_crop_with`` on each path) bit for bit, the timed transform (the converted
+Compose) equals that batch normalized (``goprep.normalize``) bit for bit, and the loader's first batch
+equals the bare call with the loader's generator seed; and torchvision's functional ops on Pillow's
+decode, with the parameters goprep drew, give goprep's batch within ``TV_TOL`` (issue 36's bound on PIL
+images).
 """
 
 from __future__ import annotations
@@ -110,16 +114,15 @@ def make_jpegs(root: str, n: int, seed: int = 0) -> list[str]:
 
 
 def goprep_transform(size: int = SIZE) -> Callable[..., Any]:
-    """The recipe as one goprep batch call: each path decoded only in its drawn box, cropped, resized
-    to ``size`` and flipped (p=0.5) by ``gt.random_resized_crop``, then normalized to float32 NCHW."""
-    import goprep
+    """The recipe as one goprep batch call: ``torchvision_compose`` converted (``gt.from_torchvision``),
+    called on a list of paths with ``generator=``: each path decoded only in its drawn box, cropped,
+    resized to ``size``, flipped (p=0.5) and normalized to float32 NCHW in one engine call. Why not
+    ``gt.random_resized_crop`` then ``goprep.normalize``: the same tensors bit for bit (``check``), but
+    its uint8 HWC output takes the engine's scalar antialias pass and a second pass to normalize
+    (docs/perf/2026-12-06-train-speed.md: 1.53 against 1.93 ms CPU per image on 1 thread)."""
     import goprep.transforms as gt
 
-    def transform(paths: list[Any], generator: Any) -> Any:
-        x = gt.random_resized_crop(paths, size, hflip=0.5, generator=generator)
-        return goprep.normalize(x, mean=MEAN, std=STD)
-
-    return transform
+    return gt.from_torchvision(torchvision_compose(size))
 
 
 def torchvision_compose(size: int = SIZE) -> Any:
@@ -130,7 +133,8 @@ def torchvision_compose(size: int = SIZE) -> Any:
 
 def check(paths: Sequence[str], size: int = SIZE, seed: int = 7) -> dict[str, float]:
     """The checks made before timing (module docstring), as the largest absolute difference each found:
-    ``batch-vs-per-item`` and ``loader-vs-batch`` must be 0, ``torchvision-same-params`` at most TV_TOL."""
+    ``batch-vs-per-item``, ``fused-vs-batch`` and ``loader-vs-batch`` must be 0,
+    ``torchvision-same-params`` at most TV_TOL."""
     import numpy as np
     import torch
     import torchvision.transforms.functional as F
@@ -146,12 +150,14 @@ def check(paths: Sequence[str], size: int = SIZE, seed: int = 7) -> dict[str, fl
     per = np.stack([gt.resized_crop_with(p, prm, size) for p, prm in zip(items, prms)])
     out = {"batch-vs-per-item": float(np.abs(crops.astype(np.int16) - per.astype(np.int16)).max())}
     transform = goprep_transform(size)
+    norm = np.asarray(goprep.normalize(crops, mean=MEAN, std=STD))
+    fused = np.asarray(transform(items, generator=np.random.default_rng(seed)))
+    out["fused-vs-batch"] = float(np.abs(fused - norm).max())
     with goprep.data.Loader(items, transform, batch_size=len(items), seed=seed, threads=1, output="numpy") as ld:
         (x, _), = list(ld)
         idx = ld.plan()[0]
     want = transform([items[i] for i in idx], generator=np.random.default_rng(goprep.data.batch_seed(seed, 0, idx)))
-    out["loader-vs-batch"] = float(np.abs(x - want).max())
-    norm = np.asarray(goprep.normalize(crops, mean=MEAN, std=STD))
+    out["loader-vs-batch"] = float(np.abs(x - np.asarray(want)).max())
     worst = 0.0
     for k, (p, prm) in enumerate(zip(items, prms)):
         with Image.open(p) as im:

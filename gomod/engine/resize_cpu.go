@@ -36,6 +36,10 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			w.vfirstRowU8(p, src, base, r)
 			return
 		}
+		if p.aaU8 != nil {
+			w.aaRowU8(p, src, base, r)
+			return
+		}
 		k := rows.Taps.K
 		kk := int(rows.Taps.Cnt[r]) // rows past the filter's support have weight 0: skip them
 		hs := w.taps[:0]

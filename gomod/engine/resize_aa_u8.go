@@ -54,25 +54,8 @@ func (w *worker) aaRowU8(p *Plan, src []uint8, base, r int) {
 	rows := &p.rows
 	k := rows.Taps.K
 	dst := w.rowU8
-	var hs [][]uint8
-	if a.u8h && p.inC == 1 {
-		kk := int(rows.Taps.Cnt[r])
-		hs = w.taps[:0]
-		for t := 0; t < kk; t++ {
-			ri := r*k + t
-			s, ok := w.slot(rows.Src[ri])
-			if !ok {
-				row, rb := w.srcRow(p, src, base, ri)
-				p.kern.aaHGray(w.hU8[s], row, rb, a, p)
-			}
-			hs = append(hs, w.hU8[s])
-		}
-		w.taps = hs
-		w.aaVU8(p, dst, hs, r)
-		return
-	}
-	if a.u8h {
-		hs = w.aaWindow(p, a, src, base, r)
+	if a.u8h && p.inC == 3 {
+		hs := w.aaWindow(p, a, src, base, r)
 		n := len(a.cols)
 		if cap(w.vfPl) < 3*n { // a plan with aaU8 is never vertical-first: vfPl is free
 			w.vfPl = make([]uint8, 3*n)
@@ -83,13 +66,17 @@ func (w *worker) aaRowU8(p *Plan, src []uint8, base, r int) {
 		return
 	}
 	kk := int(rows.Taps.Cnt[r])
-	hs = w.taps[:0]
+	hs := w.taps[:0]
 	for t := 0; t < kk; t++ {
 		ri := r*k + t
 		s, ok := w.slot(rows.Src[ri])
 		if !ok {
 			row, rb := w.srcRow(p, src, base, ri)
-			hresizeAAU8(w.hU8[s], row, rb, &p.cols, p.inC, p.strideC)
+			if a.u8h { // gray
+				p.kern.aaHGray(w.hU8[s], row, rb, a, p)
+			} else {
+				hresizeAAU8(w.hU8[s], row, rb, &p.cols, p.inC, p.strideC)
+			}
 		}
 		hs = append(hs, w.hU8[s])
 	}

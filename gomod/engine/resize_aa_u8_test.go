@@ -53,6 +53,20 @@ func randomU8Spec(rng *rand.Rand) (*Spec, string) {
 	return s, layout
 }
 
+// fillExtremes fills src with random bytes and runs of 0 and 255 (the clamps, and sums at the
+// rounding boundaries).
+func fillExtremes(rng *rand.Rand, src []uint8) {
+	for i := range src {
+		src[i] = uint8(rng.Intn(256))
+	}
+	for i := 0; i < len(src); i += 1 + rng.Intn(64) {
+		v := uint8(255 * rng.Intn(2))
+		for k := i; k < min(i+rng.Intn(48), len(src)); k++ {
+			src[k] = v
+		}
+	}
+}
+
 // The uint8 antialias rows (Plan.aaU8: aaRowU8, its SIMD horizontal and vertical kernels) give
 // exactly the general kernels' output (hresizeAAU8, vresizeAAU8) over random specs and sources with
 // runs of 0 and 255 (the clamps and rounding boundaries), under every kernel set the CPU has (the
@@ -82,15 +96,7 @@ func TestAAU8EqualsGeneral(t *testing.T) {
 		}
 		counts[layout]++
 		src := guarded(t, s.In.H*s.In.W*s.In.C, true)
-		for i := range src {
-			src[i] = uint8(rng.Intn(256))
-		}
-		for i := 0; i < len(src); i += 1 + rng.Intn(64) { // runs of extremes
-			v := uint8(255 * rng.Intn(2))
-			for k := i; k < min(i+rng.Intn(48), len(src)); k++ {
-				src[k] = v
-			}
-		}
+		fillExtremes(rng, src)
 		ptr := unsafe.Pointer(unsafe.SliceData(src))
 		general := *p
 		general.aaU8 = nil

@@ -488,11 +488,13 @@ func (w *worker) aaWindow(p *Plan, a *aaPlan, src []uint8, base, r int) [][]uint
 	return hs
 }
 
-// aaLookahead claims the cache slots of up to len(hd) source rows that output row r+1 reads and the
-// cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
+// aaLookahead claims the cache slots of up to len(hd) source rows that output rows r+1 to r+3 read and
+// the cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
 // and their row table entries in ent. Their slots cannot hold a row of r's window, since the ring has 4 slots more than the widest
 // window (worker.prepare). It returns how many it claimed (none for the last output row, or an
-// upscale's shared rows).
+// upscale's shared rows). Why rows past r+1: a mild downscale (1920 -> 1456) needs one or two new
+// rows per output row, which r+1 alone leaves short of aaHRows4W's four (the pair kernel aaHRows then
+// took most of the time).
 func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, ent []int) int {
 	rows := &p.rows
 	k := rows.Taps.K
@@ -506,15 +508,17 @@ func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, ent []int) int {
 	if int(hi-lo) != kk-1 {
 		return 0 // not consecutive rows: no adjacency argument
 	}
-	n, got := r+1, 0
-	for t := 0; t < int(rows.Taps.Cnt[n]) && got < len(hd); t++ {
-		v := rows.Src[n*k+t]
-		if (v <= hi || v > hi+3) && (v >= lo || v < lo-3) {
-			continue
-		}
-		if s, cached := w.slot(v); !cached {
-			hd[got], ent[got] = w.hU8[s], n*k+t
-			got++
+	got := 0
+	for n := r + 1; n <= r+3 && n < len(rows.Taps.Cnt) && got < len(hd); n++ {
+		for t := 0; t < int(rows.Taps.Cnt[n]) && got < len(hd); t++ {
+			v := rows.Src[n*k+t]
+			if (v <= hi || v > hi+3) && (v >= lo || v < lo-3) {
+				continue
+			}
+			if s, cached := w.slot(v); !cached {
+				hd[got], ent[got] = w.hU8[s], n*k+t
+				got++
+			}
 		}
 	}
 	return got

@@ -178,6 +178,10 @@ type aaPlan struct {
 	// u8h: a uint8-row plan's table (Plan.aaU8) whose horizontal pass runs aaWindow (interleaved RGB);
 	// without it only vw and vh are set and the rows take hresizeAAU8 (resize_aa_u8.go)
 	u8h bool
+	// hid: the plan's columns are the identity on interleaved pixels (the width is not resized), the
+	// content row's pixels at byte hoff from a source row's origin: aaRowU8 skips the horizontal pass
+	hid  bool
+	hoff int
 }
 
 // aaNCol is one column of aaHNEON: its first tap's relative byte offset (aaCol.off), its whole

@@ -17,7 +17,8 @@ package engine
 
 // newAAU8 builds the uint8 antialias tables of a kPillow plan the fast path (Plan.aa) and the
 // vertical-first rows (Plan.vfirst) do not take: the vertical weight pairs of every content row
-// (aaVTables) and, for RGB and gray sources whose columns read ascending pixels, the horizontal
+// (aaVTables); where the width is not resized, the identity columns' offset (identityCols: no
+// horizontal pass); else, for RGB and gray sources whose columns read ascending pixels, the horizontal
 // pass's column tables (newAAColumns; interleaved RGB newAAWide and newAAZ, planar RGB and gray
 // aaPlanarTab; aaPlan.u8h). Nil for other plans and for premultiplied ones (their rows are read
 // from the worker's premultiplied buffer: srcRow).
@@ -27,7 +28,9 @@ func newAAU8(p *Plan) *aaPlan {
 		return nil
 	}
 	a := &aaPlan{}
-	if p.inC == 3 || p.inC == 1 {
+	if off, ok := identityCols(p); ok {
+		a.hid, a.hoff = true, off
+	} else if p.inC == 3 || p.inC == 1 {
 		if h := newAAColumns(p); h != nil {
 			a = h
 			a.u8h = true
@@ -47,6 +50,47 @@ func newAAU8(p *Plan) *aaPlan {
 	return a
 }
 
+// identityCols reports whether every content column of p is the identity on an interleaved source
+// (one live tap of weight 1, the others 0, reading pixel off+j*inC for column j, channels adjacent),
+// and off: then the horizontal pass would copy the row's bytes [off, off+contentW), which the
+// vertical pass can read in place. Not for YUV sources (their rows are converted into a ring the
+// window need not fit in).
+// Why: PyTorch skips the pass where the width is unchanged; Idefics3's upscale to its encoder canvas
+// (819 x 1456 -> 1092 x 1456) spent 4x torchvision's time in 1-tap columns.
+func identityCols(p *Plan) (int, bool) {
+	ct := &p.cols.Taps
+	if p.yuv != nil || (p.strideC != 1 && p.inC != 1) || len(ct.Cnt) == 0 {
+		return 0, false
+	}
+	k, off := ct.K, 0
+	for j := range ct.Cnt {
+		one := -1
+		for t := 0; t < int(ct.Cnt[j]); t++ {
+			switch ct.WI[j*k+t] {
+			case 0:
+			case 1 << pilPrecisionBits:
+				if one >= 0 {
+					return 0, false
+				}
+				one = t
+			default:
+				return 0, false
+			}
+		}
+		if one < 0 {
+			return 0, false
+		}
+		o := p.cols.Off[j*k+one]
+		if j == 0 {
+			off = o
+		}
+		if o != off+j*p.inC {
+			return 0, false
+		}
+	}
+	return off, true
+}
+
 // aaRowU8 computes content row r (uint8, p.inC channels per pixel, interleaved) into w.rowU8, as
 // resizeRowU8's kPillow case does, on the tables of p.aaU8.
 func (w *worker) aaRowU8(p *Plan, src []uint8, base, r int) {
@@ -54,6 +98,17 @@ func (w *worker) aaRowU8(p *Plan, src []uint8, base, r int) {
 	rows := &p.rows
 	k := rows.Taps.K
 	dst := w.rowU8
+	if a.hid { // the width is not resized: the vertical pass reads the source rows in place
+		kk := int(rows.Taps.Cnt[r])
+		hs := w.taps[:0]
+		for t := 0; t < kk; t++ {
+			rb := base + rows.Off[r*k+t] + a.hoff
+			hs = append(hs, src[rb:rb+len(dst)])
+		}
+		w.taps = hs
+		w.aaVU8(p, dst, hs, r)
+		return
+	}
 	if a.u8h && p.inC == 3 {
 		hs := w.aaWindow(p, a, src, base, r)
 		n := len(a.cols)

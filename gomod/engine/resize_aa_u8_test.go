@@ -25,6 +25,9 @@ func randomU8Spec(rng *rand.Rand) (*Spec, string) {
 	if rng.Intn(4) == 0 {
 		oh, ow = 1+rng.Intn(2*h), 1+rng.Intn(2*w)
 	}
+	if rng.Intn(6) == 0 {
+		ow = w // the width not resized: identityCols
+	}
 	s := &Spec{
 		In:     InputSpec{DType: U8, H: h, W: w, C: c, Strides: st},
 		Pre:    View{0, 0, 1, 1, h, w},
@@ -91,10 +94,17 @@ func TestAAU8EqualsGeneral(t *testing.T) {
 			}
 			t.Fatalf("spec %d (%s) %+v: a kPillow uint8 plan without the uint8 antialias rows", it, layout, s.Resize)
 		}
-		if !p.aaU8.u8h || (p.aaU8.pl != nil) != (layout != "rgb") {
+		ident := s.Resize.W == s.In.W && layout != "planar" && s.Post.SX == 1
+		if p.aaU8.hid != ident {
+			t.Fatalf("spec %d (%s) %+v: identity columns %v, want %v", it, layout, s.Resize, p.aaU8.hid, ident)
+		}
+		if !ident && (!p.aaU8.u8h || (p.aaU8.pl != nil) != (layout != "rgb")) {
 			t.Fatalf("spec %d (%s): horizontal tables u8h=%v planar tables %v", it, layout, p.aaU8.u8h, p.aaU8.pl != nil)
 		}
 		counts[layout]++
+		if ident {
+			counts["identity columns"]++
+		}
 		src := guarded(t, s.In.H*s.In.W*s.In.C, true)
 		fillExtremes(rng, src)
 		ptr := unsafe.Pointer(unsafe.SliceData(src))
@@ -126,7 +136,7 @@ func TestAAU8EqualsGeneral(t *testing.T) {
 			}
 		}
 	}
-	if counts["rgb"] < 20 || counts["gray"] < 10 || counts["planar"] < 10 {
+	if counts["rgb"] < 20 || counts["gray"] < 10 || counts["planar"] < 10 || counts["identity columns"] < 10 {
 		t.Fatalf("too few specs per layout: %v", counts)
 	}
 	if simdEnabled && cpu.AVX2 && caught == 0 {
@@ -179,8 +189,8 @@ func TestAAHGrayEqualsScalar(t *testing.T) {
 		s.In.C, s.In.Strides, s.CMap = 1, [4]int64{0, int64(w), 1, 1}, []int{0}
 		s.Resize.TorchU8 = rng.Intn(2) == 0
 		p, err := NewPlan(s)
-		if err == nil && p.vfirst {
-			continue // Pillow's vertical-first rows: not this path
+		if err == nil && (p.vfirst || p.aaU8 != nil && p.aaU8.hid) {
+			continue // Pillow's vertical-first rows, or no horizontal pass: not this kernel
 		}
 		if err != nil || p.aaU8 == nil || p.aaU8.pl == nil {
 			t.Fatalf("spec %d %+v: plan %v, aaU8 %v", it, s.Resize, err, p != nil && p.aaU8 != nil)

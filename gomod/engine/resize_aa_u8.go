@@ -120,23 +120,33 @@ func (w *worker) aaRowU8(p *Plan, src []uint8, base, r int) {
 		aaInterleave3(dst[:3*n], pl, n)
 		return
 	}
-	kk := int(rows.Taps.Cnt[r])
+	var hs [][]uint8
+	if a.u8h { // gray
+		hs = w.pillowRows(p, src, base, r, func(d, row []uint8, rb int) { p.kern.aaHGray(d, row, rb, a, p) })
+	} else {
+		hs = w.pillowRows(p, src, base, r, func(d, row []uint8, rb int) { hresizeAAU8(d, row, rb, &p.cols, p.inC, p.strideC) })
+	}
+	w.aaVU8(p, dst, hs, r)
+}
+
+// pillowRows returns content row r's horizontal rows in tap order (in w.taps), computing each one the
+// row cache lacks with hrow (the source row read at rb, into the cache row d): the kPillow row loop
+// of resizeRowU8 and aaRowU8. Rows past the filter's support have weight 0 and are skipped (Cnt).
+func (w *worker) pillowRows(p *Plan, src []uint8, base, r int, hrow func(d, row []uint8, rb int)) [][]uint8 {
+	rows := &p.rows
+	k := rows.Taps.K
 	hs := w.taps[:0]
-	for t := 0; t < kk; t++ {
+	for t := 0; t < int(rows.Taps.Cnt[r]); t++ {
 		ri := r*k + t
 		s, ok := w.slot(rows.Src[ri])
 		if !ok {
 			row, rb := w.srcRow(p, src, base, ri)
-			if a.u8h { // gray
-				p.kern.aaHGray(w.hU8[s], row, rb, a, p)
-			} else {
-				hresizeAAU8(w.hU8[s], row, rb, &p.cols, p.inC, p.strideC)
-			}
+			hrow(w.hU8[s], row, rb)
 		}
 		hs = append(hs, w.hU8[s])
 	}
 	w.taps = hs
-	w.aaVU8(p, dst, hs, r)
+	return hs
 }
 
 // aaVU8 is the vertical pass of content row r over the horizontal rows hs into d (vresizeAAU8's

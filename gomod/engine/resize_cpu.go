@@ -40,20 +40,9 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			w.aaRowU8(p, src, base, r)
 			return
 		}
+		hs := w.pillowRows(p, src, base, r, func(d, row []uint8, rb int) { hresizeAAU8(d, row, rb, cols, c, sc) })
 		k := rows.Taps.K
-		kk := int(rows.Taps.Cnt[r]) // rows past the filter's support have weight 0: skip them
-		hs := w.taps[:0]
-		for t := 0; t < kk; t++ {
-			ri := r*k + t
-			s, ok := w.slot(rows.Src[ri])
-			if !ok {
-				row, rb := w.srcRow(p, src, base, ri)
-				hresizeAAU8(w.hU8[s], row, rb, cols, c, sc)
-			}
-			hs = append(hs, w.hU8[s])
-		}
-		w.taps = hs
-		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+kk], w.acc)
+		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+len(hs)], w.acc)
 	case kFloat:
 		w.resizeRowFloatU8(p, src, base, r)
 	default: // bilinear, OpenCV arithmetic

@@ -260,6 +260,7 @@ type worker struct {
 	taps   [][]uint8 // the cached rows one antialiased output row reads
 	aaRows [][]uint8 // the same for the fast antialias path (resize_aa.go)
 	aaEdge []byte    // copies of the image's edge rows for aaHRows4W
+	aaTail [][]uint8 // the rows' columns past vresizeAAU8Paired's (aaVU8)
 	acc    []int32   // vertical sums of one antialiased row
 	vfU8   []uint8   // a vertical-first Pillow row before its horizontal pass (vfirstRowU8)
 	vfAcc  []int32   // its sums
@@ -279,7 +280,7 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 	if w.plan != p {
 		contentW := (p.cols.Hi - p.cols.Lo) * p.inC
 		w.ring = p.rows.Taps.K + 1
-		if p.aa != nil {
+		if p.aa != nil || p.aaU8 != nil {
 			w.ring += 3 // the fast antialias path computes up to 3 rows ahead (aaLookahead)
 		}
 		w.keys = make([]int32, w.ring)

@@ -48,6 +48,7 @@ type Plan struct {
 	gpu               *planGPU  // the GPU-only tables, built on the plan's first GPU use (gpu/stage.go)
 	est               PlanBytes
 	aa                *aaPlan   // set when the plan qualifies for the fast antialias path (resize_aa.go)
+	aaU8              *aaPlan   // the uint8-row antialias tables of the kPillow plans aa does not take (resize_aa_u8.go)
 	kern              kernelSet // the row kernels it runs, chosen once (kernels.go)
 	// vfirst: a uint8 Pillow plan whose vertical pass runs first (pillowVerticalFirst), the element
 	// offsets [lo, hi) its horizontal pass reads within a row, its vertical weight pairs per content
@@ -224,6 +225,10 @@ func EstimatePlan(s *Spec) PlanBytes {
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
 			scratch += (float64(s.In.W)*px + 64) * 5
 			scratch += 32 + float64(min(s.Post.W, s.Resize.W))*3 // its spare bytes and the planar horizontal result (worker.vfPl)
+		} else {
+			// the uint8 antialias rows (aaRowU8): the window's rows (worker.aaRows, one spare), the
+			// vertical pass's tails (aaTail) and the planar row (vfPl)
+			scratch += (2*kr+1)*24 + contentW
 		}
 	}
 	if s.In.YUV != nil {
@@ -330,6 +335,7 @@ func NewPlan(s *Spec) (*Plan, error) {
 	}
 	p.fast = newFastPlan(p)
 	p.aa = newAAPlan(p)
+	p.aaU8 = newAAU8(p)
 	p.vfH = newAAVFirst(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {
 		c.contiguous = true

@@ -175,6 +175,13 @@ type aaPlan struct {
 	ncols []aaNCol
 	nw    []int32 // per column its weights in groups of 8 taps, zero past its taps
 	nend  []int32 // per column the furthest relative end of its 24-byte loads and all before it
+	// u8h: a uint8-row plan's table (Plan.aaU8) whose horizontal pass runs aaWindow (interleaved RGB);
+	// without it only vw and vh are set and the rows take hresizeAAU8 (resize_aa_u8.go)
+	u8h bool
+	// hid: the plan's columns are the identity on interleaved pixels (the width is not resized), the
+	// content row's pixels at byte hoff from a source row's origin: aaRowU8 skips the horizontal pass
+	hid  bool
+	hoff int
 }
 
 // aaNCol is one column of aaHNEON: its first tap's relative byte offset (aaCol.off), its whole
@@ -249,13 +256,14 @@ func newAAVFirst(p *Plan) *aaPlan {
 
 // newAAColumns builds the fast horizontal pass's column tables for the plan's content columns
 // (aaPlan.cols, chunks, minOff, winEnd, hs, planar): nil unless each column reads ascending pixels.
+// The chunks are the interleaved RGB kernels'; planar and gray plans read cols with aaPlanarTab.
 func newAAColumns(p *Plan) *aaPlan {
 	ct := &p.cols.Taps
 	k := ct.K
 	a := &aaPlan{cols: make([]aaCol, len(ct.Cnt)), planar: p.strideC != 1, strideC: p.strideC, hs: splitOf(ct.WI)}
 	step := 3 // interleaved RGB: 3-byte pixels
-	if a.planar {
-		step = 1 // planar: 1-byte pixels per channel plane
+	if a.planar || p.inC == 1 {
+		step = 1 // planar: 1-byte pixels per channel plane; gray (aaHGray): 1-byte pixels
 	}
 	first := true
 	for j := range a.cols {
@@ -378,10 +386,34 @@ func (a *aaPlan) edgeStride() int { return a.wideEnd + 4 }
 func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	a := p.aa
 	r := y - p.rows.Lo
+	hs := w.aaWindow(p, a, b.srcU8, base, r)
+	n := p.OutW
+	rows := &p.rows
+	k, kk := rows.Taps.K, len(hs)
+	plane := p.OutH * p.OutW
+	o := img*p.OutImageElems() + y*p.OutW
+	wv := rows.Taps.WI[r*k : r*k+kk]
+	pw, vh := a.vw[r], a.vh[r] // aaVPairs' layout, laid out once per plan (newAAPlan)
+	nt := p.norm
+	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
+	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
+	if p.kern.aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
+		return
+	}
+	for c := 0; c < 3; c++ {
+		p.kern.aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+	}
+}
+
+// aaWindow computes the horizontal pass (a's tables: planar rows, channel c at c*len(a.cols)) of
+// the source rows content row r's vertical taps read and the worker's row cache lacks, in groups of
+// four with lookahead (aaLookahead), and returns the window's rows in tap order; for an odd window
+// the slice's spare capacity holds its last row again (aaVRow3 and vresizeAAU8Paired read it as the
+// zero-weight partner of the last pair). src is the source (a YUV plan's rows are converted first).
+func (w *worker) aaWindow(p *Plan, a *aaPlan, src []uint8, base, r int) [][]uint8 {
 	rows := &p.rows
 	k := rows.Taps.K
 	kk := int(rows.Taps.Cnt[r])
-	n := p.OutW
 	if cap(w.aaRows) < kk+1 { // one to spare: aaVRow3 repeats an odd window's last row there
 		w.aaRows = make([][]uint8, kk+1)
 	}
@@ -396,10 +428,10 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	flush := func() {
 		if a.planar { // planar rows go in pairs (aaHPlanarRows); no lookahead
 			for q := 0; q+1 < nm; q += 2 {
-				p.kern.aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], b.srcU8, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
+				p.kern.aaHPlanarRows(hs[missing[q]], hs[missing[q+1]], src, base+rows.Off[r*k+missing[q]], base+rows.Off[r*k+missing[q+1]], a, p)
 			}
 			if nm%2 == 1 {
-				p.kern.aaHPlanarRows(hs[missing[nm-1]], nil, b.srcU8, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
+				p.kern.aaHPlanarRows(hs[missing[nm-1]], nil, src, base+rows.Off[r*k+missing[nm-1]], 0, a, p)
 			}
 			nm = 0
 			return
@@ -415,14 +447,14 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 			// row needs a number of new rows that is rarely a multiple of 4)
 			m += w.aaLookahead(p, r, kk, hd[m:], ent[m:])
 		}
-		src := b.srcU8
+		hsrc := src
 		if p.yuv != nil {
 			// the rows converted into the worker's buffer (their slots cannot evict one another:
 			// yuvPlan.ring), which the kernels then read as they read the source
 			for q := range m {
-				ho[q] = w.yuvAt(p, b.srcU8, base, ent[q])
+				ho[q] = w.yuvAt(p, src, base, ent[q])
 			}
-			src = w.yuvBuf
+			hsrc = w.yuvBuf
 		} else {
 			for q := range m {
 				ho[q] = base + rows.Off[ent[q]]
@@ -430,16 +462,16 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 		}
 		switch m {
 		case 4:
-			if !p.kern.aaHRows4W(&hd, &ho, src, a, p, w.aaEdge) {
-				p.kern.aaHRows4(&hd, &ho, src, a, p)
+			if !p.kern.aaHRows4W(&hd, &ho, hsrc, a, p, w.aaEdge) {
+				p.kern.aaHRows4(&hd, &ho, hsrc, a, p)
 			}
 		case 3:
-			p.kern.aaHRows(hd[0], hd[1], src, ho[0], ho[1], a, p)
-			p.kern.aaHRows(hd[2], nil, src, ho[2], 0, a, p)
+			p.kern.aaHRows(hd[0], hd[1], hsrc, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[2], nil, hsrc, ho[2], 0, a, p)
 		case 2:
-			p.kern.aaHRows(hd[0], hd[1], src, ho[0], ho[1], a, p)
+			p.kern.aaHRows(hd[0], hd[1], hsrc, ho[0], ho[1], a, p)
 		case 1:
-			p.kern.aaHRows(hd[0], nil, src, ho[0], 0, a, p)
+			p.kern.aaHRows(hd[0], nil, hsrc, ho[0], 0, a, p)
 		}
 		nm = 0
 	}
@@ -457,26 +489,16 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	if kk%2 == 1 {
 		w.aaRows[kk] = hs[kk-1] // aaVRow3's last pair reads it (the second row's weight is zero)
 	}
-	plane := p.OutH * p.OutW
-	o := img*p.OutImageElems() + y*p.OutW
-	wv := rows.Taps.WI[r*k : r*k+kk]
-	pw, vh := a.vw[r], a.vh[r] // aaVPairs' layout, laid out once per plan (newAAPlan)
-	nt := p.norm
-	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
-	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
-	if p.kern.aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
-		return
-	}
-	for c := 0; c < 3; c++ {
-		p.kern.aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
-	}
+	return hs
 }
 
-// aaLookahead claims the cache slots of up to len(hd) source rows that output row r+1 reads and the
-// cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
+// aaLookahead claims the cache slots of up to len(hd) source rows that output rows r+1 to r+3 read and
+// the cache lacks, within 3 rows past row r's window (rows [lo, hi] of its kk taps), and stores them in hd
 // and their row table entries in ent. Their slots cannot hold a row of r's window, since the ring has 4 slots more than the widest
 // window (worker.prepare). It returns how many it claimed (none for the last output row, or an
-// upscale's shared rows).
+// upscale's shared rows). Why rows past r+1: a mild downscale (1920 -> 1456) needs one or two new
+// rows per output row, which r+1 alone leaves short of aaHRows4W's four (the pair kernel aaHRows then
+// took most of the time).
 func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, ent []int) int {
 	rows := &p.rows
 	k := rows.Taps.K
@@ -490,15 +512,17 @@ func (w *worker) aaLookahead(p *Plan, r, kk int, hd [][]uint8, ent []int) int {
 	if int(hi-lo) != kk-1 {
 		return 0 // not consecutive rows: no adjacency argument
 	}
-	n, got := r+1, 0
-	for t := 0; t < int(rows.Taps.Cnt[n]) && got < len(hd); t++ {
-		v := rows.Src[n*k+t]
-		if (v <= hi || v > hi+3) && (v >= lo || v < lo-3) {
-			continue
-		}
-		if s, cached := w.slot(v); !cached {
-			hd[got], ent[got] = w.hU8[s], n*k+t
-			got++
+	got := 0
+	for n := r + 1; n <= r+3 && n < len(rows.Taps.Cnt) && got < len(hd); n++ {
+		for t := 0; t < int(rows.Taps.Cnt[n]) && got < len(hd); t++ {
+			v := rows.Src[n*k+t]
+			if (v <= hi || v > hi+3) && (v >= lo || v < lo-3) {
+				continue
+			}
+			if s, cached := w.slot(v); !cached {
+				hd[got], ent[got] = w.hU8[s], n*k+t
+				got++
+			}
 		}
 	}
 	return got

@@ -214,15 +214,7 @@ func TestAAHRowsEqualScalarRandom(t *testing.T) {
 		tried++
 		rs := s.In.W * 3
 		src := guarded(t, s.In.H*rs, true) // exactly the image, against a guard page: the last rows take the scalar kernel
-		for i := range src {
-			src[i] = uint8(rng.Intn(256))
-		}
-		for i := 0; i < len(src); i += 1 + rng.Intn(64) { // runs of extremes
-			v := uint8(255 * rng.Intn(2))
-			for k := i; k < min(i+rng.Intn(48), len(src)); k++ {
-				src[k] = v
-			}
-		}
+		fillExtremes(rng, src)
 		n := p.OutW
 		edge := guarded(t, 4*p.aa.edgeStride(), true) // the last slot against a guard page: an over-read faults
 		check := func(a *aaPlan, wideOnly bool, modes []aaHMode) bool {

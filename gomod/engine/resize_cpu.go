@@ -36,20 +36,13 @@ func (w *worker) resizeRowU8(p *Plan, src []uint8, base, r int) {
 			w.vfirstRowU8(p, src, base, r)
 			return
 		}
-		k := rows.Taps.K
-		kk := int(rows.Taps.Cnt[r]) // rows past the filter's support have weight 0: skip them
-		hs := w.taps[:0]
-		for t := 0; t < kk; t++ {
-			ri := r*k + t
-			s, ok := w.slot(rows.Src[ri])
-			if !ok {
-				row, rb := w.srcRow(p, src, base, ri)
-				hresizeAAU8(w.hU8[s], row, rb, cols, c, sc)
-			}
-			hs = append(hs, w.hU8[s])
+		if p.aaU8 != nil {
+			w.aaRowU8(p, src, base, r)
+			return
 		}
-		w.taps = hs
-		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+kk], w.acc)
+		hs := w.pillowRows(p, src, base, r, func(d, row []uint8, rb int) { hresizeAAU8(d, row, rb, cols, c, sc) })
+		k := rows.Taps.K
+		vresizeAAU8(dst, hs, rows.Taps.WI[r*k:r*k+len(hs)], w.acc)
 	case kFloat:
 		w.resizeRowFloatU8(p, src, base, r)
 	default: // bilinear, OpenCV arithmetic

@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tqdm import tqdm
 
     from ._benchsuite import cold, decode, images, impls, imagenet_eval, machine, profiler, report, scenarios, targets
-    from ._benchsuite import train
+    from ._benchsuite import train, zoo
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -235,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(report.overhead_lines(overhead) + [""])
             converted = imagenet_eval.run(threads, settings)  # issue 13: from_torchvision vs torchvision
             say(imagenet_eval.lines(converted) + [""])
+            zoo_res = zoo.run(threads, settings)  # issue 40: from_hf vs HF's fast and PIL processors
+            say(zoo.lines(zoo_res) + [""])
             decoded = decode.run(threads, settings, ("480p",) if args.quick else tuple(decode.SIZES))  # issue 26
             say(decode.lines(decoded) + [""])
             cold_res = cold.run(threads, settings)  # issue 13: distinct images vs the copy-bandwidth bound
@@ -262,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cold=find(grid, "512cold", 1),
     )
     results += imagenet_eval.targets(converted)
+    results += zoo.targets(zoo_res)
     results += decode.targets(decoded)
     results += cold.targets(cold_res)
     results += profiler.targets(prof_cost)
@@ -301,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         load=run_load,
     )
     data["imagenet_eval"] = converted.as_dict()
+    data["zoo"] = zoo_res.as_dict()
     data["decode"] = decoded.as_dict()
     data["cold"] = cold_res.as_dict()
     data["profiler_cost"] = prof_cost.as_dict()

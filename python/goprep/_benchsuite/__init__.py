@@ -9,6 +9,7 @@ Modules:
 - ``scenarios`` -- the throughput grid, the serving scenario and the per-call overhead probe.
 - ``targets``   -- the PASS/FAIL performance targets.
 - ``report``    -- text tables, JSON and the PNG chart.
+- ``zoo``       -- issue 40: ``from_hf`` vs Hugging Face's fast and PIL image processors (Qwen2-VL, ...).
 - ``train``     -- issue 36: training batches from JPEG files, goprep's loader vs torchvision and DALI.
 
 Nothing here is imported by ``import goprep``; the heavy optional dependencies (cv2, PIL, skimage,

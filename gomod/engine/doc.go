@@ -16,7 +16,8 @@
 //     copied into the plan (Plan.kern). Where a plan qualifies, the tables of a fast path:
 //     fastPlan (resize_fast.go: uint8 RGB bilinear, OpenCV's arithmetic) or aaPlan (resize_aa.go:
 //     Pillow / PyTorch uint8 antialias; resize_aa_planar.go for planar sources, resize_aa_vnni.go
-//     for aaHRowsZ's tables).
+//     for aaHRowsZ's tables), or aaU8 (resize_aa_u8.go: the same arithmetic for uint8 results and
+//     padded canvases the fused CHW path does not take).
 //  3. Rows (cpu.go, backend.go): CPU.Run splits a call into bands of output rows over NumThreads
 //     workers (a call with encoded sources, Job.Enc, gives each worker whole images instead: it
 //     decodes one into its reused decode buffer, then runs the plan on it; decode_job.go, with the
@@ -42,6 +43,8 @@
 //     twin.
 //   - the planar antialias pass: resize_aa_planar_amd64.go / resize_aa_planar_other.go (arm64
 //     too); scalar aaHPlanar.
+//   - the gray antialias horizontal pass of aaU8: resize_aa_gray_amd64.go / resize_aa_gray_other.go
+//     (arm64 too); scalar aaHGrayScalar.
 //   - the float normalisation (emitF32, three channels): normalize_arm64.go (+ .s: normCHW3NEON,
 //     normHWC3NEON) / normalize_other.go; scalar normCHW3Scalar, normHWC3Scalar (normalize_cpu.go).
 //   - CPU features: cpufeat_amd64.go (+ .s) / cpufeat_arm64.go / cpufeat_other.go.

@@ -11,6 +11,14 @@ to 0.92 / 1.36 ms of CPU per raw request (two alternated runs, loaded 2-core mac
 page faults per request left (perf stat). It is the tuning any Python service handling large messages
 would apply (the same as ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in its environment);
 it costs address space that stays mapped (a few tens of MB), not speed.
+
+With blocks that large kept, each malloc arena holds on to the high-water mark of what its threads
+freed, and glibc makes up to 8 arenas per core (the worker threads, REST's encoding threads, gRPC's
+own): over a soak the arenas' resident part kept growing as freed blocks were reused in other
+places (REST: 24 -> 165 MB in 100 s, the server's RSS +18%). The arenas are capped at one per core
+(``arenas``, at least 2), so freed blocks are shared: the same soak kept them at 54 MB, flat after
+26 s, RSS +4% (docs/perf/2026-12-06-serve-rss.md). Threads then share an arena's lock, held for a
+block's bookkeeping only.
 """
 
 from __future__ import annotations
@@ -19,13 +27,17 @@ import ctypes
 import ctypes.util
 import sys
 
+import os
+
 # mallopt parameter numbers (glibc malloc.h)
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
-SETTINGS = {"mmap_threshold": 16 << 20, "trim_threshold": 256 << 20, "top_pad": 16 << 20}
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -2, -3, -8
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+SETTINGS = {"mmap_threshold": 16 << 20, "trim_threshold": 256 << 20, "top_pad": 16 << 20, "arenas": max(2, _CORES)}
 
 
 def tune() -> bool:
-    """Apply SETTINGS with mallopt; True when glibc took all three (False elsewhere: musl, macOS)."""
+    """Apply SETTINGS with mallopt (before the server starts its threads: the arena cap applies to
+    arenas made after it); True when glibc took all four (False elsewhere: musl, macOS)."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -36,4 +48,5 @@ def tune() -> bool:
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     ok = mallopt(_M_MMAP_THRESHOLD, SETTINGS["mmap_threshold"]) == 1
     ok = mallopt(_M_TRIM_THRESHOLD, SETTINGS["trim_threshold"]) == 1 and ok
+    ok = mallopt(_M_ARENA_MAX, SETTINGS["arenas"]) == 1 and ok
     return mallopt(_M_TOP_PAD, SETTINGS["top_pad"]) == 1 and ok

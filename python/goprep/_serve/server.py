@@ -289,10 +289,11 @@ def main(argv: List[str]) -> int:
     args = p.parse_args(argv)
     _check(p, args)
     logging.basicConfig(level=logging.INFO, format="goprep serve: %(levelname)s %(message)s")
+    trim = False
     if args.tune_malloc:
         from .malloc import tune
 
-        tune()
+        trim = tune()  # glibc: its heaps trimmed while serving (_trim_malloc)
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval)
     if args.profile or args.metrics_port is not None:
@@ -315,7 +316,7 @@ def main(argv: List[str]) -> int:
     except ValueError as e:
         print(f"goprep serve: {e}", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(args, engine, metrics, registry))
+    return asyncio.run(_serve(args, engine, metrics, registry, trim))
 
 
 # grpc.health.v1.Health service names (Kubernetes' gRPC probes call Health/Check): "live" answers
@@ -337,7 +338,18 @@ async def _add_health(server: Any) -> Any:
     return hs
 
 
-async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any) -> int:
+async def _trim_malloc() -> None:
+    """Every malloc.TRIM_SECONDS, the free pages of malloc's heaps back to the OS (on a thread: it
+    walks the heaps under their locks), so fragments kept by --tune-malloc cannot creep up RSS."""
+    from .malloc import TRIM_SECONDS, trim
+
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(TRIM_SECONDS)
+        await loop.run_in_executor(None, trim)
+
+
+async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any, trim: bool = False) -> int:
     import grpc
 
     from . import logfilter
@@ -410,6 +422,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
     if http_port is not None:
         line += f" http={bind_address(args.host, http_port)}"
     print(line, flush=True)
+    trimmer = loop.create_task(_trim_malloc()) if trim else None
     try:
         await stop.wait()
         for name in HEALTH_READY:  # readiness probes fail at once; liveness stays
@@ -420,6 +433,9 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
             await rest.stop()
     finally:
         quit_watch.set()
+        if trimmer is not None:
+            trimmer.cancel()
+            await asyncio.gather(trimmer, return_exceptions=True)
         await svc.close()
         if httpd is not None:
             httpd.shutdown()

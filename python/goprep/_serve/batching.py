@@ -168,6 +168,7 @@ class Batcher:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None  # its CancelledError's traceback holds the loop's frame, and so this batcher
 
     async def _loop(self) -> None:
         """Form a batch whenever a worker is free, and start it."""
@@ -181,6 +182,9 @@ class Batcher:
                 free.release()
                 raise
             t = asyncio.get_running_loop().create_task(self._execute(batch))
+            # The entries are their execution's now: this frame, parked at the next acquire, must not
+            # keep the last batch (its requests and errors) alive, nor tie it to this task at close.
+            del batch
             self._running.add(t)  # a reference, so the task is not collected while it runs
             t.add_done_callback(self._running.discard)
 

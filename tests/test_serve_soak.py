@@ -2,8 +2,8 @@
 127.0.0.1: valid, malformed, bomb and cancelled requests mixed (goprep._serve.soak), without and with
 dynamic batching. The server runs in its own process and is always stopped (bench.server_process).
 Asserts the soak's three results: no crash, no wrong reply (each valid one equal to the in-process
-pipeline, each bad one its documented status), server RSS flat within 10% after warm-up (without
-batching: with it the RSS growth is reported, not asserted, an open finding; see test_soak_60s)."""
+pipeline, each bad one its documented status), server RSS flat within 10% after warm-up, with and
+without batching."""
 
 import pytest
 
@@ -59,11 +59,7 @@ def test_soak_60s(proto, delay):
         assert r["server_tracebacks"] == 0, r["server_first_tracebacks"]
     if delay is not None:  # dynamic batching was in effect: fewer executions than requests answered
         assert sum(r["batch_sizes"].values()) < r["codes"]["OK"], (r["batch_sizes"], report)
-        # RSS is not held flat here: with batching the server's RSS saw-tooths (450-890 MB over the
-        # 10-minute run, +19% between its first and last minute; +20% in a CI run's 60 s), an open
-        # finding of issue 41 (docs/perf/2026-12-06-serve-soak.md); reported, not asserted
-        print(report)
-        return
-    # RSS flat
+    # RSS flat (with batching too since failed requests stopped leaving reference cycles that held
+    # their batch's requests and replies: docs/perf/2026-12-06-serve-rss.md)
     assert r["growth"] is not None and r["growth"] <= soak.RSS_GROWTH, report
     assert r["passed"]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import BadRequest, OverLimit
+from .errors import BadRequest, OverLimit, detached
 
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(us|µs|ms|s)?\s*$")
 MAX_DELAY_US = 60_000_000  # 60 s: longer would only hold requests back
@@ -65,18 +65,18 @@ def fused_files(prep: Any, groups: List[List[bytes]], max_pixels: int) -> Tuple[
         except (BadRequest, OverLimit) as e:
             j = getattr(e, "request", None)
             if len(live) == 1:
-                failed[live[0]] = e
+                failed[live[0]] = detached(e)
                 return None, [], failed
             if j is None:
                 break
-            failed[live.pop(j)] = e
+            failed[live.pop(j)] = detached(e)
     parts, ok = [], []
     for g in live:  # one call each
         try:
             parts.append(prep.files(groups[g], max_pixels))
             ok.append(g)
         except (BadRequest, OverLimit) as e:
-            failed[g] = e
+            failed[g] = detached(e)
     return (np.concatenate(parts) if parts else None), ok, failed
 
 
@@ -153,6 +153,9 @@ class Batcher:
                 self.queue.remove(e)
                 self.waiting_items -= items
                 self._counted()
+            # The entry's future holds the error being raised, whose traceback holds this frame: a
+            # reference cycle (with the request) unless the frame lets go of the entry.
+            del e
 
     def flush(self) -> None:
         """Run what waits at once from now on (shutdown's drain)."""
@@ -165,6 +168,7 @@ class Batcher:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None  # its CancelledError's traceback holds the loop's frame, and so this batcher
 
     async def _loop(self) -> None:
         """Form a batch whenever a worker is free, and start it."""
@@ -178,6 +182,9 @@ class Batcher:
                 free.release()
                 raise
             t = asyncio.get_running_loop().create_task(self._execute(batch))
+            # The entries are their execution's now: this frame, parked at the next acquire, must not
+            # keep the last batch (its requests and errors) alive, nor tie it to this task at close.
+            del batch
             self._running.add(t)  # a reference, so the task is not collected while it runs
             t.add_done_callback(self._running.discard)
 

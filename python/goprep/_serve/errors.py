@@ -28,3 +28,18 @@ class TooLarge(OverLimit):
 
 class NotFound(ValueError):
     """The request names a model (or version) this server does not serve: NOT_FOUND."""
+
+
+def detached(e: BaseException) -> BaseException:
+    """``e``, to be kept and answered later (a batch's result for one request), without a reference to
+    the frame that caught it: a request error (the classes above, answered by its message alone, never
+    logged) keeps no traceback and no implicit chain; any other keeps its traceback from the frame
+    below the catching one (what the server's log shows). Why: kept in a list that the catching frame
+    also holds, its traceback would close a reference cycle through that frame's locals, holding every
+    request, tensor and reply of the batch until the garbage collector's next full pass, hundreds of
+    MB under load (docs/perf/2026-12-06-serve-rss.md)."""
+    if isinstance(e, (BadRequest, OverLimit, NotFound)):
+        e.__context__ = None
+        return e.with_traceback(None)
+    tb = e.__traceback__
+    return e.with_traceback(tb.tb_next if tb is not None else None)

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import protocol
 from .decode import decode_images
-from .errors import BadRequest, NotFound, OverLimit, TooLarge
+from .errors import BadRequest, NotFound, OverLimit, TooLarge, detached
 from .batching import fused_files
 from .triton import EXTENSIONS, INPUTS, TensorSpec, Timing, model_config, repository_index
 
@@ -190,7 +190,10 @@ class Engine:
         BadRequest, OverLimit, NotFound, or anything the preprocessing or model raised."""
         (res,), timing = self.run_batch([req])
         if isinstance(res, BaseException):
-            raise res
+            try:
+                raise res
+            finally:
+                res = None  # this frame, in the error's traceback, must not hold it (a reference cycle)
         return res, timing
 
     def run_batch(self, reqs: Sequence[Any]) -> Tuple[List[Any], Timing]:
@@ -217,7 +220,7 @@ class Engine:
             try:
                 live.append((k, self.parse(req)))
             except Exception as e:  # noqa: BLE001 - this request's error, answered to it alone
-                results[k] = e
+                results[k] = detached(e)
         parsed = time.perf_counter_ns()  # Triton's compute_input ends here
         prep = self.prep
         fused = prep is not None and prep.fused
@@ -228,7 +231,7 @@ class Engine:
                 try:
                     p.images = decode(p.images, self.limits.max_pixels)
                 except Exception as e:  # noqa: BLE001 - as above
-                    results[k] = e
+                    results[k] = detached(e)
                     continue
             kept.append((k, p))
         live = kept
@@ -247,7 +250,7 @@ class Engine:
                 if enc:
                     batch, ok, failed = fused_files(prep, [p.images for _, p in enc], self.limits.max_pixels)
                     for j, e in failed.items():
-                        results[enc[j][0]] = e
+                        results[enc[j][0]] = e  # detached by fused_files
                     at = 0
                     for j in ok:
                         n = len(enc[j][1].images)
@@ -265,8 +268,9 @@ class Engine:
                     outs = self._model(batch)
             t3 = time.perf_counter_ns()
         except Exception as e:  # noqa: BLE001 - the whole execution failed: every request in it
+            err = detached(e)
             for k, _ in live:
-                results[k] = e
+                results[k] = err
             live, outs = [], {}
         if st is not None and live:
             st["decode"].observe((t1 - t0) / 1e9)
@@ -460,5 +464,10 @@ class Servicer:
 
         out = await self.service.infer(read)
         if out.code != "OK":
-            await ctx.abort(grpc.StatusCode[out.code], out.message)
+            # The status set and no reply (grpc.aio sends none for a non-OK code) rather than
+            # ctx.abort, whose AbortError grpc.aio keeps in a reference cycle with the call's state:
+            # garbage for the collector's next pass, per failed call.
+            ctx.set_code(grpc.StatusCode[out.code])
+            ctx.set_details(out.message)
+            return None
         return out.reply

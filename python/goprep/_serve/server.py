@@ -169,7 +169,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--switch-interval", type=_positive, default=None, metavar="S",
                    help="sys.setswitchinterval for the server (default Python's 0.005 s); see docs/SERVING.md")
     p.add_argument("--no-tune-malloc", dest="tune_malloc", action="store_false",
-                   help="keep glibc's default malloc settings (default: keep ~1 MB request buffers in the heap, malloc.py)")
+                   help="keep glibc's default malloc settings (default: keep ~1 MB request buffers in the heap, "
+                        "one arena per core, free pages trimmed every 5 s: malloc.py)")
     p.add_argument("--profile", action="store_true", help="turn goprep's profiler on (implied by --metrics-port)")
     p.add_argument("--max-seconds", type=_ranged(float, 0, 1e9), default=0, metavar="S",
                    help="exit after this long (default 0: run until stopped)")
@@ -289,10 +290,11 @@ def main(argv: List[str]) -> int:
     args = p.parse_args(argv)
     _check(p, args)
     logging.basicConfig(level=logging.INFO, format="goprep serve: %(levelname)s %(message)s")
+    trim = False
     if args.tune_malloc:
         from .malloc import tune
 
-        tune()
+        trim = tune()  # glibc: its heaps trimmed while serving (_trim_malloc)
     if args.switch_interval is not None:
         sys.setswitchinterval(args.switch_interval)
     if args.profile or args.metrics_port is not None:
@@ -315,7 +317,7 @@ def main(argv: List[str]) -> int:
     except ValueError as e:
         print(f"goprep serve: {e}", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(args, engine, metrics, registry))
+    return asyncio.run(_serve(args, engine, metrics, registry, trim))
 
 
 # grpc.health.v1.Health service names (Kubernetes' gRPC probes call Health/Check): "live" answers
@@ -337,7 +339,18 @@ async def _add_health(server: Any) -> Any:
     return hs
 
 
-async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any) -> int:
+async def _trim_malloc() -> None:
+    """Every malloc.TRIM_SECONDS, the free pages of malloc's heaps back to the OS (on a thread: it
+    walks the heaps under their locks), so fragments kept by --tune-malloc cannot creep up RSS."""
+    from .malloc import TRIM_SECONDS, trim
+
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(TRIM_SECONDS)
+        await loop.run_in_executor(None, trim)
+
+
+async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: Any, trim: bool = False) -> int:
     import grpc
 
     from . import logfilter
@@ -410,6 +423,7 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
     if http_port is not None:
         line += f" http={bind_address(args.host, http_port)}"
     print(line, flush=True)
+    trimmer = loop.create_task(_trim_malloc()) if trim else None
     try:
         await stop.wait()
         for name in HEALTH_READY:  # readiness probes fail at once; liveness stays
@@ -420,6 +434,9 @@ async def _serve(args: argparse.Namespace, engine: Any, metrics: Any, registry: 
             await rest.stop()
     finally:
         quit_watch.set()
+        if trimmer is not None:
+            trimmer.cancel()
+            await asyncio.gather(trimmer, return_exceptions=True)
         await svc.close()
         if httpd is not None:
             httpd.shutdown()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Optional, Sequence, Tuple
 
 from .batching import Batcher
-from .errors import BadRequest, NotFound, OverLimit, TooLarge
+from .errors import BadRequest, NotFound, OverLimit, TooLarge, detached
 from .triton import Stats
 
 log = logging.getLogger("goprep.serve")
@@ -56,6 +56,22 @@ def status_of(e: BaseException) -> Tuple[str, str]:
     if isinstance(e, asyncio.TimeoutError):
         return "DEADLINE_EXCEEDED", "body_timeout"
     return "INTERNAL", ""
+
+
+async def _caught(read: Callable[[], Awaitable[Any]]) -> Any:
+    """``read()``'s request, or the request error it raised (BadRequest, OverLimit, a lost
+    connection) as the value, without its traceback. Raised out of asyncio.wait_for's task instead,
+    the error would hold that task through wait_for's frame in its traceback, and the reader's frames
+    (the request, its connection, the body read so far) with it: a reference cycle per bad request,
+    freed only by the garbage collector (aiohttp also keeps a lost connection's error in the
+    request's stream)."""
+    try:
+        return await read()
+    except (BadRequest, OverLimit) as e:
+        return detached(e)
+    except ConnectionError as e:
+        e.__context__ = None
+        return e.with_traceback(None)
 
 
 class State:
@@ -121,14 +137,15 @@ class Service:
                 out = Outcome("UNAVAILABLE", DRAINING_MESSAGE)
                 return out
             try:
-                req = await asyncio.wait_for(read(), lim.body_timeout)
-            except (asyncio.TimeoutError, BadRequest, OverLimit) as e:
-                code, reason = status_of(e)
-                msg = str(e) if code != "DEADLINE_EXCEEDED" else (
-                    f"the request's body did not arrive within {lim.body_timeout:g} s")
+                req = await asyncio.wait_for(_caught(read), lim.body_timeout)
+            except asyncio.TimeoutError:
+                req = None
+            if req is None or isinstance(req, (BadRequest, OverLimit)):
+                code, reason = status_of(req) if req is not None else ("DEADLINE_EXCEEDED", "body_timeout")
+                msg = str(req) if req is not None else f"the request's body did not arrive within {lim.body_timeout:g} s"
                 out = Outcome(code, msg, reason)
                 return out
-            except ConnectionError:  # the client went away while its request arrived (REST: mid-body)
+            if isinstance(req, ConnectionError):  # the client went away while its request arrived (REST: mid-body)
                 out = Outcome("CANCELLED", "the client closed its connection before its request arrived")
                 return out
             arrived = time.perf_counter_ns()

@@ -35,7 +35,7 @@ from .imagenet_eval import EvalResult
 from .impls import MEAN, STD, Threads
 from .scenarios import Settings
 from .targets import NOT_RUN, Target, _judge
-from .timing import Entry, Stats, calibrate, interleave
+from .timing import calibrated, measure
 
 SIZES = {"1080p": (1080, 1920), "480p": (480, 640)}
 BATCH = 64
@@ -168,13 +168,8 @@ def run(threads: Threads, settings: Settings, sizes: tuple[str, ...] = tuple(SIZ
             if worst > 0:
                 res.error = f"{size} goprep-exact differs from cv2-imdecode+goprep by {worst:.3g}; not timed"
                 return res
-        entries = []
-        for key, (fn, xs, per_call, state) in fns.items():
-            calls, _ = calibrate(fn, xs, settings.min_sample_s, settings.max_calls)
-            entries.append(Entry(key, fn, xs, per_call, calls, thread_state=state))
-        interleave(entries, settings.repeats, threads.apply)
-        for e in entries:
-            res.per_image[e.key] = Stats.of(e.samples)
+        entries = [calibrated(key, fn, xs, settings, per_call, state) for key, (fn, xs, per_call, state) in fns.items()]
+        res.per_image.update(measure(entries, settings.repeats, threads.apply))
     except Exception as exc:  # noqa: BLE001 - reported as the rows' failure, the run goes on
         res.error = f"{type(exc).__name__}: {exc}"
     return res

@@ -19,7 +19,7 @@ from . import images
 from .impls import MEAN, STD, Threads
 from .scenarios import Settings
 from .targets import Target, _judge
-from .timing import Entry, Stats, calibrate, interleave
+from .timing import Stats, calibrated, measure
 
 # the suite's photographs at 512x512 (the ImageNet eval resize is a 2x downscale) and 1920x1080 (a
 # photo straight from a camera: 4.2x); row keys are "<size> <implementation>"
@@ -97,14 +97,9 @@ def run(threads: Threads, settings: Settings) -> EvalResult:
                 res.error = f"{gp} differs from {tv} by {worst:.3g} (> {tol:.3g}); not timed"
                 return res
         state = {"goprep": 1, "torch": 1}
-        entries = []
-        for key, (fn, xs) in fns.items():
-            calls, _ = calibrate(fn, xs, settings.min_sample_s, settings.max_calls)
-            entries.append(Entry(key, fn, xs, 1, calls, thread_state=state))
+        entries = [calibrated(key, fn, xs, settings, thread_state=state) for key, (fn, xs) in fns.items()]
         threads.apply(state)
-        interleave(entries, settings.repeats, threads.apply)
-        for e in entries:
-            res.per_image[e.key] = Stats.of(e.samples)
+        res.per_image.update(measure(entries, settings.repeats, threads.apply))
         del torch
     except Exception as exc:  # noqa: BLE001 - reported as the rows' failure, the run goes on
         res.error = f"{type(exc).__name__}: {exc}"

@@ -98,6 +98,21 @@ def interleave(
             on_sample()
 
 
+def calibrated(key: str, fn: Callable[[Any], Any], inputs: Sequence[Any], settings: Any, items_per_call: int = 1,
+               thread_state: Mapping[str, int] | None = None) -> Entry:
+    """An Entry for ``fn`` whose samples last about ``settings.min_sample_s`` (calibrate; at most
+    ``settings.max_calls`` calls). Run it with the thread counts ``thread_state`` already applied."""
+    calls, _ = calibrate(fn, inputs, settings.min_sample_s, settings.max_calls)
+    return Entry(key, fn, inputs, items_per_call, calls, thread_state=dict(thread_state or {}))
+
+
+def measure(entries: Sequence[Entry], repeats: int,
+            apply: Callable[[Mapping[str, int]], None] = lambda state: None) -> dict[str, Stats]:
+    """Each entry's time per item (its key -> Stats), the entries interleaved ``repeats`` times."""
+    interleave(entries, repeats, apply)
+    return {e.key: Stats.of(e.samples) for e in entries}
+
+
 @dataclass
 class Stats:
     median: float

@@ -20,7 +20,7 @@ from . import images
 from .impls import Threads
 from .scenarios import Settings
 from .targets import Target, _judge
-from .timing import Entry, Stats, calibrate, interleave
+from .timing import Stats, calibrated, measure
 
 # (model, transformers class of the fast processor, constructor arguments); the PIL class is the
 # same name + "Pil"
@@ -133,12 +133,8 @@ def run(threads: Threads, settings: Settings, cases: tuple[tuple[str, str, dict[
             except Exception as exc:  # noqa: BLE001 - this model's rows fail, the others run
                 res.errors[name] = f"{type(exc).__name__}: {exc}"
                 continue
-            for key, (fn, _) in fns.items():
-                calls, _ = calibrate(fn, pils, settings.min_sample_s, settings.max_calls)
-                entries.append(Entry(key, fn, pils, 1, calls, thread_state=state))
-        interleave(entries, settings.repeats, threads.apply)
-        for e in entries:
-            res.per_image[e.key] = Stats.of(e.samples)
+            entries += [calibrated(key, fn, pils, settings, thread_state=state) for key, (fn, _) in fns.items()]
+        res.per_image.update(measure(entries, settings.repeats, threads.apply))
     except Exception as exc:  # noqa: BLE001 - reported as the rows' failure, the run goes on
         res.error = f"{type(exc).__name__}: {exc}"
     return res

@@ -175,9 +175,9 @@ def test_chain_batch_uint8_tensors_go_equals_numpy(M):
 
 
 def test_chain_batch_of_jpeg_files(tmp_path):
-    """JPEG bytes and paths with a colour chain (before: refused, the colour ops ran item by item on
-    decoded images): one batch, equal to the chain on Pillow's decodes (torchvision within 1e-5) and
-    bit for bit to the NumPy kernels; reduce="auto" runs too."""
+    """JPEG bytes, 1-D uint8 arrays of them and paths with a colour chain (before: refused, the colour
+    ops ran item by item on decoded images): one batch, equal to the chain on Pillow's decodes
+    (torchvision within 1e-5) and bit for bit to the NumPy kernels; reduce="auto" runs too."""
     t = T.Compose([T.RandomResizedCrop(40), T.RandomHorizontalFlip(), T.ColorJitter(0.4, 0.4, 0.4, 0.2),
                    T.ToTensor(), T.Normalize(MEAN, STD)])
     prep = gt.from_torchvision(t)
@@ -190,7 +190,8 @@ def test_chain_batch_of_jpeg_files(tmp_path):
     pils = [Image.open(io.BytesIO(d)).convert("RGB") for d in data]
     torch.manual_seed(5)
     want = torch.stack([t(x) for x in pils])
-    for src in (data, paths):
+    arrays = [np.frombuffer(d, np.uint8) for d in data]  # an encoded kind too (goprep.decode's)
+    for src in (data, arrays, paths):
         got = _run(prep, src, 5, True)
         assert float((got - want).abs().max()) <= 1e-5
         assert torch.equal(got, _run(prep, src, 5, False))

@@ -4,14 +4,13 @@ processors; ``Staged``, a chain split where one step runs outside the engine."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from .. import _ops
 from .._errors import PipelineError
-from .._inputs import is_pil, is_tensor
+from .._inputs import is_encoded_item, is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, Op, bcast
 from ._random import chain_reducer, drawing_from, image_hw, is_batch, items_of, run_drawn, stack
@@ -291,7 +290,7 @@ class Staged:
         always run here."""
         conv, ops = self._conv, self._conv._chain.ops
         first_ops = ops[:self._cuts[0]]
-        encoded = [isinstance(x, (bytes, bytearray, memoryview, str, os.PathLike)) for x in items]
+        encoded = [is_encoded_item(x) for x in items]
         drawn: List[Tuple[Any, ...]] = []
         if not any(encoded):
             drawn = [conv._draw(*image_hw(x), image_c(x)) for x in items]

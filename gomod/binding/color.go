@@ -27,7 +27,9 @@ var colorOpNames = [engine.NumColorOps]string{
 
 // ColorNumerics is the numerics ColorBatch takes, comma-separated at their codes' positions:
 // Pillow's (engine.ColorPIL), torchvision v1's and v2's tensor code (engine.ColorTensor).
-func ColorNumerics() string { return "pil,v1,v2" }
+func ColorNumerics() string { return strings.Join(colorNumerics[:], ",") }
+
+var colorNumerics = [...]string{"pil", "v1", "v2"}
 
 // ColorBatch applies item i's steps to image i of img (the array object of a contiguous uint8
 // (n, h, w, c) batch, c 1 or 3) in place, with the numerics of code numerics (ColorNumerics;
@@ -43,7 +45,7 @@ func ColorBatch(img, n, h, w, c, numerics, ops, factors, steps int64) (err error
 		return engine.Errorf(engine.CodeInvalidArgument, "img", "bad batch shape (%d, %d, %d, %d) with %d steps",
 			n, h, w, c, steps)
 	}
-	if numerics < 0 || numerics > 2 {
+	if numerics < 0 || numerics >= int64(len(colorNumerics)) {
 		return engine.Errorf(engine.CodeInvalidArgument, "numerics", "unknown numerics code %d", numerics)
 	}
 	ip, err := readArrayData(img)
@@ -92,7 +94,8 @@ func ColorBatch(img, n, h, w, c, numerics, ops, factors, steps int64) (err error
 	return nil
 }
 
-// eachItem calls fn(i) for every i in [0, n), on up to NumThreads goroutines taking items in turn.
+// eachItem calls fn(i) for every i in [0, n), on up to NumThreads goroutines taking items in turn
+// (the calling one included); ColorBatch's items and PlanVariants' plans.
 func eachItem(n int, fn func(i int)) {
 	var next atomic.Int64
 	work := func() {

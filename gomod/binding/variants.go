@@ -10,7 +10,6 @@ package binding
 // on them (Python groups items so, and its tests compare variants with traced plans bit for bit).
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/goprep/goprep/gomod/engine"
@@ -91,32 +90,15 @@ func PlanVariants(rows, count, handles int64) (err error) {
 	out := unsafe.Slice((*int64)(hp), count)
 	built := make([]*engine.Plan, count)
 	errs := make([]error, count)
-	var next sync.Mutex
-	k := 0
-	work := func() {
-		for {
-			next.Lock()
-			i := k
-			k++
-			next.Unlock()
-			if i >= int(count) {
-				return
-			}
-			row := r[VariantCols*i : VariantCols*(i+1)]
-			t, ok := plans.get(row[varTemplate])
-			if !ok {
-				errs[i] = engine.Errorf(engine.CodeInternal, "plan", "row %d: unknown template plan", i)
-				continue
-			}
-			built[i], errs[i] = buildVariant(t, row)
+	eachItem(int(count), func(i int) {
+		row := r[VariantCols*i : VariantCols*(i+1)]
+		t, ok := plans.get(row[varTemplate])
+		if !ok {
+			errs[i] = engine.Errorf(engine.CodeInternal, "plan", "row %d: unknown template plan", i)
+			return
 		}
-	}
-	var wg sync.WaitGroup
-	for range min(engine.NumThreads(), int(count)) - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
+		built[i], errs[i] = buildVariant(t, row)
+	})
 	for _, e := range errs {
 		if e != nil {
 			return e

@@ -554,22 +554,28 @@ func aaHScalar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan, from, to int)
 // bytes of its plane. Pure Go on every build: the same integers as the general path.
 func aaHPlanar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
 	n := len(a.cols)
-	d = d[:3*n]
-	wi := p.cols.Taps.WI
-	shift := a.pl.shift // the table's precision (aaPlanarTab), as the SIMD kernel reads it
-	half := int32(1) << (shift - 1)
 	for ch := 0; ch < 3; ch++ {
-		row := rb + a.minOff + ch*a.strideC
-		dc := d[ch*n : ch*n+n]
-		for j := range dc {
-			c := a.cols[j]
-			px := src[row+int(c.off) : row+int(c.off)+int(c.cnt)]
-			ws := wi[c.w : int(c.w)+len(px)]
-			s := half
-			for t, v := range px {
-				s += int32(v) * ws[t]
-			}
-			dc[j] = clampU8(s >> shift)
+		aaHPlane(d[ch*n:ch*n+n], src, rb+a.minOff+ch*a.strideC, a, p)
+	}
+}
+
+// aaHPlane is the horizontal pass of one plane's row starting at byte offset row of src into d (one
+// byte a column): per column clampU8((2^(shift-1) + sum(p*w)) >> shift) over its consecutive
+// pixels, shift the table's precision (aaPlanarTab), as the SIMD kernels read it. aaHPlanar's
+// channels and aaHGrayScalar's one.
+func aaHPlane(d []uint8, src []uint8, row int, a *aaPlan, p *Plan) {
+	wi := p.cols.Taps.WI
+	shift := a.pl.shift
+	half := int32(1) << (shift - 1)
+	d = d[:len(a.cols)]
+	for j := range d {
+		c := a.cols[j]
+		px := src[row+int(c.off) : row+int(c.off)+int(c.cnt)]
+		ws := wi[c.w : int(c.w)+len(px)]
+		s := half
+		for t, v := range px {
+			s += int32(v) * ws[t]
 		}
+		d[j] = clampU8(s >> shift)
 	}
 }

@@ -181,22 +181,7 @@ func aaInterleave3(d, pl []uint8, n int) {
 }
 
 // aaHGrayScalar is the pure-Go horizontal pass of one gray source row at byte offset rb into d
-// (hresizeAAU8's bytes for one channel): per column clampU8((2^(shift-1) + sum(p*w)) >> shift) over
-// its consecutive pixels, shift the table's precision (aaPlanarTab).
+// (hresizeAAU8's bytes for one channel): aaHPlane on the row.
 func aaHGrayScalar(d []uint8, src []uint8, rb int, a *aaPlan, p *Plan) {
-	wi := p.cols.Taps.WI
-	shift := a.pl.shift
-	half := int32(1) << (shift - 1)
-	r := rb + a.minOff
-	d = d[:len(a.cols)]
-	for j := range d {
-		c := a.cols[j]
-		px := src[r+int(c.off) : r+int(c.off)+int(c.cnt)]
-		ws := wi[c.w : int(c.w)+len(px)]
-		s := half
-		for t, v := range px {
-			s += int32(v) * ws[t]
-		}
-		d[j] = clampU8(s >> shift)
-	}
+	aaHPlane(d, src, rb+a.minOff, a, p)
 }

@@ -71,11 +71,17 @@ _MASK_KWARGS = [
                                   "MaskFormerImageProcessor"])
 @pytest.mark.parametrize("kwargs", _MASK_KWARGS, ids=lambda kw: "-".join(kw))
 def test_maskformer_arguments(kind, kwargs):
-    proc = hf_processor(kind, **kwargs)
+    _check_each_and_batch(hf_processor(kind, **kwargs), (kind, kwargs))
+
+
+def _check_each_and_batch(proc, what):
+    """``proc`` on a photo, tall, tiny and odd-sized PIL image, each alone and as one batch; the
+    images."""
     imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
     for x in imgs:
-        _check(proc, x, (kind, kwargs))
-    _check(proc, imgs, (kind, kwargs, "batch"))
+        _check(proc, x, what)
+    _check(proc, imgs, what + ("batch",))
+    return imgs
 
 
 _ONEFORMER_KWARGS = [
@@ -93,10 +99,7 @@ _ONEFORMER_KWARGS = [
 @pytest.mark.parametrize("kwargs", _ONEFORMER_KWARGS, ids=lambda kw: "-".join(kw))
 def test_oneformer_arguments_and_task_inputs(kind, kwargs):
     proc = hf_processor(kind, **kwargs)
-    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
-    for x in imgs:
-        _check(proc, x, (kind, kwargs))
-    _check(proc, imgs, (kind, kwargs, "batch"))
+    imgs = _check_each_and_batch(proc, (kind, kwargs))
     # task_inputs: one string per entry (not per image), as the class formats them
     _check(proc, imgs[:2], (kind, kwargs, "tasks"), ["semantic", "instance"])
     _check(proc, imgs[0], (kind, kwargs, "one task"), task_inputs=["instance"])

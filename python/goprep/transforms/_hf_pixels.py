@@ -200,6 +200,12 @@ class _ShortDivisorSize:
         return oh, ow
 
 
+def round_up(h: int, w: int, d: int) -> Tuple[int, int]:
+    """``(h, w)`` with each side rounded up to a multiple of ``d`` (kept for ``d`` 0): the classes'
+    ``size_divisor`` padding and sizing."""
+    return (-(-h // d) * d, -(-w // d) * d) if d > 0 else (h, w)
+
+
 class _DivisorSize:
     """``size_divisor`` sizing, ``(h, w) -> (h, w)``: GLPN's (each side floored to a multiple, the
     image's own size otherwise kept) or TextNet's (the shorter side to ``shortest_edge`` as
@@ -216,7 +222,7 @@ class _DivisorSize:
             if h < d or w < d:
                 raise PipelineError(f"a {h}x{w} image has a side below size_divisor {d}: GLPN resizes it to 0 pixels")
             return h // d * d, w // d * d
-        return -(-h // d) * d, -(-w // d) * d
+        return round_up(h, w, d)
 
 
 class _FloatResize:

@@ -18,7 +18,7 @@ from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from ._hf_canvas import check_no_out, resized_chain
 from ._hf_layout import PaddedBatch, detr_size, image_sizes
-from ._hf_pixels import hf_chain, _hf_size
+from ._hf_pixels import hf_chain, round_up, _hf_size
 from ._steps import tv_size
 
 Size = Tuple[int, int]
@@ -41,8 +41,7 @@ class CeilSize:
 
     def __call__(self, h: int, w: int) -> Size:
         oh, ow = self.rule(h, w) if callable(self.rule) else self.rule
-        d = self.divisor
-        return (-(-oh // d) * d, -(-ow // d) * d) if d > 0 else (oh, ow)
+        return round_up(oh, ow, self.divisor)
 
 
 class ShortSize:
@@ -155,8 +154,7 @@ class TrimapBatch(PaddedBatch):
             if m.shape != s:
                 raise PipelineError(f"trimap {i} is {m.shape[0]}x{m.shape[1]}, its image {s[0]}x{s[1]}: the class "
                                     "needs them of one size", argument="trimaps")
-        d = self._divisor
-        padded = {(-(-h // d) * d, -(-w // d) * d) if d else (h, w) for h, w in sizes}
+        padded = {round_up(h, w, self._divisor or 0) for h, w in sizes}
         if len(padded) > 1:
             raise PipelineError(f"images padded to {sorted(padded)}: the processor cannot stack pixel_values of "
                                 "several sizes; call it once per size", argument="src")

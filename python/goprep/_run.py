@@ -12,6 +12,7 @@ row (profiled).
 
 from __future__ import annotations
 
+import _thread
 import math
 import threading
 import time
@@ -233,16 +234,20 @@ def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any,
     images and bands of rows, waits for the call to stop (milliseconds) and re-raises. Off the main
     thread no signal can arrive, so the call runs directly.
 
-    The interrupt can come at any bytecode from the helper's start on, inside Thread.start too, when
-    the helper may or may not have entered Go yet (a KeyboardInterrupt raised there once escaped
-    before the flag was set, leaving the call running on). So the helper and the interrupted caller
-    settle under one lock who goes first: a helper that has not entered Go never will, and one that has
-    is waited for. A cancelled call never returns normally: the engine says "cancelled" whenever the
-    flag cut its work short, and the caller re-raises the interrupt.
+    The interrupt can come at any bytecode from the helper's start on, when the helper may or may not
+    have entered Go yet (a KeyboardInterrupt raised there once escaped before the flag was set, leaving
+    the call running on). So the helper and the interrupted caller settle who goes first with one
+    atomic ``dict.setdefault`` on a shared key: a helper that has not entered Go never will, and one
+    that has is waited for. A cancelled call never returns normally: the engine says "cancelled"
+    whenever the flag cut its work short, and the caller re-raises the interrupt.
 
-    The wait is an Event, not Thread.join: CPython 3.11's join, interrupted by KeyboardInterrupt, can
-    mark a still-running thread as finished (its bpo-45274 clean-up releases the running thread's
-    lock), after which the caller would free memory Go still writes (reproduced as a SIGSEGV).
+    Only C-level primitives sit where the interrupt can land: ``_thread.start_new_thread`` and a raw
+    lock the helper releases as it ends. A Python-level ``__enter__`` (threading.Event's Condition,
+    Thread.start's own Event) can take its lock and then raise the interrupt before the ``with`` owns
+    it (bpo-29988): the lock leaks and the helper's ``done.set()`` and the caller's next wait both
+    block forever (reproduced: a hang within 1000 interrupted calls). Thread.join is no better: in
+    CPython 3.11, interrupted, it can mark a still-running thread as finished (bpo-45274), after which
+    the caller would free memory Go still writes (reproduced as a SIGSEGV).
     """
     execute = _native.raw_entries()[2]
     stop = np.zeros(1, np.int32)
@@ -256,47 +261,37 @@ def _run_cancellable(desc: np.ndarray, n: int, res: np.ndarray, keep: Tuple[Any,
         if timed is not None:
             timed.res[row] = _perf_ns()
         return
+    # box["phase"]: set once, by whoever comes first: "running" (the helper enters Go) or "cancelled"
+    # (it never will); box["done"]: the helper has ended, set before it releases `finished`.
     box: Dict[str, Any] = {}
-    done = threading.Event()
-    gate = threading.Lock()
-    phase = ["new"]  # under gate: "new", "running" (the helper entered Go), "cancelled" (it never will)
+    finished = _thread.allocate_lock()
+    finished.acquire()
 
     def work(held: Tuple[Any, ...] = (keep, stop)) -> None:  # held: alive until the thread ends
         try:
-            with gate:
-                if phase[0] == "cancelled":
-                    return
-                phase[0] = "running"
-            execute(*args)
+            if box.setdefault("phase", "running") == "running":
+                execute(*args)
         except BaseException as e:  # handed to the caller's thread
             box["e"] = e
         finally:
-            done.set()
+            box["done"] = True
+            finished.release()
 
     try:
-        threading.Thread(target=work, name="goprep-call", daemon=True).start()
-        while not done.wait(0.05):
-            pass
-    except BaseException as exc:
+        _thread.start_new_thread(work, ())
+        while "done" not in box:
+            finished.acquire(timeout=0.05)
+    except BaseException:
         # Settle, then wait for a call that entered Go: the caller's memory must outlive it, so a second
-        # Ctrl-C does not cut this short (each step may be repeated).
-        running: Optional[bool] = None
+        # Ctrl-C does not cut this short (every step is idempotent, so an interrupted one is redone).
         while True:
             try:
-                if running is None:
-                    stop[0] = 1
-                    with gate:
-                        if phase[0] == "new":
-                            phase[0] = "cancelled"
-                        running = phase[0] == "running"
-                if not running or done.wait(0.05):
+                stop[0] = 1
+                if box.setdefault("phase", "cancelled") != "running" or "done" in box:
                     break
+                finished.acquire(timeout=0.05)
             except BaseException:
                 pass
-        if isinstance(exc, RuntimeError) and isinstance(exc.__context__, KeyboardInterrupt):
-            # the interrupt landed inside the Event's lock handling, and CPython then failed releasing
-            # the lock ("release unlocked lock", seen under qemu): the caller gets the interrupt it sent
-            raise exc.__context__ from None
         raise
     if timed is not None:
         timed.res[row] = _perf_ns()

@@ -3,8 +3,8 @@ call of the transform on its encoded images, delivered in order with a bounded p
 
 Threads and shutdown: each iteration (one epoch) starts its own threads and joins them when it ends,
 when the consumer leaves it (``break``, an exception, Ctrl-C: the generator is closed as the for loop
-drops it), and on ``Loader.close()``. The threads share only an ``_Epoch`` (one condition variable
-guards all of its state, so no GIL is assumed); every wait has a timeout, after which a thread
+drops it), and on ``Loader.close()``. The threads share only an ``_Epoch`` (one lock and its condition
+variable guard all of its state, so no GIL is assumed); every wait has a timeout, after which a thread
 re-checks whether the epoch was stopped or its owner (the iteration) was garbage-collected.
 """
 
@@ -39,13 +39,16 @@ class _Owner:
 
 
 class _Epoch:
-    """The state one iteration shares with its threads, all under ``cond``: the next batch to start,
+    """The state one iteration shares with its threads, all under ``lock``: the next batch to start,
     how many the consumer has taken, the finished ones by number, and the stop flag."""
 
     def __init__(self, runner: BatchRunner, plan: List[Any], seed: int, epoch: int, prefetch: int,
                  owner: _Owner) -> None:
         self.runner, self.plan, self.seed, self.epoch, self.prefetch = runner, plan, seed, epoch, prefetch
-        self.cond = threading.Condition()
+        # entered as `with self.lock` (a C-level __enter__): an interrupt can land inside a Python-level
+        # one (Condition.__enter__) after it took the lock, which then leaks (bpo-29988)
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
         self.next = 0  # the next batch a thread takes
         self.taken = 0  # batches the consumer has taken
         self.done: Dict[int, Tuple[bool, Any]] = {}  # batch -> (ok, result or exception)
@@ -57,7 +60,7 @@ class _Epoch:
         """A thread's loop: take the next batch while fewer than ``prefetch`` are ahead of the
         consumer, run it, file the result; return when all are taken or the epoch stops."""
         while True:
-            with self.cond:
+            with self.lock:
                 while not self.stopped and self.next < len(self.plan) and self.next >= self.taken + self.prefetch:
                     self.cond.wait(WAIT_S)
                     if self.owner() is None:
@@ -70,7 +73,7 @@ class _Epoch:
                 res: Tuple[bool, Any] = (True, self.runner.run(self.seed, self.epoch, self.plan[b]))
             except BaseException as e:  # handed to the consumer, raised there in order
                 res = (False, e)
-            with self.cond:
+            with self.lock:
                 if not self.stopped:
                     self.done[b] = res
                 self.cond.notify_all()
@@ -80,7 +83,7 @@ class _Epoch:
         """Batch ``b``'s result, waiting for it (raises when the epoch was stopped by ``close`` or
         after ``timeout`` seconds)."""
         start = time.monotonic()
-        with self.cond:
+        with self.lock:
             while self.stopped or b not in self.done:
                 if self.stopped:  # checked first: a batch that was running at close() files its result
                     raise RuntimeError("goprep.data.Loader: closed during the epoch")
@@ -96,7 +99,7 @@ class _Epoch:
 
     def stop(self, join_timeout: float) -> None:
         """Stop taking batches and join the threads (a batch already running finishes first)."""
-        with self.cond:
+        with self.lock:
             self.stopped = True
             self.done.clear()
             self.cond.notify_all()

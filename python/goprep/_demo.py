@@ -44,7 +44,7 @@ def numpy_reference(batch: np.ndarray) -> np.ndarray:
     """The same job in plain NumPy: OpenCV's fixed-point bilinear (11-bit weights, the arithmetic
     goprep's uint8 resize reproduces), a mirrored view, ``(x * scale - mean) / std`` in float32,
     CHW. It should match goprep to the bit (the benchmark's NumPy row, shared with it)."""
-    from ._benchsuite.impls import numpy_task
+    from ._benchsuite.impls_peers import numpy_task
 
     return numpy_task(batch)
 

@@ -4,7 +4,9 @@ Modules:
 
 - ``machine``   -- what the numbers were measured on (CPU, cores, library versions).
 - ``images``    -- the real photographs the suite preprocesses (scikit-image's bundled images).
-- ``impls``     -- the same preprocessing task written with goprep, NumPy, OpenCV, Pillow, torchvision.
+- ``task``      -- the preprocessing task every row performs, its tolerances, the row type, thread settings.
+- ``impls_goprep`` -- the task as goprep pipelines, the references rows are checked against, the probes.
+- ``impls_peers``  -- the same task written with NumPy, OpenCV, Pillow and torchvision.
 - ``timing``    -- warm-up, calibration and interleaved repeats timed with ``time.perf_counter``.
 - ``scenarios`` -- the throughput grid, the serving scenario and the per-call overhead probe.
 - ``targets``   -- the PASS/FAIL performance targets.

@@ -37,10 +37,12 @@ from typing import Any, Callable
 import numpy as np
 
 from . import images
-from .impls import OUT_H, OUT_W, Threads, goprep_pipelines, opencv_task
+from .impls_goprep import goprep_pipelines
+from .impls_peers import opencv_task
 from .machine import LoadMonitor
 from .scenarios import Settings
 from .targets import Target, _judge
+from .task import OUT_H, OUT_W, Threads
 from .timing import Entry, Stats, calibrate, interleave
 
 SIZE = "512cold"

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from . import images
 from .imagenet_eval import EvalResult
-from .impls import MEAN, STD, Threads
+from .task import MEAN, STD, Threads
 from .scenarios import Settings
 from .targets import NOT_RUN, Target, _judge
 from .timing import calibrated, measure

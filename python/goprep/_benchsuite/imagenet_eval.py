@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import images
-from .impls import MEAN, STD, Threads
+from .task import MEAN, STD, Threads
 from .scenarios import Settings
 from .targets import Target, _judge
 from .timing import Stats, calibrated, measure

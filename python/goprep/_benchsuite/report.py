@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .impls import Impl
+from .task import Impl
 from .machine import load_warning
 from .scenarios import PROFILED, ConfigResult, OverheadResult, Row, ServingResult
 from .targets import Target

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from . import images
-from .impls import NEAR_EXACT_TOL, Fn, Impl, Threads, finite_max_abs_diff
+from .task import NEAR_EXACT_TOL, Fn, Impl, Threads, finite_max_abs_diff
 from .machine import LoadMonitor
 from .timing import Entry, Stats, calibrate, interleave, percentile, run_calls
 

@@ -52,8 +52,9 @@ from typing import Any, Callable
 
 from . import images
 from .imagenet_eval import EvalResult
-from .impls import MEAN, STD, usable_cores
+from .machine import usable_cores
 from .targets import NOT_RUN, Target, _judge
+from .task import MEAN, STD
 from .timing import Stats
 
 SIZE = 224  # RandomResizedCrop's output

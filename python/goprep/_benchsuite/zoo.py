@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import images
-from .impls import Threads
+from .task import Threads
 from .scenarios import Settings
 from .targets import Target, _judge
 from .timing import Stats, calibrated, measure

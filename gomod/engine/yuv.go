@@ -177,6 +177,18 @@ func newYUVCoef(y *YUVSpec) yuvCoef {
 	}
 }
 
+// yuvFold is the SIMD converters' constants as integers: cy, ymin, cr, cb, cgu, cgv, kr, kg, kb.
+// The scalar sums (max(Y-yoff, ylo)*cy + half + cr*(V-128)) etc. regrouped: the Y term as
+// max(Y, ymin)*cy with ymin = yoff+ylo, and half - 128*c - yoff*cy folded into one constant per
+// channel (kr, kg, kb); exact in int32 (yuvVecs, yuv_amd64.go, says why). Read by yuv_amd64.go,
+// yuv_sparse_amd64.go and yuv_arm64.go.
+func yuvFold(c *yuvCoef) [9]int32 {
+	yk := c.yoff * c.cy
+	const half = 1 << (yuvShift - 1)
+	return [9]int32{c.cy, c.yoff + c.ylo, c.cr, c.cb, c.cgu, c.cgv,
+		half - 128*c.cr - yk, half - 128*(c.cgu+c.cgv) - yk, half - 128*c.cb - yk}
+}
+
 // yuvPlan is a YUV plan's reading of its planes: element offsets from the image origin (Y, U, V of
 // pixel (0, 0), the format's byte positions included), row strides, the chroma rows' shift, the
 // columns to convert, and the layout of the worker's buffer of converted rows (worker.yuvBuf).

@@ -2,9 +2,10 @@ package engine
 
 import "unsafe"
 
-// The YUV converters on arm64: NEON (yuvNEON, yuv_arm64.s, for dense runs and sparse pairs) where the kernel set says so
-// (kernelSet.NEON), else yuvConvScalar, which it equals bit for bit (TestYUVConvNEONEqualsScalar and
-// TestYUVEqualsConvertThenResize under qemu-aarch64: scripts/test_arm64.sh).
+// The YUV converters on arm64: NEON (yuvNEON, yuv_arm64.s, for dense runs and sparse pairs) where
+// the kernel set says so (kernelSet.NEON), else yuvConvScalar, which it equals bit for bit
+// (TestYUVConvNEONEqualsScalar, TestYUVPairsNEONEqualsScalar and TestYUVEqualsConvertThenResize
+// under qemu-aarch64: scripts/test_arm64.sh).
 
 // The modes: how yuvNEON reads a step's samples: the format's layout.
 const (
@@ -46,7 +47,8 @@ func yuvNEONArgs(yp *yuvPlan, us, vs []uint8) (mode int, up, vp unsafe.Pointer, 
 // Invariants: the slices are yuvConvScalar's; every load of a step lies inside its plane row
 // (x+16 <= x1 <= W); the stores write exactly d[3x0:3x1] (ST3: no spill).
 // Twin: yuvConvScalar; proved by TestYUVConvNEONEqualsScalar and TestYUVConvSIMDEqualsScalar.
-// Why: the scalar loop converts a pixel in ~15 instructions; the NEON step in ~3.6 (two rows).
+// Why: under qemu's count the scalar loop executes ~40 instructions a pixel (a row pair), the NEON
+// steps ~4.8 (docs/perf/2026-12-07-yuv-neon.md).
 func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yuvPlan) {
 	if !k.NEON || x1-x0 < 16 || d1 != nil && yp.kind == yuvPacked { // packed rows never pair (4:2:2)
 		yuvConvScalar(d0, d1, ys0, ys1, us, vs, x0, x1, yp)

@@ -11,16 +11,17 @@
 //   V2, V3   the 8 pairs' U and V bytes
 //   V4-V7    gathered samples before they are put in place (semi-planar: the pairs' first and
 //            second chroma bytes in V4, V5; packed: bytes 0-3 of each pixel pair in V4-V7)
+//   V8-V11   the sparse gathers' lanes (a sample or pixel pair per pair), before UZP splits them
 //   V9-V14   the chroma terms kr + cr*V', kg + cgu*U' + cgv*V', kb + cb*U' (pairs 0-3, 4-7)
 //   V20-V22  the row's R, G, B bytes in pixel order
 //   V24 = {cy, cr, cgu, cgv}, V25 = {cb, kr, kg, kb}, V26-V28 kr, kg, kb, V29 ymin in every byte
 // General registers: R0, R1 the rows' outputs (R1 0: one row), R2, R3 the rows' Y (packed: the
 // pixel pairs), R4, R5 U and V (semi-planar: R4 the chroma pairs), R6 the pair list (0: dense),
-// R7 the step's first pixel (dense) or pair index (sparse), R8 the last step's, R10 the mode
-// (yuvNEON* constants in yuv_arm64.go), R11 the row's output, R21 the row (0, 1), R23 the step's length;
-// sparse: the step's 8 pair indices q in R12-R17, R19, R20.
+// R7 the step's first pixel (dense) or pair index (sparse), R8 the last step's start, R10 the mode
+// (yuvNEON* constants in yuv_arm64.go), R11 the row's output, R21 the row (0, 1), R23 the step's
+// length; sparse: the step's 8 pair indices q in R12-R17, R19, R20, and R22 the row whose Y it gathers.
 
-// func yuvNEON(d0, d1, y0, y1, u, v, ps unsafe.Pointer, x0, n, mode int, k *[8]int32, ymin int)
+// func yuvNEON(d0, d1, y0, y1, u, v unsafe.Pointer, ps *int32, x0, n, mode int, k *[8]int32, ymin int)
 // ps nil (dense): pixels [x0, n), n-x0 >= 16, both even; steps at x0, x0+16, ..., the last at n-16;
 // each stores its 16 pixels' 48 bytes at 3*x0 with one ST3.
 // ps not nil (sparse): the n >= 8 pixel pairs ps[0:n] (pair q: pixels 2q, 2q+1); steps at pairs 0,

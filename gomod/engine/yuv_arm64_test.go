@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // The NEON YUV converter of yuv_arm64.s against yuvConvScalar, in one arm64 binary (kernelSet{} and
@@ -37,6 +38,31 @@ func yuvGuardedRows(t *testing.T, rng *rand.Rand, yp *yuvPlan, format string, w 
 	return ys0, ys1, pl[g.uP][g.uOff:], pl[g.vP][g.vOff:]
 }
 
+// yuvOutRows is n random bytes (fill) and mk, which makes output rows holding them: one row, or two
+// when two; each in a buffer ending against a PROT_NONE page when guard (a store past the row
+// faults), else a plain copy (the reference's).
+func yuvOutRows(t *testing.T, rng *rand.Rand, n int, two bool) (fill []uint8, mk func(guard bool) (d0, d1 []uint8)) {
+	fill = make([]uint8, n)
+	for i := range fill {
+		fill[i] = uint8(rng.Intn(256))
+	}
+	buf := func(guard bool) []uint8 {
+		if !guard {
+			return slices.Clone(fill)
+		}
+		b := guarded(t, n, true)
+		copy(b, fill)
+		return b
+	}
+	return fill, func(guard bool) (d0, d1 []uint8) {
+		d0 = buf(guard)
+		if two {
+			d1 = buf(guard)
+		}
+		return d0, d1
+	}
+}
+
 // TestYUVConvNEONEqualsScalar: yuvConv with NEON writes exactly yuvConvScalar's bytes, and no other
 // byte of the output rows (they are random and compared whole), for every format, matrix, range and
 // OpenCV's preset, one row and two sharing chroma, every even [x0, x1) including runs of 16-31
@@ -66,25 +92,7 @@ func TestYUVConvNEONEqualsScalar(t *testing.T) {
 			x0 = x1 - 16 - 2*rng.Intn(min(8, (x1-16)/2+1)) // 16-30 pixels
 		}
 		two := rng.Intn(2) == 0 && yp.cShift == 1 // pairs: 4:2:0 only
-		fill := make([]uint8, 3*x1)
-		for i := range fill {
-			fill[i] = uint8(rng.Intn(256))
-		}
-		mk := func(guard bool) (d0, d1 []uint8) {
-			buf := func() []uint8 {
-				if !guard {
-					return slices.Clone(fill)
-				}
-				b := guarded(t, len(fill), true)
-				copy(b, fill)
-				return b
-			}
-			d0 = buf()
-			if two {
-				d1 = buf()
-			}
-			return d0, d1
-		}
+		fill, mk := yuvOutRows(t, rng, 3*x1, two)
 		g0, g1 := mk(true)
 		w0, w1 := mk(false)
 		neon.yuvConv(g0, g1, ys0, ys1, us, vs, x0, x1, yp)
@@ -145,25 +153,7 @@ func TestYUVPairsNEONEqualsScalar(t *testing.T) {
 		}
 		two := rng.Intn(2) == 0 && yp.cShift == 1
 		last := int(ps[len(ps)-1])
-		fill := make([]uint8, 6*last+6)
-		for i := range fill {
-			fill[i] = uint8(rng.Intn(256))
-		}
-		mk := func(guard bool) (d0, d1 []uint8) {
-			buf := func() []uint8 {
-				if !guard {
-					return slices.Clone(fill)
-				}
-				b := guarded(t, len(fill), true)
-				copy(b, fill)
-				return b
-			}
-			d0 = buf()
-			if two {
-				d1 = buf()
-			}
-			return d0, d1
-		}
+		fill, mk := yuvOutRows(t, rng, 6*last+6, two)
 		w0, w1 := mk(false)
 		for _, q := range ps {
 			yuvConvScalar(w0, w1, ys0, ys1, us, vs, 2*int(q), 2*int(q)+2, yp)
@@ -197,4 +187,56 @@ func TestYUVPureGoOnArm64(t *testing.T) {
 		t.Fatal("NoSIMD left NEON on")
 	}
 	TestYUVEqualsConvertThenResize(t)
+}
+
+// BenchmarkYUVConvPairsPureGo is BenchmarkYUVConvPairs with the NEON converter switched off (every
+// pair through yuvConvScalar), for A/B runs on arm64 hardware in one process; BenchmarkYUVConv has
+// its own scalar variants. Under qemu these time the emulator, not a core.
+func BenchmarkYUVConvPairsPureGo(b *testing.B) {
+	withKernels(b, kernelOverrides{NoSIMD: true})
+	BenchmarkYUVConvPairs(b)
+}
+
+// BenchmarkNV12ImagenetNoAAPureGo is BenchmarkNV12ImagenetNoAA (1080p NV12, shorter side 256 + crop
+// 224) on the pure-Go converter and kernels, the NEON plan's A/B twin on arm64 hardware.
+func BenchmarkNV12ImagenetNoAAPureGo(b *testing.B) {
+	withKernels(b, kernelOverrides{NoSIMD: true})
+	benchNV12(b, false)
+}
+
+// BenchmarkNV12SquashColumns: 1080p NV12 -> 224x224 bilinear CHW float32 on 1 thread with the
+// plan's columns forced to merged spans (dense) and to exact pairs (sparse), NEON and pure Go: on
+// arm64 hardware, the measurement that would set setColumns' sparse cost for NEON (yuvSparseCostOf
+// gives it the non-VBMI 4, unmeasured there).
+func BenchmarkNV12SquashColumns(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		mode yuvColMode
+		o    kernelOverrides
+	}{{"dense", yuvDense, kernelOverrides{}}, {"sparse", yuvSparse, kernelOverrides{}},
+		{"dense-purego", yuvDense, kernelOverrides{NoSIMD: true}}, {"sparse-purego", yuvSparse, kernelOverrides{NoSIMD: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			withKernels(b, c.o)
+			s := nv12Imagenet(false)
+			s.Resize.H, s.Resize.W = 224, 224
+			s.Canvas = CanvasSpec{H: 224, W: 224}
+			s.Post = View{0, 0, 1, 1, 224, 224}
+			p, err := NewPlan(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p = yuvPlanMode(p, c.mode)
+			src := make([]uint8, 1080*1920*3/2)
+			for i := range src {
+				src[i] = uint8(i * 7)
+			}
+			out := make([]float32, 3*224*224)
+			b.ResetTimer()
+			for range b.N {
+				if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

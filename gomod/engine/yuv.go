@@ -16,7 +16,8 @@ import (
 // antialias SIMD path (aaRow's groups of four rows) alike. A 4:2:0 row and its chroma partner are
 // converted in one pass when the plan reads both. No full-resolution RGB image is ever made, and
 // the results equal converting first and resizing after, bit for bit, for every resize rule.
-// The converter is yuvConvScalar, or its AVX2 twin (yuv_amd64.go, 16 pixels a step).
+// The converter is yuvConvScalar, or its AVX2 twin (yuv_amd64.go) or NEON twin (yuv_arm64.go), 16
+// pixels a step.
 //
 // The stage is a function of (Y, Cb, Cr) samples and their siting only, so a JPEG decoder's raw
 // YCbCr planes (4:2:0 or 4:2:2, BT.601 full range: the "jpeg" preset) fit it as I420-like planes.

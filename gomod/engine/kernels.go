@@ -31,7 +31,7 @@ type kernelOverrides struct {
 // true where the CPU has what it needs. All false: the pure-Go kernels, which every SIMD kernel
 // equals bit for bit.
 type kernelSet struct {
-	NEON   bool // the arm64 kernels: hresizeNEON, vnormNEON, aaHNEON, aaVNEON, normCHW3NEON, normHWC3NEON
+	NEON   bool // the arm64 kernels: hresizeNEON, vnormNEON, aaHNEON, aaVNEON, normCHW3NEON, normHWC3NEON, yuvNEON
 	AVX2   bool // the AVX2 kernels of every family: hresizeAVX2, vnormRow, duoH, aaHRows/4/4W, aaVRow/3, aaHPlanarRows, vresizeAAU8Paired
 	VBMI   bool // hresizeRow's 16-column groups (pairGroup.pairs) and fusedRow (AVX-512 VBMI)
 	Duo    bool // fused plans with duoBlocks tables take duoRows

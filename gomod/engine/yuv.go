@@ -16,7 +16,8 @@ import (
 // antialias SIMD path (aaRow's groups of four rows) alike. A 4:2:0 row and its chroma partner are
 // converted in one pass when the plan reads both. No full-resolution RGB image is ever made, and
 // the results equal converting first and resizing after, bit for bit, for every resize rule.
-// The converter is yuvConvScalar, or its AVX2 twin (yuv_amd64.go, 16 pixels a step).
+// The converter is yuvConvScalar, or its AVX2 twin (yuv_amd64.go) or NEON twin (yuv_arm64.go), 16
+// pixels a step.
 //
 // The stage is a function of (Y, Cb, Cr) samples and their siting only, so a JPEG decoder's raw
 // YCbCr planes (4:2:0 or 4:2:2, BT.601 full range: the "jpeg" preset) fit it as I420-like planes.
@@ -175,6 +176,18 @@ func newYUVCoef(y *YUVSpec) yuvCoef {
 		cgu: fx(-2 * kb * (1 - kb) / kg * cs), cgv: fx(-2 * kr * (1 - kr) / kg * cs),
 		yoff: yoff, ylo: -255,
 	}
+}
+
+// yuvFold is the SIMD converters' constants as integers: cy, ymin, cr, cb, cgu, cgv, kr, kg, kb.
+// The scalar sums (max(Y-yoff, ylo)*cy + half + cr*(V-128)) etc. regrouped: the Y term as
+// max(Y, ymin)*cy with ymin = yoff+ylo, and half - 128*c - yoff*cy folded into one constant per
+// channel (kr, kg, kb); exact in int32 (yuvVecs, yuv_amd64.go, says why). Read by yuv_amd64.go,
+// yuv_sparse_amd64.go and yuv_arm64.go.
+func yuvFold(c *yuvCoef) [9]int32 {
+	yk := c.yoff * c.cy
+	const half = 1 << (yuvShift - 1)
+	return [9]int32{c.cy, c.yoff + c.ylo, c.cr, c.cb, c.cgu, c.cgv,
+		half - 128*c.cr - yk, half - 128*(c.cgu+c.cgv) - yk, half - 128*c.cb - yk}
 }
 
 // yuvPlan is a YUV plan's reading of its planes: element offsets from the image origin (Y, U, V of

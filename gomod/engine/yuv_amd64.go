@@ -114,14 +114,6 @@ func yuvVecs(c *yuvCoef) (cy, ymin, cr, cb, cgu, cgv, kr, kg, kb archsimd.Int32x
 	return b(f[0]), b(f[1]), b(f[2]), b(f[3]), b(f[4]), b(f[5]), b(f[6]), b(f[7]), b(f[8])
 }
 
-// yuvFold is yuvVecs' constants as integers: cy, ymin, cr, cb, cgu, cgv, kr, kg, kb.
-func yuvFold(c *yuvCoef) [9]int32 {
-	yk := c.yoff * c.cy
-	const half = 1 << (yuvShift - 1)
-	return [9]int32{c.cy, c.yoff + c.ylo, c.cr, c.cb, c.cgu, c.cgv,
-		half - 128*c.cr - yk, half - 128*(c.cgu+c.cgv) - yk, half - 128*c.cb - yk}
-}
-
 // yuvRGB16 is one row's step of 16 pixels: the even (a) and odd (b) pixels' Y terms plus the
 // chroma terms, shifted and saturated (VPACKUSDW and a min with top, 255) to R|G<<8 words (rg) and
 // B words (bb), per 128-bit lane in the pixel order [0 2 4 6 1 3 5 7] of the lane's 8 pixels.

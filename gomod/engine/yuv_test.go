@@ -364,12 +364,13 @@ func benchRGB1080(b *testing.B, aa bool) {
 func BenchmarkRGB1080ImagenetAA(b *testing.B)   { benchRGB1080(b, true) }
 func BenchmarkRGB1080ImagenetNoAA(b *testing.B) { benchRGB1080(b, false) }
 
-// TestYUVConvSIMDEqualsScalar: the process's converter (the SIMD loop where the CPU has AVX2) equals
-// yuvConvScalar bit for bit, for every format, preset and matrix, one row and two rows sharing
-// chroma, runs of any even bounds, and leaves the bytes before x0 untouched.
+// TestYUVConvSIMDEqualsScalar: the process's converter (the SIMD loop where the CPU has AVX2; NEON on
+// arm64, which TestYUVConvNEONEqualsScalar tests harder) equals yuvConvScalar bit for bit, for every
+// format, preset and matrix, one row and two rows sharing chroma, runs of any even bounds, and
+// leaves the bytes before x0 untouched.
 func TestYUVConvSIMDEqualsScalar(t *testing.T) {
 	k := currentKernels()
-	if !k.AVX2 {
+	if !k.yuvSIMD() {
 		t.Log("no SIMD converter in this build or on this CPU: the kernel is yuvConvScalar itself")
 	}
 	rng := rand.New(rand.NewSource(3))

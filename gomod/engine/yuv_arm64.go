@@ -73,7 +73,7 @@ func (k *kernelSet) yuvConv(d0, d1, ys0, ys1, us, vs []uint8, x0, x1 int, yp *yu
 }
 
 // yuvSIMD: whether yuvConv has its SIMD loop here (yuvConvPairs' chunked path runs where the
-// register converter, yuvConvPairsVBMI here yuvPairsNEON, declines).
+// register converter, yuvConvPairsVector here yuvPairsNEON, declines).
 func (k *kernelSet) yuvSIMD() bool { return k.NEON }
 
 // yuvNEON is the NEON converter of yuvConv (ps nil: pixels [x0, n), n-x0 >= 16, x0 and n even) and

@@ -111,7 +111,7 @@ func TestYUVConvNEONEqualsScalar(t *testing.T) {
 	}
 }
 
-// TestYUVPairsNEONEqualsScalar: yuvConvPairs with NEON (yuvConvPairsVBMI's NEON steps) writes each
+// TestYUVPairsNEONEqualsScalar: yuvConvPairs with NEON (yuvConvPairsVector's NEON steps) writes each
 // listed pair's 6 bytes as yuvConvScalar does and no other byte (it stores by lane: not even the 2
 // bytes of spill yuvConvPairs' contract allows), for every format, matrix, range and preset, one row
 // and two sharing chroma, lists of 1-7 pairs (padded), exactly 8, and longer ones of any density and
@@ -159,7 +159,7 @@ func TestYUVPairsNEONEqualsScalar(t *testing.T) {
 			yuvConvScalar(w0, w1, ys0, ys1, us, vs, 2*int(q), 2*int(q)+2, yp)
 		}
 		g0, g1 := mk(true)
-		if !neon.yuvConvPairsVBMI(g0, g1, ys0, ys1, us, vs, ps, yp) {
+		if !neon.yuvConvPairsVector(g0, g1, ys0, ys1, us, vs, ps, yp) {
 			t.Fatalf("it %d: %s: the NEON pair converter declined", it, format)
 		}
 		for i := range fill {

@@ -41,7 +41,7 @@ const yuvDenseRun = 16
 // converts sparsely only where needed pixels * cost < the merged spans' pixels. Measured with
 // BenchmarkYUVConvPairs (AVX2 converter, 1920-pixel NV12 row pair, shared 2-core Xeon): dense
 // 0.31-0.35 ns a pixel, chunked pairs 0.9-1.4 (the gather and scatter cost twice the conversion).
-// yuvSparseCostVBMI is the same for the VBMI converter (yuvConvPairsVBMI, gathering and scattering
+// yuvSparseCostVBMI is the same for the VBMI converter (amd64 yuvConvPairsVector, gathering and scattering
 // in registers, two 8-pair blocks a step): 0.43 ns a pixel for every pair, 0.59 for every 4th,
 // against dense 0.31 in the same run.
 const (
@@ -162,7 +162,7 @@ func yuvCompact(c yuvCoef, vFirst bool) *yuvPlan {
 // Without, yuvConvScalar per pair. Bounds are checked once per call (ps ascends: its last pair is
 // the furthest), then the loops read and write through pointers.
 func (k *kernelSet) yuvConvPairs(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) {
-	if len(ps) == 0 || k.yuvConvPairsVBMI(d0, d1, ys0, ys1, us, vs, ps, yp) {
+	if len(ps) == 0 || k.yuvConvPairsVector(d0, d1, ys0, ys1, us, vs, ps, yp) {
 		return
 	}
 	if !k.yuvSIMD() {

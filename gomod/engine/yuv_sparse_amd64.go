@@ -104,10 +104,10 @@ func (yp *yuvPlan) buildBlocks(w int) {
 	}
 }
 
-// yuvConvPairsVBMI is yuvConvPairs on the plan's tables (k.VBMI and yp.vblocks); false when it
+// yuvConvPairsVector is yuvConvPairs on the plan's tables (k.VBMI and yp.vblocks); false when it
 // cannot run (the caller then takes the chunked path). The slices are yuvConvPairs'; ps must be
 // yp.sparse, which the tables describe.
-func (k *kernelSet) yuvConvPairsVBMI(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) bool {
+func (k *kernelSet) yuvConvPairsVector(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) bool {
 	if !k.VBMI || len(yp.vblocks) == 0 || len(ps) != len(yp.sparse) || d1 != nil && yp.kind == yuvPacked {
 		return false
 	}
@@ -217,7 +217,7 @@ func (k *kernelSet) yuvConvPairsVBMI(d0, d1, ys0, ys1, us, vs []uint8, ps []int3
 	return true
 }
 
-// yuvScatter finishes one row's step of yuvConvPairsVBMI: the even (a) and odd (b) pixels' Y terms
+// yuvScatter finishes one row's step of yuvConvPairsVector: the even (a) and odd (b) pixels' Y terms
 // plus the chroma terms, shifted and saturated as yuvRGB16 does (VPACKUSDW and a min with top) to
 // R|G<<8 words and B words of the step's 32 pixels, then permuted into each output window and
 // stored under its mask.

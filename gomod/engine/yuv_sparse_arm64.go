@@ -4,21 +4,21 @@ import "unsafe"
 
 // The sparse YUV converter on arm64: yuvConvPairs' pixel pairs gathered and stored by lane in NEON
 // registers (yuvNEON's sparse steps, yuv_arm64.s), where the kernel set says so (kernelSet.NEON).
-// It needs no per-plan tables. yuvConvPairsVBMI is yuvConvPairs' hook for a converter that gathers
+// It needs no per-plan tables. yuvConvPairsVector is yuvConvPairs' hook for a converter that gathers
 // in registers (named for amd64's AVX-512 VBMI one, yuv_sparse_amd64.go); without NEON it declines
 // and yuvConvPairs converts each pair with yuvConvScalar.
 
 // buildBlocks: no tables here (yuvNEON reads yp.sparse itself).
 func (yp *yuvPlan) buildBlocks(w int) {}
 
-// yuvConvPairsVBMI converts the pixel pairs ps (ascending, at least one; pair q is pixels 2q and
+// yuvConvPairsVector converts the pixel pairs ps (ascending, at least one; pair q is pixels 2q and
 // 2q+1) as yuvConvPairs does, in yuvNEON's sparse steps of 8 pairs (a list shorter than 8 padded
 // with its last pair, whose bytes are then written more than once, each time the same): the bytes
 // yuvConvScalar writes for each pair at d[6q:6q+6], and no other byte (tighter than yuvConvPairs'
 // contract). false when it cannot run (no NEON; packed rows paired, which no plan asks for).
 // Twin: yuvConvScalar per pair; proved by TestYUVPairsNEONEqualsScalar and TestYUVConvPairsEqualsScalar.
 // Why: gathering through memory (yuvConvPairs' chunks) stores and reloads every sample.
-func (k *kernelSet) yuvConvPairsVBMI(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) bool {
+func (k *kernelSet) yuvConvPairsVector(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) bool {
 	if !k.NEON || len(ps) == 0 || d1 != nil && yp.kind == yuvPacked {
 		return false
 	}

@@ -8,7 +8,7 @@ package engine
 // buildBlocks leaves the VBMI tables empty.
 func (yp *yuvPlan) buildBlocks(w int) {}
 
-// yuvConvPairsVBMI never runs here.
-func (k *kernelSet) yuvConvPairsVBMI(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) bool {
+// yuvConvPairsVector never runs here.
+func (k *kernelSet) yuvConvPairsVector(d0, d1, ys0, ys1, us, vs []uint8, ps []int32, yp *yuvPlan) bool {
 	return false
 }

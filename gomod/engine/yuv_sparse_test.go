@@ -193,7 +193,7 @@ func TestYUVSparseEqualsDense1080p(t *testing.T) {
 
 // BenchmarkYUVConvPairs: the converter on a 1920-pixel NV12 row pair, as one dense span and as
 // sparse pairs (every pair, and every 4th: ns/op over the pairs' pixels, both rows), with the
-// VBMI tables (yuvConvPairsVBMI where the CPU has it) and without (the chunked path).
+// VBMI tables (yuvConvPairsVector where the CPU has it) and without (the chunked path).
 func BenchmarkYUVConvPairs(b *testing.B) {
 	s := nv12Imagenet(false)
 	p, err := NewPlan(s)

@@ -72,6 +72,11 @@ func checkColor(img []uint8, h, w, c int, steps []ColorStep) error {
 	if h < 0 || w < 0 || (c != 1 && c != 3) || len(img) < h*w*c {
 		return errf(CodeBadShape, "img", "%d bytes for a %dx%dx%d image (1 or 3 channels)", len(img), h, w, c)
 	}
+	return checkSteps(steps)
+}
+
+// checkSteps checks a colour call's steps: finite factors, known ops.
+func checkSteps(steps []ColorStep) error {
 	for k, s := range steps {
 		if math.IsNaN(s.Factor) || math.IsInf(s.Factor, 0) {
 			return errf(CodeInvalidArgument, "factors", "step %d: factor %v is not finite", k, s.Factor)

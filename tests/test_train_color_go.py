@@ -339,11 +339,15 @@ def test_chain_batch_uint8_result_and_out():
     assert torch.equal(prep(pils), want)
 
 
-def test_native_ops_go_equals_numpy():
+def test_native_ops_go_equals_numpy(monkeypatch):
     """goprep.transforms.color_jitter / random_grayscale on uint8 arrays, a batch and PIL images
-    (Pillow's numerics, in Go) equal the NumPy kernels bit for bit, with the same params."""
+    (Pillow's numerics), float32 arrays and uint8 and float32 tensors (v2's), all in Go, hue on,
+    equal the NumPy kernels bit for bit, with the same params."""
     photo = _photos(1)[0]
-    imgs = [photo, np.stack([photo, photo[::-1]]), Image.fromarray(photo), Image.fromarray(photo[..., 1])]
+    chw = torch.from_numpy(photo).permute(2, 0, 1).contiguous()
+    imgs = [photo, np.stack([photo, photo[::-1]]), Image.fromarray(photo), Image.fromarray(photo[..., 1]),
+            (photo / np.float32(255)).astype(np.float32), chw, chw.float() / 255]
+    seen = _spy(monkeypatch)
     runs = []
     for go in (True, False):
         RC.GO[0] = go
@@ -357,6 +361,7 @@ def test_native_ops_go_equals_numpy():
         for (ra, pa), (rb, pb) in zip(a, b):
             assert pa == pb
             assert np.array_equal(np.asarray(ra), np.asarray(rb))
+    assert {("uint8", "pil"), ("float32", "v2"), ("uint8", "v2")} <= set(seen), set(seen)
 
 
 @pytest.mark.slow

@@ -10,15 +10,9 @@ package engine
 // ColorTensorF32 applies steps in order to img (h x w x c float32, c 1 or 3, contiguous HWC) with
 // v1's (v2 false) or v2's numerics. Saturation, hue and grayscale leave a 1-channel image as it is.
 func ColorTensorF32(img []float32, h, w, c int, v2 bool, steps []ColorStep) error {
-	if h < 0 || w < 0 || (c != 1 && c != 3) || len(img) < h*w*c {
-		return errf(CodeBadShape, "img", "%d floats for a %dx%dx%d image (1 or 3 channels)", len(img), h, w, c)
-	}
-	if err := checkSteps(steps); err != nil {
+	img, err := colorImage(img, h, w, c, steps)
+	if err != nil || len(img) == 0 {
 		return err
-	}
-	img = img[:h*w*c]
-	if h*w == 0 {
-		return nil
 	}
 	for _, s := range steps {
 		r, q := float32(s.Factor), float32(1.0-s.Factor)

@@ -54,19 +54,7 @@ func hsvToRGBTensor(h, s, v float32, v2 bool) (float32, float32, float32) {
 	if k < 0 {
 		k += 6
 	}
-	switch k {
-	case 0:
-		return v, t, p
-	case 1:
-		return q, v, p
-	case 2:
-		return p, v, t
-	case 3:
-		return p, q, v
-	case 4:
-		return t, p, v
-	}
-	return v, p, q
+	return hsvSector(int(k), v, p, q, t)
 }
 
 // hueTensor is adjust_hue's float32 round trip of one pixel: HSV, (h + factor) mod 1 (factor the

@@ -71,12 +71,9 @@ func blendTensor(x, b, r, q float32, v2 bool) uint8 {
 // ColorTensor applies steps in order to img (h x w x c, c 1 or 3, contiguous HWC) with v1's (v2
 // false) or v2's numerics. Saturation, hue and grayscale leave a 1-channel image as it is.
 func ColorTensor(img []uint8, h, w, c int, v2 bool, steps []ColorStep) error {
-	if err := checkColor(img, h, w, c, steps); err != nil {
+	img, err := colorImage(img, h, w, c, steps)
+	if err != nil || len(img) == 0 {
 		return err
-	}
-	img = img[:h*w*c]
-	if h*w == 0 {
-		return nil
 	}
 	for _, s := range steps {
 		r, q := float32(s.Factor), float32(1.0-s.Factor)

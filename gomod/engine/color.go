@@ -245,9 +245,8 @@ func hsvTables() (sec [256]int, frac, sat [256]float32) {
 	return sec, frac, sat
 }
 
-// hsvSector is HSV's sector table: sector i gives R, G, B among v, p, q, t (Pillow's bytes,
-// torchvision's floats).
-func hsvSector[T uint8 | float32](i int, v, p, q, t T) (T, T, T) {
+// hsvSector is HSV's sector table: sector i gives R, G, B among v, p, q, t.
+func hsvSector(i int, v, p, q, t uint8) (uint8, uint8, uint8) {
 	switch i {
 	case 0:
 		return v, t, p

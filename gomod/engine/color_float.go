@@ -18,18 +18,15 @@ func ColorTensorF32(img []float32, h, w, c int, v2 bool, steps []ColorStep) erro
 		r, q := float32(s.Factor), float32(1.0-s.Factor)
 		switch s.Op {
 		case ColorBrightness:
+			if !v2 {
+				blendConstF32(img, 0, r, q, false) // v1: _blend with 0
+				break
+			}
 			for i, x := range img {
-				if v2 {
-					img[i] = clamp01(float32(x * r))
-				} else {
-					img[i] = blendF32(x, 0, r, q, false)
-				}
+				img[i] = clamp01(float32(x * r))
 			}
 		case ColorContrast:
-			mean := grayMeanF32(img, c, v2)
-			for i, x := range img {
-				img[i] = blendF32(x, mean, r, q, v2)
-			}
+			blendConstF32(img, grayMeanF32(img, c, v2), r, q, v2)
 		case ColorSaturation:
 			for i := 0; c == 3 && i+2 < len(img); i += 3 {
 				g := lumaF32(img[i], img[i+1], img[i+2], v2)
@@ -66,6 +63,22 @@ func blendF32(x, b, r, q float32, v2 bool) float32 {
 		return clamp01(fmaRound32(b, q, float32(x*r)))
 	}
 	return clamp01(float32(r*x) + float32(q*b))
+}
+
+// blendConstF32 is blendF32 of every value with the constant b, its product with q taken once (the
+// same float32 rounding for v1, the exact float64 product for v2).
+func blendConstF32(img []float32, b, r, q float32, v2 bool) {
+	if v2 {
+		bq := float64(float64(b) * float64(q)) // exact; rounded explicitly so that it is not fused
+		for i, x := range img {
+			img[i] = clamp01(float32(bq + float64(float32(x*r))))
+		}
+		return
+	}
+	bq := float32(q * b)
+	for i, x := range img {
+		img[i] = clamp01(float32(r*x) + bq)
+	}
 }
 
 // grayMeanF32 is the contrast's mean of the gray image (the channel of a 1-channel image, else

@@ -13,9 +13,36 @@ package engine
 import "math"
 
 // rgbToHSVTensor is torchvision's _rgb2hsv of one pixel (float32 channels): h in [0, 1) (fmod of
-// h/6 + 1, v1 dividing by 6, v2 multiplying by float32(1/6)), s = (max - min)/max, v = max.
+// h/6 + 1, v1 dividing by 6, v2 multiplying by float32(1/6)), s = (max - min)/max, v = max. Of the
+// three masked hue sums only the one whose mask is 1 is computed: the others are finite times 0,
+// zeros that change no sum (and a zero h is 0 after the fmod either way); a pixel with a NaN or an
+// infinite range takes the literal masked sum (rgbToHSVMasked), where a NaN spreads as there.
 func rgbToHSVTensor(r, g, b float32, v2 bool) (h, s, v float32) {
 	maxc, minc := max(r, g, b), min(r, g, b) // a NaN wins, as in torch.max and NumPy
+	cr := maxc - minc
+	if cr-cr != 0 {
+		return rgbToHSVMasked(r, g, b, v2)
+	}
+	sd, crd := maxc, cr
+	if maxc == minc {
+		sd, crd = 1, 1
+	}
+	s = cr / sd
+	switch {
+	case maxc == r:
+		h = (maxc-b)/crd - (maxc-g)/crd
+	case maxc == g:
+		h = (2 + (maxc-r)/crd) - (maxc-b)/crd
+	default:
+		h = (4 + (maxc-g)/crd) - (maxc-r)/crd
+	}
+	return hueSixth(h, v2), s, maxc
+}
+
+// rgbToHSVMasked is rgbToHSVTensor term for term as _rgb2hsv writes it: the three hue sums, each
+// times its mask as a 0/1 float, added.
+func rgbToHSVMasked(r, g, b float32, v2 bool) (h, s, v float32) {
+	maxc, minc := max(r, g, b), min(r, g, b)
 	cr := maxc - minc
 	sd, crd := maxc, cr
 	if maxc == minc {
@@ -26,13 +53,17 @@ func rgbToHSVTensor(r, g, b float32, v2 bool) (h, s, v float32) {
 	hr := float32((bc - gc) * mask(maxc == r))
 	hg := float32(((2 + rc) - bc) * mask(maxc == g && maxc != r))
 	hb := float32(((4 + gc) - rc) * mask(maxc != g && maxc != r))
-	h = (hr + hg) + hb
+	return hueSixth((hr+hg)+hb, v2), s, maxc
+}
+
+// hueSixth is fmod(h/6 + 1, 1): v1 divides by 6, v2 multiplies by float32(1/6).
+func hueSixth(h float32, v2 bool) float32 {
 	if v2 {
 		h = float32(h * float32(1.0/6.0))
 	} else {
 		h = h / 6
 	}
-	return fmod1(h + 1), s, maxc
+	return fmod1(h + 1)
 }
 
 // hsvToRGBTensor is torchvision's _hsv2rgb of one pixel: the sector floor(h*6) mod 6, its fraction
@@ -54,8 +85,13 @@ func hsvToRGBTensor(h, s, v float32, v2 bool) (float32, float32, float32) {
 	if k < 0 {
 		k += 6
 	}
-	return hsvSector(int(k), v, p, q, t)
+	vpqt, pick := [4]float32{v, p, q, t}, &sectorPick[k]
+	return vpqt[pick[0]], vpqt[pick[1]], vpqt[pick[2]]
 }
+
+// sectorPick is HSV's sector table (hsvSector) as indices into (v, p, q, t): a lookup, not a
+// branch, since neighbouring pixels' sectors do not follow a pattern the CPU predicts.
+var sectorPick = [6][3]uint8{{0, 3, 1}, {2, 0, 1}, {1, 0, 3}, {1, 2, 0}, {3, 1, 0}, {0, 1, 2}}
 
 // hueTensor is adjust_hue's float32 round trip of one pixel: HSV, (h + factor) mod 1 (factor the
 // float32 hue shift), RGB.

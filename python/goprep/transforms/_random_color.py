@@ -262,8 +262,8 @@ def erase(y: Any, prm: ErasingParams) -> Any:
 
 class _HostColour:
     """A colour op of the uint8 stage, run as a host step between the engine's segments: Pillow's
-    numerics for the "pil" flavor, ``api``'s tensor numerics for tensors (in Go on uint8 images,
-    ``go_ready``; else NumPy); the size and channel count kept. ``host`` runs one item,
+    numerics for the "pil" flavor, ``api``'s tensor numerics for tensors (in Go where ``go_ready``,
+    uint8 and float32 images; else NumPy); the size and channel count kept. ``host`` runs one item,
     ``host_batch`` a batch."""
 
     name: str

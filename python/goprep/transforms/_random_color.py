@@ -10,7 +10,8 @@ GIL-free call (``host_batch``). What Go does not take (other dtypes, strided arr
 off) runs the NumPy kernels of ``_color_kernels`` item by item, the exact numerics of Pillow and
 torchvision's tensor code; those kernels are also the reference the Go path equals bit for bit
 (tests/test_train_color_go.py). Erasing is applied to each item's finished tensor (after
-``Normalize``), as torchvision applies it. See docs/perf/2026-12-06-train-color.md for the costs."""
+``Normalize``), as torchvision applies it. See docs/perf/2026-12-06-train-color.md and
+2026-12-07-train-hue.md for the costs."""
 
 from __future__ import annotations
 

@@ -70,10 +70,6 @@ func TestColorBatchPerItemSteps(t *testing.T) {
 			t.Fatal("a refused call changed the batch")
 		}
 	}
-	ops[0] = int64(engine.ColorHue)
-	if err := ColorBatch(a, n, h, w, c, 1, o, f, steps); err == nil || !strings.Contains(err.Error(), "not ported") {
-		t.Errorf("hue with v1 numerics: %v", err)
-	}
 	if err := ColorBatch(a, n, h, w, c, 3, o, f, steps); err == nil || !strings.Contains(err.Error(), "numerics") {
 		t.Errorf("numerics 3: %v", err)
 	}
@@ -83,3 +79,62 @@ func TestColorBatchPerItemSteps(t *testing.T) {
 }
 
 var heapSink []any
+
+// ColorBatchF32 runs each item's steps (hue included) with torchvision's tensor numerics on a float32
+// batch: the same values as engine.ColorTensorF32 on each item alone, on several threads; Pillow's
+// numerics (uint8 only) refused before anything runs.
+func TestColorBatchF32PerItemSteps(t *testing.T) {
+	if _, err := SetArrayDataOffset(16); err != nil {
+		t.Fatal(err)
+	}
+	const n, h, w, c, steps = 7, 4, 6, 3, 3
+	img := make([]float32, n*h*w*c)
+	for i := range img {
+		img[i] = float32(i*37%251) / 251
+	}
+	ops := make([]int64, n*steps)
+	fs := make([]float64, n*steps)
+	for i := range n {
+		ops[i*steps], fs[i*steps] = int64(engine.ColorHue), float64(i)/10-0.3
+		ops[i*steps+1], fs[i*steps+1] = int64(1+i%5), 0.3+float64(i)/7
+	}
+	heapSink = []any{img, ops, fs}
+	size := h * w * c
+	for _, numerics := range []int64{1, 2} {
+		base := append([]float32(nil), img...)
+		want := append([]float32(nil), img...)
+		for i := range n {
+			prog := []engine.ColorStep{}
+			for j := range steps {
+				prog = append(prog, engine.ColorStep{Op: engine.ColorOp(ops[i*steps+j]), Factor: fs[i*steps+j]})
+			}
+			if err := engine.ColorTensorF32(want[i*size:(i+1)*size], h, w, c, numerics == 2, prog); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := engine.NumThreads()
+		_ = engine.SetNumThreads(3)
+		io, oo, fo := &fakeArray{data: unsafe.Pointer(&img[0])}, &fakeArray{data: unsafe.Pointer(&ops[0])},
+			&fakeArray{data: unsafe.Pointer(&fs[0])}
+		a, o, f := addr(unsafe.Pointer(io)), addr(unsafe.Pointer(oo)), addr(unsafe.Pointer(fo))
+		err := ColorBatchF32(a, n, h, w, c, numerics, o, f, steps)
+		_ = engine.SetNumThreads(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range img {
+			if img[i] != want[i] {
+				t.Fatalf("numerics %d: value %d (item %d): %v, want %v", numerics, i, i/size, img[i], want[i])
+			}
+		}
+		copy(img, base)
+		if err := ColorBatchF32(a, n, h, w, c, 0, o, f, steps); err == nil || !strings.Contains(err.Error(), "numerics") {
+			t.Errorf("float32 with Pillow's numerics: %v", err)
+		}
+		for i := range img {
+			if img[i] != base[i] {
+				t.Fatal("a refused call changed the batch")
+			}
+		}
+	}
+}

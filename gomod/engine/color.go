@@ -37,12 +37,9 @@ type ColorStep struct {
 // in place. A 1-channel image is left as it is by saturation, hue and grayscale (torchvision returns
 // "L" images unchanged there). Factors must be finite (checked: an error names the step).
 func ColorPIL(img []uint8, h, w, c int, steps []ColorStep) error {
-	if err := checkColor(img, h, w, c, steps); err != nil {
+	img, err := colorImage(img, h, w, c, steps)
+	if err != nil || len(img) == 0 {
 		return err
-	}
-	img = img[:h*w*c]
-	if h*w == 0 {
-		return nil
 	}
 	for _, s := range steps {
 		switch s.Op {
@@ -67,20 +64,21 @@ func ColorPIL(img []uint8, h, w, c int, steps []ColorStep) error {
 	return nil
 }
 
-// checkColor checks a colour call's image size and steps (finite factors, known ops).
-func checkColor(img []uint8, h, w, c int, steps []ColorStep) error {
+// colorImage checks a colour call's image size and steps (finite factors, known ops) and returns
+// the image's h*w*c values (empty: nothing to do).
+func colorImage[E uint8 | float32](img []E, h, w, c int, steps []ColorStep) ([]E, error) {
 	if h < 0 || w < 0 || (c != 1 && c != 3) || len(img) < h*w*c {
-		return errf(CodeBadShape, "img", "%d bytes for a %dx%dx%d image (1 or 3 channels)", len(img), h, w, c)
+		return nil, errf(CodeBadShape, "img", "%d values for a %dx%dx%d image (1 or 3 channels)", len(img), h, w, c)
 	}
 	for k, s := range steps {
 		if math.IsNaN(s.Factor) || math.IsInf(s.Factor, 0) {
-			return errf(CodeInvalidArgument, "factors", "step %d: factor %v is not finite", k, s.Factor)
+			return nil, errf(CodeInvalidArgument, "factors", "step %d: factor %v is not finite", k, s.Factor)
 		}
 		if s.Op < ColorNone || s.Op >= NumColorOps {
-			return errf(CodeInvalidArgument, "ops", "step %d: unknown colour op %d", k, s.Op)
+			return nil, errf(CodeInvalidArgument, "ops", "step %d: unknown colour op %d", k, s.Op)
 		}
 	}
-	return nil
+	return img[:h*w*c], nil
 }
 
 // blendPIL is Image.blend's pixel (ImagingBlend) for a C-float alpha: in1 + alpha*(in2 - in1) in

@@ -4,7 +4,8 @@ package engine
 // torchvision.transforms (_functional_tensor: ratio*a + (1 - ratio)*b in float32, clamped,
 // truncated) and v2's torchvision.transforms.v2 (a.mul(r).add_(b, alpha=1 - r), which PyTorch fuses
 // into one rounding; the luma floored). The reference is _color_kernels.py's "v1" and "v2" numerics
-// (tests/test_train_color_go.py: bit for bit). Hue is not ported (its float HSV stays NumPy).
+// (tests/test_train_color_go.py: bit for bit). Hue is the float32 HSV round trip of color_hsv.go;
+// float32 images are color_float.go's.
 //
 // Products feeding an addition are rounded explicitly (scripts/check_fma.sh); v2's fused
 // multiply-add is float64 arithmetic rounded once to float32: the product of two float32 values is
@@ -68,20 +69,11 @@ func blendTensor(x, b, r, q float32, v2 bool) uint8 {
 }
 
 // ColorTensor applies steps in order to img (h x w x c, c 1 or 3, contiguous HWC) with v1's (v2
-// false) or v2's numerics; a hue step is an error (not ported). Saturation and grayscale leave a
-// 1-channel image as it is.
+// false) or v2's numerics. Saturation, hue and grayscale leave a 1-channel image as it is.
 func ColorTensor(img []uint8, h, w, c int, v2 bool, steps []ColorStep) error {
-	if err := checkColor(img, h, w, c, steps); err != nil {
+	img, err := colorImage(img, h, w, c, steps)
+	if err != nil || len(img) == 0 {
 		return err
-	}
-	for k, s := range steps {
-		if s.Op == ColorHue {
-			return errf(CodeInvalidArgument, "ops", "step %d: hue with torchvision's tensor numerics is not ported", k)
-		}
-	}
-	img = img[:h*w*c]
-	if h*w == 0 {
-		return nil
 	}
 	for _, s := range steps {
 		r, q := float32(s.Factor), float32(1.0-s.Factor)
@@ -115,6 +107,10 @@ func ColorTensor(img []uint8, h, w, c int, v2 bool, steps []ColorStep) error {
 		case ColorSaturation:
 			if c == 3 {
 				saturateTensor(img, s.Factor, v2)
+			}
+		case ColorHue:
+			if c == 3 {
+				hueTensorU8(img, s.Factor, v2)
 			}
 		case ColorGray:
 			for i := 0; c == 3 && i+2 < len(img); i += 3 {

@@ -2,14 +2,16 @@
 the converter ops built on them, and the native ops with an explicit ``generator=``.
 
 Where they run: the colour adjustments are host steps between the engine's fused segments (see
-``Converted._pipe`` / ``Staged``). On uint8 images they run in Go (binding ``ColorBatch``:
-``engine.ColorPIL`` with Pillow's numerics, for PIL inputs, JPEG files, uint8 arrays;
-``engine.ColorTensor`` with torchvision v1's or v2's, for uint8 tensors, hue excepted): a batch's
-items each with their own steps and order in one GIL-free call (``host_batch``). Float images and
-v1/v2 hue run the NumPy kernels of ``_color_kernels`` item by item, the exact numerics of Pillow and
+``Converted._pipe`` / ``Staged``). They run in Go (binding ``ColorBatch``: ``engine.ColorPIL`` with
+Pillow's numerics, for PIL inputs, JPEG files, uint8 arrays; ``engine.ColorTensor`` with torchvision
+v1's or v2's, for uint8 tensors; ``ColorBatchF32``: ``engine.ColorTensorF32``, v1's or v2's, for
+float32 tensors), hue included: a batch's items each with their own steps and order in one
+GIL-free call (``host_batch``). What Go does not take (other dtypes, strided arrays, ``GO[0]``
+off) runs the NumPy kernels of ``_color_kernels`` item by item, the exact numerics of Pillow and
 torchvision's tensor code; those kernels are also the reference the Go path equals bit for bit
 (tests/test_train_color_go.py). Erasing is applied to each item's finished tensor (after
-``Normalize``), as torchvision applies it. See docs/perf/2026-12-06-train-color.md for the costs."""
+``Normalize``), as torchvision applies it. See docs/perf/2026-12-06-train-color.md and
+2026-12-07-train-hue.md for the costs."""
 
 from __future__ import annotations
 
@@ -96,18 +98,24 @@ def jitter_steps(prm: JitterParams) -> Steps:
     return [(_OPS[k], float(prm[1 + k])) for k in prm.order if prm[1 + k] is not None]
 
 
+def go_dtype(dtype: Any, numerics: str) -> bool:
+    """Whether the Go kernels take images of ``dtype`` with ``numerics``: uint8 with any, float32 with
+    torchvision's tensor numerics ("v1", "v2"; Pillow's take uint8 only)."""
+    return dtype == np.uint8 or (dtype == np.float32 and numerics != "pil")
+
+
 def go_ready(a: np.ndarray, numerics: str, programs: Sequence[Steps]) -> bool:
-    """Whether the Go kernels take ``a`` (``(N, H, W, C)``) with ``programs``: a C-contiguous, writable
-    uint8 batch of 1 or 3 channels, with the switch (``GO``) on; hue with Pillow's numerics only
-    (torchvision's float HSV of v1 and v2 is not ported)."""
-    return (GO[0] and a.dtype == np.uint8 and a.ndim == 4 and a.shape[3] in (1, 3) and a.flags.c_contiguous
-            and a.flags.writeable and (numerics == "pil" or all(op != "hue" for p in programs for op, _ in p)))
+    """Whether the Go kernels take ``a`` (``(N, H, W, C)``) with ``programs`` (every op theirs, hue
+    included): a C-contiguous, writable batch of 1 or 3 channels of a ``go_dtype``, with the switch
+    (``GO``) on."""
+    return (GO[0] and go_dtype(a.dtype, numerics) and a.ndim == 4 and a.shape[3] in (1, 3)
+            and a.flags.c_contiguous and a.flags.writeable)
 
 
 def go_one(a: np.ndarray, steps: Callable[[], Steps], numerics: str) -> Optional[np.ndarray]:
     """A copy of one image ``a`` (``(H, W[, C])``) changed by the program ``steps()`` in Go, or None
     where the Go kernels do not take it (then the NumPy kernels run: ``go_ready``)."""
-    if not (GO[0] and a.dtype == np.uint8):
+    if not (GO[0] and go_dtype(a.dtype, numerics)):
         return None
     prog = steps()
     b = np.array(a, order="C")  # a copy: the step never writes its input
@@ -134,8 +142,9 @@ _CODES: Dict[str, Dict[str, int]] = {}
 
 
 def run_steps_go(a: np.ndarray, programs: Sequence[Steps], numerics: str = "pil") -> np.ndarray:
-    """Item ``k`` of ``a`` (a ``go_ready`` batch) changed in place by ``programs[k]`` with ``numerics``
-    ("pil", "v1", "v2"), all items in one Go call on goprep's threads with the GIL released; ``a``."""
+    """Item ``k`` of ``a`` (a ``go_ready`` batch, uint8 or float32) changed in place by ``programs[k]``
+    with ``numerics`` ("pil", "v1", "v2"), all items in one Go call on goprep's threads with the GIL
+    released; ``a``."""
     from .. import _native
 
     codes = _codes("ops")
@@ -150,7 +159,8 @@ def run_steps_go(a: np.ndarray, programs: Sequence[Steps], numerics: str = "pil"
     for k, prog in enumerate(programs):
         for j, (name, f) in enumerate(prog):
             ops[k, j], fac[k, j] = codes[name], f
-    _native.call(_native.get().ColorBatch, id(a), n, h, w, c, _codes("numerics")[numerics], id(ops), id(fac), most)
+    fn = _native.get().ColorBatchF32 if a.dtype == np.float32 else _native.get().ColorBatch
+    _native.call(fn, id(a), n, h, w, c, _codes("numerics")[numerics], id(ops), id(fac), most)
     return a
 
 
@@ -253,8 +263,8 @@ def erase(y: Any, prm: ErasingParams) -> Any:
 
 class _HostColour:
     """A colour op of the uint8 stage, run as a host step between the engine's segments: Pillow's
-    numerics for the "pil" flavor, ``api``'s tensor numerics for tensors (in Go on uint8 images,
-    ``go_ready``; else NumPy); the size and channel count kept. ``host`` runs one item,
+    numerics for the "pil" flavor, ``api``'s tensor numerics for tensors (in Go where ``go_ready``,
+    uint8 and float32 images; else NumPy); the size and channel count kept. ``host`` runs one item,
     ``host_batch`` a batch."""
 
     name: str
@@ -280,7 +290,7 @@ class _HostColour:
 
         def run(a: np.ndarray, prms: Sequence[Any]) -> np.ndarray:
             a4 = a if a.ndim == 4 else a[..., None]
-            programs = [self._steps(p) for p in prms] if a.dtype == np.uint8 else []
+            programs = [self._steps(p) for p in prms] if go_dtype(a.dtype, numerics) else []
             if go_ready(a4, numerics, programs):
                 return run_steps_go(a4, programs, numerics).reshape(a.shape)
             for k, p in enumerate(prms):

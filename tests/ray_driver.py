@@ -137,7 +137,10 @@ def _wait_for_route(base: str, prefix: str, timeout: float = 60.0) -> None:
 def _():
     from ray import serve
 
-    serve.start(http_options={"host": "127.0.0.1", "port": HTTP_PORT})
+    # one proxy: both of this cluster's nodes run on one machine, and with Serve's default (a proxy on
+    # every node, bound with SO_REUSEPORT) the kernel spreads connections over two proxies, one of which
+    # may not route /prep yet when the other's /-/routes lists it (a 404 after _wait_for_route, CI)
+    serve.start(proxy_location="HeadOnly", http_options={"host": "127.0.0.1", "port": HTTP_PORT})
     try:
         app = goprep.ray.deployment(prep, num_replicas=2, ray_actor_options={"num_cpus": 1})
         serve.run(app, name="goprep", route_prefix="/prep")

@@ -270,6 +270,8 @@ type worker struct {
 	// slot, and the logical row each slot holds
 	yuvBuf  []uint8
 	yuvKeys []int32
+	// the patch layout's planar output row (emitPatchU8, emitPatchF32), grown on first use
+	patchRow []float32
 }
 
 // prepare resets the caches when the worker moves to another plan or image.

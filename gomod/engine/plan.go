@@ -216,9 +216,9 @@ func EstimatePlan(s *Spec) PlanBytes {
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
 	outRow := float64(s.Post.W) * float64(len(s.CMap))
 	patchT := 0.0
-	if s.Norm != nil && s.Norm.Patch != nil { // the patch layout's planar row (worker.patchRow) and tables (patchLayout)
+	if s.Norm != nil && s.Norm.Patch != nil { // the patch layout's band of planar rows (worker.patchRow) and tables (patchLayout)
 		oh, ow := s.OutSize()
-		outRow += float64(ow) * float64(len(s.CMap))
+		outRow += float64(ow) * float64(len(s.CMap)) * float64(s.Norm.Patch.Size)
 		patchT = float64(oh+ow)*8 + 256
 	}
 	ring := kr + 1

@@ -79,12 +79,14 @@ func (w *worker) patchFlush(p *Plan, b *jobBufs, img int) {
 	for bx, co := range l.colOff {
 		x0 := bx * ps
 		for c := 0; c < oc; c++ {
-			for k := 0; k < t; k++ {
-				d := base + co + (c*t+k)*pp
-				for i := i0; i < i1; i++ {
-					s := (i*oc+c)*ow + x0
-					copy(out[d+i*ps:d+i*ps+ps], band[s:s+ps])
-				}
+			d := base + co + c*t*pp
+			for i := i0; i < i1; i++ {
+				s := (i*oc+c)*ow + x0
+				copy(out[d+i*ps:d+i*ps+ps], band[s:s+ps])
+			}
+			rows := out[d+i0*ps : d+i1*ps] // the temporal copies: the rows just written, as one block
+			for k := 1; k < t; k++ {
+				copy(out[d+k*pp+i0*ps:d+k*pp+i1*ps], rows)
 			}
 		}
 	}

@@ -93,6 +93,8 @@ func TestPatchLayoutEqualsPermutedCHW(t *testing.T) {
 		{name: "u8-none-gray", dt: U8, h: 12, w: 18, kind: "none", oh: 12, ow: 18, cmap: []int{1}, size: 3, merge: 2, temporal: 2},
 		{name: "u8-four-channels-T3", dt: U8, n: 2, h: 30, w: 30, kind: "bilinear", aa: true, oh: 20, ow: 10, cmap: []int{2, 1, 0, 1}, size: 5, merge: 1, temporal: 3},
 		{name: "u8-letterbox", dt: U8, h: 40, w: 25, kind: "bilinear", oh: 16, ow: 24, cmap: rgb, size: 4, merge: 2, temporal: 2, letterboxPad: true},
+		{name: "u8-size16-T2", dt: U8, h: 45, w: 70, kind: "bilinear", aa: true, oh: 32, ow: 64, cmap: rgb, size: 16, merge: 2, temporal: 2},
+		{name: "f32-size16-batch", dt: F32, n: 2, h: 20, w: 21, kind: "bicubic", oh: 16, ow: 48, cmap: rgb, size: 16, merge: 1, temporal: 2},
 		{name: "f32-bicubic-T2", dt: F32, n: 2, h: 31, w: 29, kind: "bicubic", oh: 28, ow: 56, cmap: rgb, size: 14, merge: 2, temporal: 2},
 		{name: "f32-gray-T1", dt: F32, h: 9, w: 16, kind: "bilinear", oh: 8, ow: 16, cmap: []int{0}, size: 2, merge: 2, temporal: 1},
 		{name: "f32-four-channels", dt: F32, h: 7, w: 11, kind: "nearest", oh: 12, ow: 6, cmap: []int{0, 1, 2, 2}, size: 3, merge: 2, temporal: 2},

@@ -8,8 +8,9 @@ package engine
 // Why: Qwen2-VL's processor ran this rearrangement in PyTorch over the CHW result: a second pass
 // over the whole (B, C, H, W) float32 batch, written, read back and rewritten T times larger.
 //
-// The fast CHW kernels (aaRow, fastRow, duoRows) write planes straight into the output, so patch
-// plans do not take them (NewPlan); their rows come through emitU8 / emitF32. The GPU kernels have
+// The fast CHW kernels fastRow and duoRows write planes straight into the output, so patch plans do
+// not take them (NewPlan); aaRow writes into the band buffer (planeRows3), the other rows come
+// through emitU8 / emitF32. The GPU kernels have
 // no patch layout: patch plans run on the CPU engine (GPUSupported).
 
 // patchLayout is a PatchSpec's offsets for one output size. With y = (A*m + B)*p + I and
@@ -133,4 +134,18 @@ func (w *worker) emitPatchF32(p *Plan, b *jobBufs, img, y int, vals []float32) {
 		}
 	}
 	w.patchRowDone(p, b, img, y)
+}
+
+// planeRows3 returns the three float32 plane rows that output row y of image img of a three-channel
+// CHW plan is computed into: the CHW output's, or for the patch layout the row's slot of the band
+// buffer (patchSlot; the caller then calls patchRowDone).
+func (w *worker) planeRows3(p *Plan, b *jobBufs, img, y int) [3][]float32 {
+	n := p.OutW
+	if p.patch != nil {
+		s := w.patchSlot(p, y)
+		return [3][]float32{s[:n], s[n : 2*n], s[2*n : 3*n]}
+	}
+	plane := p.OutH * n
+	o := img*p.OutImageElems() + y*n
+	return [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
 }

@@ -130,8 +130,11 @@ func TestPatchLayoutEqualsPermutedCHW(t *testing.T) {
 			if got, want := patch.OutBytes(), imgs*oc*c.temporal*c.oh*c.ow*4; got != want {
 				t.Fatalf("OutBytes %d, want %d (C*T*H*W float32 per image)", got, want)
 			}
-			if patch.aa != nil || patch.fast != nil {
-				t.Fatal("a patch plan took a fast CHW kernel, which writes planes straight into the output")
+			if patch.fast != nil {
+				t.Fatal("a patch plan took fastRow, which writes planes straight into the output")
+			}
+			if (patch.aa != nil) != (plain.aa != nil) {
+				t.Fatalf("aaRow taken by the CHW plan %v, by the patch plan %v", plain.aa != nil, patch.aa != nil)
 			}
 			if ok, why := patch.GPUSupported(); ok || why == "" {
 				t.Fatalf("GPUSupported of a patch plan: %v %q; the GPU kernels have no patch layout", ok, why)

@@ -344,10 +344,10 @@ func NewPlan(s *Spec) (*Plan, error) {
 	if in.YUV != nil { // rows converted into the worker's buffer, which every row kernel reads as a source (yuv.go)
 		p.yuv = newYUVPlan(p)
 	}
-	if p.patch == nil { // these write CHW planes straight into the output; patch rows go through emitU8
+	if p.patch == nil { // fastRow and duoRows write CHW planes straight into the output; patch rows do not
 		p.fast = newFastPlan(p)
-		p.aa = newAAPlan(p)
 	}
+	p.aa = newAAPlan(p)
 	p.aaU8 = newAAU8(p)
 	p.vfH = newAAVFirst(p)
 	if c := &p.cols; c.Taps.K == 1 && len(c.Off) > 0 && sw == p.inC && sc == 1 {

@@ -270,6 +270,10 @@ type worker struct {
 	// slot, and the logical row each slot holds
 	yuvBuf  []uint8
 	yuvKeys []int32
+	// the patch layout's band buffer (normalize_patch.go: Size planar rows, grown on first use), and
+	// the rows it holds: patchN rows from patchY0
+	patchRow        []float32
+	patchY0, patchN int
 }
 
 // prepare resets the caches when the worker moves to another plan or image.
@@ -323,6 +327,7 @@ func (w *worker) reset() { w.fresh = false }
 func (w *worker) run(j *Job, b *jobBufs, t task) {
 	p := j.Plan
 	w.prepare(p, t.img, j.Src)
+	w.patchN = 0 // no rows buffered from an earlier task (one a panic cut short)
 	base := -p.minOff + t.img*p.strideN
 	u8 := p.Spec.In.DType == U8
 	for y := t.y0; y < t.y1; y++ {
@@ -353,6 +358,9 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 			}
 			w.emitF32(p, b, t.img, y, content)
 		}
+	}
+	if p.patch != nil { // the rows of a band the task ended in (normalize_patch.go)
+		w.patchFlush(p, b, t.img)
 	}
 }
 

@@ -24,7 +24,7 @@
 //     binding's codec-backed Encoded); worker.run picks each row's path: duoRows / fastRow (resize_fast*.go), aaRow
 //     (resize_aa.go), or the general path, resizeRowU8 / resizeRowF32 (resize_cpu.go, with
 //     vfirstRowU8 for Pillow's vertical-first order; premul.go for RGBA premultiplied by alpha) then
-//     emitU8 / emitF32 (normalize_cpu.go).
+//     emitU8 / emitF32 (normalize_cpu.go; the patch layout of Qwen2-VL's rows: normalize_patch.go).
 //  4. Kernels: methods of the plan's kernelSet, one stem per family (below). Every SIMD kernel equals
 //     its scalar twin bit for bit, and a test proves it.
 //

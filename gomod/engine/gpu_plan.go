@@ -13,10 +13,13 @@ import (
 // not implement run on the CPU engine, whatever the placement asks for. The kernels read the
 // planner's tables and have every row kernel's arithmetic (gpuMode), YUV sources included
 // (gpu_yuv.go), but only the horizontal-first pass order: Pillow's vertical-first plans
-// (Plan.vfirst) are declined.
+// (Plan.vfirst) are declined, and so is the patch layout (normalize_patch.go).
 func (p *Plan) GPUSupported() (bool, string) {
 	if p.pm != nil {
 		return false, "premultiplied alpha (Pillow's resize of RGBA) is not in the GPU kernels: it runs on the CPU engine"
+	}
+	if p.patch != nil {
+		return false, "the patch layout (Qwen2-VL's pixel_values rows) is not in the GPU kernels: it runs on the CPU engine"
 	}
 	if p.vfirst {
 		return false, "Pillow's vertical-first pass order (uint8 antialias, the height shrinking more than twice what the width does) is not in the GPU kernels"

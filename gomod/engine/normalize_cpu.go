@@ -1,7 +1,8 @@
 package engine
 
 // emitU8 writes output row y of image img from w.rowU8: padding outside the content, the channel map,
-// then the conversion (copy, or the normalisation table) into the output layout.
+// then the conversion (copy, or the normalisation table) into the output layout (the patch layout:
+// emitPatchU8).
 func (w *worker) emitU8(p *Plan, b *jobBufs, img, y int, content bool) {
 	vals := w.gatherU8(p, content)
 	oc := p.OutC
@@ -13,6 +14,10 @@ func (w *worker) emitU8(p *Plan, b *jobBufs, img, y int, content bool) {
 		return
 	}
 	n := p.norm
+	if p.patch != nil {
+		w.emitPatchU8(p, b, img, y, vals)
+		return
+	}
 	if p.CHW {
 		plane := p.OutH * p.OutW
 		o := img*elems + y*p.OutW
@@ -92,6 +97,10 @@ func (w *worker) emitF32(p *Plan, b *jobBufs, img, y int, content bool) {
 	if n == nil {
 		o := img*elems + y*rowLen
 		copy(b.outF32[o:o+rowLen], vals)
+		return
+	}
+	if p.patch != nil {
+		w.emitPatchF32(p, b, img, y, vals)
 		return
 	}
 	put := func(o int, v float32) {

@@ -64,6 +64,8 @@ type Plan struct {
 	pm         *premulPlan // a premultiplied resize's converter (premul.go); nil otherwise
 	area       areaRule
 	areaBlock  int // source pixels per output pixel of an areaFast plan
+	// the output's patch layout (normalize_patch.go); nil: plain CHW / HWC
+	patch *patchLayout
 }
 
 // rowKernel is the arithmetic a plan's rows use (resize_cpu.go).
@@ -213,6 +215,12 @@ func EstimatePlan(s *Spec) PlanBytes {
 	cols, kc := axisBytes(s.Pre.W, s.Resize.W, s.Post.W)
 	contentW := float64(min(s.Post.W, s.Resize.W)) * float64(s.In.C)
 	outRow := float64(s.Post.W) * float64(len(s.CMap))
+	patchT := 0.0
+	if s.Norm != nil && s.Norm.Patch != nil { // the patch layout's band of planar rows (worker.patchRow) and tables (patchLayout)
+		oh, ow := s.OutSize()
+		outRow += float64(ow) * float64(len(s.CMap)) * float64(s.Norm.Patch.Size)
+		patchT = float64(oh+ow)*8 + 256
+	}
 	ring := kr + 1
 	if s.Resize.pillowArith() {
 		ring += 3 // the fast antialias path's lookahead rows (worker.prepare)
@@ -246,7 +254,7 @@ func EstimatePlan(s *Spec) PlanBytes {
 	}
 	// Go rounds each allocation up to its size class or page: at most 1/8 more, plus a little.
 	sat := func(v float64) int64 { return int64(min(v*9/8+16<<10, 1<<60)) }
-	return PlanBytes{Tables: sat(rows + cols + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}
+	return PlanBytes{Tables: sat(rows + cols + patchT + 256*6*float64(len(s.CMap))), Scratch: sat(scratch)}
 }
 
 // NewPlan validates the spec and builds the tables.
@@ -319,6 +327,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 		colFrame, s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
 		p.norm = newNormTables(s.Norm, in.DType)
+		if s.Norm.Patch != nil {
+			p.patch = newPatchLayout(s.Norm.Patch, p.OutC, p.OutH, p.OutW)
+		}
 	}
 	if premultiplied(s) && len(p.rows.Off) > 0 && len(p.cols.Off) > 0 {
 		p.pm = newPremulPlan(p, pmSW, pmSC)
@@ -333,7 +344,9 @@ func NewPlan(s *Spec) (*Plan, error) {
 	if in.YUV != nil { // rows converted into the worker's buffer, which every row kernel reads as a source (yuv.go)
 		p.yuv = newYUVPlan(p)
 	}
-	p.fast = newFastPlan(p)
+	if p.patch == nil { // fastRow and duoRows write CHW planes straight into the output; patch rows do not
+		p.fast = newFastPlan(p)
+	}
 	p.aa = newAAPlan(p)
 	p.aaU8 = newAAU8(p)
 	p.vfH = newAAVFirst(p)
@@ -457,8 +470,14 @@ func (p *Plan) checkBounds() error {
 	return nil
 }
 
-// OutImageElems is the number of output elements per image.
-func (p *Plan) OutImageElems() int { return p.OutH * p.OutW * p.OutC }
+// OutImageElems is the number of output elements per image (the patch layout holds each value
+// Temporal times).
+func (p *Plan) OutImageElems() int {
+	if p.patch != nil {
+		return p.OutH * p.OutW * p.OutC * p.patch.t
+	}
+	return p.OutH * p.OutW * p.OutC
+}
 
 // OutBytes is the size of the whole output.
 func (p *Plan) OutBytes() int { return p.N * p.OutImageElems() * p.OutDType.Size() }

@@ -289,7 +289,10 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 	cubicAAFast.Resize.Kind, cubicAAFast.Resize.Antialias, cubicAAFast.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
 	torchPlain := imagenetSpec(0, 1080, 1920) // PyTorch's uint8 bicubic without antialias, fast path
 	torchPlain.Resize.Kind, torchPlain.Resize.TorchU8, torchPlain.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
+	patchU8 := patchCase{dt: U8, h: 540, w: 960, kind: "bicubic", aa: true, oh: 560, ow: 980, cmap: []int{0, 1, 2}, size: 14, merge: 2, temporal: 2}.spec(true)
+	patchF32 := patchCase{dt: F32, h: 50, w: 60, kind: "bilinear", oh: 56, ow: 28, cmap: []int{0}, size: 14, merge: 2, temporal: 2}.spec(true)
 	specs := map[string]*Spec{
+		"patch-u8": patchU8, "patch-f32": patchF32, // the patch layout's planar row and tables (normalize_patch.go)
 		"vfirst":      rgbSpec(2000, 800, "bicubic", true, 224, 224), // Pillow's vertical-first order, ~36 taps per row
 		"torch-plain": torchPlain, "wide": wide, "tall-antialias": tall, "letterbox": letter, "f32-norm": f32,
 		"nearest":       rgbSpec(9, 9, "nearest", false, 3, 50_000),

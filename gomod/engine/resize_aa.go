@@ -382,7 +382,8 @@ func newAAWide(a *aaPlan, p *Plan) {
 // its loads read from 4 bytes before the row's first column to wideEnd past it.
 func (a *aaPlan) edgeStride() int { return a.wideEnd + 4 }
 
-// aaRow computes content row y of image img straight into the CHW output.
+// aaRow computes content row y of image img straight into the CHW output (the patch layout: into
+// the worker's band buffer, planeRows3).
 func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	a := p.aa
 	r := y - p.rows.Lo
@@ -390,18 +391,18 @@ func (w *worker) aaRow(p *Plan, b *jobBufs, base, img, y int) {
 	n := p.OutW
 	rows := &p.rows
 	k, kk := rows.Taps.K, len(hs)
-	plane := p.OutH * p.OutW
-	o := img*p.OutImageElems() + y*p.OutW
 	wv := rows.Taps.WI[r*k : r*k+kk]
 	pw, vh := a.vw[r], a.vh[r] // aaVPairs' layout, laid out once per plan (newAAPlan)
 	nt := p.norm
-	out := [3][]float32{b.outF32[o : o+n], b.outF32[o+plane : o+plane+n], b.outF32[o+2*plane : o+2*plane+n]}
+	out := w.planeRows3(p, b, img, y)
 	po := [3]int{a.cmap[0] * n, a.cmap[1] * n, a.cmap[2] * n}
-	if p.kern.aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
-		return
+	if !p.kern.aaVRow3(&out, hs, &po, wv, pw, vh, nt, &[3]*[256]float32{&nt.lutF32[0], &nt.lutF32[1], &nt.lutF32[2]}, a.zw != nil) {
+		for c := 0; c < 3; c++ {
+			p.kern.aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+		}
 	}
-	for c := 0; c < 3; c++ {
-		p.kern.aaVRow(out[c], hs, po[c], wv, pw, vh, nt.scale[c], nt.mean[c], nt.std[c], &nt.lutF32[c])
+	if p.patch != nil {
+		w.patchRowDone(p, b, img, y)
 	}
 }
 

@@ -121,13 +121,31 @@ type FrameSpec struct {
 }
 
 // NormSpec: out = (x*Scale - Mean[c]) / Std[c] in float32, cast to DType, in Layout "CHW" or "HWC".
+// Patch (CHW float32 only) rearranges the CHW result into patch rows (PatchSpec).
 type NormSpec struct {
-	Mean   []float64 `json:"mean"`
-	Std    []float64 `json:"std"`
-	Scale  float64   `json:"scale"`
-	DType  DType     `json:"dtype"`
-	Layout string    `json:"layout"`
+	Mean   []float64  `json:"mean"`
+	Std    []float64  `json:"std"`
+	Scale  float64    `json:"scale"`
+	DType  DType      `json:"dtype"`
+	Layout string     `json:"layout"`
+	Patch  *PatchSpec `json:"patch,omitempty"`
 }
+
+// PatchSpec is Qwen2-VL's patch layout of a CHW image (its image processor's flattening): the image
+// cut into Size x Size patches, ordered by Merge x Merge blocks of patches (blocks row-major, patches
+// row-major within a block), each patch's C x Size x Size values repeated Temporal times (a still
+// image's temporal axis). One image is (gh*gw, C*Temporal*Size*Size) with gh = H/Size, gw = W/Size:
+// the processor's reshape(c, gh/m, m, p, gw/m, m, p).permute(1, 4, 2, 5, 0, 3, 6), repeated over t
+// after the channel axis (patchOffsets gives each value's position).
+type PatchSpec struct {
+	Size     int `json:"size"`
+	Merge    int `json:"merge"`
+	Temporal int `json:"temporal"`
+}
+
+// MaxPatchParam bounds each PatchSpec field: far above any model's (Qwen2-VL: 14, 2, 2), small enough
+// that products of them cannot overflow.
+const MaxPatchParam = 1 << 12
 
 // Spec is the canonical form of any goprep pipeline: source view -> resize -> canvas -> output view ->
 // frame -> channel map -> normalize. Every chain of goprep ops that the Python tracer accepts reduces
@@ -328,11 +346,16 @@ func (s *Spec) Validate() error {
 		if nm.Layout != "CHW" && nm.Layout != "HWC" {
 			return errf(CodeInvalidArgument, "layout", "must be 'CHW' or 'HWC', got %q", nm.Layout)
 		}
+		if nm.Patch != nil {
+			if err := nm.Patch.check(nm, s); err != nil {
+				return err
+			}
+		}
 	}
 	// Output bytes must fit comfortably in an int on every platform we build for.
 	n := max(in.N, 1)
 	oh, ow := s.OutSize()
-	outBytes := float64(n) * float64(oh) * float64(ow) * float64(len(s.CMap)) * float64(s.OutDType().Size())
+	outBytes := float64(n) * float64(oh) * float64(ow) * float64(len(s.CMap)) * float64(s.OutDType().Size()) * float64(s.temporal())
 	if outBytes > float64(math.MaxInt64/4) {
 		return errf(CodeTooLarge, "size", "output of %.3g bytes is too large", outBytes)
 	}
@@ -345,4 +368,33 @@ func (s *Spec) OutDType() DType {
 		return s.Norm.DType
 	}
 	return s.In.DType
+}
+
+// temporal is how many times the output holds each value: the patch layout's Temporal, else 1.
+func (s *Spec) temporal() int {
+	if s.Norm != nil && s.Norm.Patch != nil {
+		return s.Norm.Patch.Temporal
+	}
+	return 1
+}
+
+// check validates a patch layout: positive fields up to MaxPatchParam, a CHW float32 output whose
+// height and width are multiples of Size*Merge.
+func (ps *PatchSpec) check(nm *NormSpec, s *Spec) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"patch_size", ps.Size}, {"merge_size", ps.Merge}, {"temporal_patch_size", ps.Temporal}} {
+		if f.v < 1 || f.v > MaxPatchParam {
+			return errf(CodeInvalidArgument, f.name, "must be an integer in [1, %d], got %d", MaxPatchParam, f.v)
+		}
+	}
+	if nm.Layout != "CHW" || nm.DType != F32 {
+		return errf(CodeInvalidArgument, "patch", "the patch layout needs layout='CHW' and dtype='float32', got %q %s", nm.Layout, nm.DType)
+	}
+	oh, ow := s.OutSize()
+	if f := ps.Size * ps.Merge; oh%f != 0 || ow%f != 0 {
+		return errf(CodeBadShape, "patch", "a %dx%d image is not a multiple of patch_size * merge_size = %d", oh, ow, f)
+	}
+	return nil
 }

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _validate
-from ._errors import InvalidArgumentError, ShapeError
+from ._errors import InvalidArgumentError, PipelineError, ShapeError
 from ._geometry import center_crop_geometry, parse_padding, shorter_side, ultralytics_letterbox
 from ._decode import MODES, SCALES, decode_traced
 from ._inputs import as_array
@@ -163,6 +163,25 @@ def _normalize_t(t: Traced, mean: Any, std: Any, scale: Any, dtype: Any, layout:
         raise InvalidArgumentError(f"must be 'float32' or 'float16', got {dtype!r}", argument="dtype")
     layout = _validate.as_choice("layout", layout, ("CHW", "HWC"))
     return t.normalized(m, s, sc, _NORM_DTYPES[key], layout)
+
+
+def patch_rows(t: Any, patch_size: Any, merge_size: Any, temporal_patch_size: Any) -> Traced:
+    """Inside a pipeline, after ``normalize(..., dtype="float32", layout="CHW")``: the result laid out as
+    Qwen2-VL's image processor flattens it, ``(C, H, W)`` -> ``(gh * gw, C * T * P * P)`` with
+    ``P = patch_size``, ``T = temporal_patch_size``, ``gh = H / P``, ``gw = W / P``: ``P x P`` patches
+    ordered by ``merge_size x merge_size`` blocks, each patch's values repeated ``T`` times. The engine
+    writes the rows directly (on the CPU: the GPU kernels have no patch layout)."""
+    t = check_traced(t)
+    p = _validate.as_positive_int("patch_size", patch_size)
+    m = _validate.as_positive_int("merge_size", merge_size)
+    k = _validate.as_positive_int("temporal_patch_size", temporal_patch_size)
+    if t.norm is None or t.norm[3] != "f32" or t.norm[4] != "CHW" or t.patch is not None:
+        raise PipelineError("the patch layout applies once, to a result normalised to float32 CHW (normalize with "
+                            "dtype='float32', layout='CHW' first)", argument="patch")
+    if t.height % (p * m) or t.width % (p * m):
+        raise PipelineError(f"a {t.height}x{t.width} image is not a multiple of patch_size * merge_size = {p * m}",
+                            argument="patch")
+    return t.patched(p, m, k)
 
 
 def _is_dtype(d: Any) -> bool:

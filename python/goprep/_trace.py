@@ -165,6 +165,9 @@ class Traced:
     pad: Optional[Tuple[float, ...]] = None  # the padding's value per current channel
     cmap: Tuple[int, ...] = ()
     norm: Optional[Tuple[Tuple[float, ...], Tuple[float, ...], float, str, str]] = None
+    # The normalised CHW float32 result laid out as patch rows (patch_size, merge_size, temporal_patch_size):
+    # Qwen2-VL's pixel_values (the engine's norm.patch; _ops.patch_rows).
+    patch: Optional[Tuple[int, int, int]] = None
     # The caller's argument that set the current height and width, which the too-large checks name:
     # "src" until an op grows the image (resize, letterbox, center_crop: "size"; pad: "padding", "size"
     # or "multiple"). Not part of the plan, so not compared either.
@@ -205,8 +208,11 @@ class Traced:
 
     @property
     def shape(self) -> Tuple[int, ...]:
-        if self.norm is not None and self.norm[4] == "CHW":
-            img: Tuple[int, ...] = (self.channels, self.height, self.width)
+        if self.patch is not None:  # (gh * gw, C * T * P * P)
+            p, _, t = self.patch
+            img: Tuple[int, ...] = ((self.height // p) * (self.width // p), self.channels * t * p * p)
+        elif self.norm is not None and self.norm[4] == "CHW":
+            img = (self.channels, self.height, self.width)
         else:
             img = (self.height, self.width, self.channels)
         return ((self.n,) + img) if self.n else img
@@ -315,6 +321,10 @@ class Traced:
         self._not_after_norm("normalize")
         return replace(self, norm=(mean, std, scale, dtype, layout))
 
+    def patched(self, size: int, merge: int, temporal: int) -> "Traced":
+        """The normalised result as patch rows (see ``_ops.patch_rows``, which validates)."""
+        return replace(self, patch=(size, merge, temporal))
+
     # -- the engine's spec --------------------------------------------------------------------
     def spec(self) -> str:
         if self.resize is None:
@@ -329,6 +339,8 @@ class Traced:
         if self.norm is not None:
             mean, std, scale, dt, layout = self.norm
             norm = {"mean": list(mean), "std": list(std), "scale": scale, "dtype": dt, "layout": layout}
+            if self.patch is not None:
+                norm["patch"] = dict(zip(("size", "merge", "temporal"), self.patch))
         d = {
             "in": {"dtype": self.dtype, "n": self.n, "h": self.src_h, "w": self.src_w, "c": self.src_c, "strides": list(self.strides)},
             "pre": dataclasses.asdict(self.pre),

@@ -64,11 +64,15 @@ class Converted:
                 std = bcast(c.std, n) if c.std is not None else [1.0] * n
                 # scale always given: normalize's check for a 0-255 mean is for hand-written calls
                 scale = (1 / 255 if img.dtype == "u8" else 1.0) if c.scale_by_dtype else c.scale
-                img = _ops.normalize(img, mean=mean, std=std, scale=scale)
+                img = self._laid_out(_ops.normalize(img, mean=mean, std=std, scale=scale))
             return img
 
         fn.__qualname__ = f"converted<{self._source}>{stage}"
         return pipeline(fn, device=device, output=output)
+
+    def _laid_out(self, img: Any) -> Any:
+        """The normalised traced image in the converter's output layout (PatchBatch: patch rows)."""
+        return img
 
     def _pipe(self, flavor: str) -> Any:
         p = self._pipes.get(flavor)

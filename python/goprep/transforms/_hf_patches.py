@@ -1,14 +1,14 @@
 """Qwen2-VL's image processor (and the classes that share its code): ``smart_resize`` sizing, then each
 image's normalised pixels flattened into patch rows ``(patches, C * T * P * P)``, concatenated over the
-batch, with ``image_grid_thw``. The resize, rescale and normalisation run in goprep's engine (the
-images of one resized size in one call); the flattening is a reshape and permute of the result in
-PyTorch, the same one the processor runs (a copy; not fused into the engine yet)."""
+batch, with ``image_grid_thw``. The resize, rescale, normalisation and the patch layout run in goprep's
+engine (the images of one resized size in one call, written as patch rows: ``_ops.patch_rows``)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
+from .. import _ops
 from .._errors import PipelineError
 from ._chain import Chain
 from ._converted import Converted
@@ -75,17 +75,14 @@ class PatchBatch(Converted):
             h, w = op.target(h, w)  # type: ignore[attr-defined]
         return h, w
 
-    def _flatten(self, x: Any) -> Tuple[Any, int, int]:
-        """``(B, C, H, W)`` -> ``(B, gh * gw, C * T * P * P)``, the processor's patchify."""
-        p, m, t = self._patch, self._merge, self._temporal
-        b, c, h, w = x.shape
-        if h % (p * m) or w % (p * m):
-            raise PipelineError(f"a {h}x{w} image is not a multiple of patch_size * merge_size = {p * m} (without "
-                                "do_resize the processor fails on it too)")
-        gh, gw = h // p, w // p
-        x = x.reshape(b, c, gh // m, m, p, gw // m, m, p).permute(0, 2, 5, 3, 6, 1, 4, 7)
-        x = x.unsqueeze(6).expand(-1, -1, -1, -1, -1, -1, t, -1, -1)
-        return x.reshape(b, gh * gw, c * t * p * p), gh, gw
+    def _laid_out(self, img: Any) -> Any:
+        """The normalised image as the processor's patch rows, written by the engine (``_ops.patch_rows``)."""
+        return _ops.patch_rows(img, self._patch, self._merge, self._temporal)
+
+    def _flatten(self, x: Any, size: Tuple[int, int]) -> Tuple[Any, int, int]:
+        """The engine's patch rows of images of ``size``, ``(gh * gw, C * T * P * P)`` for one image or
+        ``(B, gh * gw, C * T * P * P)``, as ``(B, gh * gw, C * T * P * P)`` (a view), ``gh``, ``gw``."""
+        return (x[None] if x.ndim == 2 else x), size[0] // self._patch, size[1] // self._patch
 
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if out is not None:
@@ -102,11 +99,11 @@ class PatchBatch(Converted):
         grids: List[List[int]] = [[]] * len(targets)
         for idx in groups.values():  # the images of one resized size: one engine call
             part = src if items is None else [items[i] for i in idx]
-            pv = super().__call__(part)
-            if pv.ndim == 3:
-                pv = pv[None]
-            flat, gh, gw = self._flatten(pv)
+            flat, gh, gw = self._flatten(super().__call__(part), targets[idx[0]])
             for j, i in enumerate(idx):
                 rows[i], grids[i] = flat[j], [1, gh, gw]
-        pixel_values = rows[0] if len(rows) == 1 else torch.cat(rows, dim=0)
+        if len(groups) == 1:  # one engine call: its rows are pixel_values as they are
+            pixel_values = flat.reshape(-1, flat.shape[-1])
+        else:
+            pixel_values = torch.cat(rows, dim=0)
         return {"pixel_values": pixel_values, "image_grid_thw": torch.tensor(grids, dtype=torch.int64)}

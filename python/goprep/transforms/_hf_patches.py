@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from .._errors import PipelineError
 from ._chain import Chain
 from ._converted import Converted
-from ._hf_layout import image_sizes
+from ._hf_images import Images
 
 # Keys read by Qwen2-VL's class: the patch layout, and min_pixels / max_pixels, which its __init__
 # moves into size (shortest_edge / longest_edge: the pixel-count bounds, not sides).
@@ -92,21 +92,16 @@ class PatchBatch(Converted):
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
         import torch
 
-        sizes, _ = image_sizes(src)
-        targets = [self._target(h, w) for h, w in sizes]
-        items = list(src) if isinstance(src, (list, tuple)) else None
-        groups: Dict[Tuple[int, int], List[int]] = {}
-        for i, s in enumerate(targets):
-            groups.setdefault(s, []).append(i)
-        rows: List[Any] = [None] * len(targets)
-        grids: List[List[int]] = [[]] * len(targets)
-        for idx in groups.values():  # the images of one resized size: one engine call
-            part = src if items is None else [items[i] for i in idx]
-            pv = super().__call__(part)
-            if pv.ndim == 3:
-                pv = pv[None]
-            flat, gh, gw = self._flatten(pv)
-            for j, i in enumerate(idx):
-                rows[i], grids[i] = flat[j], [1, gh, gw]
+        with Images(src, (self._flavor or "tensor") if self._convert_rgb else None) as im:
+            targets = [self._target(h, w) for h, w in im.sizes]
+            groups: Dict[Tuple[int, int], List[int]] = {}
+            for i, s in enumerate(targets):
+                groups.setdefault(s, []).append(i)
+            rows: List[Any] = [None] * len(targets)
+            grids: List[List[int]] = [[]] * len(targets)
+            for idx in groups.values():  # the images of one resized size: one engine call (decoding them)
+                flat, gh, gw = self._flatten(im.run(super().__call__, idx))
+                for j, i in enumerate(idx):
+                    rows[i], grids[i] = flat[j], [1, gh, gw]
         pixel_values = rows[0] if len(rows) == 1 else torch.cat(rows, dim=0)
         return {"pixel_values": pixel_values, "image_grid_thw": torch.tensor(grids, dtype=torch.int64)}

@@ -105,6 +105,18 @@ def test_nested_decoded_lists_flatten(kind):
         gt.from_hf(proc)([[[a]]])
 
 
+@pytest.mark.parametrize("kind,kwargs", [("ViTImageProcessor", {}), ("ViTImageProcessorPil", {}),
+                                         ("DPTImageProcessor", {"size": {"height": 64, "width": 64}}),
+                                         ("DonutImageProcessor", {"size": {"height": 64, "width": 48}})],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_generic_processors_nested(kind, kwargs):
+    """The one-tensor pipelines (every other from_hf class) flatten a list of lists too, bytes or images."""
+    proc = hf_processor(kind, **kwargs)
+    _check(proc, [[_ENC[0], _ENC[3]], [_ENC[2]]], (kind, "nested bytes"))
+    _check(proc, [[Image.fromarray(_ARRS[(48, 64)])], [_ARRS[(70, 30)], Image.fromarray(_ARRS[(33, 33)])]],
+           (kind, "nested images"))
+
+
 @pytest.mark.parametrize("kind", ["DetrImageProcessor", "Qwen2VLImageProcessorPil", "PixtralImageProcessor",
                                   "MllamaImageProcessorPil", "LlavaOnevisionImageProcessor"])
 def test_paths_and_mixed_kinds(kind, tmp_path):
@@ -149,6 +161,7 @@ def test_vitmatte_and_oneformer_bytes():
         proc = hf_processor(kind)
         _check(proc, [_ENC[0], _ENC[0]], kind, maps)
         _check(proc, _ENC[0], (kind, "one"), maps[0])
+        _check(proc, [[_ENC[0]], [_ENC[0]]], (kind, "nested"), [[maps[0]], [maps[1]]])  # both flattened
     for kind in ("OneFormerImageProcessor", "OneFormerImageProcessorPil"):
         proc = hf_processor(kind, size={"shortest_edge": 64, "longest_edge": 96})
         _check(proc, list(_ENC), kind, ["semantic"])

@@ -24,17 +24,18 @@ Size = Tuple[int, int]
 _ITEM = re.compile(r"(?:src|data)\[(\d+)\]")
 
 
-def flat_images(src: Any) -> Any:
+def flat_images(src: Any, name: str = "src") -> Any:
     """transformers' ``make_flat_list_of_images`` (what every processor's ``__call__`` runs unless its class
     nests samples itself): a list of lists of images flattened in order, a list of ``(N, C, H, W)`` tensors
-    into their images; anything else as it is. A list of lists of lists is refused, as there."""
+    into their images; anything else as it is. A list of lists of lists is refused, as there (``name``: the
+    argument errors name)."""
     if isinstance(src, (list, tuple)) and src and all(isinstance(x, (list, tuple)) for x in src):
         flat = [x for s in src for x in s]
         if not flat:
-            raise PipelineError("a list of empty lists: nothing to process", argument="src")
+            raise PipelineError("a list of empty lists: nothing to process", argument=name)
         if any(isinstance(x, (list, tuple)) for x in flat):
             raise PipelineError("a list of lists of lists: the processor takes an image, a list of images or a list "
-                                "of lists of images (one per sample)", argument="src")
+                                "of lists of images (one per sample)", argument=name)
         return flat
     if isinstance(src, (list, tuple)) and src and all(is_tensor(x) and x.ndim == 4 for x in src):
         return [y for x in src for y in x]

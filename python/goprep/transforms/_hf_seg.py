@@ -17,7 +17,7 @@ from .. import _validate
 from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from ._hf_canvas import check_no_out, resized_chain
-from ._hf_images import Images
+from ._hf_images import Images, flat_images
 from ._hf_layout import PaddedBatch, detr_size
 from ._hf_pixels import hf_chain, round_up, _hf_size
 from ._steps import tv_size
@@ -151,7 +151,7 @@ class TrimapBatch(PaddedBatch):
                                 argument="trimaps")
         with Images(src, self.rgb()) as im:
             sizes, one = im.sizes, im.one
-            maps = _trimaps(trimaps, one, len(sizes))
+            maps = _trimaps(flat_images(trimaps, "trimaps"), one, len(sizes))  # flattened as the images are
             for i, (m, s) in enumerate(zip(maps, sizes)):
                 if m.shape != s:
                     raise PipelineError(f"trimap {i} is {m.shape[0]}x{m.shape[1]}, its image {s[0]}x{s[1]}: the "

@@ -109,13 +109,17 @@ def test_detr_refusals():
         conv(as_kind("pil", _IMGS[(480, 640)]))
     with pytest.raises(goprep.PipelineError, match="out"):
         gt.from_hf(hf_processor("DetrImageProcessor"))(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
-    with pytest.raises(goprep.PipelineError, match="decoded"):
-        gt.from_hf(hf_processor("DetrImageProcessor"))(b"\xff\xd8\xff")
-    for bad, what in [([], "empty list"), (np.zeros((0, 5, 3), np.uint8), "0x5"), ("x.jpg", "decoded"),
+    for bad, what in [([], "empty list"), (np.zeros((0, 5, 3), np.uint8), "0x5"),
                       (np.zeros((2, 4, 4, 3), np.uint8), "dimensions")]:
         for kind in ("DetrImageProcessor", "Qwen2VLImageProcessor", "SamImageProcessorPil"):
             with pytest.raises(goprep.PipelineError, match=what):
                 gt.from_hf(hf_processor(kind))(bad)
+    # encoded data is decoded by the pipeline (tests/test_zoo_encoded.py): a bad item raises naming it
+    for bad, what in [(b"\xff\xd8\xff", "truncated"), ("x.jpg", "x.jpg")]:
+        for kind in ("DetrImageProcessor", "Qwen2VLImageProcessor", "SamImageProcessorPil"):
+            with pytest.raises(goprep.DecodeError, match=what) as ei:
+                gt.from_hf(hf_processor(kind))(bad)
+            assert ei.value.argument == "src"
     thin = as_kind("pil", np.zeros((1, 5000, 3), np.uint8))  # its shorter side rounds to 0 pixels
     with pytest.raises(ValueError):  # transformers: "Size must contain 'height' and 'width' keys..."
         hf_processor("DetrImageProcessor")(thin, return_tensors="pt")

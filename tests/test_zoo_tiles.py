@@ -152,9 +152,11 @@ def test_llava_refusals(kind):
     conv = gt.from_hf(hf_processor(kind))
     with pytest.raises(goprep.PipelineError, match="out"):
         conv(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
-    for bad, what in [([], "empty list"), ("x.jpg", "decoded"), (np.zeros((0, 5, 3), np.uint8), "0x5")]:
+    for bad, what in [([], "empty list"), (np.zeros((0, 5, 3), np.uint8), "0x5")]:
         with pytest.raises(goprep.PipelineError, match=what):
             conv(bad)
+    with pytest.raises(goprep.DecodeError, match="x.jpg"):  # decoded by the pipeline: an unreadable path named
+        conv("x.jpg")
     # a 1 x 5000 image: every pinpoint keeps 0 of its pixels; the least padded wins, as there
     _check(hf_processor(kind), as_kind("pil", _RNG.integers(0, 256, (1, 5000, 3), dtype=np.uint8)), (kind, "1x5000"))
     if "Next" in kind:  # ragged 224 tiles cut from 336 pinpoints, without the crop: sizes differ
@@ -245,9 +247,11 @@ def test_split_refusals_and_config_dict(kind):
         assert ei.value.argument == key and kind in str(ei.value), (kwargs, ei.value)
     proc = hf_processor(kind, resample=3)
     conv = gt.from_hf(proc)
-    for bad, what in [([], "empty"), ([[], []], "empty lists"), ("x.jpg", "decoded")]:
+    for bad, what in [([], "empty"), ([[], []], "empty lists")]:
         with pytest.raises(goprep.PipelineError, match=what):
             conv(bad)
+    with pytest.raises(goprep.DecodeError, match="x.jpg"):  # decoded by the pipeline: an unreadable path named
+        conv("x.jpg")
     with pytest.raises(goprep.PipelineError, match="out"):
         conv(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
     if not kind.endswith("Pil"):  # to_dict() names the torchvision class

@@ -117,7 +117,9 @@ def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
     to close once the call has run: an open decode batch, or None). ``host_only`` (eager ops): no
     lists and no CUDA arrays. ``stream``: the call's stream (DLPack producers order their work on it).
     ``max_pixels``, ``name``: an encoded source's bomb limit and the argument errors name ("data":
-    goprep.decode's, which takes encoded data only)."""
+    goprep.decode's, which takes encoded data only). A list of ``_decode.Encoded`` items (a batch
+    opened by ``_decode.open_items``, any of its items in any order) runs as it is: the caller, who
+    read their headers first (goprep.transforms' Hugging Face layouts), closes the batch."""
     if name == "data":  # goprep.decode: encoded data only
         check_encoded(src, name)
     t = type(src)
@@ -129,6 +131,10 @@ def adapt(src: Any, stream: Optional[int], host_only: bool, accepts: str,
         a = pil_as_hwc(src)
         return [ArrayItem(a, a, "pil", False, (a,))], True, None
     many = t is list or t is tuple or isinstance(src, (list, tuple))
+    if many and src and type(src[0]) is _decode.Encoded:  # opened by the caller (open_items), who closes them
+        if any(type(x) is not _decode.Encoded for x in src):
+            raise InvalidArgumentError("a list of opened encoded images holds other items", argument="src")
+        return list(src), False, None
     if many and src and is_encoded_item(src[0]) or not many and is_encoded_item(src):
         items, batch = _decode.open_items(src, name, max_pixels)
         return items, not many, batch

@@ -11,6 +11,7 @@ from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
 from ._hf_donut import DONUT_KEYS
+from ._hf_images import flat_images
 from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
 from ._hf_mllama import MLLAMA
 from ._hf_naflex import SIGLIP2
@@ -236,8 +237,19 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
         return PatchBatch(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),
                           *(_validate.as_positive_int(k, cfg.get(k)) for k in ("patch_size", "temporal_patch_size",
                                                                                 "merge_size")))
-    return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device,
-                     convert_rgb=bool(cfg.get("do_convert_rgb")), hf_video=base == "Vivit")
+    if base == "Vivit":
+        return Converted(chain, f"Hugging Face {kind}", flavor=flavor, device=device,
+                         convert_rgb=bool(cfg.get("do_convert_rgb")), hf_video=True)
+    return FlatConverted(chain, f"Hugging Face {kind}", flavor=flavor, device=device,
+                         convert_rgb=bool(cfg.get("do_convert_rgb")))
+
+
+class FlatConverted(Converted):
+    """A generic processor's pipeline (one tensor): a list of lists of images (one per sample) is flattened
+    first, as the processor's ``make_flat_list_of_images`` flattens it (``(N, 3, H, W)`` in that order)."""
+
+    def __call__(self, src: Any, *, out: Any = None, reduce: Optional[str] = None, generator: Any = None) -> Any:
+        return super().__call__(flat_images(src), out=out, reduce=reduce, generator=generator)
 
 
 def _pad_size(v: Any) -> Optional[Tuple[int, int]]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .._errors import PipelineError
-from .._inputs import is_pil
+from .._inputs import is_encoded_item, is_pil
 from ._chain import Chain
-from ._hf_layout import PaddedBatch, image_sizes
+from ._hf_images import Images
+from ._hf_layout import PaddedBatch
 from ._hf_pixels import hf_chain
 from ._steps import Resize
 
@@ -39,8 +40,8 @@ def resized_chain(cfg: Dict[str, Any], kind: str, sizer: Callable[[int, int], Si
 
 def is_image(x: Any) -> bool:
     """Whether ``x`` is one image as the processors take it (a PIL image, an (H, W[, C]) array, a (C, H, W)
-    tensor)."""
-    return is_pil(x) or (getattr(x, "ndim", 0) in (2, 3) and not isinstance(x, (list, tuple)))
+    tensor), or one encoded image (JPEG/PNG bytes, a path: decoded by the pipeline)."""
+    return is_pil(x) or is_encoded_item(x) or (getattr(x, "ndim", 0) in (2, 3) and not isinstance(x, (list, tuple)))
 
 
 class CanvasBatch(PaddedBatch):
@@ -56,22 +57,21 @@ class CanvasBatch(PaddedBatch):
         """The size the chain gives an ``h x w`` image (its resize; the image's own size without one)."""
         return self._target(h, w)[1]
 
-    def canvas(self, src: Any, pad: Optional[Size] = None) -> Tuple[Any, List[Size]]:
-        """``(pixel values (N, 3, H, W) float32, [each image's resized (h, w)])`` of ``src`` (an image, a
-        list, or an ``(N, C, H, W)`` tensor): one engine call, every image padded to ``pad`` (at least
-        the largest resized size; by default that size)."""
-        sizes, one = image_sizes(src)
-        final = [self.resized(h, w) for h, w in sizes]
+    def canvas(self, im: Images, pad: Optional[Size] = None) -> Tuple[Any, List[Size]]:
+        """``(pixel values (N, 3, H, W) float32, [each image's resized (h, w)])`` of a call's images ``im``:
+        one engine call (two for a list that mixes encoded and decoded images), every image padded to
+        ``pad`` (at least the largest resized size; by default that size)."""
+        final = [self.resized(h, w) for h, w in im.sizes]
         ph, pw = max(h for h, _ in final), max(w for _, w in final)
         if pad is not None:
             if pad[0] < ph or pad[1] < pw:
                 raise PipelineError(f"internal: a canvas of {pad} below the resized size {(ph, pw)}")
             ph, pw = pad
         if all(s == (ph, pw) for s in final):
-            pv = super(PaddedBatch, self).__call__(src)  # Converted's: no padding needed
+            pv = im.run(super(PaddedBatch, self).__call__)  # Converted's: no padding needed
         else:
-            pv = self._padder((ph, pw))(src)
-        return (pv[None] if one else pv), final
+            pv = im.run(self._padder((ph, pw)))
+        return pv, final
 
 
 def as_torch(v: Any, dtype: Any) -> Any:

@@ -7,13 +7,13 @@ outputs the class returns)."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .. import _ops
 from .._errors import PipelineError
-from .._inputs import is_encoded_item, is_pil, is_tensor
 from ._chain import Chain
 from ._converted import Converted
+from ._hf_images import Images
 from ._steps import CenterCrop, Resize
 
 # Classes whose pixel code is DETR's (read in transformers 5.25: the same resize, rescale-and-normalize
@@ -158,35 +158,6 @@ class PadTo:
         return _ops.pad(img, (0, 0, self.w - img.width, self.h - img.height), value=0)
 
 
-def image_sizes(src: Any) -> Tuple[List[Tuple[int, int]], bool]:
-    """Each image's ``(h, w)`` in a source (a PIL image, an ``(H, W[, C])`` array, a ``(C, H, W)`` /
-    ``(N, C, H, W)`` tensor, or a list of them), and whether it is one image."""
-    items = list(src) if isinstance(src, (list, tuple)) else [src]
-    if not items:
-        raise PipelineError("an empty list: nothing to process", argument="src")
-    out: List[Tuple[int, int]] = []
-    for x in items:
-        if is_encoded_item(x):
-            raise PipelineError("this processor's pipeline takes decoded images (PIL images, arrays or tensors), "
-                                "not encoded bytes or paths: decode them first (goprep.decode)", argument="src")
-        if is_pil(x):
-            out.append((x.height, x.width))
-        elif is_tensor(x) and x.ndim == 4 and not isinstance(src, (list, tuple)):
-            out.extend([(int(x.shape[-2]), int(x.shape[-1]))] * int(x.shape[0]))
-        elif is_tensor(x) and x.ndim in (2, 3):
-            out.append((int(x.shape[-2]), int(x.shape[-1])))
-        elif getattr(x, "ndim", 0) in (2, 3) and not is_tensor(x):
-            out.append((int(x.shape[0]), int(x.shape[1])))
-        else:
-            raise PipelineError(f"takes PIL images, (H, W[, C]) arrays, (C, H, W) / (N, C, H, W) tensors or a list "
-                                f"of images, got {type(x).__name__} of {getattr(x, 'ndim', '?')} dimensions",
-                                argument="src")
-    for h, w in out:
-        if h < 1 or w < 1:
-            raise PipelineError(f"an image of {h}x{w} pixels: nothing to resize", argument="src")
-    return out, not isinstance(src, (list, tuple)) and not (is_tensor(src) and src.ndim == 4)
-
-
 class PaddedBatch(Converted):
     """A processor that pads its batch (DETR's family, SAM): each image resized on its own (the chain,
     with a center crop where the class has one), rescaled and normalised, the batch padded at the bottom
@@ -238,16 +209,23 @@ class PaddedBatch(Converted):
                 self._padded.popitem(last=False)
         return p
 
+    def rgb(self) -> Optional[str]:
+        """How Images converts an encoded PNG that is not RGB (None: the class does not convert)."""
+        return (self._flavor or "tensor") if self._convert_rgb else None
+
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if out is not None:
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
-        sizes, one = image_sizes(src)
+        with Images(src, self.rgb()) as im:
+            return self._padded_call(im)
+
+    def _padded_call(self, im: Images) -> Dict[str, Any]:
+        sizes = im.sizes
         targets = [self._target(h, w) for h, w in sizes]
         final = [t[1] for t in targets]
         res: Dict[str, Any] = {}
         if not self._do_pad:
-            pv = super().__call__(src)
-            res["pixel_values"] = pv[None] if one else pv
+            res["pixel_values"] = im.run(super().__call__)
         else:
             if self._pad_size is not None:
                 ph, pw = self._pad_size
@@ -256,9 +234,7 @@ class PaddedBatch(Converted):
                         raise PipelineError(f"{(ph, pw)} is smaller than an image of {(h, w)}", argument="pad_size")
             else:
                 ph, pw = max(h for h, _ in final), max(w for _, w in final)
-            pv = super().__call__(src) if all(s == (ph, pw) for s in final) else self._padder((ph, pw))(src)
-            if one:
-                pv = pv[None]
+            pv = im.run(super().__call__ if all(s == (ph, pw) for s in final) else self._padder((ph, pw)))
             for i, (h, w) in enumerate(final):
                 if (h, w) != (ph, pw):  # zeros after the normalisation, as transformers pads
                     pv[i, :, h:, :] = 0

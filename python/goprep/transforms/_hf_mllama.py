@@ -23,7 +23,7 @@ from .._errors import PipelineError
 from .._inputs import is_tensor
 from ._chain import Chain
 from ._hf_canvas import CanvasBatch, check_no_out, is_image, resized_chain
-from ._hf_layout import image_sizes
+from ._hf_images import Images
 
 # Keys Mllama's class reads beyond the generic ones.
 MLLAMA_KEYS = frozenset({"max_image_tiles", "do_pad"})
@@ -112,9 +112,11 @@ class MllamaBatch(CanvasBatch):
         samples = nested(src)
         flat = [x for s in samples for x in s]
         t, m = self._tile, self._max_tiles
-        grids = [best_canvas(h, w, m, t) for h, w in image_sizes(flat)[0]]
-        pad = (max(a for a, _ in grids) * t, max(b for _, b in grids) * t)
-        pv, _ = self.canvas(flat, pad)  # the resized images padded (uint8 zeros) to at least their canvas
+        # src[i]: the i-th image of the samples, in order (src for a single image)
+        with Images(flat[0] if is_image(src) else flat, self.rgb()) as im:
+            grids = [best_canvas(h, w, m, t) for h, w in im.sizes]
+            pad = (max(a for a, _ in grids) * t, max(b for _, b in grids) * t)
+            pv, _ = self.canvas(im, pad)  # the resized images padded (uint8 zeros) to at least their canvas
         c = pv.shape[1]
         n_img = max(len(s) for s in samples)
         pixel_values = torch.zeros((len(samples), n_img, m, c, t, t), dtype=pv.dtype, device=pv.device)

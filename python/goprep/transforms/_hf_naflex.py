@@ -16,6 +16,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import Chain
 from ._hf_canvas import CanvasBatch, as_torch, check_no_out, resized_chain
+from ._hf_images import Images
 
 # Keys SigLIP2's class reads beyond the generic ones.
 SIGLIP2_KEYS = frozenset({"patch_size", "max_num_patches"})
@@ -61,7 +62,8 @@ class NaFlexBatch(CanvasBatch):
         check_no_out(out)
         import torch
 
-        pv, final = self.canvas(src)
+        with Images(src, self.rgb()) as im:
+            pv, final = self.canvas(im)
         p, m = self._patch, self._max_patches
         n, c = pv.shape[0], pv.shape[1]
         rows = torch.zeros((n, m, p * p * c), dtype=pv.dtype, device=pv.device)

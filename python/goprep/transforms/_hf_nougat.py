@@ -23,6 +23,7 @@ from ._chain import Chain
 from ._converted import Converted
 from ._hf_donut import CenterPadTo, HostResize, Thumbnail
 from ._hf_pixels import _hf_size, hf_chain
+from ._hf_images import Images
 from ._rgb import to_rgb
 from ._steps import Resize
 
@@ -135,16 +136,13 @@ class NougatPipeline(Converted):
                                 "NougatImageProcessor's pipeline (the torchvision class)", argument="src")
 
     def __call__(self, src: Any, *, out: Any = None) -> Any:
-        items: List[Any] = list(src) if isinstance(src, (list, tuple)) or (is_tensor(src) and src.ndim == 4) \
-            else [src]
-        if not items:
-            raise PipelineError("an empty list: nothing to process", argument="src")
-        items = [self._prepared(x) for x in items]
+        # encoded images decoded first, in one call (the margin crop reads their pixels); a list of lists flattened
+        with Images(src, (self._flavor or "pil") if self._rgb else None, decode=True) as im:
+            items: List[Any] = [self._prepared(x) for x in im.items]
         if self._flavor == "pil":
             for x in items:
                 self._check_reduce(x)
-        one = not isinstance(src, (list, tuple)) and not (is_tensor(src) and src.ndim == 4)
-        return super().__call__(items[0] if one else items, out=out)
+        return super().__call__(items[0] if im.one else items, out=out)
 
 
 def build_nougat(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: str) -> NougatPipeline:

@@ -12,7 +12,7 @@ from .. import _ops
 from .._errors import PipelineError
 from ._chain import Chain
 from ._converted import Converted
-from ._hf_layout import image_sizes
+from ._hf_images import Images
 
 # Keys read by Qwen2-VL's class: the patch layout, and min_pixels / max_pixels, which its __init__
 # moves into size (shortest_edge / longest_edge: the pixel-count bounds, not sides).
@@ -89,19 +89,17 @@ class PatchBatch(Converted):
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
         import torch
 
-        sizes, _ = image_sizes(src)
-        targets = [self._target(h, w) for h, w in sizes]
-        items = list(src) if isinstance(src, (list, tuple)) else None
-        groups: Dict[Tuple[int, int], List[int]] = {}
-        for i, s in enumerate(targets):
-            groups.setdefault(s, []).append(i)
-        rows: List[Any] = [None] * len(targets)
-        grids: List[List[int]] = [[]] * len(targets)
-        for idx in groups.values():  # the images of one resized size: one engine call
-            part = src if items is None else [items[i] for i in idx]
-            flat, gh, gw = self._flatten(super().__call__(part), targets[idx[0]])
-            for j, i in enumerate(idx):
-                rows[i], grids[i] = flat[j], [1, gh, gw]
+        with Images(src, (self._flavor or "tensor") if self._convert_rgb else None) as im:
+            targets = [self._target(h, w) for h, w in im.sizes]
+            groups: Dict[Tuple[int, int], List[int]] = {}
+            for i, s in enumerate(targets):
+                groups.setdefault(s, []).append(i)
+            rows: List[Any] = [None] * len(targets)
+            grids: List[List[int]] = [[]] * len(targets)
+            for idx in groups.values():  # the images of one resized size: one engine call (decoding them)
+                flat, gh, gw = self._flatten(im.run(super().__call__, idx), targets[idx[0]])
+                for j, i in enumerate(idx):
+                    rows[i], grids[i] = flat[j], [1, gh, gw]
         if len(groups) == 1:  # one engine call: its rows are pixel_values as they are
             pixel_values = flat.reshape(-1, flat.shape[-1])
         else:

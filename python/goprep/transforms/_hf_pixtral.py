@@ -13,6 +13,7 @@ from .. import _validate
 from .._errors import PipelineError
 from ._chain import Chain
 from ._hf_canvas import CanvasBatch, as_torch, check_no_out, resized_chain
+from ._hf_images import Images
 from ._hf_pixels import _hf_size
 
 # Keys Pixtral's class reads beyond the generic ones.
@@ -64,7 +65,8 @@ class PixtralBatch(CanvasBatch):
         check_no_out(out)
         import torch
 
-        pv, final = self.canvas(src)
+        with Images(src, self.rgb()) as im:
+            pv, final = self.canvas(im)
         if not self._pixtral_pad and len(set(final)) > 1:
             raise PipelineError(f"images of sizes {sorted(set(final))} after the resize cannot be stacked without "
                                 "do_pad (the processor fails on them too)", argument="src")

@@ -17,7 +17,8 @@ from .. import _validate
 from .._errors import PipelineError
 from .._inputs import is_pil, is_tensor
 from ._hf_canvas import check_no_out, resized_chain
-from ._hf_layout import PaddedBatch, detr_size, image_sizes
+from ._hf_images import Images, flat_images
+from ._hf_layout import PaddedBatch, detr_size
 from ._hf_pixels import hf_chain, round_up, _hf_size
 from ._steps import tv_size
 
@@ -148,21 +149,20 @@ class TrimapBatch(PaddedBatch):
         if trimaps is None:
             raise PipelineError("ViTMatte's processor takes a trimap for each image (conv(images, trimaps))",
                                 argument="trimaps")
-        sizes, one = image_sizes(src)
-        maps = _trimaps(trimaps, one, len(sizes))
-        for i, (m, s) in enumerate(zip(maps, sizes)):
-            if m.shape != s:
-                raise PipelineError(f"trimap {i} is {m.shape[0]}x{m.shape[1]}, its image {s[0]}x{s[1]}: the class "
-                                    "needs them of one size", argument="trimaps")
-        padded = {round_up(h, w, self._divisor or 0) for h, w in sizes}
-        if len(padded) > 1:
-            raise PipelineError(f"images padded to {sorted(padded)}: the processor cannot stack pixel_values of "
-                                "several sizes; call it once per size", argument="src")
-        (ph, pw), = padded
-        pv = super(PaddedBatch, self).__call__(src) if all(x == (ph, pw) for x in sizes) else \
-            self._padder((ph, pw))(src)
-        if one:
-            pv = pv[None]
+        with Images(src, self.rgb()) as im:
+            sizes, one = im.sizes, im.one
+            maps = _trimaps(flat_images(trimaps, "trimaps"), one, len(sizes))  # flattened as the images are
+            for i, (m, s) in enumerate(zip(maps, sizes)):
+                if m.shape != s:
+                    raise PipelineError(f"trimap {i} is {m.shape[0]}x{m.shape[1]}, its image {s[0]}x{s[1]}: the "
+                                        "class needs them of one size", argument="trimaps")
+            padded = {round_up(h, w, self._divisor or 0) for h, w in sizes}
+            if len(padded) > 1:
+                raise PipelineError(f"images padded to {sorted(padded)}: the processor cannot stack pixel_values of "
+                                    "several sizes; call it once per size", argument="src")
+            (ph, pw), = padded
+            pv = im.run(super(PaddedBatch, self).__call__ if all(x == (ph, pw) for x in sizes) else
+                        self._padder((ph, pw)))
         import torch
 
         res = torch.zeros((len(sizes), 4, ph, pw), dtype=torch.float32)

@@ -26,7 +26,7 @@ from .._inputs import is_pil, is_tensor
 from .._pipeline import pipeline
 from ._chain import Chain, mean_std
 from ._converted import Converted
-from ._hf_layout import image_sizes
+from ._hf_images import Images
 from ._rgb import to_rgb
 from ._steps import Resize
 
@@ -122,6 +122,10 @@ class _Tiled(Converted):
 
             p = self._stage["first"] = pipeline(resize_pad, device="cpu", output="numpy")
         return p
+
+    def _rgb_how(self) -> Any:
+        """How Images converts an encoded PNG that is not RGB (None: the class does not convert)."""
+        return (self._flavor or "tensor") if self._rgb else None
 
     def _items(self, items: List[Any]) -> List[Any]:
         """The images as the passes read them: do_convert_rgb applied, an RGB PIL image read once
@@ -220,14 +224,14 @@ class AnyRes(_Tiled):
             samples = [list(x) for x in src if x]
             num = [len(x) for x in samples]
             src = [x for sample in samples for x in sample]
-        sizes, _ = image_sizes(src)
+        with Images(src, self._rgb_how(), decode=True, flatten=not nested) as im:
+            sizes = im.sizes
         if self._num_images and is_tensor(src) and src.ndim == 4 and len(sizes) > 1:
             raise PipelineError("a (N, C, H, W) tensor: LLaVA-OneVision's processor counts it as one image and fails "
                                 "(IndexError); pass a list of images", argument="src")
         if not nested:
             num = [1] * len(sizes)
-        items = list(src) if isinstance(src, (list, tuple)) or is_tensor(src) and src.ndim == 4 else [src]
-        items = self._items(items)
+        items = self._items(im.items)
         alone = [n == 1 for n in num for _ in range(n)]
         per_image = [self._pieces(x, h, w) if a else [self._first()(x, None, self._fill)[None]]
                      for x, (h, w), a in zip(items, sizes, alone)]
@@ -325,17 +329,21 @@ class SplitImages(_Tiled):
         samples = [list(x) for x in src if x] if nested else [src]
         if not samples:
             raise PipelineError("a list of empty lists: nothing to process", argument="src")
+        # every sample's images at once (encoded ones decoded in one call); src[i]: the i-th image, in order
+        with Images([x for s in samples for x in s] if nested else src, self._rgb_how(), decode=True,
+                    flatten=False) as im:
+            items, sizes = self._items(im.items), im.sizes
         frames, rows, cols = [], [], []
+        start = 0
         for sample in samples:
-            sizes, _ = image_sizes(sample)
-            items = list(sample) if isinstance(sample, (list, tuple)) or is_tensor(sample) and sample.ndim == 4 \
-                else [sample]
+            n = len(sample) if nested else len(items)
             runs, r, c = [], [], []
-            for x, (h, w) in zip(self._items(items), sizes):
+            for x, (h, w) in zip(items[start:start + n], sizes[start:start + n]):
                 f, nr, nc = self._frames(x, h, w)
                 runs += f
                 r.append(nr)
                 c.append(nc)
+            start += n
             frames.append(runs)
             rows.append(r)
             cols.append(c)

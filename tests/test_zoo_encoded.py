@@ -199,9 +199,13 @@ def test_exif_rotated_path_refused(tmp_path):
     data = _encode(_ARRS[(48, 64)], "JPEG", exif=exif)
     p = tmp_path / "rotated.jpg"
     p.write_bytes(data)
-    for kind in ("DetrImageProcessor", "Qwen2VLImageProcessor", "LlavaNextImageProcessor"):
+    # the layout pipelines, and a plain one-tensor pipeline (ViT's), which decodes inside its one call
+    for kind in ("DetrImageProcessor", "Qwen2VLImageProcessor", "LlavaNextImageProcessor", "ViTImageProcessor"):
         proc = hf_processor(kind, **dict(CASES).get(kind, {}))
         with pytest.raises(goprep.PipelineError, match="orientation 6") as ei:
             gt.from_hf(proc)([_ENC[1], str(p)])
         assert ei.value.argument == "src[1]"
+        with pytest.raises(goprep.PipelineError, match="orientation 6") as ei:
+            gt.from_hf(proc)(p)
+        assert ei.value.argument == "src"
         _check(proc, [_ENC[1], data], (kind, "rotated bytes"))

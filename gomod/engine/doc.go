@@ -76,8 +76,9 @@
 //     tests); gpu/testhooks.go holds the fault injection the tests use.
 //
 // Outside the plan: the training colour ops (torchvision's ColorJitter and RandomGrayscale) on one
-// HWC uint8 image in place, with Pillow's numerics (color.go: ColorPIL) or torchvision's uint8
-// tensor numerics (color_tensor.go: ColorTensor); the binding's color.go runs a batch of them.
+// HWC uint8 image in place, with Pillow's numerics (color.go: ColorPIL) or torchvision's tensor
+// numerics (color_tensor.go: ColorTensor; its HSV hue in color_hsv.go; float32 images in
+// color_float.go: ColorTensorF32); the binding's color.go runs a batch of them.
 //
 // docs/perf/2026-12-03-engine-notes.md holds the measurements behind the kernels' choices.
 package engine

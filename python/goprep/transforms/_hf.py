@@ -11,7 +11,7 @@ from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
 from ._hf_donut import DONUT_KEYS
-from ._hf_images import flat_images
+from ._hf_images import flat_images, refuse_rotated_paths
 from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
 from ._hf_mllama import MLLAMA
 from ._hf_naflex import SIGLIP2
@@ -246,10 +246,14 @@ def _hf_convert(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
 
 class FlatConverted(Converted):
     """A generic processor's pipeline (one tensor): a list of lists of images (one per sample) is flattened
-    first, as the processor's ``make_flat_list_of_images`` flattens it (``(N, 3, H, W)`` in that order)."""
+    first, as the processor's ``make_flat_list_of_images`` flattens it (``(N, 3, H, W)`` in that order);
+    paths with an EXIF rotation are refused (``refuse_rotated_paths``), as the layout pipelines refuse them."""
 
     def __call__(self, src: Any, *, out: Any = None, reduce: Optional[str] = None, generator: Any = None) -> Any:
-        return super().__call__(flat_images(src), out=out, reduce=reduce, generator=generator)
+        src = flat_images(src)
+        one = not isinstance(src, (list, tuple))
+        refuse_rotated_paths([src] if one else src, one=one)
+        return super().__call__(src, out=out, reduce=reduce, generator=generator)
 
 
 def _pad_size(v: Any) -> Optional[Tuple[int, int]]:

@@ -71,6 +71,38 @@ def _renamed(e: GoprepError, index: Sequence[int], one: bool) -> GoprepError:
     return type(e)(detail, argument=name, code=e.code)
 
 
+def _rotated_path(raw: Any, e: Any, name: str) -> Optional[PipelineError]:
+    """The refusal of path ``raw`` (opened as ``e``) if its header has an EXIF orientation other than 1:
+    transformers' processor given a path loads it rotated (``load_image``'s ``exif_transpose``), goprep
+    decodes the stored pixels. None for bytes (decoded as Image.open reads them) and unrotated files."""
+    o = e.header.orientation
+    if not isinstance(raw, (str, os.PathLike)) or o in (0, 1):
+        return None
+    return PipelineError(f"{os.fsdecode(raw)!r} has EXIF orientation {o}: transformers' processor loads a path "
+                         "rotated (load_image's exif_transpose) and goprep decodes the stored pixels; pass the "
+                         "rotated image (PIL.ImageOps.exif_transpose(Image.open(path))) or the file's bytes "
+                         "(decoded as Image.open reads them)", argument=name)
+
+
+def refuse_rotated_paths(items: Sequence[Any], index: Optional[Sequence[int]] = None, one: bool = False) -> None:
+    """Raise ``_rotated_path``'s refusal for the first rotated path among ``items`` (``index``: their
+    positions in the caller's source, default 0, 1, ...; ``one``: the source is a single image), after
+    reading the paths' headers in one batch (which the decode that follows reads again)."""
+    index = list(range(len(items))) if index is None else list(index)
+    paths = [k for k, x in enumerate(items) if isinstance(x, (str, os.PathLike))]
+    if not paths:
+        return
+    try:
+        opened, batch = _decode.open_items([items[k] for k in paths], "src")
+    except GoprepError as e:
+        raise _renamed(e, [index[k] for k in paths], one) from None
+    batch.close()
+    for k, e in zip(paths, opened):
+        err = _rotated_path(items[k], e, "src" if one else f"src[{index[k]}]")
+        if err is not None:
+            raise err
+
+
 class Images:
     """One call's images (``src``: an image, a list, a list of lists, an ``(N, C, H, W)`` tensor):
     ``items`` (each a decoded image or, for an encoded one, its opened ``_decode.Encoded``), ``sizes`` (each
@@ -114,15 +146,7 @@ class Images:
         raw = [self.items[i] for i in enc]
         try:
             if decode:
-                paths = [k for k, x in enumerate(raw) if isinstance(x, (str, os.PathLike))]
-                if paths:  # their headers, for the orientation check (the files read once more by decode)
-                    try:
-                        opened, batch = _decode.open_items([raw[k] for k in paths], "src")
-                    except GoprepError as e:
-                        raise _renamed(e, [enc[k] for k in paths], self.one) from None
-                    batch.close()
-                    for k, e in zip(paths, opened):
-                        self._check_orientation(e, enc[k], raw[k])
+                refuse_rotated_paths(raw, enc, self.one)  # the files read once more by decode
                 arrays = _ops.decode(raw[0] if self.one else raw)
                 for i, a in zip(enc, [arrays] if self.one else arrays):
                     self.items[i] = a
@@ -135,13 +159,10 @@ class Images:
             self.items[i] = e
 
     def _check_orientation(self, e: Any, i: int, raw: Any) -> None:
-        o = e.header.orientation
-        if isinstance(raw, (str, os.PathLike)) and o not in (0, 1):
+        err = _rotated_path(raw, e, self.name(i))
+        if err is not None:
             self.close()
-            raise PipelineError(f"{os.fsdecode(raw)!r} has EXIF orientation {o}: transformers' processor loads a path "
-                                "rotated (load_image's exif_transpose) and goprep decodes the stored pixels; pass the "
-                                "rotated image (PIL.ImageOps.exif_transpose(Image.open(path))) or the file's bytes "
-                                "(decoded as Image.open reads them)", argument=self.name(i))
+            raise err
 
     def _encoded_size(self, e: Any, i: int) -> Size:
         h, w = e.header.decoded_size("RGB")[:2]

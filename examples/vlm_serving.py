@@ -6,8 +6,8 @@ does two things to a batch of them: its image processor (``processor.image_proce
 the images into ``pixel_values`` and the auxiliary outputs (Qwen2-VL's ``image_grid_thw``,
 LLaVA-OneVision's ``image_sizes`` and ``batch_num_images``); its text part expands each placeholder
 into as many image tokens as that image's outputs give, and tokenizes. Here a goprep pipeline,
-``goprep.transforms.from_hf(processor.image_processor)``, does the first (the batch's JPEGs decoded in
-one parallel call, then preprocessed with the GIL released), and the text part stays the processor's
+``goprep.transforms.from_hf(processor.image_processor)``, does the first (the batch's JPEG bytes go in
+as they are, decoded in parallel and preprocessed with the GIL released), and the text part stays the processor's
 own (transformers 5's ``replace_image_token`` and ``get_text_with_replacements``, the steps its
 ``__call__`` runs), fed goprep's auxiliary outputs. So the token counts follow goprep's outputs: a
 wrong ``image_grid_thw`` or ``image_sizes`` changes ``input_ids``, which the check below compares.
@@ -33,7 +33,6 @@ from PIL import Image
 # --- quoted in docs/HF.md from here ---
 import torch
 
-import goprep
 import goprep.transforms as gt
 
 
@@ -60,10 +59,9 @@ def serve(processor, requests, batch_size, per_prompt):
     prep = gt.from_hf(processor.image_processor)  # refuses by name what it cannot reproduce
     for start in range(0, len(requests), batch_size):
         batch = requests[start:start + batch_size]
-        decoded = iter(goprep.decode([jpeg for _, jpegs in batch for jpeg in jpegs]))  # one parallel call
-        images = [[next(decoded) for _ in jpegs] for _, jpegs in batch]
+        images = [list(jpegs) for _, jpegs in batch]  # JPEG bytes: goprep decodes them, in parallel
         if not per_prompt:
-            images = [image for sample in images for image in sample]
+            images = [jpeg for sample in images for jpeg in sample]
         yield batch, preprocess(processor, prep, [prompt for prompt, _ in batch], images)
 # --- to here ---
 

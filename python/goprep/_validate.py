@@ -236,6 +236,14 @@ def as_positive_int(name: str, v: Any) -> int:
     return int(v)
 
 
+def as_seconds(name: str, v: Any) -> float:
+    """A duration: a positive, finite int or float (never a bool), as a Python float."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
+    if not ok:
+        raise InvalidArgumentError(f"must be a positive number of seconds, got {v!r}", argument=name)
+    return float(v)
+
+
 def as_positive_float32(name: str, v: Any) -> float:
     """A number that is positive and finite as float32 (see ``as_float32``), as a Python float."""
     f = as_float32(name, v)

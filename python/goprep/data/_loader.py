@@ -17,20 +17,12 @@ import weakref
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .. import _outpool
-from .._errors import InvalidArgumentError
-from .._validate import as_positive_int
+from .._validate import as_positive_int, as_seconds
 from ._batch import BatchRunner, Reads
 from ._order import EpochSampler, batches
 from ._source import as_samples
 
 WAIT_S = 0.25  # the longest a waiting thread goes without re-checking for a stop
-
-
-def _seconds(name: str, v: Any) -> float:
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
-    if not ok:
-        raise InvalidArgumentError(f"must be a positive number of seconds, got {v!r}", argument=name)
-    return float(v)
 
 
 class _Owner:
@@ -142,8 +134,8 @@ class Loader(Reads):
         self.batch_size = as_positive_int("batch_size", batch_size)
         self.threads = as_positive_int("threads", threads)
         self.prefetch = as_positive_int("prefetch", prefetch)
-        self.timeout = None if timeout is None else _seconds("timeout", timeout)
-        self.join_timeout, self.drop_last = _seconds("join_timeout", join_timeout), bool(drop_last)
+        self.timeout = None if timeout is None else as_seconds("timeout", timeout)
+        self.join_timeout, self.drop_last = as_seconds("join_timeout", join_timeout), bool(drop_last)
         self.sampler = EpochSampler(len(self.samples), seed=seed, shuffle=shuffle, rank=rank, world_size=world_size,
                                     shard=shard)
         self._runner = BatchRunner(self.samples, transform, output=output, generator=generator, on_error=on_error,

@@ -39,7 +39,7 @@ func (c patchCase) spec(patch bool) *Spec {
 	}
 	mean, std := make([]float64, len(c.cmap)), make([]float64, len(c.cmap))
 	for i := range mean {
-		mean[i], std[i] = 0.4+0.03*float64(i), 0.2+0.01*float64(i)
+		mean[i], std[i] = 0.4+float64(0.03*float64(i)), 0.2+float64(0.01*float64(i)) // products rounded: no FMA (scripts/check_fma.sh)
 	}
 	s.Norm = &NormSpec{Mean: mean, Std: std, Scale: 1.0 / 255, DType: F32, Layout: "CHW"}
 	if patch {

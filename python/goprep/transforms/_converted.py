@@ -140,13 +140,18 @@ class Converted:
                 return self._call(src, out, reduce)
         return self._call(src, out, reduce)
 
+    def rgb(self) -> Optional[str]:
+        """How ``to_rgb`` converts this processor's inputs (Hugging Face's do_convert_rgb: its backend's
+        way, "pil" or "tensor"), or None when it does not convert."""
+        return (self._flavor or "tensor") if self._convert_rgb else None
+
     def _call(self, src: Any, out: Any, reduce: Optional[str]) -> Any:
         if self._clip:
             return self._call_clip(src, out)
         if getattr(self, "_hf_video", False):
             return self._call_hf_video(src, out)
-        if self._convert_rgb:
-            how = self._flavor or "tensor"
+        how = self.rgb()
+        if how is not None:
             src = [to_rgb(x, how) for x in src] if isinstance(src, (list, tuple)) else to_rgb(src, how)
         flavor = self._flavor
         if flavor is None:

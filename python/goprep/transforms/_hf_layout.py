@@ -209,10 +209,6 @@ class PaddedBatch(Converted):
                 self._padded.popitem(last=False)
         return p
 
-    def rgb(self) -> Optional[str]:
-        """How Images converts an encoded PNG that is not RGB (None: the class does not convert)."""
-        return (self._flavor or "tensor") if self._convert_rgb else None
-
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if out is not None:
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")

@@ -89,7 +89,7 @@ class PatchBatch(Converted):
             raise PipelineError("is not supported by a processor that returns several outputs", argument="out")
         import torch
 
-        with Images(src, (self._flavor or "tensor") if self._convert_rgb else None) as im:
+        with Images(src, self.rgb()) as im:
             targets = [self._target(h, w) for h, w in im.sizes]
             groups: Dict[Tuple[int, int], List[int]] = {}
             for i, s in enumerate(targets):

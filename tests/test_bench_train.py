@@ -89,6 +89,22 @@ def test_targets_follow_the_numbers():
     assert {t.status for t in train.targets(train.TrainResult()) if t.status != "INFO"} == {"SKIP"}  # never run
 
 
+def test_per_core_failure_states_the_decode_bound():
+    """A per-core FAIL carries the bound measured in the same run: the decode floor's images/s and what
+    it leaves of 1 ms per image, against what the resize and the rest take; a PASS or a run without the
+    floor row has no such detail."""
+    wall = {"goprep-loader 1c": 1 / 900, f"{train.FLOOR} 1c": 1 / 1400, "goprep-loader 2c": 1 / 1600}
+    t = next(t for t in train.targets(_result(wall, dict(wall), {})) if t.key == "train_per_core")
+    assert t.status == "FAIL"
+    assert "1400 images/s on 1 core" in t.detail and "leaving 0.29 ms" in t.detail and "take 0.40 ms" in t.detail
+    fast = dict(wall, **{"goprep-loader 1c": 1 / 1100})
+    t = next(t for t in train.targets(_result(fast, dict(fast), {})) if t.key == "train_per_core")
+    assert t.status == "PASS"
+    no_floor = {k: v for k, v in wall.items() if not k.startswith(train.FLOOR)}
+    t = next(t for t in train.targets(_result(no_floor, dict(no_floor), {})) if t.key == "train_per_core")
+    assert t.status == "FAIL" and "bound" not in t.detail
+
+
 @pytest.mark.slow
 def test_train_bench_runs_every_row(tmp_path):
     """``python -m goprep bench --train`` on a small set: every row timed (DALI's where it is installed,
@@ -103,7 +119,7 @@ def test_train_bench_runs_every_row(tmp_path):
     assert not res["error"], res["error"]
     assert all(res["checks"][k] == 0 for k in ("batch-vs-per-item", "fused-vs-batch", "loader-vs-batch")), res["checks"]
     impls = ["goprep-loader", "goprep-batch", "torchvision"] + (["dali-cpu"] if _dali_installed() else [])
-    want = {f"{i} {c}c" for i in impls for c in (1, 2)}
+    want = {f"{i} {c}c" for i in impls for c in (1, 2)} | {f"{train.FLOOR} 1c"}
     assert set(res["per_image_s"]) == want and set(res["cpu_per_image_s"]) == want
     for k in want:
         assert res["per_image_s"][k]["median"] > 0 and res["cpu_per_image_s"][k]["median"] > 0, k

@@ -233,3 +233,18 @@ func BenchmarkAAVPass(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewPlanTrainCrop builds the plan of one training item (issue 36): a 300x260 box of a
+// 375x500 decoded source, antialiased bilinear to 224x224, flipped, normalized to CHW float32, as
+// binding.PlanVariants builds one per item of a batch (about a tenth of the 1-core training call).
+func BenchmarkNewPlanTrainCrop(b *testing.B) {
+	s := imagenetSpec(0, 375, 500)
+	s.Pre = View{40, 100, 1, 1, 300, 260}
+	s.Resize.Antialias = true
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := NewPlan(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -406,9 +406,20 @@ func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size
 	}
 	a := axis{Lo: lo, Hi: hi, Taps: taps{K: k}}
 	n := hi - lo
-	a.Taps.Idx = make([]int32, n*k)
 	a.Off = make([]int, n*k)
-	a.Src = make([]int32, n*k)
+	if c0, _ := contentAt(lo); n == size && c0 == 0 && (n < 2 || post0+postStep*(lo+1-frame.top)-place == 1) {
+		// output o shows content o-lo: the taps are full's as they are (one plan owns them), no copy;
+		// a per-item training plan builds two axes of these (binding.PlanVariants)
+		a.Taps.Idx, a.Taps.WI, a.Taps.WF, a.Taps.Cnt = full.Idx, full.WI, full.WF, full.Cnt
+		for d, idx := range a.Taps.Idx {
+			a.Off[d] = (pre0 + preStep*int(idx)) * stride
+		}
+		a.Src = a.Taps.Idx // the same indices: Src is only read
+		a.setLin()
+		return a
+	}
+	a.Taps.Idx = make([]int32, n*k)
+	a.Src = a.Taps.Idx // the same indices: Src is only read
 	if full.WI != nil {
 		a.Taps.WI = make([]int32, n*k)
 	}
@@ -427,7 +438,6 @@ func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size
 			d, s := (o-lo)*k+t, c*k+t
 			idx := full.Idx[s]
 			a.Taps.Idx[d] = idx
-			a.Src[d] = idx
 			a.Off[d] = (pre0 + preStep*int(idx)) * stride
 			if full.WI != nil {
 				a.Taps.WI[d] = full.WI[s]
@@ -437,13 +447,18 @@ func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size
 			}
 		}
 	}
-	if k == 2 && a.Taps.WI != nil {
-		a.lin = make([]linTap, n)
+	a.setLin()
+	return a
+}
+
+// setLin fills lin, the two-tap rows' (offset, weight) pairs, where the axis has integer two-tap weights.
+func (a *axis) setLin() {
+	if a.Taps.K == 2 && a.Taps.WI != nil {
+		a.lin = make([]linTap, len(a.Taps.WI)/2)
 		for i := range a.lin {
 			a.lin[i] = linTap{a.Off[2*i], a.Off[2*i+1], a.Taps.WI[2*i], a.Taps.WI[2*i+1]}
 		}
 	}
-	return a
 }
 
 // checkBounds proves that every element any table can address lies inside the source array, for every

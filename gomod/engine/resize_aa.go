@@ -261,6 +261,11 @@ func newAAColumns(p *Plan) *aaPlan {
 	ct := &p.cols.Taps
 	k := ct.K
 	a := &aaPlan{cols: make([]aaCol, len(ct.Cnt)), planar: p.strideC != 1, strideC: p.strideC, hs: splitOf(ct.WI)}
+	nch := 1 // the chunks' final length, with the one to spare below: one allocation
+	for _, c := range ct.Cnt {
+		nch += (int(c) + 3) / 4
+	}
+	a.chunks = make([]aaChunk, 0, nch)
 	step := 3 // interleaved RGB: 3-byte pixels
 	if a.planar || p.inC == 1 {
 		step = 1 // planar: 1-byte pixels per channel plane; gray (aaHGray): 1-byte pixels

@@ -35,10 +35,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .decode import row_lines
+from .imagenet_eval import EvalResult
 from .task import MEAN, STD, Threads
 from .scenarios import Settings
 from .targets import Target, _judge
-from .timing import Stats, calibrated, measure
+from .timing import calibrated, measure
 
 H, W = 1080, 1920
 OUT = 224
@@ -183,32 +185,21 @@ def probes(t: YUVTask, frame: np.ndarray, rgb: np.ndarray) -> dict[str, Callable
 
 
 @dataclass
-class YUVResult:
-    per_call: dict[str, Stats] = field(default_factory=dict)  # "<task> <row>" -> seconds per call
-    checks: dict[str, float] = field(default_factory=dict)  # task -> OpenCV+NumPy's max |diff| from goprep
-    pixels: dict[str, int] = field(default_factory=dict)  # task -> tap pixels converted by the probe
-    tasks: tuple[str, ...] = BENCH_TASKS
-    error: str = ""
+class YUVResult(EvalResult):
+    """imagenet_eval's result: per_image holds "<task> <row>" -> seconds per frame, checks task ->
+    OpenCV+NumPy's max |diff| from goprep; and the tap pixels the probe converts, per task."""
 
-    def ratio(self, slow: str, fast: str, best: bool = False) -> float | None:
-        a, b = self.per_call.get(slow), self.per_call.get(fast)
-        if a is None or b is None:
-            return None
-        return a.min / b.min if best else a.median / b.median
+    pixels: dict[str, int] = field(default_factory=dict)
+    tasks: tuple[str, ...] = BENCH_TASKS
 
     def conversion_s(self, task: str) -> float | None:
         """The tap pixels' dense conversion cost (probe-nv12 - probe-rgb, medians); 0 if negative."""
-        a, b = self.per_call.get(f"{task} probe-nv12"), self.per_call.get(f"{task} probe-rgb")
+        a, b = self.per_image.get(f"{task} probe-nv12"), self.per_image.get(f"{task} probe-rgb")
         return None if a is None or b is None else max(0.0, a.median - b.median)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "per_call_s": {k: v.as_dict() for k, v in self.per_call.items()},
-            "checks": self.checks,
-            "tap_pixels": self.pixels,
-            "conversion_s": {z: self.conversion_s(z) for z in self.tasks},
-            "error": self.error,
-        }
+        return {**super().as_dict(), "tap_pixels": self.pixels,
+                "conversion_s": {z: self.conversion_s(z) for z in self.tasks}}
 
 
 def run(threads: Threads, settings: Settings, tasks: tuple[str, ...] = BENCH_TASKS) -> YUVResult:
@@ -237,18 +228,15 @@ def run(threads: Threads, settings: Settings, tasks: tuple[str, ...] = BENCH_TAS
             for k in ("goprep-nv12", "goprep-rgb", "opencv-numpy"):
                 entries.append(calibrated(f"{z} {k}", fns[k], [None], settings, 1, one))
             entries += [calibrated(f"{z} {k}", f, [None], settings, 1, one) for k, f in pr.items()]
-        res.per_call.update(measure(entries, settings.repeats, threads.apply))
+        res.per_image.update(measure(entries, settings.repeats, threads.apply))
     except Exception as exc:  # noqa: BLE001 - reported as the rows' failure, the run goes on
         res.error = f"{type(exc).__name__}: {exc}"
     return res
 
 
 def lines(res: YUVResult) -> list[str]:
-    out = ["1080p NV12 frame -> 224 CHW float32 (ImageNet normalize), 1 thread, one interleaved run"]
-    if res.error:
-        out.append(f"  error: {res.error}")
-    for key, st in res.per_call.items():
-        out.append(f"  {key:42} {st.median * 1e6:9.1f} us/frame  (best {st.min * 1e6:.1f})")
+    out = row_lines("1080p NV12 frame -> 224 CHW float32 (ImageNet normalize), 1 thread, one interleaved run", res,
+                    "frame")
     for z in res.tasks:
         conv = res.conversion_s(z)
         if conv is not None and z in res.pixels:
@@ -262,7 +250,7 @@ def targets(res: YUVResult) -> list[Target]:
     out = []
     for z in BENCH_TASKS:
         name = TASKS[z].name
-        rgb, nv, cv = (res.per_call.get(f"{z} {k}") for k in ("goprep-rgb", "goprep-nv12", "opencv-numpy"))
+        rgb, nv, cv = (res.per_image.get(f"{z} {k}") for k in ("goprep-rgb", "goprep-nv12", "opencv-numpy"))
         conv = res.conversion_s(z)
         floor = None if rgb is None or conv is None else rgb.median + conv
         t1 = _judge(f"yuv_nv12_vs_rgb_{z}_1080p", f"goprep NV12 vs the same pipeline on RGB, 1080p {name}, 1 thread "
@@ -283,13 +271,62 @@ def targets(res: YUVResult) -> list[Target]:
     return out
 
 
-def main() -> int:  # python -m goprep._benchsuite.yuv: this section alone
+class _NoProgress:
+    def update(self, n: float = 1) -> None:
+        pass
+
+    def set_description_str(self, desc: str | None = None, refresh: bool = True) -> None:
+        pass
+
+
+def issue37(threads: Threads, settings: Settings) -> tuple[list[str], list[Target]]:
+    """Every issue-37 row, section by section (this module's, cold.py's, decode.py's 1080p subset, and
+    the batch-256 goprep rows for cached arrays), and the ISSUE37 targets judged on them."""
+    from . import cold, decode, images, impls_goprep, scenarios
+    from .targets import ISSUE37, evaluate
+
+    out: list[str] = []
+    res = run(threads, settings)
+    out += lines(res) + [""]
+    cold_res = cold.run(threads, settings)
+    out += cold.lines(cold_res) + [""]
+    dec = decode.run(threads, settings, ("1080p",), decode.ISSUE37_ROWS)
+    out += decode.lines(dec) + [""]
+    keys = ("goprep-1t-out", "goprep-all-out")
+    rows = [r for r in impls_goprep.goprep_impls(threads, antialias=True) if r.key in keys]
+    b256 = scenarios.run_config(images.SIZES["512"], 256, rows, impls_goprep.references(threads), threads,
+                                settings, _NoProgress())
+    from .report import config_lines
+
+    out += ["(cached arrays: 512x512 batch 256, goprep rows only)"] + config_lines(b256, settings.repeats)
+    judged = targets(res) + cold.targets(cold_res)
+    judged += decode.targets(dec, threads.all, cold_res.copy_scaling(2))
+    judged += evaluate(None, b256, None, None, threads.all, threads.all, copy_scaling=cold_res.copy_scaling())
+    return out, [next(t for t in judged if t.key == k) for k in ISSUE37]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m goprep._benchsuite.yuv [--issue37] [--repeats N]: this section alone, or every issue-37 row."""
+    import argparse
+    import time
+
+    p = argparse.ArgumentParser(prog="python -m goprep._benchsuite.yuv")
+    p.add_argument("--issue37", action="store_true", help="every issue-37 row and target, not only the NV12 rows")
+    p.add_argument("--repeats", type=int, default=9, help="interleaved repeats (default: %(default)s)")
+    a = p.parse_args(argv)
     threads = Threads()
+    settings = Settings(repeats=max(1, a.repeats), min_sample_s=0.05, max_calls=100_000)
+    t0 = time.perf_counter()
     try:
-        res = run(threads, Settings(repeats=9, min_sample_s=0.05, max_calls=100_000))
+        if a.issue37:
+            text, judged = issue37(threads, settings)
+        else:
+            res = run(threads, settings)
+            text, judged = lines(res), targets(res)
     finally:
         threads.restore()
-    print("\n".join(lines(res) + [t.line() for t in targets(res)]))
+    print("\n".join(text + ["", "== issue 37 targets ==" if a.issue37 else "== targets =="] + [t.line() for t in judged]))
+    print(f"({time.perf_counter() - t0:.0f} s)")
     return 0
 
 

@@ -12,7 +12,8 @@ Targets: NV12 / RGB <= 1.3x; OpenCV / NV12 >= 5x.
 The bound, measured in the same run. The NV12 call has to do what the RGB call does plus convert
 every pixel its taps read (``tap_pixels``: the source rows the vertical taps read times the pixel
 pairs holding a column the horizontal taps read, as the converter works on chroma-sharing pairs).
-No Go or binding entry point converts without resizing, so the probe is a goprep pipeline that only
+The converter alone is timed only by Go benchmarks (BenchmarkYUVConv, BenchmarkYUVConvPairs in
+gomod/engine), which no binding entry point reaches; so the probe is a goprep pipeline that only
 crops: a contiguous window of exactly that many rows and pair columns, from the NV12 frame (convert
 + store) and from the RGB frame (load + store), both into a reused ``out=``. Their difference is the
 conversion's cost at the dense, contiguous rate: the cheapest way to convert those pixels (the real

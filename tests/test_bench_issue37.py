@@ -68,13 +68,19 @@ def test_nv12_fail_details_state_the_measured_bound():
         assert vs_cv.status == "FAIL" and "OpenCV / NV12 <= 5.00x" in vs_cv.detail, vs_cv.detail
 
 
+def test_strip_rows_cover_the_eval_window():
+    # 540 reduced rows -> 256, crop 224 from row 16: centres 2.1 px apart, support 2.1 px each side
+    top, bottom = decode.strip_rows(540)
+    assert 0 < top <= (16 + 0.5) * 540 / 256 - 540 / 256 and (239.5 + 1) * 540 / 256 <= bottom < 540
+
+
 def test_reduced_decode_fail_states_the_entropy_bound():
     res = decode.DecodeResult(sizes=("1080p",))
     res.per_image.update({"1080p goprep-fast": _st(4000), "1080p cv2-reduced2+resize+numpy": _st(7000),
-                          "1080p cv2-reduced2-gray-decode": _st(3500)})
+                          "1080p goprep-strip-decode": _st(3500)})
     t = next(t for t in decode.targets(res) if t.key == "decode_fast_vs_cv2_reduced_1080p")
     assert t.status == "FAIL" and "= 2.00x" in t.detail, t.line()
-    del res.per_image["1080p cv2-reduced2-gray-decode"]
+    del res.per_image["1080p goprep-strip-decode"]
     t = next(t for t in decode.targets(res) if t.key == "decode_fast_vs_cv2_reduced_1080p")
     assert t.status == "FAIL" and "not measured" in t.detail
 

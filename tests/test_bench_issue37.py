@@ -108,3 +108,13 @@ def test_nv12_rows_run_checked_and_timed():
         assert t.status in ("PASS", "FAIL") and t.measured is not None, t.line()
         if t.status == "FAIL":
             assert re.search(r"measured bound: .* so (NV12 / RGB >=|OpenCV / NV12 <=) \d", t.detail), t.line()
+
+
+def test_copy_scaling_is_the_larger_of_median_and_best():
+    """Load from other processes only lowers the copy's scaling, and a lower bound loosens the rule."""
+    bw = {"copy-1t": 10.0, "copy-2t": 8.0, "copy-1t-best": 12.0, "copy-2t-best": 20.0}
+    res = cold.ColdResult(threads=2, copy_bw=bw)
+    assert res.copy_scaling() == pytest.approx(20 / 12)
+    bw["copy-2t-best"] = 6.0
+    assert res.copy_scaling() == pytest.approx(0.8)
+    assert res.copy_scaling(1) is None and cold.ColdResult(threads=2).copy_scaling() is None

@@ -69,12 +69,14 @@ class ColdResult:
             return None
         return a.min / b.min if best else a.median / b.median
 
-    def copy_scaling(self, n: int | None = None, best: bool = False) -> float | None:
-        """The machine's own bound on thread scaling: the copy on ``n`` (default: all) threads against 1."""
+    def copy_scaling(self, n: int | None = None) -> float | None:
+        """The machine's own bound on thread scaling: the copy on ``n`` (default: all) threads against 1,
+        the larger of the medians' and the best repeats' ratio (other processes' load only lowers it,
+        and a lowered bound would loosen the rule that uses it)."""
         n = n or self.threads
-        tail = "-best" if best else ""
-        a, b = self.copy_bw.get(f"copy-{n}t{tail}"), self.copy_bw.get(f"copy-1t{tail}")
-        return a / b if n >= 2 and a and b else None
+        got = [a / b for a, b in ((self.copy_bw.get(f"copy-{n}t{t}"), self.copy_bw.get(f"copy-1t{t}"))
+                                  for t in ("", "-best")) if a and b]
+        return max(got) if n >= 2 and got else None
 
     def bound_s(self, key: str = "copy-1t") -> float | None:
         bw = self.copy_bw.get(key)

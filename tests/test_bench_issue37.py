@@ -51,6 +51,7 @@ def test_scaling_rule_passes_within_10_percent_of_the_copy():
     low = judge(1.4, 1.6)
     assert low.status == "FAIL" and "1.60x" in low.detail and low.threshold == pytest.approx(1.44)
     assert judge(1.8, 2.5).threshold == 1.8  # the looser of the two rules
+    assert "idle machine" in judge(1.0, 0.97).detail and "idle" not in judge(1.5, 1.6).detail
     assert judge(None, 1.6).status == "FAIL" and judge(1.0, 1.6, cores=1).status == "SKIP"
 
 

@@ -76,6 +76,7 @@ def _judge(
 
 
 COPY_RULE = 0.9  # issue 37: a batch's N-thread scaling passes at >= 1.8x, or within 10% of the copy's own
+LOW_COPY = 1.5  # a copy scaling below this on 2+ threads means the run did not get the cores: said in the detail
 
 
 def scaling_target(key: str, name: str, measured: float | None, best: float | None, copy_scaling: float | None,
@@ -90,6 +91,8 @@ def scaling_target(key: str, name: str, measured: float | None, best: float | No
     t = _judge(key, name, measured, ">=", threshold, "x", why, best)
     rule = ("target >= 1.8x; the copy's scaling was not measured" if copy_scaling is None else
             f"target >= 1.8x, or within 10% of the copy's own scaling {copy_scaling:.2f}x (>= {COPY_RULE * copy_scaling:.2f}x)")
+    if copy_scaling is not None and copy_scaling < LOW_COPY:
+        rule += "; the copy itself barely scaled: other processes held the cores, judge this on an idle machine"
     if t.status != "SKIP":  # a configuration not run keeps NOT_RUN as its whole detail
         t.detail = f"{t.detail}; {rule}" if t.detail else rule
     return t

@@ -8,6 +8,10 @@
 - OpenCV + NumPy: cvtColor, ``cv2.resize`` (INTER_LINEAR; INTER_AREA for the antialiased task),
   centre crop, ``(x/255 - mean)/std`` into a CHW float32 array.
 
+The frame, the tasks, the four callables and the output check are the bench's
+(``goprep._benchsuite.yuv``: ``python -m goprep bench`` judges the squash and crop tasks' targets,
+with the measured bound); this script adds the antialiased crop task and its own timing method.
+
 The tasks: a 224x224 squash (bilinear), and shorter side to 256 (bilinear; with antialias as
 torchvision's ImageNet preset, and without) + centre crop 224; ImageNet normalize, CHW float32.
 The methods are timed in alternating rounds (each round: --calls calls of every method, its median
@@ -24,21 +28,10 @@ import cv2
 import numpy as np
 
 import goprep
+from goprep._benchsuite import yuv
 
-MEAN = np.array([0.485, 0.456, 0.406], np.float32)
-STD = np.array([0.229, 0.224, 0.225], np.float32)
-
-
-def frame_1080p(seed=0):
-    """A 1080p NV12 frame with smooth content (a gradient scene with noise), as a decoder returns it."""
-    rng = np.random.default_rng(seed)
-    h, w = 1080, 1920
-    yy, xx = np.mgrid[0:h, 0:w]
-    y = (110 + 80 * np.sin(xx / 90.0) * np.cos(yy / 70.0) + rng.normal(0, 6, (h, w))).clip(16, 235).astype(np.uint8)
-    u = (128 + 40 * np.sin(np.arange(w // 2) / 50.0))[None].repeat(h // 2, 0)
-    v = (128 + 40 * np.cos(np.arange(h // 2) / 40.0))[:, None].repeat(w // 2, 1)
-    uv = np.stack([u, v], -1).astype(np.uint8).reshape(h // 2, w)
-    return np.ascontiguousarray(np.concatenate([y, uv]))
+NAMES = {"goprep-nv12": "goprep NV12", "goprep-rgb": "goprep RGB", "cvtcolor+goprep": "cvtColor + goprep",
+         "opencv-numpy": "OpenCV + NumPy"}
 
 
 def median_us(fn, calls):
@@ -59,50 +52,12 @@ def main():
     a = ap.parse_args()
     cv2.setNumThreads(1)
     goprep.set_num_threads(1)
-    f = frame_1080p()
+    f = yuv.frame_1080p()
     rgb = cv2.cvtColor(f, cv2.COLOR_YUV2RGB_NV12)
-    h, w = 1080, 1920
-    rw = int(256 * w / h)  # torchvision's shorter-side rule: 455
-    for task, size, aa in (("squash 224x224", (224, 224), False), ("shorter side 256 + crop 224", 256, False),
-                           ("shorter side 256 + crop 224, antialias", 256, True)):
-        crop = size == 256
-
-        @goprep.pipeline(device="cpu")
-        def prep(img):
-            img = goprep.resize(img, size, antialias=aa)
-            if crop:
-                img = goprep.center_crop(img, 224)
-            return goprep.normalize(img, mean=tuple(MEAN), std=tuple(STD))
-
-        out = np.empty((3, 224, 224), np.float32)
-        top, left = int(round((256 - 224) / 2.0)), int(round((rw - 224) / 2.0))
-
-        def goprep_nv12():
-            prep(goprep.yuv(f, preset="opencv"), out=out)
-
-        def goprep_rgb():
-            prep(rgb, out=out)
-
-        def cvt_goprep():
-            prep(cv2.cvtColor(f, cv2.COLOR_YUV2RGB_NV12), out=out)
-
-        def opencv_numpy():
-            rgb = cv2.cvtColor(f, cv2.COLOR_YUV2RGB_NV12)
-            if crop:
-                small = cv2.resize(rgb, (rw, 256), interpolation=cv2.INTER_AREA if aa else cv2.INTER_LINEAR)
-                small = small[top:top + 224, left:left + 224]
-            else:
-                small = cv2.resize(rgb, (224, 224), interpolation=cv2.INTER_LINEAR)
-            x = small.astype(np.float32)
-            x *= 1 / 255.0
-            x -= MEAN
-            x /= STD
-            out[:] = x.transpose(2, 0, 1)
-
-        # the fused result equals converting first
-        assert np.array_equal(prep(goprep.yuv(f, preset="opencv")), prep(rgb))
-        methods = (("goprep NV12", goprep_nv12), ("goprep RGB", goprep_rgb), ("cvtColor + goprep", cvt_goprep),
-                   ("OpenCV + NumPy", opencv_numpy))
+    for task in yuv.TASKS.values():
+        fns = yuv.methods(task, f, rgb)
+        yuv.check(task, fns)  # the fused result equals converting first
+        methods = [(NAMES[k], fn) for k, fn in fns.items()]
         if a.yardstick_only:
             methods = methods[:2]
         for _, fn in methods:  # warm up
@@ -113,7 +68,7 @@ def main():
             for name, fn in methods:
                 t[name].append(median_us(fn, a.calls))
         nv = np.array(t["goprep NV12"])
-        print(f"1080p NV12 -> {task} -> normalize CHW float32, 1 thread, medians of {a.rounds} alternating rounds")
+        print(f"1080p NV12 -> {task.name} -> normalize CHW float32, 1 thread, medians of {a.rounds} alternating rounds")
         for k, v in t.items():
             print(f"  {k:20s} {np.median(v):8.0f} us")
         print(f"  goprep NV12 / goprep RGB:          {np.median(nv / np.array(t['goprep RGB'])):.2f}x (target <= 1.3x)")

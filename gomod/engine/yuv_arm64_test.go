@@ -4,7 +4,6 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
-	"unsafe"
 )
 
 // The NEON YUV converter of yuv_arm64.s against yuvConvScalar, in one arm64 binary (kernelSet{} and
@@ -201,7 +200,7 @@ func BenchmarkYUVConvPairsPureGo(b *testing.B) {
 // 224) on the pure-Go converter and kernels, the NEON plan's A/B twin on arm64 hardware.
 func BenchmarkNV12ImagenetNoAAPureGo(b *testing.B) {
 	withKernels(b, kernelOverrides{NoSIMD: true})
-	benchNV12(b, false)
+	benchNV12(b, mustPlan(b, nv12Imagenet(false)))
 }
 
 // BenchmarkNV12SquashColumns: 1080p NV12 -> 224x224 bilinear CHW float32 on 1 thread with the
@@ -217,26 +216,7 @@ func BenchmarkNV12SquashColumns(b *testing.B) {
 		{"dense-purego", yuvDense, kernelOverrides{NoSIMD: true}}, {"sparse-purego", yuvSparse, kernelOverrides{NoSIMD: true}}} {
 		b.Run(c.name, func(b *testing.B) {
 			withKernels(b, c.o)
-			s := nv12Imagenet(false)
-			s.Resize.H, s.Resize.W = 224, 224
-			s.Canvas = CanvasSpec{H: 224, W: 224}
-			s.Post = View{0, 0, 1, 1, 224, 224}
-			p, err := NewPlan(s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p = yuvPlanMode(p, c.mode)
-			src := make([]uint8, 1080*1920*3/2)
-			for i := range src {
-				src[i] = uint8(i * 7)
-			}
-			out := make([]float32, 3*224*224)
-			b.ResetTimer()
-			for range b.N {
-				if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchNV12(b, yuvPlanMode(mustPlan(b, nv12Squash224()), c.mode))
 		})
 	}
 }

@@ -104,10 +104,7 @@ func TestYUVConvPairsEqualsScalar(t *testing.T) {
 // converter only), and keeps merged spans elsewhere (the 1080p crop task, whose taps cover over
 // half the span; an upscale; antialias windows that overlap).
 func TestYUVSetColumns(t *testing.T) {
-	squash := nv12Imagenet(false)
-	squash.Resize.H, squash.Resize.W = 224, 224
-	squash.Canvas = CanvasSpec{H: 224, W: 224}
-	squash.Post = View{0, 0, 1, 1, 224, 224}
+	squash := nv12Squash224()
 	squash4k := nv12Imagenet(false)
 	squash4k.In.H, squash4k.In.W, squash4k.Pre = 2160, 3840, View{0, 0, 1, 1, 2160, 3840}
 	squash4k.In.YUV.Planes = []YUVPlane{{0, 3840}, {2160 * 3840, 3840}}
@@ -195,15 +192,8 @@ func TestYUVSparseEqualsDense1080p(t *testing.T) {
 // sparse pairs (every pair, and every 4th: ns/op over the pairs' pixels, both rows), with the
 // VBMI tables (yuvConvPairsVector where the CPU has it) and without (the chunked path).
 func BenchmarkYUVConvPairs(b *testing.B) {
-	s := nv12Imagenet(false)
-	p, err := NewPlan(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := make([]uint8, 1080*1920*3/2)
-	for i := range src {
-		src[i] = uint8(i * 7)
-	}
+	p := mustPlan(b, nv12Imagenet(false))
+	src := patternFrame(1080*1920*3/2, 7)
 	yp := p.yuv
 	d0, d1 := make([]uint8, 3*1920+64), make([]uint8, 3*1920+64)
 	k := currentKernels()
@@ -245,25 +235,12 @@ func BenchmarkYUVConvPairs(b *testing.B) {
 // variant's time over RGB's, and the sparse plan's pairs. Run with -benchtime=1x (the rounds are
 // the repetitions).
 func BenchmarkYUVSparseRatios(b *testing.B) {
-	src := make([]uint8, 1080*1920*3/2)
-	rgb := make([]uint8, 1080*1920*3)
-	for i := range src {
-		src[i] = uint8(i * 7)
-	}
-	for i := range rgb {
-		rgb[i] = uint8(i * 5)
-	}
+	src, rgb := patternFrame(1080*1920*3/2, 7), patternFrame(1080*1920*3, 5)
 	out := make([]float32, 3*256*456)
-	squash := func(s *Spec) *Spec {
-		s.Resize.H, s.Resize.W = 224, 224
-		s.Canvas = CanvasSpec{H: 224, W: 224}
-		s.Post = View{0, 0, 1, 1, 224, 224}
-		return s
-	}
 	tasks := []struct {
 		name string
 		s    func() *Spec
-	}{{"squash224", func() *Spec { return squash(nv12Imagenet(false)) }},
+	}{{"squash224", nv12Squash224},
 		{"short256-crop224", func() *Spec { return nv12Imagenet(false) }},
 		{"aa-short256-crop224", func() *Spec { return nv12Imagenet(true) }}}
 	for _, task := range tasks {

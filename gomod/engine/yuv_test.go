@@ -317,16 +317,29 @@ func nv12Imagenet(aa bool) *Spec {
 	return s
 }
 
-func benchNV12(b *testing.B, aa bool) {
-	p, err := NewPlan(nv12Imagenet(aa))
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := make([]uint8, 1080*1920*3/2)
+// nv12Squash224 is nv12Imagenet's frame squashed to 224x224 (bilinear, no antialias): the task
+// whose taps read the fewest columns, the sparse converter's case.
+func nv12Squash224() *Spec {
+	s := nv12Imagenet(false)
+	s.Resize.H, s.Resize.W = 224, 224
+	s.Canvas = CanvasSpec{H: 224, W: 224}
+	s.Post = View{0, 0, 1, 1, 224, 224}
+	return s
+}
+
+// patternFrame is n bytes of a fixed pattern (byte i = i*mul), the benchmarks' frame content.
+func patternFrame(n int, mul int) []uint8 {
+	src := make([]uint8, n)
 	for i := range src {
-		src[i] = uint8(i * 7)
+		src[i] = uint8(i * mul)
 	}
-	out := make([]float32, 3*224*224)
+	return src
+}
+
+// benchOn times plan p (one image) on src, runCPU on 1 thread: the body every 1080p NV12 / RGB
+// benchmark shares.
+func benchOn(b *testing.B, p *Plan, src []uint8) {
+	out := make([]float32, p.OutImageElems())
 	b.ResetTimer()
 	for range b.N {
 		if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
@@ -335,8 +348,21 @@ func benchNV12(b *testing.B, aa bool) {
 	}
 }
 
-func BenchmarkNV12ImagenetAA(b *testing.B)   { benchNV12(b, true) }
-func BenchmarkNV12ImagenetNoAA(b *testing.B) { benchNV12(b, false) }
+// benchNV12 times plan p (a 1080p NV12 plan: nv12Imagenet or nv12Squash224, any column mode) on a
+// patterned 1080p NV12 frame.
+func benchNV12(b *testing.B, p *Plan) { benchOn(b, p, patternFrame(1080*1920*3/2, 7)) }
+
+// mustPlan is NewPlan(s), failing the benchmark on an error.
+func mustPlan(b *testing.B, s *Spec) *Plan {
+	p, err := NewPlan(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func BenchmarkNV12ImagenetAA(b *testing.B)   { benchNV12(b, mustPlan(b, nv12Imagenet(true))) }
+func BenchmarkNV12ImagenetNoAA(b *testing.B) { benchNV12(b, mustPlan(b, nv12Imagenet(false))) }
 
 // benchRGB1080 is the same task on a 1080p interleaved RGB frame (what cvtColor would hand goprep):
 // the NV12 benchmarks' yardstick within one run.
@@ -344,21 +370,7 @@ func benchRGB1080(b *testing.B, aa bool) {
 	s := nv12Imagenet(aa)
 	s.In.YUV = nil
 	s.In.Strides = [4]int64{0, 1920 * 3, 3, 1}
-	p, err := NewPlan(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := make([]uint8, 1080*1920*3)
-	for i := range src {
-		src[i] = uint8(i * 7)
-	}
-	out := make([]float32, 3*224*224)
-	b.ResetTimer()
-	for range b.N {
-		if err := runCPU([]Job{{Plan: p, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0])}}, 1, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchOn(b, mustPlan(b, s), patternFrame(1080*1920*3, 7))
 }
 
 func BenchmarkRGB1080ImagenetAA(b *testing.B)   { benchRGB1080(b, true) }
@@ -416,15 +428,8 @@ func BenchmarkYUVConv(b *testing.B) {
 	for _, c := range []string{"one", "pair", "one-scalar", "pair-scalar"} {
 		two, name := strings.HasPrefix(c, "pair"), c
 		b.Run(name, func(b *testing.B) {
-			s := nv12Imagenet(true)
-			p, err := NewPlan(s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			src := make([]uint8, 1080*1920*3/2)
-			for i := range src {
-				src[i] = uint8(i * 7)
-			}
+			p := mustPlan(b, nv12Imagenet(true))
+			src := patternFrame(1080*1920*3/2, 7)
 			yp := p.yuv
 			d0, d1 := make([]uint8, 3*1920+64), make([]uint8, 3*1920+64)
 			if !two {

@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tqdm import tqdm
 
     from ._benchsuite import cold, decode, images, impls_goprep, impls_peers, imagenet_eval, machine, profiler, report
-    from ._benchsuite import scenarios, targets, task, train, zoo
+    from ._benchsuite import scenarios, targets, task, train, yuv, zoo
     from ._benchsuite.scenarios import ConfigResult, Settings
 
     sizes = args.sizes or ([images.SIZES["512"]] if args.quick else list(images.SIZES.values()))
@@ -241,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(decode.lines(decoded) + [""])
             cold_res = cold.run(threads, settings)  # issue 13: distinct images vs the copy-bandwidth bound
             say(cold.lines(cold_res) + [""])
+            frames = yuv.run(threads, settings)  # issue 37: NV12 frames vs RGB and OpenCV, with the bound
+            say(yuv.lines(frames) + [""])
             prof_cost = profiler.run()  # issue 11: the profiler's per-call cost, paired rounds
             say(profiler.lines(prof_cost) + [""])
             # issue 36: training batches from JPEG files, goprep's loader vs torchvision's and DALI's
@@ -262,11 +264,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         all_threads=threads.all,
         b1080=find(grid, "1080p", 1),
         cold=find(grid, "512cold", 1),
+        copy_scaling=cold_res.copy_scaling(),
     )
     results += imagenet_eval.targets(converted)
     results += zoo.targets(zoo_res)
-    results += decode.targets(decoded)
+    results += decode.targets(decoded, threads.all, cold_res.copy_scaling(2))
     results += cold.targets(cold_res)
+    results += yuv.targets(frames)
     results += profiler.targets(prof_cost)
     results += train.targets(trained)
     say(report.target_lines(results))
@@ -307,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data["zoo"] = zoo_res.as_dict()
     data["decode"] = decoded.as_dict()
     data["cold"] = cold_res.as_dict()
+    data["yuv"] = frames.as_dict()
     data["profiler_cost"] = prof_cost.as_dict()
     data["train"] = trained.as_dict()
     report.write_json(json_path, data)

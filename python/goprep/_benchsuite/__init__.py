@@ -9,7 +9,11 @@ Modules:
 - ``impls_peers``  -- the same task written with NumPy, OpenCV, Pillow and torchvision.
 - ``timing``    -- warm-up, calibration and interleaved repeats timed with ``time.perf_counter``.
 - ``scenarios`` -- the throughput grid, the serving scenario and the per-call overhead probe.
-- ``targets``   -- the PASS/FAIL performance targets.
+- ``targets``   -- the PASS/FAIL performance targets (``ISSUE37``: issue 37's, ``scaling_target``: its rule).
+- ``decode``    -- issues 26 and 37: JPEG/PNG bytes to the eval tensor, the reduced decode and its bound.
+- ``cold``      -- issues 13 and 37: distinct images against the copy bound; the copy's thread scaling.
+- ``yuv``       -- issue 37: NV12 frames against RGB and OpenCV, with the measured bound
+  (``python -m goprep._benchsuite.yuv --issue37`` prints every issue-37 row and target).
 - ``report``    -- text tables, JSON and the PNG chart.
 - ``zoo``       -- issue 40: ``from_hf`` vs Hugging Face's fast and PIL image processors (Qwen2-VL, ...).
 - ``train``     -- issue 36: training batches from JPEG files, goprep's loader vs torchvision and DALI.

@@ -81,3 +81,6 @@ func stagesJob(p *engine.Plan, obj int64, i int) ([]engine.Stage, error) {
 	}
 	return stages, nil
 }
+
+// StagesColumn is the job table's stage-program column, read by Python (one source).
+func StagesColumn() int64 { return jobStages }

@@ -15,6 +15,7 @@ import pytest
 from goprep import InvalidArgumentError
 from goprep.transforms import _color_kernels as K
 from goprep.transforms import _random_color as RC
+from goprep.transforms import _staged_call as SC
 
 OPS = ("brightness", "contrast", "saturation", "hue", "gray")
 
@@ -137,13 +138,16 @@ def _jpegs(arrays):
     return data
 
 
-def _run(prep, src, seed, go: bool):
-    RC.GO[0] = go
+def _run(prep, src, seed, go: bool, one_call: bool = True):
+    """The chain under ``seed`` with the Go kernels on or off; ``one_call`` False: a batch as one call
+    per segment and one Go call per colour step (where run_steps_go runs), not the one engine call of
+    staged jobs (tests/test_train_fused_color.py)."""
+    RC.GO[0], SC.ONE_CALL[0] = go, one_call
     try:
         torch.manual_seed(seed)
         return prep(src)
     finally:
-        RC.GO[0] = True
+        RC.GO[0] = SC.ONE_CALL[0] = True
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
@@ -216,8 +220,8 @@ def _tensor_batch(c: int, dtype):
 def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue, monkeypatch):
     """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32
     tensors, RGB and gray (torchvision leaves gray images to brightness and contrast): the colour
-    steps run in Go, one call per step for the batch (the spy sees them), equal the NumPy kernels bit
-    for bit, and equal torchvision's own chain item by item under the same seed: uint8 within one
+    steps run in Go, one call per step for the batch on the three-call path (the spy sees them; the
+    one call of staged jobs gives the same bytes), equal the NumPy kernels bit for bit, and equal torchvision's own chain item by item under the same seed: uint8 within one
     level (measured equal), float32 within 1.2e-7 without contrast (measured equal). With contrast
     on, a float32 image's contrast mean (float64 here, PyTorch's float32 cascade sum there, whose
     order depends on its thread count and vector width: not reproducible) differs by up to an ulp
@@ -233,9 +237,10 @@ def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue, monkeypatch):
         kind = (str(dtype).split(".")[1], "v2" if M is T2 else "v1")
         for seed in range(3):
             seen.clear()
-            got = _run(prep, x, seed, True)
+            got = _run(prep, x, seed, True, one_call=False)
             assert seen and all(s == kind for s in seen), seen
             assert torch.equal(got, _run(prep, x, seed, False)), seed
+            assert torch.equal(got, _run(prep, x, seed, True)), seed  # the one call of staged jobs
             torch.manual_seed(seed)
             want = torch.stack([t(v) for v in x])
             assert got.dtype == want.dtype and got.shape == want.shape

@@ -218,17 +218,17 @@ def _tensor_batch(c: int, dtype):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.float32], ids=["uint8", "float32"])
 @pytest.mark.parametrize("hue", [0, 0.2], ids=["hue-off", "hue-on"])
 def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue, monkeypatch):
-    """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32
-    tensors, RGB and gray (torchvision leaves gray images to brightness and contrast): the colour
-    steps run in Go, one call per step for the batch on the three-call path (the spy sees them; the
-    one call of staged jobs gives the same bytes), equal the NumPy kernels bit for bit, and equal torchvision's own chain item by item under the same seed: uint8 within one
-    level (measured equal), float32 within 1.2e-7 without contrast (measured equal). With contrast
-    on, a float32 image's contrast mean (float64 here, PyTorch's float32 cascade sum there, whose
-    order depends on its thread count and vector width: not reproducible) differs by up to an ulp
-    (test_single_ops_equal_torchvision), which the steps after it stretch (brightness and saturation
-    by their factors, to 1.8e-7 measured; hue on near-gray pixels, whose max - min is a few ulps, to
-    6.4e-7): 1e-6 there, the bound of test_train_color's per-op check; the NumPy path gives the same
-    bytes."""
+    """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32 tensors,
+    RGB and gray (torchvision leaves gray images to brightness and contrast): the colour steps run in
+    Go, one call per step for the batch on the three-call path (the spy sees them; the one call of
+    staged jobs gives the same bytes), equal the NumPy kernels bit for bit, and equal torchvision's own
+    chain item by item under the same seed: uint8 within one level (measured equal), float32 within
+    1.2e-7 without contrast (measured equal). With contrast on, a float32 image's contrast mean (float64
+    here, PyTorch's float32 cascade sum there, whose order depends on its thread count and vector width:
+    not reproducible) differs by up to an ulp (test_single_ops_equal_torchvision), which the steps after
+    it stretch (brightness and saturation by their factors, to 1.8e-7 measured; hue on near-gray pixels,
+    whose max - min is a few ulps, to 6.4e-7): 1e-6 there, the bound of test_train_color's per-op check;
+    the NumPy path gives the same bytes."""
     x = _tensor_batch(c, dtype)
     for contrast in (0, 0.4):
         t = M.Compose([M.ColorJitter(0.4, contrast, 0.4, hue), M.RandomGrayscale(0.3)])

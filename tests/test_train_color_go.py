@@ -113,29 +113,10 @@ T2 = pytest.importorskip("torchvision.transforms.v2")
 from PIL import Image  # noqa: E402
 
 import goprep.transforms as gt  # noqa: E402
+from conftest import gradient_photos as _photos, jpeg_bytes as _jpegs  # noqa: E402
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
-
-def _photos(n: int):
-    rng = np.random.default_rng(7)
-    out = []
-    for k in range(n):
-        h, w = int(rng.integers(60, 130)), int(rng.integers(60, 130))
-        y, x = np.mgrid[0:h, 0:w]
-        base = np.stack([x * 255 / w, y * 255 / h, (x + y) * 127 / (h + w)], -1)
-        base[: h // 4] = base[: h // 4].mean(-1, keepdims=True)
-        out.append(np.clip(base + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8))
-    return out
-
-
-def _jpegs(arrays):
-    data = []
-    for a in arrays:
-        buf = io.BytesIO()
-        Image.fromarray(a).save(buf, "JPEG", quality=90)
-        data.append(buf.getvalue())
-    return data
 
 
 def _run(prep, src, seed, go: bool, one_call: bool = True):

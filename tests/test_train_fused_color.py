@@ -8,8 +8,6 @@ grayscale on, each item with its own draws, JPEG bytes with crop-aware (and DCT-
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
 
@@ -24,31 +22,10 @@ T2 = pytest.importorskip("torchvision.transforms.v2")
 from PIL import Image  # noqa: E402
 
 import goprep.transforms as gt  # noqa: E402
+from conftest import gradient_photos as _photos, jpeg_bytes as _jpegs  # noqa: E402
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 CODECS = pytest.mark.skipif(not {"jpeg"} <= set(goprep.info()["codecs"]), reason="goprep was built without its codecs")
-
-
-def _photos(n: int, seed: int = 7):
-    """Smooth gradients with noise and a near-gray band (where hue is ill-conditioned), sizes differ."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        h, w = int(rng.integers(60, 130)), int(rng.integers(60, 130))
-        y, x = np.mgrid[0:h, 0:w]
-        base = np.stack([x * 255 / w, y * 255 / h, (x + y) * 127 / (h + w)], -1)
-        base[: h // 4] = base[: h // 4].mean(-1, keepdims=True)
-        out.append(np.clip(base + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8))
-    return out
-
-
-def _jpegs(arrays):
-    data = []
-    for a in arrays:
-        buf = io.BytesIO()
-        Image.fromarray(a).save(buf, "JPEG", quality=90)
-        data.append(buf.getvalue())
-    return data
 
 
 def _chain(M, size: int = 48, erase: bool = False, tensor_in: bool = False):
@@ -92,25 +69,27 @@ class _Calls:
         monkeypatch.setattr(RC, "run_steps_go", count_go)
 
 
-def _both(prep, src, seed: int, **kw):
-    """The batch under ``seed`` as one call and as three calls (ONE_CALL off)."""
+def _both(prep, src, seed: int, calls=None, **kw):
+    """The batch under ``seed`` as one call and as three calls (ONE_CALL off); with ``calls`` (a
+    _Calls), ``calls.one``: its (engine, colour) counts and the pixels decoded by the one call."""
     res = []
     for one in (True, False):
         SC.ONE_CALL[0] = one
+        before = goprep.testing.decoded_pixels()
         try:
             torch.manual_seed(seed)
             res.append(prep(src, **kw))
         finally:
             SC.ONE_CALL[0] = True
+        if one and calls is not None:
+            calls.one = (calls.engine, calls.colour, goprep.testing.decoded_pixels() - before)
     return res
 
 
 @pytest.fixture(params=[1, 3], ids=["threads1", "threads3"])
-def threads(request):
-    old = goprep.get_num_threads()
+def threads(request, restore_threads):
     goprep.set_num_threads(request.param)
-    yield request.param
-    goprep.set_num_threads(old)
+    return request.param
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
@@ -121,17 +100,9 @@ def test_pil_batch_one_call_equals_three_and_torchvision(M, threads, monkeypatch
     prep = gt.from_torchvision(t)
     pils = [Image.fromarray(a) for a in _photos(9)]
     calls = _Calls(monkeypatch)
-    SC.ONE_CALL[0] = True
-    torch.manual_seed(11)
-    got = prep(pils)
-    assert (calls.engine, calls.colour) == (1, 0)
-    SC.ONE_CALL[0] = False
-    try:
-        torch.manual_seed(11)
-        three = prep(pils)
-    finally:
-        SC.ONE_CALL[0] = True
-    assert calls.engine == 1 + 3 and calls.colour == 2  # the three-call path: 3 segments, 2 colour cuts
+    got, three = _both(prep, pils, 11, calls)
+    assert calls.one[:2] == (1, 0)
+    assert (calls.engine, calls.colour) == (1 + 3, 2)  # the three-call path: 3 segments, 2 colour cuts
     assert torch.equal(got, three)
     torch.manual_seed(11)
     want = torch.stack([t(x) for x in pils])
@@ -147,18 +118,9 @@ def test_jpeg_batch_one_call_equals_three(reduce, threads, monkeypatch):
     prep = gt.from_torchvision(_chain(T2, 32))
     data = _jpegs(_photos(8, seed=3))
     calls = _Calls(monkeypatch)
-    torch.manual_seed(5)
-    before = goprep.testing.decoded_pixels()
-    got = prep(data, reduce=reduce)
-    decoded = goprep.testing.decoded_pixels() - before
-    assert (calls.engine, calls.colour) == (1, 0)
-    assert decoded < sum(a.shape[0] * a.shape[1] for a in _photos(8, seed=3))
-    SC.ONE_CALL[0] = False
-    try:
-        torch.manual_seed(5)
-        three = prep(data, reduce=reduce)
-    finally:
-        SC.ONE_CALL[0] = True
+    got, three = _both(prep, data, 5, calls, reduce=reduce)
+    assert calls.one[:2] == (1, 0)
+    assert calls.one[2] < sum(a.shape[0] * a.shape[1] for a in _photos(8, seed=3))  # crop-aware
     assert torch.equal(got, three)
     assert got.shape == (8, 3, 32, 32) and got.dtype == torch.float32
 

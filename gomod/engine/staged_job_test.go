@@ -96,22 +96,23 @@ func TestStagedJobsEqualThreeSteps(t *testing.T) {
 	}
 }
 
+// f32Plan is the plan of a contiguous float32 h x w RGB source resized (kind) to oh x ow with norm.
+func f32Plan(t *testing.T, h, w int, kind string, oh, ow int, norm *NormSpec) *Plan {
+	t.Helper()
+	s := rgbSpec(h, w, kind, false, oh, ow)
+	s.In.DType, s.In.Strides = F32, [4]int64{0, int64(w * 3 * 4), 3 * 4, 4}
+	s.Norm = norm
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // float32 scratch images take the tensor numerics' float kernels (ColorTensorF32), bit for bit.
 func TestStagedJobsFloat32(t *testing.T) {
-	s1 := rgbSpec(31, 29, "bilinear", false, 16, 12)
-	s1.In.DType, s1.In.Strides = F32, [4]int64{0, 29 * 3 * 4, 3 * 4, 4}
-	s1.Norm = &NormSpec{Mean: []float64{0, 0, 0}, Std: []float64{1, 1, 1}, Scale: 1, DType: F32, Layout: "HWC"}
-	p1, err := NewPlan(s1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2 := rgbSpec(16, 12, "none", false, 16, 12)
-	s2.In.DType, s2.In.Strides = F32, [4]int64{0, 12 * 3 * 4, 3 * 4, 4}
-	s2.Norm = &NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.5, 0.75}, Scale: 1, DType: F32, Layout: "CHW"}
-	p2, err := NewPlan(s2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p1 := f32Plan(t, 31, 29, "bilinear", 16, 12, &NormSpec{Mean: []float64{0, 0, 0}, Std: []float64{1, 1, 1}, Scale: 1, DType: F32, Layout: "HWC"})
+	p2 := f32Plan(t, 16, 12, "none", 16, 12, &NormSpec{Mean: []float64{0.5, 0.5, 0.5}, Std: []float64{0.25, 0.5, 0.75}, Scale: 1, DType: F32, Layout: "CHW"})
 	src := make([]float32, 31*29*3)
 	for i := range src {
 		src[i] = float32(i%97) / 96

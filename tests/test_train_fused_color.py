@@ -201,3 +201,41 @@ def test_stage_program_refused_by_the_engine():
         _run.run([s1], [src], res, res.shape, res.dtype, "cpu", stages=[prog])
     assert e.value.argument == "stages" and "does not read" in str(e.value)
     assert not res.any()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_one_call():
+    """Ctrl-C reaches the one call of staged jobs (a cancellable call: 64 items of 224x224 float32 out):
+    held inside the engine and interrupted, it raises KeyboardInterrupt, has left the engine by then,
+    and the next batch runs."""
+    from conftest import run_python
+
+    p = run_python(
+        r"""
+import numpy as np, torch, goprep, goprep.transforms as gt
+import torchvision.transforms as T
+from goprep import _run, testing
+calls, real = [0], _run.run
+def counted(*a, **k):
+    calls[0] += 1
+    return real(*a, **k)
+_run.run = counted
+rng = np.random.default_rng(0)
+imgs = [rng.integers(0, 256, (300, 280, 3), dtype=np.uint8) for _ in range(64)]
+prep = gt.from_torchvision(T.Compose([T.RandomResizedCrop(224), T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.ToTensor()]))
+assert 64 * 3 * 224 * 224 * 4 >= testing.INTERRUPTIBLE_MIN_BYTES
+for k in range(5):
+    testing.hold_calls(1, interrupt=True)
+    try:
+        prep(imgs)
+        raise SystemExit(f"call {k} returned normally after its interrupt")
+    except KeyboardInterrupt:
+        pass
+    assert testing.held_in_flight() == 0, f"call {k} was still in the engine after KeyboardInterrupt"
+assert prep(imgs).shape == (64, 3, 224, 224)
+assert calls[0] == 6, calls  # one engine call per batch, the five interrupted ones included
+print("ok")
+""",
+        sigint=True, timeout=300,
+    )
+    assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"

@@ -239,3 +239,19 @@ print("ok")
         sigint=True, timeout=300,
     )
     assert p.returncode == 0 and "ok" in p.stdout, f"rc={p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
+
+
+@CODECS
+def test_sizes_that_differ_raise_on_both_paths():
+    """JPEGs of different sizes through a chain that keeps their sizes (ColorJitter first): both
+    paths refuse the batch with a ShapeError naming src, as any list of different result sizes."""
+    prep = gt.from_torchvision(T.Compose([T.ColorJitter(0.4, 0.4), T.ToTensor()]))
+    data = _jpegs(_photos(3))
+    for one in (True, False):
+        SC.ONE_CALL[0] = one
+        try:
+            with pytest.raises(goprep.ShapeError) as e:
+                prep(data)
+        finally:
+            SC.ONE_CALL[0] = True
+        assert e.value.argument == "src" and "one size" in str(e.value)

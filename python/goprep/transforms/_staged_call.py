@@ -64,7 +64,8 @@ class OneCall:
                     raise DTypeError(f"item {i} is {it.dtype} but item 0 is {items[0].dtype}; the images of a list "
                                      "must share one dtype", argument="src")
                 sigs.append(head._signature(it, a, {}, typed_key(a), ()))
-            progs, last = self._programs(sigs)
+            progs, later = self._programs(sigs)  # later: the plans the programs name, alive through the call
+            last = later[-1]
             shape = (len(sigs),) + last.shape
             res = _outputs.host_result(None, shape, last.dtype, last.size_arg, ())
             _run.run(sigs, [it.ref for it in items], res, shape, last.dtype, "cpu", stages=progs)
@@ -74,13 +75,15 @@ class OneCall:
         torch = self.staged._tail(self.first_item)._output == "torch"
         return _outputs.deliver(res, None, torch, last.chw)
 
-    def _programs(self, sigs: List[Any]) -> Tuple[List[np.ndarray], Any]:
-        """Each item's stage program and the last segment's signature (item 0's; every item's has its
-        shape and dtype): segment ``i + 1`` traced on the output of segment ``i`` (a placeholder of
-        its shape and dtype), with the item's parameters."""
+    def _programs(self, sigs: List[Any]) -> Tuple[List[np.ndarray], List[Any]]:
+        """Each item's stage program and the signatures of the plans they name (a big plan is in no
+        memo: these keep it alive), the last item's last segment's at the end (every item's has its
+        shape and dtype): segment ``i + 1`` traced on the output of segment ``i`` (a placeholder of its
+        shape and dtype), with the item's parameters."""
         st = self.staged
         ops = st._conv._chain.ops
         progs: List[np.ndarray] = []
+        keep: List[Any] = []
         last: Optional[Any] = None
         blank: Dict[Tuple[Any, ...], np.ndarray] = {}
         for sig, prm in zip(sigs, self.drawn):
@@ -95,14 +98,15 @@ class OneCall:
                 pipe = st._tail(self.first_item) if i + 1 == len(st._inner) else st._inner[i + 1]
                 nxt = pipe._lookup(img, st._seg(eng, i + 1), {})
                 stages.append((nxt.handle, numerics, op._steps(prm[st._cuts[i]])))
+                keep.append(nxt)
                 prev = nxt
             if last is not None and (prev.shape != last.shape or prev.dtype != last.dtype):
-                raise ShapeError(f"item {len(progs)} produces {prev.shape} {prev.dtype} but item 0 produces {last.shape} "
-                                 f"{last.dtype}; a list must produce one size (resize or crop to a fixed size)",
-                                 argument="src")
+                raise ShapeError(f"item {len(progs)} produces {prev.shape} {prev.dtype} but item 0 produces "
+                                 f"{last.shape} {last.dtype}; a list must produce one size (resize or crop to a "
+                                 "fixed size)", argument="src")
             last = prev
             progs.append(program(stages))
-        return progs, last
+        return progs, keep
 
 
 def one_call_ready(colour: Optional[Sequence[Tuple[Any, str]]], items: Sequence[Any], device: str) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from goprep import InvalidArgumentError
 from goprep.transforms import _color_kernels as K
 from goprep.transforms import _random_color as RC
+from goprep.transforms import _staged_call as SC
 
 OPS = ("brightness", "contrast", "saturation", "hue", "gray")
 
@@ -112,38 +113,22 @@ T2 = pytest.importorskip("torchvision.transforms.v2")
 from PIL import Image  # noqa: E402
 
 import goprep.transforms as gt  # noqa: E402
+from conftest import gradient_photos as _photos, jpeg_bytes as _jpegs  # noqa: E402
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def _photos(n: int):
-    rng = np.random.default_rng(7)
-    out = []
-    for k in range(n):
-        h, w = int(rng.integers(60, 130)), int(rng.integers(60, 130))
-        y, x = np.mgrid[0:h, 0:w]
-        base = np.stack([x * 255 / w, y * 255 / h, (x + y) * 127 / (h + w)], -1)
-        base[: h // 4] = base[: h // 4].mean(-1, keepdims=True)
-        out.append(np.clip(base + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8))
-    return out
 
-
-def _jpegs(arrays):
-    data = []
-    for a in arrays:
-        buf = io.BytesIO()
-        Image.fromarray(a).save(buf, "JPEG", quality=90)
-        data.append(buf.getvalue())
-    return data
-
-
-def _run(prep, src, seed, go: bool):
-    RC.GO[0] = go
+def _run(prep, src, seed, go: bool, one_call: bool = True):
+    """The chain under ``seed`` with the Go kernels on or off; ``one_call`` False: a batch as one call
+    per segment and one Go call per colour step (where run_steps_go runs), not the one engine call of
+    staged jobs (tests/test_train_fused_color.py)."""
+    RC.GO[0], SC.ONE_CALL[0] = go, one_call
     try:
         torch.manual_seed(seed)
         return prep(src)
     finally:
-        RC.GO[0] = True
+        RC.GO[0] = SC.ONE_CALL[0] = True
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
@@ -214,17 +199,17 @@ def _tensor_batch(c: int, dtype):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.float32], ids=["uint8", "float32"])
 @pytest.mark.parametrize("hue", [0, 0.2], ids=["hue-off", "hue-on"])
 def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue, monkeypatch):
-    """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32
-    tensors, RGB and gray (torchvision leaves gray images to brightness and contrast): the colour
-    steps run in Go, one call per step for the batch (the spy sees them), equal the NumPy kernels bit
-    for bit, and equal torchvision's own chain item by item under the same seed: uint8 within one
-    level (measured equal), float32 within 1.2e-7 without contrast (measured equal). With contrast
-    on, a float32 image's contrast mean (float64 here, PyTorch's float32 cascade sum there, whose
-    order depends on its thread count and vector width: not reproducible) differs by up to an ulp
-    (test_single_ops_equal_torchvision), which the steps after it stretch (brightness and saturation
-    by their factors, to 1.8e-7 measured; hue on near-gray pixels, whose max - min is a few ulps, to
-    6.4e-7): 1e-6 there, the bound of test_train_color's per-op check; the NumPy path gives the same
-    bytes."""
+    """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32 tensors,
+    RGB and gray (torchvision leaves gray images to brightness and contrast): the colour steps run in
+    Go, one call per step for the batch on the three-call path (the spy sees them; the one call of
+    staged jobs gives the same bytes), equal the NumPy kernels bit for bit, and equal torchvision's own
+    chain item by item under the same seed: uint8 within one level (measured equal), float32 within
+    1.2e-7 without contrast (measured equal). With contrast on, a float32 image's contrast mean (float64
+    here, PyTorch's float32 cascade sum there, whose order depends on its thread count and vector width:
+    not reproducible) differs by up to an ulp (test_single_ops_equal_torchvision), which the steps after
+    it stretch (brightness and saturation by their factors, to 1.8e-7 measured; hue on near-gray pixels,
+    whose max - min is a few ulps, to 6.4e-7): 1e-6 there, the bound of test_train_color's per-op check;
+    the NumPy path gives the same bytes."""
     x = _tensor_batch(c, dtype)
     for contrast in (0, 0.4):
         t = M.Compose([M.ColorJitter(0.4, contrast, 0.4, hue), M.RandomGrayscale(0.3)])
@@ -233,9 +218,10 @@ def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue, monkeypatch):
         kind = (str(dtype).split(".")[1], "v2" if M is T2 else "v1")
         for seed in range(3):
             seen.clear()
-            got = _run(prep, x, seed, True)
+            got = _run(prep, x, seed, True, one_call=False)
             assert seen and all(s == kind for s in seen), seen
             assert torch.equal(got, _run(prep, x, seed, False)), seed
+            assert torch.equal(got, _run(prep, x, seed, True)), seed  # the one call of staged jobs
             torch.manual_seed(seed)
             want = torch.stack([t(v) for v in x])
             assert got.dtype == want.dtype and got.shape == want.shape

@@ -37,10 +37,10 @@ func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 		if j.Plan == nil || j.Out == nil || j.Src == nil && j.Enc == nil {
 			return errf(CodeInvalidArgument, "src", "null plan or buffer")
 		}
-		encoded = encoded || j.Enc != nil
+		encoded = encoded || j.Enc != nil || j.Stages != nil // staged jobs run as encoded ones do
 		total += j.Plan.N * j.Plan.OutH
 		elems += j.Plan.N * j.Plan.OutImageElems()
-		scratch = max(scratch, j.Plan.est.Scratch)
+		scratch = max(scratch, j.Plan.est.Scratch, stagesScratch(j.Stages))
 	}
 	if total == 0 {
 		return nil

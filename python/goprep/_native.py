@@ -102,7 +102,7 @@ def _load() -> None:
     global _limits
     _limits = {"max_dim": int(binding.MaxDim()), "max_threads": int(binding.MaxThreads()),
                "big_plan_bytes": int(binding.BigPlanBytes()), "header_columns": int(binding.HeaderColumns()),
-               "job_columns": int(binding.JobColumns())}
+               "job_columns": int(binding.JobColumns()), "stages_column": int(binding.StagesColumn())}
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
     global _raw_run, _raw_run_timed, _raw_execute, _raw_decode, _formats

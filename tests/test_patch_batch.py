@@ -112,3 +112,19 @@ def test_one_image_and_errors_name_the_image():
     assert ei.value.argument == "src"
     with pytest.raises(goprep.PipelineError, match="aspect ratio"):
         conv([x, np.zeros((2, 500, 3), np.uint8)])
+
+
+def test_profiled_as_one_call_of_the_pipeline():
+    """With profiling on, the one engine call is recorded as one call of the converted pipeline."""
+    conv = gt.from_hf(hf_processor("Qwen2VLImageProcessorPil"))
+    imgs = [_IMGS[(7, 9)], _IMGS[(120, 1900)]]
+    was = goprep.profiling()
+    goprep.set_profiling(True)
+    try:
+        goprep.stats(reset=True)
+        conv(imgs)
+        st = goprep.stats(reset=True)
+    finally:
+        goprep.set_profiling(was)
+    assert [v["calls"] for v in st.values()] == [1], st
+    assert next(iter(st.values()))["engine_s"] > 0

@@ -114,11 +114,12 @@ class Pipeline:
         return self._call(src, args, kwargs, out, stream)
 
     def _call(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any = None, stream: Any = None,
-              each: Optional[Callable[[int, Any], Tuple[Any, Tuple[Any, ...]]]] = None) -> Any:
+              each: Optional[Callable[[int, Any], Tuple[Any, Tuple[Any, ...]]]] = None, ragged: Any = False) -> Any:
         """``self(src, *args, out=out, stream=stream, **kwargs)``: the one call path of goprep. Eager
         ops call it directly (``kwargs`` empty), which spares them building the keyword dict. ``each``
         (a training chain's draws, transforms/_random.py): ``each(i, item)`` gives item ``i`` as it
-        runs and its own extra arguments instead of ``args``, called in item order (see _tail)."""
+        runs and its own extra arguments instead of ``args``, called in item order (see _tail).
+        ``ragged``: _concat's (a list, results of different sizes: _ragged)."""
         # Profiling off costs this one check (and a None test on the way out): the body stays inline,
         # since a helper call measured +0.1 us on a 2.4 us call, and a profiled call is timed here,
         # not by calling back in (re-entering with keyword arguments measured ~0.5 us).
@@ -149,7 +150,7 @@ class Pipeline:
                 device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
                 res = self._run([c], [src], c.shape, out, device, sh, st, (src,))
                 return res if c.template is SLOT else fill(c.template, res)
-            return self._call_other(src, args, kwargs, out, stream, st, each=each)
+            return self._call_other(src, args, kwargs, out, stream, st, ragged=ragged, each=each)
         except BaseException:
             if st is not None:
                 _profile.failed(st, self._name)
@@ -306,7 +307,7 @@ class Pipeline:
         the opened items of a decode batch: decoded in the call), each its own plan and result size, in
         one GIL-free CPU engine call, the results concatenated along their first axis into one NumPy
         array (Hugging Face's Qwen2-VL ``PatchBatch``: each image's patch rows at its row offset)."""
-        return self._call_other(list(src), (), {}, None, None, None, ragged="concat")  # type: ignore[no-any-return]
+        return self._call(list(src), (), {}, ragged="concat")  # type: ignore[no-any-return]
 
     def _run(
         self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,

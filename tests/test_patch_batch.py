@@ -128,3 +128,18 @@ def test_profiled_as_one_call_of_the_pipeline():
         goprep.set_profiling(was)
     assert [v["calls"] for v in st.values()] == [1], st
     assert next(iter(st.values()))["engine_s"] > 0
+
+
+@pytest.mark.skipif(not gtest.simulated_gpu_available(), reason="this build has no simulated GPU")
+def test_gpu_placement_runs_the_one_call_on_the_cpu():
+    """A converter placed on the GPU (simulated): patch plans are not in the GPU kernels, so the batch's
+    one call runs on the CPU engine, equal to the CPU converter's result."""
+    proc = hf_processor("Qwen2VLImageProcessor")
+    imgs = [_IMGS[(7, 9)], _IMGS[(120, 1900)], _IMGS[(224, 224)]]
+    want = gt.from_hf(proc, device="cpu")(imgs)["pixel_values"]
+    gtest.simulate_gpu(True)
+    try:
+        got = one_call(gt.from_hf(proc, device="cuda"), imgs)["pixel_values"]
+    finally:
+        gtest.simulate_gpu(False)
+    assert got.device.type == "cpu" and torch.equal(got, want)

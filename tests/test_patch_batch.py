@@ -143,3 +143,15 @@ def test_gpu_placement_runs_the_one_call_on_the_cpu():
     finally:
         gtest.simulate_gpu(False)
     assert got.device.type == "cpu" and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("kind", _KINDS)
+def test_batch_tensor_and_nested_lists_one_call(kind):
+    """An (N, C, H, W) tensor and a list of lists of mixed sizes (flattened as transformers flattens them):
+    one engine call each, HF's outputs."""
+    proc = hf_processor(kind)
+    conv = gt.from_hf(proc)
+    batch = torch.from_numpy(_RNG.integers(0, 256, (3, 3, 61, 90), dtype=np.uint8))
+    assert_hf_outputs(proc, one_call(conv, batch), proc(batch, return_tensors="pt"), (kind, "NCHW"))
+    nested = [[as_kind("pil", _IMGS[(7, 9)])], [as_kind("pil", _IMGS[(120, 1900)]), as_kind("pil", _IMGS[(224, 224)])]]
+    assert_hf_outputs(proc, one_call(conv, nested), proc(nested, return_tensors="pt"), (kind, "nested"))

@@ -146,9 +146,9 @@ def count_general_path() -> Iterator[Callable[[], int]]:
     calls = [0]
     real = _run.run
 
-    def counted(*args: Any) -> int:
+    def counted(*args: Any, **kwargs: Any) -> int:
         calls[0] += 1
-        return real(*args)
+        return real(*args, **kwargs)
 
     _run.run = counted
     try:

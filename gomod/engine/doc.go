@@ -79,7 +79,8 @@
 // Outside the plan: the training colour ops (torchvision's ColorJitter and RandomGrayscale) on one
 // HWC uint8 image in place, with Pillow's numerics (color.go: ColorPIL) or torchvision's tensor
 // numerics (color_tensor.go: ColorTensor; its HSV hue in color_hsv.go; float32 images in
-// color_float.go: ColorTensorF32); the binding's color.go runs a batch of them.
+// color_float.go: ColorTensorF32); the binding's color.go runs a batch of them. And packing a Pillow
+// "RGB" image's RGBX memory into 3-byte pixels before a plan reads it (pack.go, pack_amd64.go).
 //
 // docs/perf/2026-12-03-engine-notes.md holds the measurements behind the kernels' choices.
 package engine

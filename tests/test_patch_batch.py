@@ -145,6 +145,25 @@ def test_gpu_placement_runs_the_one_call_on_the_cpu():
     assert got.device.type == "cpu" and torch.equal(got, want)
 
 
+@pytest.mark.skipif(not gtest.simulated_gpu_available(), reason="this build has no simulated GPU")
+def test_device_arrays_take_the_grouped_path():
+    """goprep device arrays (simulated GPU) cannot go through the one host call: one image, a same-size
+    pair and a mixed-size pair run the per-size path and give the host images' pixel_values (the one
+    call refused them, even one image, naming "different result sizes")."""
+    conv = gt.from_hf(hf_processor("Qwen2VLImageProcessor"))
+    a, b = _IMGS[(7, 9)], _IMGS[(120, 1900)]
+    gtest.simulate_gpu(True)
+    try:
+        for host in ([a], [a, a], [b, a]):
+            got = conv([goprep.to_device(x, "cuda") for x in host])["pixel_values"]
+            want = conv(host)["pixel_values"]
+            assert isinstance(got, torch.Tensor) and torch.equal(got, want)
+        got = conv(goprep.to_device(a, "cuda"))["pixel_values"]
+        assert torch.equal(got, conv(a)["pixel_values"])
+    finally:
+        gtest.simulate_gpu(False)
+
+
 @pytest.mark.parametrize("kind", _KINDS)
 def test_batch_tensor_and_nested_lists_one_call(kind):
     """An (N, C, H, W) tensor and a list of lists of mixed sizes (flattened as transformers flattens them):

@@ -9,6 +9,13 @@ import (
 	"github.com/goprep/goprep/gomod/engine"
 )
 
+// PackMaxBytes is the most RGBX bytes PackRGBX reads in one call (Python reads it: _native.limit;
+// a larger image is packed by Pillow instead).
+const PackMaxBytes = 1 << 31
+
+// PackLimit is PackMaxBytes, for Python (one source).
+func PackLimit() int64 { return PackMaxBytes }
+
 // packBandRows is the rows of one band of PackRGBX: enough work per goroutine handoff, and enough
 // bands for the threads to share a tall image evenly.
 const packBandRows = 64
@@ -18,7 +25,7 @@ const packBandRows = 64
 // (engine.PackRGBXRow). Python makes both arrays with these shapes; h and w are checked for range.
 func PackRGBX(src, dst, h, w int64) (err error) {
 	defer engine.Recover(&err)
-	if h < 1 || w < 1 || h > 1<<31/w/4 {
+	if h < 1 || w < 1 || h > PackMaxBytes/w/4 {
 		return engine.Errorf(engine.CodeInvalidArgument, "src", "bad image size %d x %d", h, w)
 	}
 	sp, err := readArrayData(src)

@@ -223,7 +223,7 @@ def pil_as_hwc(img: Any, argument: str = "src") -> np.ndarray:
     # own memory (binding PackRGBX), GIL released: np.asarray's packing (tobytes) cost ~2.5x that.
     a = _pil_arrow_view(img)
     if a is not None and mode == "RGB":
-        a = _packed_rgb(a)
+        a = _packed_rgb(a) if a.size <= _native.limit("pack_max_bytes") else None  # else Pillow packs
     if a is None:
         a = np.asarray(img)  # one copy (tobytes): older Pillow, or an image Pillow cannot export
     return a  # "L": (H, W), a one-channel image

@@ -226,8 +226,8 @@ class Pipeline:
         refs = [it.ref for it in items]
         if ragged and first.decode is None:  # host images of different results: one CPU call
             if x0.on_dev:
-                raise InvalidArgumentError("images of different result sizes in one call must be host images "
-                                           "(NumPy, PIL or CPU tensors)", argument="src")
+                raise InvalidArgumentError("a call that concatenates its images' results takes host images only "
+                                           "(NumPy, PIL or CPU tensors), not device arrays", argument="src")
             _run.check_sources(sigs, refs, "cpu")  # float32 alignment
             return self._ragged(sigs, refs, st, ragged == "concat")
         if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)

@@ -12,7 +12,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .. import _ops
-from .._errors import PipelineError
+from .._device import device_source
+from .._errors import InvalidArgumentError, PipelineError
 from .._inputs import is_tensor
 from .._pipeline import Pipeline
 from ._chain import Chain
@@ -64,6 +65,15 @@ def qwen2vl_size(cfg: Dict[str, Any], size: Dict[str, int], kind: str) -> Tuple[
     return int(lo), int(hi)
 
 
+def _on_device(x: Any) -> bool:
+    """Whether ``x`` is a device array (a CUDA tensor, goprep's DeviceArray, any CUDA array interface or
+    DLPack CUDA object), which ``Pipeline._concat`` does not take."""
+    try:
+        return device_source(x, None) is not None
+    except InvalidArgumentError:  # a device array of a dtype goprep refuses: _grouped's call says so
+        return True
+
+
 class PatchBatch(Converted):
     """Qwen2-VL's processor: a call returns ``{"pixel_values": (patches, C * T * P * P) float32,
     "image_grid_thw": (N, 3) int64}`` as ``processor(images, return_tensors="pt")``: each image
@@ -110,7 +120,7 @@ class PatchBatch(Converted):
         CUDA tensors, or opened encoded images mixed with decoded ones (``_grouped`` runs those).
         The images are converted to RGB and the numerics flavor chosen as ``Converted._call`` does."""
         items = im.items
-        if 0 < len(im.encoded) < len(items) or any(is_tensor(x) and x.is_cuda for x in items):
+        if 0 < len(im.encoded) < len(items) or any(_on_device(x) for x in items):
             return None
         pipe = self._pipe(self._flavor or ("tensor" if is_tensor(items[0]) else "pil"))
         if not isinstance(pipe, Pipeline):
@@ -134,5 +144,5 @@ class PatchBatch(Converted):
             for j, i in enumerate(idx):
                 rows[i] = flat[j]
         if len(groups) == 1:  # one engine call: its rows are pixel_values as they are
-            return flat.reshape(-1, flat.shape[-1])
-        return torch.cat(rows, dim=0)
+            return torch.as_tensor(flat.reshape(-1, flat.shape[-1]))
+        return torch.cat([torch.as_tensor(r) for r in rows], dim=0)  # NumPy rows from device inputs too

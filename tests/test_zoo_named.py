@@ -1,0 +1,151 @@
+"""from_hf on the named issue-40 processors (goprep.transforms._hf_sam2, _hf_llama4, _hf_glm4v, _hf_phi4): SAM2
+and SAM3 (the generic resize, original_sizes), Llama 4 (tiles with a global tile, bfloat16 values,
+aspect_ratios), GLM-4V (its smart_resize, Qwen2-VL's patch rows), each class against the processor itself on odd
+sizes (tall, wide, tiny, larger than the maximum), gray and RGBA inputs (converted: do_convert_rgb is on in each),
+batches of mixed sizes and its common arguments, every output by its name (tests/zoo_compare.py's bounds);
+Phi-4 multimodal refused by name with its reason."""
+
+import numpy as np
+import pytest
+
+import goprep
+import goprep.transforms as gt
+from zoo_compare import as_kind, assert_hf_outputs, hf_processor
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+Image = pytest.importorskip("PIL.Image")
+
+_RNG = np.random.default_rng(17)
+# (h, w): a photo's shape, tall, wide, tiny, larger than the maximum sizes, odd sides, one tile
+_SHAPES = [(480, 640), (1500, 300), (60, 1900), (7, 9), (1400, 1700), (333, 517), (336, 336)]
+_IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
+
+CLASSES = ["Sam2ImageProcessor", "Sam3ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor",
+           "Glm4vImageProcessorPil"]
+_OUTPUTS = {"Sam": {"pixel_values": torch.float32, "original_sizes": torch.int64},
+            "Llama4": {"pixel_values": torch.bfloat16, "aspect_ratios": torch.int64},
+            "Glm4v": {"pixel_values": torch.float32, "image_grid_thw": torch.int64}}
+
+
+def _check(proc, src, what):
+    assert_hf_outputs(proc, gt.from_hf(proc)(src), proc(src, return_tensors="pt"), what)
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+def test_odd_sizes_and_mixed_batches(kind, input_kind):
+    proc = hf_processor(kind)
+    imgs = [as_kind(input_kind, a) for a in _IMGS.values()]
+    conv = gt.from_hf(proc)
+    for shape, x in zip(_SHAPES, imgs):
+        got = conv(x)
+        family = next(f for f in _OUTPUTS if kind.startswith(f))
+        assert {k: v.dtype for k, v in got.items()} == _OUTPUTS[family], (kind, shape)
+        _check(proc, x, (kind, input_kind, shape))
+    _check(proc, imgs, (kind, input_kind, "all"))
+    _check(proc, imgs[3:5], (kind, input_kind, "tiny + large"))
+
+
+@pytest.mark.parametrize("kind,kwargs", [
+    ("Sam2ImageProcessor", {"do_pad": True}),  # the backend's pad: to the batch's largest image
+    ("Sam2ImageProcessor", {"size": {"height": 500, "width": 300}, "do_pad": True,
+                            "pad_size": {"height": 520, "width": 333}}),
+    ("Sam3ImageProcessor", {"do_center_crop": True, "crop_size": {"height": 800, "width": 600}}),
+    ("Sam3ImageProcessor", {"size": {"shortest_edge": 200}, "do_pad": True, "resample": 3}),
+    ("Sam3ImageProcessor", {"do_normalize": False}),
+    ("Llama4ImageProcessor", {"max_patches": 4}),
+    ("Llama4ImageProcessor", {"resize_to_max_canvas": True}),
+    ("Llama4ImageProcessor", {"size": {"height": 224, "width": 224}, "resample": 3}),
+    ("Llama4ImageProcessor", {"do_normalize": False}),  # rescale alone: float32, as the class
+    ("Llama4ImageProcessor", {"do_rescale": False, "do_normalize": False}),  # uint8, as the class
+    ("Llama4ImageProcessor", {"image_mean": [0.48, 0.45, 0.4], "image_std": [0.27, 0.26, 0.28]}),
+    ("Glm4vImageProcessor", {"size": {"shortest_edge": 3136, "longest_edge": 200000}, "resample": 2}),
+    ("Glm4vImageProcessorPil", {"size": {"shortest_edge": 3136, "longest_edge": 200000}}),
+    ("Glm4vImageProcessor", {"patch_size": 16, "merge_size": 2, "temporal_patch_size": 1}),
+    ("Glm4vImageProcessorPil", {"patch_size": 16, "merge_size": 2, "temporal_patch_size": 1}),
+], ids=lambda x: x if isinstance(x, str) else "-".join(x) or "defaults")
+def test_arguments(kind, kwargs):
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    for x in imgs:
+        _check(proc, x, (kind, kwargs))
+    _check(proc, imgs, (kind, kwargs, "batch"))
+    tensors = [as_kind("tensor", _IMGS[s]) for s in [(60, 1900), (1400, 1700)]]
+    _check(proc, tensors, (kind, kwargs, "tensors"))
+
+
+def test_llama4_values_are_the_class_bfloat16_values():
+    """The bfloat16 rescale and normalisation is the class's, value for value (a float32 normalisation
+    rounded to bfloat16 would differ by a step on some values): equal, not only within a level."""
+    proc = hf_processor("Llama4ImageProcessor")
+    imgs = [as_kind("tensor", _IMGS[s]) for s in [(480, 640), (7, 9), (336, 336)]]
+    got, want = gt.from_hf(proc)(imgs), proc(imgs, return_tensors="pt")
+    assert torch.equal(got["pixel_values"], want["pixel_values"])
+    assert got["pixel_values"].shape[0] == sum(int(r * c) + (r * c > 1) for r, c in want["aspect_ratios"].tolist())
+
+
+@pytest.mark.parametrize("kind", CLASSES)
+@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+def test_gray_and_rgba(kind, mode):
+    """do_convert_rgb is on in each class: gray and RGBA images are converted as the class converts them."""
+    rgba = _RNG.integers(0, 256, (90, 120, 4), dtype=np.uint8)
+    a = rgba[..., :1].copy() if "gray" in mode or mode == "L" else rgba
+    img = Image.fromarray(rgba).convert(mode) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], a)
+    proc = hf_processor(kind)
+    _check(proc, img, (kind, mode))
+    other = _IMGS[(333, 517)]
+    _check(proc, [img, as_kind("pil", other) if mode in ("L", "RGBA") else as_kind(mode.split("-")[1], other)],
+           (kind, mode, "batch"))
+
+
+@pytest.mark.parametrize("kind", ["Sam2ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor"])
+def test_config_dict_and_pickle(kind):
+    """The config dict gives the same pipeline as the object; the pipeline pickles."""
+    import pickle
+
+    proc = hf_processor(kind)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(1500, 300), (333, 517)]]
+    got, got_d = gt.from_hf(proc)(imgs), gt.from_hf(proc.to_dict())(imgs)
+    again = pickle.loads(pickle.dumps(gt.from_hf(proc)))(imgs)
+    assert set(got) == set(got_d) == set(again)
+    for k in got:
+        assert torch.equal(got[k], got_d[k]) and torch.equal(got[k], again[k]), k
+
+
+def test_refusals():
+    """Settings the classes fail on refused by name at conversion, and calls the classes fail on at the call."""
+    for kind, cfg, arg in [
+        ("Llama4ImageProcessor", {"do_resize": False}, "do_resize"),
+        ("Llama4ImageProcessor", {"size": {"height": 336, "width": 224}}, "size"),
+        ("Llama4ImageProcessor", {"do_rescale": False}, "do_normalize"),
+        ("Llama4ImageProcessor", {"max_patches": 0}, "max_patches"),
+        ("Glm4vImageProcessor", {"size": {"height": 336, "width": 336}}, "size"),
+        ("Sam2ImageProcessor", {"do_pad": True, "pad_size": {"height": 100}}, "pad_size"),
+    ]:
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf({"image_processor_type": kind, **cfg})
+        assert ei.value.argument == arg and kind in str(ei.value), (kind, cfg, ei.value)
+    with pytest.raises(Exception):  # the class cannot stack what it does not resize
+        hf_processor("Llama4ImageProcessor", do_resize=False)(as_kind("pil", _IMGS[(7, 9)]), return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="pad_size"):  # an image larger than pad_size
+        gt.from_hf(hf_processor("Sam2ImageProcessor", do_pad=True, pad_size={"height": 100, "width": 100}))(
+            as_kind("pil", _IMGS[(480, 640)]))
+    thin = _RNG.integers(0, 256, (3, 900, 3), dtype=np.uint8)  # aspect above 200
+    with pytest.raises(Exception):
+        hf_processor("Glm4vImageProcessor")(as_kind("pil", thin), return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="aspect ratio"):
+        gt.from_hf(hf_processor("Glm4vImageProcessor"))(as_kind("pil", thin))
+    with pytest.raises(goprep.PipelineError, match="out"):
+        gt.from_hf(hf_processor("Llama4ImageProcessor"))(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+
+
+def test_phi4_refused_with_the_reason():
+    kind = "Phi4MultimodalImageProcessor"
+    if kind not in transformers.models.auto.image_processing_auto.IMAGE_PROCESSOR_MAPPING_NAMES["phi4_multimodal"].values():
+        pytest.fail(f"{kind} is no longer transformers' Phi-4 multimodal class: update _hf_phi4 and docs/HF.md")
+    for src in (hf_processor(kind), {"image_processor_type": kind}):
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(src)
+        assert ei.value.argument == "processor_or_config" and kind in str(ei.value)
+        assert "bicubic without antialias" in str(ei.value) and "white" in str(ei.value)

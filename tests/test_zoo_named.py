@@ -22,10 +22,12 @@ _SHAPES = [(480, 640), (1500, 300), (60, 1900), (7, 9), (1400, 1700), (333, 517)
 _IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
 
 CLASSES = ["Sam2ImageProcessor", "Sam3ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor",
-           "Glm4vImageProcessorPil"]
+           "Glm4vImageProcessorPil", "Phi4MultimodalImageProcessor"]
 _OUTPUTS = {"Sam": {"pixel_values": torch.float32, "original_sizes": torch.int64},
             "Llama4": {"pixel_values": torch.bfloat16, "aspect_ratios": torch.int64},
-            "Glm4v": {"pixel_values": torch.float32, "image_grid_thw": torch.int64}}
+            "Glm4v": {"pixel_values": torch.float32, "image_grid_thw": torch.int64},
+            "Phi4": {"image_pixel_values": torch.float32, "image_sizes": torch.int64,
+                     "image_attention_mask": torch.float32, "num_img_tokens": torch.int64}}
 
 
 def _check(proc, src, what):
@@ -64,6 +66,9 @@ def test_odd_sizes_and_mixed_batches(kind, input_kind):
     ("Glm4vImageProcessorPil", {"size": {"shortest_edge": 3136, "longest_edge": 200000}}),
     ("Glm4vImageProcessor", {"patch_size": 16, "merge_size": 2, "temporal_patch_size": 1}),
     ("Glm4vImageProcessorPil", {"patch_size": 16, "merge_size": 2, "temporal_patch_size": 1}),
+    ("Phi4MultimodalImageProcessor", {"dynamic_hd": 4}),  # past 4 crops: the grid of the closest aspect ratio
+    ("Phi4MultimodalImageProcessor", {"size": {"height": 224, "width": 224}, "patch_size": 16, "resample": 2}),
+    ("Phi4MultimodalImageProcessor", {"do_normalize": False, "resample": 0}),
 ], ids=lambda x: x if isinstance(x, str) else "-".join(x) or "defaults")
 def test_arguments(kind, kwargs):
     proc = hf_processor(kind, **kwargs)
@@ -99,7 +104,8 @@ def test_gray_and_rgba(kind, mode):
            (kind, mode, "batch"))
 
 
-@pytest.mark.parametrize("kind", ["Sam2ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor"])
+@pytest.mark.parametrize("kind", ["Sam2ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor",
+                                  "Phi4MultimodalImageProcessor"])
 def test_config_dict_and_pickle(kind):
     """The config dict gives the same pipeline as the object; the pipeline pickles."""
     import pickle
@@ -140,12 +146,22 @@ def test_refusals():
         gt.from_hf(hf_processor("Llama4ImageProcessor"))(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
 
 
-def test_phi4_refused_with_the_reason():
+def test_phi4_layout_and_refusals():
+    """Phi-4 multimodal: a grid past dynamic_hd crops, the masks and token counts of a batch whose images pad
+    differently (zero crops and ones masks up to the batch's most); a size that is not a square and an image
+    the class's layout refuses (a resized side below 10) refused by name."""
     kind = "Phi4MultimodalImageProcessor"
-    if kind not in transformers.models.auto.image_processing_auto.IMAGE_PROCESSOR_MAPPING_NAMES["phi4_multimodal"].values():
-        pytest.fail(f"{kind} is no longer transformers' Phi-4 multimodal class: update _hf_phi4 and docs/HF.md")
-    for src in (hf_processor(kind), {"image_processor_type": kind}):
-        with pytest.raises(goprep.PipelineError) as ei:
-            gt.from_hf(src)
-        assert ei.value.argument == "processor_or_config" and kind in str(ei.value)
-        assert "bicubic without antialias" in str(ei.value) and "white" in str(ei.value)
+    proc = hf_processor(kind, dynamic_hd=6)
+    big = _RNG.integers(0, 256, (1800, 2000, 3), dtype=np.uint8)  # 5 x 5 crops: past 6
+    imgs = [as_kind("tensor", a) for a in (big, _IMGS[(480, 640)], _IMGS[(60, 1900)])]
+    got = gt.from_hf(proc)(imgs)
+    _check(proc, imgs, (kind, "grid"))
+    assert got["image_attention_mask"].eq(0).any()  # the white pad covers whole patches somewhere
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf({"image_processor_type": kind, "size": {"height": 448, "width": 336}})
+    assert ei.value.argument == "size" and kind in str(ei.value)
+    thin = _RNG.integers(0, 256, (3, 900, 3), dtype=np.uint8)
+    with pytest.raises(ValueError, match="extreme"):
+        proc(as_kind("tensor", thin), return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="aspect ratio"):
+        gt.from_hf(proc)(as_kind("tensor", thin))

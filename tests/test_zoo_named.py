@@ -165,3 +165,41 @@ def test_phi4_layout_and_refusals():
         proc(as_kind("tensor", thin), return_tensors="pt")
     with pytest.raises(goprep.PipelineError, match="aspect ratio"):
         gt.from_hf(proc)(as_kind("tensor", thin))
+
+
+def _encode(a, fmt):
+    import io
+
+    buf = io.BytesIO()
+    Image.fromarray(a).save(buf, fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+    return buf.getvalue()
+
+
+@pytest.mark.skipif(not goprep.info()["codecs"], reason="this build has no JPEG/PNG decoders")
+@pytest.mark.parametrize("kind,kwargs", [
+    ("Sam2ImageProcessor", {"size": {"height": 96, "width": 80}}),
+    ("Llama4ImageProcessor", {"size": {"height": 56, "width": 56}}),
+    ("Glm4vImageProcessorPil", {}),
+    ("Phi4MultimodalImageProcessor", {"size": {"height": 56, "width": 56}}),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_encoded_nested_and_paths(kind, kwargs, tmp_path):
+    """JPEG / PNG bytes of mixed sizes (decoded in the engine call), a list of lists (flattened, as
+    transformers flattens it), paths the processor loads itself, and a list mixing bytes and decoded images."""
+    proc = hf_processor(kind, **kwargs)
+    arrs = [_IMGS[(480, 640)][:70, :90], _IMGS[(333, 517)][:40, :110], _IMGS[(7, 9)]]
+    enc = [_encode(arrs[0], "JPEG"), _encode(arrs[1], "PNG"), _encode(arrs[2], "PNG")]
+    pil = [Image.fromarray(goprep.decode(e)) for e in enc]  # the decoded pixels, equal to Pillow's
+
+    def check(src, want_src, what):
+        assert_hf_outputs(proc, gt.from_hf(proc)(src), proc(want_src, return_tensors="pt"), (kind, what))
+
+    check(enc, pil, "bytes")
+    check(enc[0], pil[0], "one JPEG")
+    check([[enc[0], enc[2]], [enc[1]]], [pil[0], pil[2], pil[1]], "nested")
+    check([enc[0], arrs[1], pil[2]], [pil[0], arrs[1], pil[2]], "mixed kinds")
+    paths = []
+    for k, data in enumerate(enc):
+        p = tmp_path / f"img{k}.{'jpg' if k == 0 else 'png'}"
+        p.write_bytes(data)
+        paths.append(str(p))
+    check(paths, paths, "paths")

@@ -73,9 +73,9 @@ def fit_size(h: int, w: int, th: Any, tw: Any) -> Tuple[int, int]:
 
 
 class Llama4Size:
-    """The class's sizing, ``(h, w) -> (canvas, resized)``: the canvas ``best_fit`` picks and the size the
-    image is resized to inside it (without ``resize_to_max_canvas`` the target is first clipped to
-    ``[min(side, tile)..]``: ``min(max(side, tile), canvas side)``, an upscale only up to one tile side)."""
+    """The class's sizing: ``canvas(h, w)`` is ``(the canvas best_fit picks, the size the image is resized to
+    inside it)``; without ``resize_to_max_canvas`` the target side is first ``min(max(side, tile), canvas
+    side)``, so an image is upscaled at most to one tile side. A call gives the resized size (the chain's rule)."""
 
     def __init__(self, tile: int, max_chunks: int, to_max: bool) -> None:
         self.tile, self.max_chunks, self.to_max = tile, max_chunks, to_max
@@ -138,15 +138,16 @@ class Llama4Batch(CanvasBatch):
             canvases = [self._sizer.canvas(h, w)[0] for h, w in im.sizes]
             pad = (max(c[0] for c in canvases), max(c[1] for c in canvases))
             pv, _ = self.canvas(im, pad)  # resized, padded with uint8 zeros to at least their canvas
-            multi = [i for i, (ch, cw) in enumerate(canvases) if ch * cw > t * t]
+            multi = [i for i, (ch, cw) in enumerate(canvases) if ch * cw > t * t]  # more than one tile
             glob = im.run(self._global, multi) if multi else None
+            global_of = {i: k for k, i in enumerate(multi)}
         tiles: List[Any] = []
         for i, (ch, cw) in enumerate(canvases):
             rows, cols = ch // t, cw // t
             x = pv[i, :, :ch, :cw].reshape(3, rows, t, cols, t).permute(1, 3, 0, 2, 4).reshape(rows * cols, 3, t, t)
             tiles.append(x)
-            if i in multi:
-                tiles.append(glob[multi.index(i)][None])
+            if i in global_of:  # the global tile follows the image's tiles
+                tiles.append(glob[global_of[i]][None])
         pixel_values = self._values(torch.cat(tiles, dim=0))
         ratios = torch.tensor([[ch // t, cw // t] for ch, cw in canvases], dtype=torch.int64)
         return {"pixel_values": pixel_values, "aspect_ratios": ratios}

@@ -161,8 +161,8 @@ class Phi4Batch(Converted):
         crops, masks, tokens = [], [], []
         for x, (grid, _, pad) in zip(canvases, layouts):
             cols, rows = grid
-            hwc = x.permute(1, 2, 0).contiguous().numpy()
-            g = torch.from_numpy(self._glob.float32(hwc)).permute(2, 0, 1)
+            hwc = x.permute(1, 2, 0).contiguous().cpu().numpy()
+            g = torch.from_numpy(self._glob.float32(hwc)).permute(2, 0, 1).to(x.device)
             tiles = x.reshape(3, rows, t, cols, t).permute(1, 3, 0, 2, 4).reshape(rows * cols, 3, t, t)
             crops.append(torch.cat([g[None], tiles]))
             mask = _mask(grid, pad, self._patch, m)
@@ -170,7 +170,7 @@ class Phi4Batch(Converted):
             masks.append(torch.cat([torch.ones((1, m, m)), tiled]))
             tokens.append(_tokens(mask, m))
         most = max(c.shape[0] for c in crops)
-        pixel_values = torch.zeros((len(crops), most, 3, t, t), dtype=crops[0].dtype)
+        pixel_values = torch.zeros((len(crops), most, 3, t, t), dtype=crops[0].dtype, device=crops[0].device)
         attention = torch.ones((len(crops), most, m, m))
         for i, (c, k) in enumerate(zip(crops, masks)):
             pixel_values[i, :c.shape[0]] = c

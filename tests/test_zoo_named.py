@@ -1,9 +1,10 @@
 """from_hf on the named issue-40 processors (goprep.transforms._hf_sam2, _hf_llama4, _hf_glm4v, _hf_phi4): SAM2
 and SAM3 (the generic resize, original_sizes), Llama 4 (tiles with a global tile, bfloat16 values,
-aspect_ratios), GLM-4V (its smart_resize, Qwen2-VL's patch rows), each class against the processor itself on odd
-sizes (tall, wide, tiny, larger than the maximum), gray and RGBA inputs (converted: do_convert_rgb is on in each),
-batches of mixed sizes and its common arguments, every output by its name (tests/zoo_compare.py's bounds);
-Phi-4 multimodal refused by name with its reason."""
+aspect_ratios), GLM-4V and GLM-4.6V (its smart_resize, Qwen2-VL's patch rows) and Phi-4 multimodal (crops
+behind a global crop, masks, token counts), each class against the processor itself on odd sizes (tall, wide,
+tiny, larger than the maximum), gray and RGBA inputs (converted: do_convert_rgb is on in each), batches of
+mixed sizes, encoded inputs and its common arguments, every output by its name (tests/zoo_compare.py's
+bounds); what the classes fail on refused by name."""
 
 import numpy as np
 import pytest
@@ -22,10 +23,11 @@ _SHAPES = [(480, 640), (1500, 300), (60, 1900), (7, 9), (1400, 1700), (333, 517)
 _IMGS = {s: _RNG.integers(0, 256, s + (3,), dtype=np.uint8) for s in _SHAPES}
 
 CLASSES = ["Sam2ImageProcessor", "Sam3ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor",
-           "Glm4vImageProcessorPil", "Phi4MultimodalImageProcessor"]
+           "Glm4vImageProcessorPil", "Glm46VImageProcessor", "Glm46VImageProcessorPil",
+           "Phi4MultimodalImageProcessor"]
 _OUTPUTS = {"Sam": {"pixel_values": torch.float32, "original_sizes": torch.int64},
             "Llama4": {"pixel_values": torch.bfloat16, "aspect_ratios": torch.int64},
-            "Glm4v": {"pixel_values": torch.float32, "image_grid_thw": torch.int64},
+            "Glm4": {"pixel_values": torch.float32, "image_grid_thw": torch.int64},  # GLM-4V and GLM-4.6V
             "Phi4": {"image_pixel_values": torch.float32, "image_sizes": torch.int64,
                      "image_attention_mask": torch.float32, "num_img_tokens": torch.int64}}
 

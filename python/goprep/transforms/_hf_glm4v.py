@@ -1,4 +1,5 @@
-"""GLM-4V's image processor (``Glm4vImageProcessor`` and ``Glm4vImageProcessorPil``, read in transformers 5.25):
+"""GLM-4V's image processor (``Glm4vImageProcessor`` and ``Glm4vImageProcessorPil``, read in transformers 5.25;
+GLM-4.6V's ``Glm46VImageProcessor`` / ``...Pil`` run the same code):
 Qwen2-VL's layout (the normalised image cut into ``(patches, C * T * P * P)`` rows ordered by ``merge x merge``
 blocks, each patch repeated ``temporal_patch_size`` times, and ``image_grid_thw``), with GLM-4V's own
 ``smart_resize``: a side below ``factor`` first scales the image up (``int(side * scale)``), and the pixel
@@ -70,5 +71,6 @@ def build_glm4v(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: s
                       merge)
 
 
-# base name -> (the keys its class reads beyond the generic ones, the builder)
-GLM4V = {"Glm4v": (GLM4V_KEYS, build_glm4v)}
+# base name -> (the keys its class reads beyond the generic ones, the builder). GLM-4.6V's classes
+# (Glm46VImageProcessor, ...Pil) are GLM-4V's code, generated from it (read in 5.25: the same statements).
+GLM4V = {"Glm4v": (GLM4V_KEYS, build_glm4v), "Glm46V": (GLM4V_KEYS, build_glm4v)}

@@ -146,6 +146,14 @@ def test_refusals():
         gt.from_hf(hf_processor("Glm4vImageProcessor"))(as_kind("pil", thin))
     with pytest.raises(goprep.PipelineError, match="out"):
         gt.from_hf(hf_processor("Llama4ImageProcessor"))(as_kind("pil", _IMGS[(7, 9)]), out=torch.empty(1))
+    # GLM-4V without do_resize: sides that are multiples of patch_size * merge_size as the class, others fail
+    glm = hf_processor("Glm4vImageProcessor", do_resize=False)
+    a = _IMGS[(480, 640)][:280, :336]
+    _check(glm, a, "GLM-4V without do_resize")
+    with pytest.raises(RuntimeError):
+        glm(a[:270], return_tensors="pt")
+    with pytest.raises(goprep.PipelineError, match="multiple of patch_size"):
+        gt.from_hf(glm)(a[:270])
 
 
 def test_phi4_layout_and_refusals():

@@ -1,7 +1,7 @@
 """A training batch with ColorJitter: one engine call of staged jobs against the three-call path
 (docs/perf/2026-12-07-train-fused-color.md).
 
-    python benchmarks/train_fused_color.py [REPS] [N] [THREADS]
+    python benchmarks/train_fused_color.py [REPS] [N] [THREADS]    (--help: the arguments)
 
 N (default 64) JPEGs of about 500x375 at quality 90 (train_batch.py's ``jpegs``) through
 ``from_torchvision(Compose([RandomResizedCrop(224), RandomHorizontalFlip(),
@@ -10,7 +10,7 @@ batches, at THREADS (default 1) goprep threads:
 
 - one call: ``prep(data)``, each item decoded, cropped, resized and flipped into a worker's scratch
   image, jittered there in Go and normalized into its slot (transforms/_staged_call.py);
-- three calls: the same with ``_staged_call.ONE_CALL`` off: segment 1 into a uint8 batch, the colour
+- three calls: the same under ``goprep.testing.colour_path(one_call=False)``: segment 1 into a uint8 batch, the colour
   batch call (binding ColorBatch), segment 2 into the result.
 
 The two alternate within each of REPS (default 9) rounds, each call with a seed of its own (the
@@ -20,6 +20,7 @@ median wall time per batch, images/s, and process CPU time per image.
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -30,17 +31,34 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_batch import jpegs  # noqa: E402
 
 
+def positive(text: str) -> int:
+    """An argument that must be an integer >= 1."""
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
+    return v
+
+
+def arguments(argv=None) -> argparse.Namespace:
+    """REPS, N and THREADS, each optional and positional (the order of the usage line)."""
+    ap = argparse.ArgumentParser(description="One engine call of staged jobs against the three-call path "
+                                 "for a training batch with ColorJitter.")
+    ap.add_argument("reps", nargs="?", type=positive, default=9, help="rounds, each timing both paths (default 9)")
+    ap.add_argument("n", nargs="?", type=positive, default=64, help="JPEGs per batch (default 64)")
+    ap.add_argument("threads", nargs="?", type=positive, default=1, help="goprep threads (default 1)")
+    return ap.parse_args(argv)
+
+
 def main() -> None:
+    args = arguments()
     import torch
     import torchvision.transforms as T
 
     import goprep
+    import goprep.testing
     import goprep.transforms as gt
-    from goprep.transforms import _staged_call
 
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 64
-    threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    reps, n, threads = args.reps, args.n, args.threads
     goprep.set_num_threads(threads)
     data = jpegs(n)
     prep = gt.from_torchvision(T.Compose([
@@ -51,20 +69,19 @@ def main() -> None:
     cpu = {k: [] for k in cases}
     seed = 1000
     for one in cases.values():  # warm: the templates and the second segment's plan
-        _staged_call.ONE_CALL[0] = one
-        torch.manual_seed(seed)
-        prep(data)
+        with goprep.testing.colour_path(one_call=one):
+            torch.manual_seed(seed)
+            prep(data)
     for r in range(reps):
         for name, one in (list(cases.items()) if r % 2 == 0 else list(cases.items())[::-1]):
             seed += 1
-            _staged_call.ONE_CALL[0] = one
-            torch.manual_seed(seed)
-            c0, t0 = time.process_time(), time.perf_counter()
-            y = prep(data)
-            wall[name].append(time.perf_counter() - t0)
+            with goprep.testing.colour_path(one_call=one):
+                torch.manual_seed(seed)
+                c0, t0 = time.process_time(), time.perf_counter()
+                y = prep(data)
+                wall[name].append(time.perf_counter() - t0)
             cpu[name].append(time.process_time() - c0)
             assert y.shape == (n, 3, 224, 224)
-    _staged_call.ONE_CALL[0] = True
     print(f"{n} JPEGs, goprep {threads} thread(s), {reps} rounds, medians")
     base = statistics.median(wall["three calls"])
     for name in cases:

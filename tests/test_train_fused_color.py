@@ -8,12 +8,13 @@ grayscale on, each item with its own draws, JPEG bytes with crop-aware (and DCT-
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
 import goprep
 from goprep import _run
-from goprep.transforms import _random_color as RC
 from goprep.transforms import _staged_call as SC
 
 torch = pytest.importorskip("torch")
@@ -44,46 +45,28 @@ def _chain(M, size: int = 48, erase: bool = False, tensor_in: bool = False):
     return M.Compose(ops)
 
 
-class _Calls:
-    """Counts the run path's engine calls (``_run.run``, ``_run.run_one``) and the Go colour calls
-    of the three-call path (``run_steps_go``: binding ColorBatch)."""
-
-    def __init__(self, monkeypatch):
-        self.engine = self.colour = 0
-        run, one, go = _run.run, _run.run_one, RC.run_steps_go
-
-        def count_run(*a, **k):
-            self.engine += 1
-            return run(*a, **k)
-
-        def count_one(*a, **k):
-            self.engine += 1
-            return one(*a, **k)
-
-        def count_go(*a, **k):
-            self.colour += 1
-            return go(*a, **k)
-
-        monkeypatch.setattr(_run, "run", count_run)
-        monkeypatch.setattr(_run, "run_one", count_one)
-        monkeypatch.setattr(RC, "run_steps_go", count_go)
+@contextlib.contextmanager
+def _counting():
+    """Counts the run path's engine calls (``goprep.testing.count_general_path``: every batch's) and
+    the Go colour calls of the three-call path (``count_colour_calls``: binding ColorBatch) while the
+    block runs; yields a function returning the (engine, colour) counts so far."""
+    with goprep.testing.count_general_path() as engine, goprep.testing.count_colour_calls() as colour:
+        yield lambda: (engine(), len(colour))
 
 
 def _both(prep, src, seed: int, calls=None, **kw):
-    """The batch under ``seed`` as one call and as three calls (ONE_CALL off); with ``calls`` (a
-    _Calls), ``calls.one``: its (engine, colour) counts and the pixels decoded by the one call."""
-    res = []
+    """The batch under ``seed`` as one call and as three calls (``colour_path(one_call=False)``), and
+    with ``calls`` (a _counting function) the one call's (engine, colour) counts and the pixels it
+    decoded (else None)."""
+    res, one_counts = [], None
     for one in (True, False):
-        SC.ONE_CALL[0] = one
         before = goprep.testing.decoded_pixels()
-        try:
+        with goprep.testing.colour_path(one_call=one):
             torch.manual_seed(seed)
             res.append(prep(src, **kw))
-        finally:
-            SC.ONE_CALL[0] = True
         if one and calls is not None:
-            calls.one = (calls.engine, calls.colour, goprep.testing.decoded_pixels() - before)
-    return res
+            one_counts = calls() + (goprep.testing.decoded_pixels() - before,)
+    return res[0], res[1], one_counts
 
 
 @pytest.fixture(params=[1, 3], ids=["threads1", "threads3"])
@@ -93,16 +76,16 @@ def threads(request, restore_threads):
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
-def test_pil_batch_one_call_equals_three_and_torchvision(M, threads, monkeypatch):
+def test_pil_batch_one_call_equals_three_and_torchvision(M, threads):
     """PIL images of different sizes (Pillow's numerics): one engine call, no Go colour call of its
     own, equal to the three-call path bit for bit and to torchvision within 1e-5."""
     t = _chain(M)
     prep = gt.from_torchvision(t)
     pils = [Image.fromarray(a) for a in _photos(9)]
-    calls = _Calls(monkeypatch)
-    got, three = _both(prep, pils, 11, calls)
-    assert calls.one[:2] == (1, 0)
-    assert (calls.engine, calls.colour) == (1 + 3, 2)  # the three-call path: 3 segments, 2 colour cuts
+    with _counting() as calls:
+        got, three, one = _both(prep, pils, 11, calls)
+    assert one[:2] == (1, 0)
+    assert calls() == (1 + 3, 2)  # the three-call path: 3 segments, 2 colour cuts
     assert torch.equal(got, three)
     torch.manual_seed(11)
     want = torch.stack([t(x) for x in pils])
@@ -112,22 +95,22 @@ def test_pil_batch_one_call_equals_three_and_torchvision(M, threads, monkeypatch
 
 @CODECS
 @pytest.mark.parametrize("reduce", [None, "auto"])
-def test_jpeg_batch_one_call_equals_three(reduce, threads, monkeypatch):
+def test_jpeg_batch_one_call_equals_three(reduce, threads):
     """JPEG bytes, decoded crop-aware (and DCT-reduced with reduce="auto") inside the staged jobs:
     one engine call, equal to the three-call path bit for bit; only the crops' pixels decoded."""
     prep = gt.from_torchvision(_chain(T2, 32))
     data = _jpegs(_photos(8, seed=3))
-    calls = _Calls(monkeypatch)
-    got, three = _both(prep, data, 5, calls, reduce=reduce)
-    assert calls.one[:2] == (1, 0)
-    assert calls.one[2] < sum(a.shape[0] * a.shape[1] for a in _photos(8, seed=3))  # crop-aware
+    with _counting() as calls:
+        got, three, one = _both(prep, data, 5, calls, reduce=reduce)
+    assert one[:2] == (1, 0)
+    assert one[2] < sum(a.shape[0] * a.shape[1] for a in _photos(8, seed=3))  # crop-aware
     assert torch.equal(got, three)
     assert got.shape == (8, 3, 32, 32) and got.dtype == torch.float32
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.float32], ids=["uint8", "float32"])
-def test_tensor_batch_one_call_equals_three(M, dtype, threads, monkeypatch):
+def test_tensor_batch_one_call_equals_three(M, dtype, threads):
     """A (N, C, H, W) tensor batch (torchvision's tensor numerics, v1's or v2's, uint8 and float32):
     one engine call, equal to the three-call path bit for bit, and torchvision within 1 uint8 level
     (normalized: 1/255/std)."""
@@ -137,9 +120,9 @@ def test_tensor_batch_one_call_equals_three(M, dtype, threads, monkeypatch):
     x = torch.from_numpy(a).permute(0, 3, 1, 2).contiguous()
     if dtype == torch.float32:
         x = x.float() / 255
-    calls = _Calls(monkeypatch)
-    got, three = _both(prep, x, 21)
-    assert (calls.engine, calls.colour) == (1 + 3, 2)  # one call, then the three-call path's
+    with _counting() as calls:
+        got, three, _ = _both(prep, x, 21)
+    assert calls() == (1 + 3, 2)  # one call, then the three-call path's
     assert torch.equal(got, three)
     torch.manual_seed(21)
     want = torch.stack([t(im) for im in x])
@@ -147,35 +130,31 @@ def test_tensor_batch_one_call_equals_three(M, dtype, threads, monkeypatch):
     assert (got - want).abs().max().item() <= 1 / 255 / min(STD) + 1e-5
 
 
-def test_erasing_after_one_call(monkeypatch):
+def test_erasing_after_one_call():
     """RandomErasing stays on the finished tensors: the one call then erasing equals the three-call
     path bit for bit, and torchvision within 1e-5."""
     t = _chain(T, 40, erase=True)
     prep = gt.from_torchvision(t)
     pils = [Image.fromarray(a) for a in _photos(7)]
-    calls = _Calls(monkeypatch)
-    got, three = _both(prep, pils, 8)
-    assert (calls.engine, calls.colour) == (1 + 3, 2)
+    with _counting() as calls:
+        got, three, _ = _both(prep, pils, 8)
+    assert calls() == (1 + 3, 2)
     assert torch.equal(got, three)
     torch.manual_seed(8)
     want = torch.stack([t(x) for x in pils])
     assert torch.allclose(got, want, rtol=0, atol=1e-5)
 
 
-def test_what_go_does_not_take_keeps_three_calls(monkeypatch):
+def test_what_go_does_not_take_keeps_three_calls():
     """Float64 arrays (no Go colour kernels) and the Go switch off keep the multi-call path, with
     the same results as before; out= is filled as the three-call path fills it."""
     prep = gt.from_torchvision(_chain(T, 32, tensor_in=True))
     a = np.stack([p[:50, :50] for p in _photos(3)])
     x = torch.from_numpy(a).permute(0, 3, 1, 2).contiguous()
-    calls = _Calls(monkeypatch)
-    RC.GO[0] = False
-    try:
+    with _counting() as calls, goprep.testing.colour_path(go=False):
         torch.manual_seed(4)
         off = prep(x)
-    finally:
-        RC.GO[0] = True
-    assert calls.engine == 3 and calls.colour == 0  # three segments, NumPy colour kernels
+    assert calls() == (3, 0)  # three segments, NumPy colour kernels
     out = torch.empty_like(off)
     torch.manual_seed(4)
     assert prep(x, out=out) is out
@@ -214,26 +193,22 @@ def test_ctrl_c_stops_the_one_call():
         r"""
 import numpy as np, torch, goprep, goprep.transforms as gt
 import torchvision.transforms as T
-from goprep import _run, testing
-calls, real = [0], _run.run
-def counted(*a, **k):
-    calls[0] += 1
-    return real(*a, **k)
-_run.run = counted
+from goprep import testing
 rng = np.random.default_rng(0)
 imgs = [rng.integers(0, 256, (300, 280, 3), dtype=np.uint8) for _ in range(64)]
 prep = gt.from_torchvision(T.Compose([T.RandomResizedCrop(224), T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.ToTensor()]))
 assert 64 * 3 * 224 * 224 * 4 >= testing.INTERRUPTIBLE_MIN_BYTES
-for k in range(5):
-    testing.hold_calls(1, interrupt=True)
-    try:
-        prep(imgs)
-        raise SystemExit(f"call {k} returned normally after its interrupt")
-    except KeyboardInterrupt:
-        pass
-    assert testing.held_in_flight() == 0, f"call {k} was still in the engine after KeyboardInterrupt"
-assert prep(imgs).shape == (64, 3, 224, 224)
-assert calls[0] == 6, calls  # one engine call per batch, the five interrupted ones included
+with testing.count_general_path() as calls:
+    for k in range(5):
+        testing.hold_calls(1, interrupt=True)
+        try:
+            prep(imgs)
+            raise SystemExit(f"call {k} returned normally after its interrupt")
+        except KeyboardInterrupt:
+            pass
+        assert testing.held_in_flight() == 0, f"call {k} was still in the engine after KeyboardInterrupt"
+    assert prep(imgs).shape == (64, 3, 224, 224)
+assert calls() == 6, calls()  # one engine call per batch, the five interrupted ones included
 print("ok")
 """,
         sigint=True, timeout=300,
@@ -248,10 +223,32 @@ def test_sizes_that_differ_raise_on_both_paths():
     prep = gt.from_torchvision(T.Compose([T.ColorJitter(0.4, 0.4), T.ToTensor()]))
     data = _jpegs(_photos(3))
     for one in (True, False):
-        SC.ONE_CALL[0] = one
-        try:
-            with pytest.raises(goprep.ShapeError) as e:
-                prep(data)
-        finally:
-            SC.ONE_CALL[0] = True
+        with goprep.testing.colour_path(one_call=one), pytest.raises(goprep.ShapeError) as e:
+            prep(data)
         assert e.value.argument == "src" and "one size" in str(e.value)
+
+
+def test_bfloat16_tensors_keep_the_dtype_error():
+    """A bfloat16 tensor batch (a dtype NumPy has no name for) is no staged job's: one_call_ready
+    says no instead of raising, and the chain refuses the batch with the DTypeError naming src that
+    any other dtype the engine does not take gets."""
+    x = torch.rand(3, 3, 20, 20).to(torch.bfloat16)
+    assert not SC.one_call_ready([(None, "v1")], list(x), "cpu")
+    prep = gt.from_torchvision(_chain(T, 16, tensor_in=True))
+    with pytest.raises(goprep.DTypeError) as e:
+        prep(x)
+    assert e.value.argument == "src" and "bfloat16" in str(e.value)
+
+
+def test_benchmark_help_and_bad_arguments():
+    """benchmarks/train_fused_color.py explains its arguments with --help and refuses a bad one by
+    name (argparse), before it imports or measures anything."""
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "train_fused_color.py")
+    ok = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and all(w in ok.stdout for w in ("reps", "threads", "JPEGs per batch")), ok.stderr
+    bad = subprocess.run([sys.executable, script, "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "reps" in bad.stderr and "must be >= 1" in bad.stderr, bad.stderr

@@ -61,9 +61,16 @@ func getDecodeBuf() *decodeBuf {
 	return &decodeBuf{}
 }
 
+// putDecodeBuf keeps b for the next call unless its decode buffer is big; a big stage image is
+// dropped and the rest kept (a staged call whose first plan outputs a whole photo would pin it).
 func putDecodeBuf(b *decodeBuf) {
 	if cap(b.b) > bigDecodeBuf {
 		return
+	}
+	for k := range b.stage {
+		if cap(b.stage[k]) > bigDecodeBuf {
+			b.stage[k] = nil
+		}
 	}
 	decodeBufs.Lock()
 	defer decodeBufs.Unlock()

@@ -76,6 +76,22 @@ func CheckStages(first *Plan, stages []Stage) error {
 	return nil
 }
 
+// stagedImages is what a staged job's worker holds besides its plans' scratch rows: its two scratch
+// images (runStages), each as big as the largest image a plan before the last outputs; 0 for a job
+// without stages.
+func stagedImages(j *Job) int64 {
+	if len(j.Stages) == 0 {
+		return 0
+	}
+	var m int64
+	p := j.Plan
+	for _, s := range j.Stages {
+		m = max(m, int64(p.OutImageElems())*int64(p.OutDType.Size()))
+		p = s.Plan
+	}
+	return 2 * m
+}
+
 // stagesScratch is the largest row scratch the stages' plans need (runCPU sizes its workers by it).
 func stagesScratch(stages []Stage) int64 {
 	var m int64

@@ -207,3 +207,136 @@ func TestStagedJobsNotGPUCapable(t *testing.T) {
 		t.Fatal("a staged job was GPU capable")
 	}
 }
+
+// bigStagePlans is a staged chain whose scratch image is bigger than bigDecodeBuf: a 4800x4800 RGB
+// uint8 source copied by plan 1 (69 MB), then resized to 8x8 by the stage's plan.
+func bigStagePlans(t *testing.T) (*Plan, *Plan) {
+	t.Helper()
+	p1, err := NewPlan(rgbSpec(4800, 4800, "none", false, 4800, 4800))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := NewPlan(rgbSpec(4800, 4800, "bilinear", false, 8, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p1, p2
+}
+
+// A staged call whose scratch image is bigger than bigDecodeBuf leaves no such image in the pool of
+// decode buffers (the buffer itself is kept: its decode buffer is small).
+func TestStagedBigStageImageNotPooled(t *testing.T) {
+	p1, p2 := bigStagePlans(t)
+	if int64(p1.OutImageElems()) <= bigDecodeBuf {
+		t.Fatalf("the stage image (%d bytes) is not above bigDecodeBuf", p1.OutImageElems())
+	}
+	ReleaseDecodeBuffers()
+	t.Cleanup(ReleaseDecodeBuffers)
+	src := make([]byte, 4800*4800*3)
+	out := make([]byte, 8*8*3)
+	jobs := []Job{{Plan: p1, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&out[0]), Stages: []Stage{{Plan: p2}}}}
+	if err := (CPU{Threads: 1}).Run(jobs); err != nil {
+		t.Fatal(err)
+	}
+	decodeBufs.Lock()
+	defer decodeBufs.Unlock()
+	if len(decodeBufs.free) == 0 {
+		t.Fatal("the worker's buffer was not pooled")
+	}
+	for _, b := range decodeBufs.free {
+		for k, s := range b.stage {
+			if cap(s) > bigDecodeBuf {
+				t.Fatalf("a pooled buffer kept a %d-byte stage image %d", cap(s), k)
+			}
+		}
+	}
+}
+
+// A staged job's two scratch images count against MaxPlanBytes: a call with big stage images runs
+// on fewer threads, at most MaxPlanBytes of rows and images live at once; without stages the policy
+// is the rows' alone.
+func TestStagedImagesLimitThreads(t *testing.T) {
+	p1, p2 := bigStagePlans(t)
+	j := Job{Plan: p1, Stages: []Stage{{Plan: p2}}}
+	images := stagedImages(&j)
+	if want := int64(2 * 4800 * 4800 * 3); images != want {
+		t.Fatalf("stagedImages = %d, want %d", images, want)
+	}
+	if n := stagedImages(&Job{Plan: p1}); n != 0 {
+		t.Fatalf("a job without stages holds %d bytes of stage images", n)
+	}
+	scratch := max(p1.est.Scratch, stagesScratch(j.Stages))
+	ws, threads := scratchWorkers(scratch, images, 64)
+	if !ws.pooled || threads < 1 || threads >= 64 || int64(threads)*(scratch+images) > MaxPlanBytes {
+		t.Fatalf("pooled=%v threads=%d for %d bytes per worker", ws.pooled, threads, scratch+images)
+	}
+	if _, all := scratchWorkers(scratch, 0, 64); all != 64 {
+		t.Fatalf("the rows alone limited the threads to %d", all)
+	}
+}
+
+// The stop flag set between a staged job's stages (by plan 1's output: the test pools a decode
+// buffer whose first scratch image holds the flag) cancels the call before the stage's plan runs:
+// the call returns CodeCancelled, no output is written and the later items are never decoded.
+func TestStagedJobsCancelBetweenStages(t *testing.T) {
+	p1, p2 := stagedPlans(t, 40, 40, false)
+	const n, size = 3, 20 * 24 * 3
+	step := 3 * 20 * 24 * 4
+	f0 := &fakeEncoded{seed: 0}
+	steps := itemSteps(0)
+	// mid: item 0's image after plan 1 and its colour steps; the flag goes at a word plan 1 makes
+	// nonzero and the colour steps keep nonzero.
+	src := f0.image(40 * 40 * 3)
+	first, mid := make([]byte, size), make([]byte, size)
+	if err := runCPU([]Job{{Plan: p1, Src: unsafe.Pointer(&src[0]), Out: unsafe.Pointer(&first[0])}}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	copy(mid, first)
+	if err := ColorPIL(mid, 20, 24, 3, steps); err != nil {
+		t.Fatal(err)
+	}
+	off := -1
+	for o := size - 4; o >= 0; o -= 4 {
+		if !bytes.Equal(first[o:o+4], make([]byte, 4)) && !bytes.Equal(mid[o:o+4], make([]byte, 4)) {
+			off = o
+			break
+		}
+	}
+	if off < 0 {
+		t.Fatal("plan 1's output has no word that stays nonzero")
+	}
+	ReleaseDecodeBuffers()
+	t.Cleanup(ReleaseDecodeBuffers) // the seeded buffer holds the flag: no later call may get it
+	scratch := make([]byte, size)
+	stop := (*int32)(unsafe.Pointer(&scratch[off]))
+	decodeBufs.Lock()
+	decodeBufs.free = append(decodeBufs.free, &decodeBuf{stage: [2][]byte{scratch[:size:size], nil}})
+	decodeBufs.Unlock()
+
+	out := bytes.Repeat([]byte{0xAB}, n*step)
+	encs := make([]*fakeEncoded, n)
+	jobs := make([]Job, n)
+	for i := range n {
+		encs[i] = &fakeEncoded{seed: byte(i)}
+		st := itemSteps(i)
+		if i == 0 {
+			st = steps
+		}
+		jobs[i] = Job{Plan: p1, Enc: encs[i], Out: unsafe.Pointer(&out[i*step]), Stages: []Stage{{Plan: p2, Steps: st}}}
+	}
+	var e *Error
+	if err := (CPU{Threads: 1, Stop: stop}).Run(jobs); !errors.As(err, &e) || e.Code != CodeCancelled {
+		t.Fatalf("got %v, want cancelled", err)
+	}
+	if !bytes.Equal(scratch, mid) {
+		t.Fatal("item 0's plan 1 and colour steps did not run to the end before the stop")
+	}
+	if !bytes.Equal(out, bytes.Repeat([]byte{0xAB}, n*step)) {
+		t.Fatal("an output was written after the stop")
+	}
+	for i := 1; i < n; i++ {
+		if d := encs[i].decoded.Load(); d != 0 {
+			t.Fatalf("item %d was decoded %d times after the stop", i, d)
+		}
+	}
+}

@@ -151,7 +151,10 @@ def _dtype(x: Any) -> Optional[np.dtype]:
     if is_tensor(x):
         if x.device.type != "cpu":
             return None
-        return np.dtype(str(x.dtype).replace("torch.", ""))
+        try:
+            return np.dtype(str(x.dtype).replace("torch.", ""))
+        except TypeError:  # a torch dtype NumPy has no name for (bfloat16): not a staged job's
+            return None
     if type(x) is np.ndarray:
         return x.dtype
     return None

@@ -158,6 +158,23 @@ class PadTo:
         return _ops.pad(img, (0, 0, self.w - img.width, self.h - img.height), value=0)
 
 
+def padded_variant(conv: Converted, cache: "OrderedDict[Tuple[int, int], Converted]", size: Tuple[int, int],
+                   pad: Any, most: int) -> Converted:
+    """``conv``'s chain with the op ``pad(*size)`` after its geometry and before its normalisation, as a
+    Converted of the same source, flavor, device and RGB rule; memoised in ``cache`` (the last ``most``
+    sizes), since a batch's images share a few sizes."""
+    p = cache.get(size)
+    if p is None:
+        c = conv._chain
+        chain = Chain(ops=[*c.ops, pad(*size)], scale=c.scale, scale_by_dtype=c.scale_by_dtype, mean=c.mean,
+                      std=c.std, to_tensor=c.to_tensor)
+        p = Converted(chain, conv._source, flavor=conv._flavor, device=conv._device, convert_rgb=conv._convert_rgb)
+        cache[size] = p
+        while len(cache) > most:
+            cache.popitem(last=False)
+    return p
+
+
 class PaddedBatch(Converted):
     """A processor that pads its batch (DETR's family, SAM): each image resized on its own (the chain,
     with a center crop where the class has one), rescaled and normalised, the batch padded at the bottom
@@ -198,16 +215,7 @@ class PaddedBatch(Converted):
 
     def _padder(self, size: Tuple[int, int]) -> Converted:
         """The chain with a PadTo(size) before its normalisation (memoised, the last _CACHE sizes)."""
-        p = self._padded.get(size)
-        if p is None:
-            c = self._chain
-            chain = Chain(ops=[*c.ops, PadTo(*size)], scale=c.scale, scale_by_dtype=c.scale_by_dtype, mean=c.mean,
-                          std=c.std, to_tensor=c.to_tensor)
-            p = Converted(chain, self._source, flavor=self._flavor, device=self._device, convert_rgb=self._convert_rgb)
-            self._padded[size] = p
-            while len(self._padded) > self._CACHE:
-                self._padded.popitem(last=False)
-        return p
+        return padded_variant(self, self._padded, size, PadTo, self._CACHE)
 
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         if out is not None:

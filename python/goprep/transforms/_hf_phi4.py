@@ -25,6 +25,7 @@ from ._chain import Chain
 from ._converted import Converted
 from ._hf_canvas import check_no_out, resized_chain
 from ._hf_images import Images
+from ._hf_layout import padded_variant
 from ._steps import Resize
 
 # Keys Phi-4 multimodal's class reads beyond the generic ones (do_resize and do_center_crop are taken and
@@ -132,16 +133,7 @@ class Phi4Batch(Converted):
 
     def _grid(self, size: Size) -> Converted:
         """The chain with a white pad to ``size`` before its rescale (memoised, the last _CACHE sizes)."""
-        p = self._grids.get(size)
-        if p is None:
-            c = self._chain
-            chain = Chain(ops=[*c.ops, PadWhite(*size)], scale=c.scale, scale_by_dtype=c.scale_by_dtype, mean=c.mean,
-                          std=c.std, to_tensor=c.to_tensor)
-            p = Converted(chain, self._source, flavor=self._flavor, device=self._device, convert_rgb=self._convert_rgb)
-            self._grids[size] = p
-            while len(self._grids) > self._CACHE:
-                self._grids.popitem(last=False)
-        return p
+        return padded_variant(self, self._grids, size, PadWhite, self._CACHE)
 
     def __call__(self, src: Any, *, out: Any = None) -> Any:
         check_no_out(out)

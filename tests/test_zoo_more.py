@@ -11,7 +11,7 @@ import pytest
 import goprep
 import goprep.transforms as gt
 from test_zoo_detect import _check  # the comparison of every output
-from zoo_compare import as_kind, hf_processor
+from zoo_compare import as_kind, assert_config_dict_and_pickle, hf_processor
 from zoo_compare import hf_pixel_bound_ok
 
 torch = pytest.importorskip("torch")
@@ -152,18 +152,7 @@ def test_gray_and_rgba(kind, mode):
 @pytest.mark.parametrize("kind", ["PixtralImageProcessor", "Siglip2ImageProcessor", "MllamaImageProcessor"])
 def test_config_dict_and_pickle(kind):
     """The config dict gives the same pipeline as the object; the pipeline pickles."""
-    import pickle
-
-    proc = hf_processor(kind)
-    imgs = [as_kind("pil", _IMGS[s]) for s in [(1500, 300), (333, 517)]]
-    got, got_d = gt.from_hf(proc)(imgs), gt.from_hf(proc.to_dict())(imgs)
-    again = pickle.loads(pickle.dumps(gt.from_hf(proc)))(imgs)
-    assert set(got) == set(got_d) == set(again)
-    for k in got:
-        if isinstance(got[k], list):
-            assert got[k] == got_d[k] == again[k]
-        else:
-            assert torch.equal(got[k], got_d[k]) and torch.equal(got[k], again[k]), k
+    assert_config_dict_and_pickle(hf_processor(kind), [as_kind("pil", _IMGS[s]) for s in [(1500, 300), (333, 517)]])
 
 
 def test_refusals():

@@ -78,3 +78,20 @@ def assert_hf_outputs(proc, got, want, what):
             assert hf_pixel_bound_ok(proc, g, w, 1 if g.ndim <= 4 else g.ndim - 3), (what, k)
         else:
             assert torch.equal(g, w), (what, k)
+
+
+def assert_config_dict_and_pickle(proc, imgs):
+    """from_hf of the processor's config dict gives the same outputs as from_hf of the object on imgs,
+    and the pipeline pickles to one that does too (lists compared as lists, tensors bit for bit)."""
+    import pickle
+
+    import goprep.transforms as gt
+
+    got, got_d = gt.from_hf(proc)(imgs), gt.from_hf(proc.to_dict())(imgs)
+    again = pickle.loads(pickle.dumps(gt.from_hf(proc)))(imgs)
+    assert set(got) == set(got_d) == set(again)
+    for k in got:
+        if isinstance(got[k], list):
+            assert got[k] == got_d[k] == again[k], k
+        else:
+            assert torch.equal(got[k], got_d[k]) and torch.equal(got[k], again[k]), k

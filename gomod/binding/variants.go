@@ -99,10 +99,8 @@ func PlanVariants(rows, count, handles int64) (err error) {
 		}
 		built[i], errs[i] = buildVariant(t, row)
 	})
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
+	if err := firstError(errs); err != nil {
+		return err
 	}
 	for i, p := range built {
 		out[i] = plans.add(p)

@@ -144,7 +144,7 @@ def test_llava_refusals(kind):
     for kwargs, key in [({"image_grid_pinpoints": []}, "image_grid_pinpoints"),
                         ({"image_grid_pinpoints": [[336, 0]]}, "image_grid_pinpoints"),
                         ({"image_grid_pinpoints": [336, 672]}, "image_grid_pinpoints"),
-                        ({"resample": 1}, "resample"),  # LANCZOS: goprep has no Lanczos kernel
+                        ({"resample": 1}, "resample"),  # LANCZOS: the per-tile chain's Resize does not take it
                         ({"size": {"longest_edge": 300}}, "size")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(hf_processor(kind, **kwargs))
@@ -168,8 +168,8 @@ def test_llava_refusals(kind):
         assert ei.value.argument == "size"
 
 
-# Idefics3 / SmolVLM: their default resample is LANCZOS, which goprep refuses (no Lanczos kernel in the
-# engine); every case below sets another one.
+# Idefics3 / SmolVLM: their default resample is LANCZOS (the engine's "lanczos": Pillow's on the PIL class,
+# PyTorch's uint8 lanczos on the torchvision class); the cases below set others too.
 SPLIT = [f"{m}ImageProcessor{b}" for m in ("Idefics3", "SmolVLM") for b in ("", "Pil")]
 
 
@@ -194,6 +194,41 @@ def test_split_odd_sizes_and_samples(kind, input_kind):
         _check_split(proc, x, (kind, input_kind))
     _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
     _check_split(proc, [[imgs[0]], [imgs[3], imgs[1]]], (kind, input_kind, "two samples"))
+
+
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", SPLIT)
+def test_split_defaults_lanczos(kind, input_kind):
+    """The class defaults (LANCZOS, longest edge 4 x 364, 364 tiles): odd sizes alone (tall, wide, tiny,
+    thin, one larger than the longest edge), a flat list and a list of lists of mixed sizes."""
+    proc = hf_processor(kind)
+    assert int(proc.resample) == 1  # the default this test is about
+    big = _RNG.integers(0, 256, (1700, 2100, 3), dtype=np.uint8)  # shrunk to 1456 first, then split
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(1500, 300), (60, 1900), (7, 9), (333, 517), (2, 700)]]
+    for x in imgs + [as_kind(input_kind, big)]:
+        _check_split(proc, x, (kind, input_kind))
+    _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
+    _check_split(proc, [[imgs[2]], [imgs[3], imgs[0]]], (kind, input_kind, "two samples"))
+
+
+@pytest.mark.parametrize("kind", SPLIT)
+@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+def test_split_defaults_lanczos_gray_and_rgba(kind, mode):
+    rgba = _RNG.integers(0, 256, (90, 420, 4), dtype=np.uint8)
+    if mode in ("L", "RGBA"):
+        img = Image.fromarray(rgba, "RGBA").convert(mode)
+    else:
+        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+    _check_split(hf_processor(kind, max_image_size={"longest_edge": 128}), img, (kind, mode))
+
+
+@pytest.mark.parametrize("kind", SPLIT)
+def test_split_lanczos_differs_from_bicubic(kind):
+    """The default's frames are LANCZOS's: the same processor with BICUBIC gives other pixel values."""
+    x = as_kind("pil", _IMGS[(333, 517)])
+    a = gt.from_hf(hf_processor(kind))(x)["pixel_values"]
+    b = gt.from_hf(hf_processor(kind, resample=3))(x)["pixel_values"]
+    assert a.shape == b.shape and not torch.equal(a, b)
 
 
 _SPLIT_ARGS = [
@@ -239,8 +274,7 @@ def test_split_gray_and_rgba(kind, mode):
 
 @pytest.mark.parametrize("kind", SPLIT)
 def test_split_refusals_and_config_dict(kind):
-    for kwargs, key in [({}, "resample"),  # the class default, LANCZOS: no Lanczos kernel in goprep's engine
-                        ({"resample": 3, "size": {"shortest_edge": 300}}, "size"),
+    for kwargs, key in [({"resample": 3, "size": {"shortest_edge": 300}}, "size"),
                         ({"resample": 3, "max_image_size": {"height": 300}}, "max_image_size")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(hf_processor(kind, **kwargs))

@@ -10,12 +10,15 @@ Every resize, pad and normalisation runs in goprep's engine: one pass per resize
 (uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas resized and padded in
 one), then one call per run of tiles of one shape for the per-tile chain, written in place into the
 stacked result. Cutting and ordering the tiles is Python: a NumPy tile-major copy of the uint8 canvas
-where the tile divides it, views of it otherwise. LANCZOS (Idefics3's default) is refused: the engine
-has no Lanczos kernel."""
+where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
+engine's "lanczos": Pillow's on the PIL class, PyTorch's uint8 lanczos (antialias="torch") on the
+torchvision class (as tvF.resize runs it on CPU with torchvision >= 0.27); LLaVA's per-tile chain does
+not take it."""
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -89,6 +92,19 @@ class _Fit:
         return patch_output_size(h, w, self.target)
 
 
+class _Lanczos(Resize):
+    """Resize's numerics with LANCZOS (PIL's code 1): Pillow's on PIL images, PyTorch's
+    mode="lanczos" on tensors (uint8: its int16 weights, antialias="torch"; float32: its float
+    kernel), as Resize reads the other filters (the steps' own modes do not list it)."""
+
+    def __init__(self, name: str, size: Any, interp: Any, antialias: Any, max_size: Any, api: str) -> None:
+        super().__init__(name, size, "bicubic", antialias, max_size, api)
+        self.mode = "lanczos"
+
+    def _tensor_kernel(self, dtype: str) -> Tuple[str, Any]:
+        return "lanczos", "torch" if dtype == "u8" else True
+
+
 class _Tiled(Converted):
     """What the tiling processors share: do_convert_rgb and the first resizes (``_first``), the tiles
     of a canvas the tile size divides (``_grid``), and the per-tile chain run into the stacked result
@@ -117,7 +133,8 @@ class _Tiled(Converted):
                 if target is None:  # OneVision's pad_to_square, with the colour ``fit``
                     side = max(img.height, img.width)
                     return _ops.pad(img, size=(side, side), value=list(fit), center=True)
-                img = Resize("resize", _Fit(target) if fit else target, interp, True, None, "v2")(img, flavor)
+                img = (_Lanczos if interp == "lanczos" else Resize)("resize", _Fit(target) if fit else target, interp,
+                                                                     True, None, "v2")(img, flavor)
                 return _ops.pad(img, size=target, value=0, center=True) if fit else img
 
             p = self._stage["first"] = pipeline(resize_pad, device="cpu", output="numpy")
@@ -374,13 +391,18 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
     """The tiling processor of a complete config of class ``kind`` (``base`` in TILE_KEYS)."""
     from ._hf_pixels import hf_chain
 
-    if cfg.get("resample") == 1:  # checked first: Idefics3's and SmolVLM's default
-        raise PipelineError(f"1 (LANCZOS: {kind} resizes with a Lanczos filter, which goprep's engine does not have; "
-                            "another resample, e.g. 3 (BICUBIC), converts, but differs from the model's default)",
+    lanczos = _validate.is_int(cfg.get("resample")) and int(cfg["resample"]) == 1
+    if lanczos and base not in ("Idefics3", "SmolVLM"):
+        raise PipelineError(f"1 (LANCZOS: {kind} resizes its tiles with it, and goprep's converters reproduce LANCZOS "
+                            "only in Idefics3's and SmolVLM's resizes; another resample, e.g. 3 (BICUBIC), converts)",
                             argument="resample")
+    if lanczos and flavor != "pil" and not _torchvision_lanczos():
+        lanczos, cfg = False, {**cfg, "resample": 3}  # transformers' torchvision backend then resizes with BICUBIC
     # the class's resample as goprep's Resize reads it (the processor's own resizes use it too)
-    interp = hf_chain({**cfg, "do_resize": True, "size": {"height": 1, "width": 1}, "do_center_crop": False}, kind,
-                      "").ops[0].mode
+    interp = "lanczos" if lanczos else hf_chain(
+        {**cfg, "do_resize": True, "size": {"height": 1, "width": 1}, "do_center_crop": False}, kind, "").ops[0].mode
+    if lanczos:
+        cfg = {**cfg, "resample": 3}  # the chain below only rescales and normalises: its resample is unused
     size = cfg.get("size") or {}
     if not isinstance(size, dict):
         raise PipelineError(f"{size!r} ({kind} needs a dict)", argument="size")
@@ -415,6 +437,16 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
                   _pinpoints(cfg.get("image_grid_pinpoints")), glob,
                   _validate.as_positive_int("crop_size['height']", patch), bool(cfg.get("do_pad")),
                   base == "LlavaOnevision", _square_fill(cfg.get("image_mean")))
+
+
+def _torchvision_lanczos() -> bool:
+    """Whether transformers' torchvision backend resizes with LANCZOS (tvF.resize on CPU tensors, which
+    torchvision runs from 0.27 on); with an older torchvision it falls back to BICUBIC, with a warning."""
+    try:
+        import torchvision
+    except ImportError:  # no torchvision: no torchvision class to reproduce, only its config
+        return True
+    return tuple(int(p) for p in re.findall(r"\d+", torchvision.__version__)[:2]) >= (0, 27)
 
 
 def _square_fill(mean: Any) -> Tuple[int, ...]:

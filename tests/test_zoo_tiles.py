@@ -282,3 +282,76 @@ def test_split_refusals_and_config_dict(kind):
         imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
         got, got_d = conv(imgs), gt.from_hf(proc.to_dict())(imgs)
         assert set(got) == set(got_d) and all(torch.equal(got[k], got_d[k]) for k in got)
+
+
+# Idefics2: each image (with do_image_splitting its four quadrants first) resized on its own by
+# shortest_edge / longest_edge, every frame padded bottom-right to the batch's largest, pixel_attention_mask
+# over each frame's own pixels (_hf_tiles.SplitQuadrants).
+IDEFICS2 = ["Idefics2ImageProcessor", "Idefics2ImageProcessorPil"]
+
+
+@pytest.mark.parametrize("splitting", [False, True])
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", IDEFICS2)
+def test_idefics2_odd_sizes_and_samples(kind, input_kind, splitting):
+    """The class defaults (BILINEAR, 378 / 980) with and without splitting: odd sizes alone (tall and
+    larger than longest_edge, wide, tiny, thin, odd sides), a flat list and a list of lists of mixed sizes."""
+    proc = hf_processor(kind, do_image_splitting=splitting)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(1500, 300), (60, 1900), (7, 9), (333, 517), (2, 700)]]
+    for x in imgs:
+        _check_split(proc, x, (kind, input_kind, splitting))
+    _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
+    _check_split(proc, [[imgs[2]], [imgs[3], imgs[0]]], (kind, input_kind, "two samples"))
+
+
+_IDEFICS2_ARGS = [
+    {"resample": 1, "do_image_splitting": True},  # LANCZOS: the engine's lanczos
+    {"resample": 3, "size": {"shortest_edge": 100, "longest_edge": 300}},
+    {"size": {"height": 200, "width": 150}, "do_image_splitting": True, "do_pad": False},  # one frame size: stacked
+    {"do_normalize": False, "do_rescale": False},  # uint8 frames padded into float32 (or stacked as uint8)
+    {"do_normalize": False, "do_rescale": False, "do_pad": False, "size": {"height": 64, "width": 64}},
+    {"do_resize": False, "image_mean": [0.1, 0.2, 0.3], "image_std": [0.3, 0.2, 0.1]},
+]
+
+
+@pytest.mark.parametrize("kind", IDEFICS2)
+@pytest.mark.parametrize("kwargs", _IDEFICS2_ARGS, ids=lambda kw: "-".join(f"{k}" for k in kw))
+def test_idefics2_arguments(kind, kwargs):
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (333, 517), (7, 9)]]
+    for x in imgs:
+        _check_split(proc, x, (kind, kwargs))
+    # without do_pad only samples of equal frame counts stack (test_idefics2_refusals)
+    samples = [[imgs[0]], [imgs[1], imgs[2]]] if kwargs.get("do_pad", True) else [[imgs[0]], [imgs[1]]]
+    _check_split(proc, samples, (kind, kwargs, "samples"))
+
+
+@pytest.mark.parametrize("kind", IDEFICS2)
+@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+def test_idefics2_gray_and_rgba(kind, mode):
+    rgba = _RNG.integers(0, 256, (90, 420, 4), dtype=np.uint8)
+    if mode in ("L", "RGBA"):
+        img = Image.fromarray(rgba, "RGBA").convert(mode)
+    else:
+        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+    _check_split(hf_processor(kind, do_image_splitting=True, size={"shortest_edge": 50, "longest_edge": 200}), img,
+                 (kind, mode))
+
+
+@pytest.mark.parametrize("kind", IDEFICS2)
+def test_idefics2_refusals(kind):
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(hf_processor(kind, size={"longest_edge": 300}))
+    assert ei.value.argument == "size" and kind in str(ei.value)
+    # frames of different sizes without do_pad: neither class can stack them
+    proc = hf_processor(kind, do_pad=False)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (333, 517)]]
+    with pytest.raises((ValueError, RuntimeError)):
+        proc(imgs, return_tensors="pt")
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(proc)(imgs)
+    assert ei.value.argument == "do_pad"
+    # a 1-pixel side with splitting: empty quadrants
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(hf_processor(kind, do_image_splitting=True))(as_kind("pil", _IMGS[(2, 700)][:1]))
+    assert ei.value.argument == "do_image_splitting"

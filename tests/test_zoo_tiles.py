@@ -250,15 +250,22 @@ def test_split_arguments(kind, kwargs):
         _check_split(proc, [[imgs[0]], [imgs[1], imgs[2]]], (kind, kwargs, "samples"))
 
 
-@pytest.mark.parametrize("resample", [1, 3])  # 1: LANCZOS, the class default
-@pytest.mark.parametrize("kind", SPLIT)
-@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
-def test_split_gray_and_rgba(kind, mode, resample):
+GRAY_RGBA = ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"]
+
+
+def _gray_or_rgba(mode):
+    """A random 90 x 420 image as a PIL "L" / "RGBA" image, or a 1- / 4-channel array or tensor."""
     rgba = _RNG.integers(0, 256, (90, 420, 4), dtype=np.uint8)
     if mode in ("L", "RGBA"):
-        img = Image.fromarray(rgba, "RGBA").convert(mode)
-    else:
-        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+        return Image.fromarray(rgba, "RGBA").convert(mode)
+    return as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+
+
+@pytest.mark.parametrize("resample", [1, 3])  # 1: LANCZOS, the class default
+@pytest.mark.parametrize("kind", SPLIT)
+@pytest.mark.parametrize("mode", GRAY_RGBA)
+def test_split_gray_and_rgba(kind, mode, resample):
+    img = _gray_or_rgba(mode)
     _check_split(hf_processor(kind, resample=resample, max_image_size={"longest_edge": 128}), img, (kind, mode))
 
 
@@ -327,13 +334,9 @@ def test_idefics2_arguments(kind, kwargs):
 
 
 @pytest.mark.parametrize("kind", IDEFICS2)
-@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
+@pytest.mark.parametrize("mode", GRAY_RGBA)
 def test_idefics2_gray_and_rgba(kind, mode):
-    rgba = _RNG.integers(0, 256, (90, 420, 4), dtype=np.uint8)
-    if mode in ("L", "RGBA"):
-        img = Image.fromarray(rgba, "RGBA").convert(mode)
-    else:
-        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+    img = _gray_or_rgba(mode)
     _check_split(hf_processor(kind, do_image_splitting=True, size={"shortest_edge": 50, "longest_edge": 200}), img,
                  (kind, mode))
 

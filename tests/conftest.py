@@ -292,6 +292,32 @@ def run_python(code, *, env=None, timeout=60, sigint=False):
         )
 
 
+def gradient_photos(n: int, seed: int = 7):
+    """``n`` uint8 RGB images of 60-129 px a side: gradients with noise and a near-gray band on top
+    (where hue is ill-conditioned); the training colour tests' images."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        h, w = int(rng.integers(60, 130)), int(rng.integers(60, 130))
+        y, x = np.mgrid[0:h, 0:w]
+        base = np.stack([x * 255 / w, y * 255 / h, (x + y) * 127 / (h + w)], -1)
+        base[: h // 4] = base[: h // 4].mean(-1, keepdims=True)
+        out.append(np.clip(base + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8))
+    return out
+
+
+def jpeg_bytes(arrays, quality: int = 90):
+    """Each image encoded as JPEG bytes by Pillow."""
+    import io
+
+    data = []
+    for a in arrays:
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, "JPEG", quality=quality)
+        data.append(buf.getvalue())
+    return data
+
+
 @pytest.fixture
 def restore_threads():
     import goprep

@@ -103,6 +103,9 @@ def test_per_core_failure_states_the_decode_bound():
     no_floor = {k: v for k, v in wall.items() if not k.startswith(train.FLOOR)}
     t = next(t for t in train.targets(_result(no_floor, dict(no_floor), {})) if t.key == "train_per_core")
     assert t.status == "FAIL" and "bound" not in t.detail
+    slow = dict(wall, **{f"{train.FLOOR} 1c": 1 / 800})
+    t = next(t for t in train.targets(_result(slow, dict(slow), {})) if t.key == "train_per_core")
+    assert "800 images/s on 1 core" in t.detail and "out of reach" in t.detail and "leaving" not in t.detail
 
 
 @pytest.mark.slow

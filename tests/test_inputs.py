@@ -145,8 +145,8 @@ def test_pil_image_opened_not_loaded(fmt, tmp_path):
 @pytest.mark.parametrize("mode", ["RGBA", "L"])
 def test_pil_images_read_in_place(mode):
     """Pillow >= 11.2 exports its own pixel memory (Arrow): RGBA and L images are read without the
-    np.asarray copy, and the view keeps the image's memory alive. (RGB is stored RGBX: copied, so the
-    fast kernels see packed pixels; see test_pil_images.)"""
+    np.asarray copy, and the view keeps the image's memory alive. (RGB is stored RGBX: packed by the
+    engine, so the fast kernels see packed pixels; see test_pil_rgb_packed_by_the_engine.)"""
     from goprep import _inputs
 
     img = PHOTOS["chelsea_rgba"] if mode == "RGBA" else PHOTOS["camera"][..., 0]
@@ -165,7 +165,33 @@ def test_pil_images_read_in_place(mode):
     del pil
     gc.collect()
     assert_array_identical(goprep.resize(view, (50, 60)), expect)  # still valid after the image is gone
-    assert _inputs._pil_arrow_view(Image.fromarray(np.ascontiguousarray(PHOTOS["chelsea"]))) is None  # RGB
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 7), (5, 1), (3, 9), (17, 23), (300, 451), (1080, 1920)])
+def test_pil_rgb_packed_by_the_engine(size):
+    """An RGB image (stored RGBX) is read through its Arrow view and packed by the engine
+    (binding PackRGBX, bands of rows on the engine's threads): equal to np.asarray byte for byte at every
+    width (the 8-pixel steps and the tail), on 1 and 3 threads, and a pipeline gives the same results."""
+    from goprep import _inputs
+
+    h, w = size
+    arr = np.random.default_rng(h * 10007 + w).integers(0, 256, (h, w, 3), np.uint8)
+    pil = Image.fromarray(arr, "RGB")
+    if not hasattr(pil, "__arrow_c_array__"):
+        pytest.skip("this Pillow has no Arrow export: RGB images are copied (np.asarray)")
+    view = _inputs._pil_arrow_view(pil)
+    assert view is not None and view.shape == (h, w, 4)
+    old = goprep.get_num_threads()
+    try:
+        for t in (1, 3):
+            goprep.set_num_threads(t)
+            got = _inputs.pil_as_hwc(pil)
+            assert got.shape == (h, w, 3) and got.flags.c_contiguous
+            assert_array_identical(got, np.asarray(pil))
+    finally:
+        goprep.set_num_threads(old)
+    f = goprep.pipeline(lambda x: goprep.normalize(goprep.resize(x, (20, 30)), mean=0.5, std=0.5))
+    assert_array_identical(f(pil), f(arr))
 
 
 def test_pil_image_in_several_blocks_is_copied():
@@ -183,6 +209,13 @@ def test_pil_image_in_several_blocks_is_copied():
         PILImage.core.set_block_size(old)
     assert _inputs._pil_arrow_view(pil) is None
     assert_array_identical(goprep.resize(pil, (50, 60)), goprep.resize(PHOTOS["chelsea_rgba"], (50, 60)))
+    PILImage.core.set_block_size(4096)
+    try:
+        rgb = Image.fromarray(np.ascontiguousarray(PHOTOS["chelsea"]), "RGB").copy()
+    finally:
+        PILImage.core.set_block_size(old)
+    assert _inputs._pil_arrow_view(rgb) is None  # RGB too: np.asarray packs it
+    assert_array_identical(_inputs.pil_as_hwc(rgb), PHOTOS["chelsea"])
 
 
 @pytest.mark.parametrize("mode", ["I;16", "I", "F", "P", "1", "CMYK", "LA"])

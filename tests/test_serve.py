@@ -142,6 +142,21 @@ def test_serve_bench_cli_json(tmp_path, rounds):
 
 
 @pytest.mark.slow
+def test_serve_bench_one_variant_one_round(tmp_path):
+    """One variant in one round takes the load generator's single-target path, whose rows must read as
+    the interleaved ones do (it failed with KeyError: 'target')."""
+    out = tmp_path / "serve.json"
+    cmd = [sys.executable, "-m", "goprep", "serve-bench", "--preprocess", "goprep", "--payloads", "raw",
+           "--concurrency", "2", "--duration", "0.4", "--warmup", "0.2", "--workers", "2", "--rounds", "1",
+           "--json", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert [(x["preprocess"], x["concurrency"], x["errors"]) for x in doc["results"]] == [("goprep", 2, 0)]
+    assert doc["results"][0]["qps"] > 0
+
+
+@pytest.mark.slow
 def test_malloc_tuning_applies_on_glibc():
     # The servers and the load generator keep ~1 MB buffers in glibc's heap (malloc.py); mallopt must
     # have accepted all three settings where glibc is the C library (CI and this machine).

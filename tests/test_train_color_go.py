@@ -12,6 +12,8 @@ import io
 import numpy as np
 import pytest
 
+import goprep
+import goprep.testing  # noqa: F401
 from goprep import InvalidArgumentError
 from goprep.transforms import _color_kernels as K
 from goprep.transforms import _random_color as RC
@@ -112,38 +114,19 @@ T2 = pytest.importorskip("torchvision.transforms.v2")
 from PIL import Image  # noqa: E402
 
 import goprep.transforms as gt  # noqa: E402
+from conftest import gradient_photos as _photos, jpeg_bytes as _jpegs  # noqa: E402
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
-def _photos(n: int):
-    rng = np.random.default_rng(7)
-    out = []
-    for k in range(n):
-        h, w = int(rng.integers(60, 130)), int(rng.integers(60, 130))
-        y, x = np.mgrid[0:h, 0:w]
-        base = np.stack([x * 255 / w, y * 255 / h, (x + y) * 127 / (h + w)], -1)
-        base[: h // 4] = base[: h // 4].mean(-1, keepdims=True)
-        out.append(np.clip(base + rng.normal(0, 20, (h, w, 3)), 0, 255).astype(np.uint8))
-    return out
 
-
-def _jpegs(arrays):
-    data = []
-    for a in arrays:
-        buf = io.BytesIO()
-        Image.fromarray(a).save(buf, "JPEG", quality=90)
-        data.append(buf.getvalue())
-    return data
-
-
-def _run(prep, src, seed, go: bool):
-    RC.GO[0] = go
-    try:
+def _run(prep, src, seed, go: bool, one_call: bool = True):
+    """The chain under ``seed`` with the Go kernels on or off; ``one_call`` False: a batch as one call
+    per segment and one Go call per colour step (where run_steps_go runs), not the one engine call of
+    staged jobs (tests/test_train_fused_color.py)."""
+    with goprep.testing.colour_path(go=go, one_call=one_call):
         torch.manual_seed(seed)
         return prep(src)
-    finally:
-        RC.GO[0] = True
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
@@ -188,19 +171,6 @@ def test_chain_batch_uint8_tensors_go_equals_numpy(M):
         assert float((got - want).abs().max()) <= level, hue
 
 
-def _spy(monkeypatch):
-    """The dtypes and numerics of the batches the Go kernels get (run_steps_go's calls)."""
-    seen = []
-    real = RC.run_steps_go
-
-    def spy(a, programs, numerics="pil"):
-        seen.append((a.dtype.name, numerics))
-        return real(a, programs, numerics)
-
-    monkeypatch.setattr(RC, "run_steps_go", spy)
-    return seen
-
-
 def _tensor_batch(c: int, dtype):
     """Six 1- or 3-channel tensors (N, C, H, W) from the photographs, uint8 or float32 (bytes / 255)."""
     a = np.stack([p[:48, :56] for p in _photos(6)])
@@ -213,29 +183,29 @@ def _tensor_batch(c: int, dtype):
 @pytest.mark.parametrize("c", [3, 1])
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.float32], ids=["uint8", "float32"])
 @pytest.mark.parametrize("hue", [0, 0.2], ids=["hue-off", "hue-on"])
-def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue, monkeypatch):
-    """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32
-    tensors, RGB and gray (torchvision leaves gray images to brightness and contrast): the colour
-    steps run in Go, one call per step for the batch (the spy sees them), equal the NumPy kernels bit
-    for bit, and equal torchvision's own chain item by item under the same seed: uint8 within one
-    level (measured equal), float32 within 1.2e-7 without contrast (measured equal). With contrast
-    on, a float32 image's contrast mean (float64 here, PyTorch's float32 cascade sum there, whose
-    order depends on its thread count and vector width: not reproducible) differs by up to an ulp
-    (test_single_ops_equal_torchvision), which the steps after it stretch (brightness and saturation
-    by their factors, to 1.8e-7 measured; hue on near-gray pixels, whose max - min is a few ulps, to
-    6.4e-7): 1e-6 there, the bound of test_train_color's per-op check; the NumPy path gives the same
-    bytes."""
+def test_tensor_chain_go_equals_torchvision(M, c, dtype, hue):
+    """ColorJitter (random order, hue on and off) + RandomGrayscale on a batch of uint8 or float32 tensors,
+    RGB and gray (torchvision leaves gray images to brightness and contrast): the colour steps run in
+    Go, one call per step for the batch on the three-call path (count_colour_calls sees them; the one call of
+    staged jobs gives the same bytes), equal the NumPy kernels bit for bit, and equal torchvision's own
+    chain item by item under the same seed: uint8 within one level (measured equal), float32 within
+    1.2e-7 without contrast (measured equal). With contrast on, a float32 image's contrast mean (float64
+    here, PyTorch's float32 cascade sum there, whose order depends on its thread count and vector width:
+    not reproducible) differs by up to an ulp (test_single_ops_equal_torchvision), which the steps after
+    it stretch (brightness and saturation by their factors, to 1.8e-7 measured; hue on near-gray pixels,
+    whose max - min is a few ulps, to 6.4e-7): 1e-6 there, the bound of test_train_color's per-op check;
+    the NumPy path gives the same bytes."""
     x = _tensor_batch(c, dtype)
     for contrast in (0, 0.4):
         t = M.Compose([M.ColorJitter(0.4, contrast, 0.4, hue), M.RandomGrayscale(0.3)])
         prep = gt.from_torchvision(t)
-        seen = _spy(monkeypatch)
         kind = (str(dtype).split(".")[1], "v2" if M is T2 else "v1")
         for seed in range(3):
-            seen.clear()
-            got = _run(prep, x, seed, True)
+            with goprep.testing.count_colour_calls() as seen:
+                got = _run(prep, x, seed, True, one_call=False)
             assert seen and all(s == kind for s in seen), seen
             assert torch.equal(got, _run(prep, x, seed, False)), seed
+            assert torch.equal(got, _run(prep, x, seed, True)), seed  # the one call of staged jobs
             torch.manual_seed(seed)
             want = torch.stack([t(v) for v in x])
             assert got.dtype == want.dtype and got.shape == want.shape
@@ -272,17 +242,17 @@ def test_single_ops_equal_torchvision(num, dtype):
 
 
 @pytest.mark.parametrize("M", [T, T2], ids=["v1", "v2"])
-def test_float_chain_then_normalize(M, monkeypatch):
+def test_float_chain_then_normalize(M):
     """Float32 tensors through RandomResizedCrop + flip + ColorJitter (hue on) + RandomGrayscale +
-    the float conversion (a no-op on them) + Normalize as one batch: the colour steps in Go on float32 (the spy), the batch bit for bit the
+    the float conversion (a no-op on them) + Normalize as one batch: the colour steps in Go on float32 (count_colour_calls), the batch bit for bit the
     NumPy path and the items called one by one, and torchvision within 1e-5 (its resize)."""
     t = M.Compose([M.RandomResizedCrop(32), M.RandomHorizontalFlip(), M.ColorJitter(0.4, 0, 0.4, 0.1),
                    M.RandomGrayscale(0.3), T2.ToDtype(torch.float32, scale=True) if M is T2
                    else T.ConvertImageDtype(torch.float32), M.Normalize(MEAN, STD)])
     prep = gt.from_torchvision(t)
     x = _tensor_batch(3, torch.float32)
-    seen = _spy(monkeypatch)
-    got = _run(prep, x, 4, True)
+    with goprep.testing.count_colour_calls() as seen:
+        got = _run(prep, x, 4, True)
     assert seen and all(d == "float32" for d, _ in seen), seen
     assert torch.equal(got, _run(prep, x, 4, False))
     torch.manual_seed(4)
@@ -339,7 +309,7 @@ def test_chain_batch_uint8_result_and_out():
     assert torch.equal(prep(pils), want)
 
 
-def test_native_ops_go_equals_numpy(monkeypatch):
+def test_native_ops_go_equals_numpy():
     """goprep.transforms.color_jitter / random_grayscale on uint8 arrays, a batch and PIL images
     (Pillow's numerics), float32 arrays and uint8 and float32 tensors (v2's), all in Go, hue on,
     equal the NumPy kernels bit for bit, with the same params."""
@@ -347,16 +317,13 @@ def test_native_ops_go_equals_numpy(monkeypatch):
     chw = torch.from_numpy(photo).permute(2, 0, 1).contiguous()
     imgs = [photo, np.stack([photo, photo[::-1]]), Image.fromarray(photo), Image.fromarray(photo[..., 1]),
             (photo / np.float32(255)).astype(np.float32), chw, chw.float() / 255]
-    seen = _spy(monkeypatch)
     runs = []
-    for go in (True, False):
-        RC.GO[0] = go
-        try:
-            g1, g2 = np.random.default_rng(3), np.random.default_rng(4)
-            runs.append([(gt.color_jitter(x, 0.5, 0.5, 0.5, 0.2, generator=g1, return_params=True),
-                          gt.random_grayscale(x, 0.5, generator=g2, return_params=True)) for x in imgs * 3])
-        finally:
-            RC.GO[0] = True
+    with goprep.testing.count_colour_calls() as seen:
+        for go in (True, False):
+            with goprep.testing.colour_path(go=go):
+                g1, g2 = np.random.default_rng(3), np.random.default_rng(4)
+                runs.append([(gt.color_jitter(x, 0.5, 0.5, 0.5, 0.2, generator=g1, return_params=True),
+                              gt.random_grayscale(x, 0.5, generator=g2, return_params=True)) for x in imgs * 3])
     for a, b in zip(*runs):
         for (ra, pa), (rb, pb) in zip(a, b):
             assert pa == pb

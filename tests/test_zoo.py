@@ -244,6 +244,12 @@ HF_MATCHING = frozenset({
     "MaskFormerImageProcessor", "MaskFormerImageProcessorPil", "Mask2FormerImageProcessor",
     "Mask2FormerImageProcessorPil", "OneFormerImageProcessor", "OneFormerImageProcessorPil",
     "VitMatteImageProcessor", "VitMatteImageProcessorPil",
+    # SAM2 / SAM3 (the generic resize, original_sizes), Llama 4 (tiles + global tile, bfloat16, aspect_ratios),
+    # GLM-4V and GLM-4.6V (its smart_resize, Qwen2-VL's patch rows), Phi-4 multimodal (crops behind a global
+    # crop, masks, token counts): goprep.transforms._hf_sam2, _hf_llama4, _hf_glm4v, _hf_phi4
+    "Sam2ImageProcessor", "Sam3ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor",
+    "Glm4vImageProcessorPil", "Glm46VImageProcessor", "Glm46VImageProcessorPil",
+    "Phi4MultimodalImageProcessor",
 })
 
 

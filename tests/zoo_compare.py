@@ -66,7 +66,7 @@ def assert_hf_outputs(proc, got, want, what):
             assert g == w, (what, k, g, w)
             continue
         assert g.shape == w.shape and g.dtype == w.dtype, (what, k, g.shape, w.shape, g.dtype, w.dtype)
-        if k == "pixel_values":
+        if k in ("pixel_values", "image_pixel_values"):  # (Phi-4 multimodal names its pixels image_pixel_values)
             if g.ndim == 2:  # patch rows (patches, C * T * P * P): the channel is the row's outer axis
                 g, w = g.reshape(g.shape[0], 3, -1), w.reshape(w.shape[0], 3, -1)
             elif g.ndim == 3:  # NaFlex patch sequences (N, patches, P * P * C): the channel is the innermost axis
@@ -74,6 +74,7 @@ def assert_hf_outputs(proc, got, want, what):
             elif g.ndim == 6:  # tiles (N, images, tiles, C, H, W): the channel is axis 1 of (N * images * tiles, ...)
                 g, w = g.flatten(0, 2), w.flatten(0, 2)
             # the channel axis: 1 for (N, C, H, W) and patch rows, third from the end for stacked tiles
+            # ((N, tiles, C, H, W) included)
             assert hf_pixel_bound_ok(proc, g, w, 1 if g.ndim <= 4 else g.ndim - 3), (what, k)
         else:
             assert torch.equal(g, w), (what, k)

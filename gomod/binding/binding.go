@@ -195,6 +195,7 @@ const (
 	jobScale         // its decode options: JPEG DCT scale 1, 2, 4 or 8,
 	jobMode          // codec.Mode,
 	jobOrient        // 1: apply the EXIF orientation
+	jobStages        // a staged job's stage program (an int64 array object, staged.go), 0: none
 	JobCols
 )
 
@@ -241,6 +242,14 @@ func decodeJobs(desc, count, out int64, devSrc bool) (jobs []engine.Job, encoded
 			jobs[i].Src = *(*unsafe.Pointer)(unsafe.Pointer(&a))
 		default:
 			if jobs[i].Src, err = readArrayData(row[jobSrc]); err != nil {
+				return nil, false, err
+			}
+		}
+		if row[jobStages] != 0 {
+			if devSrc {
+				return nil, false, &engine.Error{Code: engine.CodeInvalidArgument, Arg: "src", Msg: "staged jobs read host data"}
+			}
+			if jobs[i].Stages, err = stagesJob(p, row[jobStages], i); err != nil {
 				return nil, false, err
 			}
 		}

@@ -30,7 +30,9 @@ var colorOpNames = [engine.NumColorOps]string{
 // Pillow's (engine.ColorPIL), torchvision v1's and v2's tensor code (engine.ColorTensor).
 func ColorNumerics() string { return strings.Join(colorNumerics[:], ",") }
 
-var colorNumerics = [...]string{"pil", "v1", "v2"}
+var colorNumerics = [engine.NumNumerics]string{
+	engine.NumericsPIL: "pil", engine.NumericsTensorV1: "v1", engine.NumericsTensorV2: "v2",
+}
 
 // ColorBatch applies item i's steps to image i of img (the array object of a contiguous uint8
 // (n, h, w, c) batch, c 1 or 3) in place, with the numerics of code numerics (ColorNumerics). Step j

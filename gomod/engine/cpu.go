@@ -30,22 +30,23 @@ func stopped(stop *int32) bool { return stop != nil && atomic.LoadInt32(stop) !=
 
 func runCPU(jobs []Job, threads int, stop *int32) (err error) {
 	total, elems := 0, 0
-	var scratch int64
+	var scratch, images int64
 	encoded := false
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Plan == nil || j.Out == nil || j.Src == nil && j.Enc == nil {
 			return errf(CodeInvalidArgument, "src", "null plan or buffer")
 		}
-		encoded = encoded || j.Enc != nil
+		encoded = encoded || j.Enc != nil || j.Stages != nil // staged jobs run as encoded ones do
 		total += j.Plan.N * j.Plan.OutH
 		elems += j.Plan.N * j.Plan.OutImageElems()
-		scratch = max(scratch, j.Plan.est.Scratch)
+		scratch = max(scratch, j.Plan.est.Scratch, stagesScratch(j.Stages))
+		images = max(images, stagedImages(j))
 	}
 	if total == 0 {
 		return nil
 	}
-	ws, threads := scratchWorkers(scratch, threads)
+	ws, threads := scratchWorkers(scratch, images, threads)
 	if !ws.pooled {
 		defer debug.FreeOSMemory()
 	}
@@ -165,15 +166,17 @@ func (s workerSource) put(w *worker) {
 	}
 }
 
-// scratchWorkers is the worker policy of a call whose biggest plan needs scratch bytes per worker:
-// big scratch rows are not pooled (the caller then hands the memory back to the OS when the call
-// ends), and at most MaxPlanBytes of scratch is live at once: fewer goroutines for plans whose rows
-// are huge.
-func scratchWorkers(scratch int64, threads int) (workerSource, int) {
-	if scratch <= BigPlanBytes {
-		return workerSource{pooled: true}, threads
+// scratchWorkers is the worker policy of a call whose biggest plan needs scratch bytes of rows per
+// worker and whose staged jobs hold images bytes of scratch images per worker (stagedImages): big
+// scratch rows are not pooled (the caller then hands the memory back to the OS when the call ends),
+// and once a worker's rows and images pass BigPlanBytes at most MaxPlanBytes of them is live at
+// once: fewer goroutines for huge rows or stage images.
+func scratchWorkers(scratch, images int64, threads int) (workerSource, int) {
+	ws := workerSource{pooled: scratch <= BigPlanBytes}
+	if live := scratch + images; live > BigPlanBytes {
+		threads = max(1, min(threads, int(MaxPlanBytes/live)))
 	}
-	return workerSource{}, max(1, min(threads, int(MaxPlanBytes/max(scratch, 1))))
+	return ws, threads
 }
 
 // panicBox keeps the first panic of a call's goroutines, to re-raise it on the calling goroutine

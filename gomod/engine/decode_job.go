@@ -32,8 +32,12 @@ func (p *Plan) DecodedSource() (h, w, c int, ok bool) {
 	return in.H, in.W, in.C, true
 }
 
-// decodeBuf is one worker's decode buffer, reused across the images it decodes in a call.
-type decodeBuf struct{ b []byte }
+// decodeBuf is one worker's decode buffer, reused across the images it decodes in a call, and the
+// two scratch images of its staged jobs (staged_job.go).
+type decodeBuf struct {
+	b     []byte
+	stage [2][]byte
+}
 
 // decodeBufs keeps up to NumThreads buffers between calls (a sync.Pool would drop them at every GC,
 // and a serving loop would then allocate and zero a decoded image's worth of memory per call).
@@ -57,9 +61,16 @@ func getDecodeBuf() *decodeBuf {
 	return &decodeBuf{}
 }
 
+// putDecodeBuf keeps b for the next call unless its decode buffer is big; a big stage image is
+// dropped and the rest kept (a staged call whose first plan outputs a whole photo would pin it).
 func putDecodeBuf(b *decodeBuf) {
 	if cap(b.b) > bigDecodeBuf {
 		return
+	}
+	for k := range b.stage {
+		if cap(b.stage[k]) > bigDecodeBuf {
+			b.stage[k] = nil
+		}
 	}
 	decodeBufs.Lock()
 	defer decodeBufs.Unlock()
@@ -146,6 +157,13 @@ func (w *worker) runEncodedJob(jobs []Job, i int, buf *decodeBuf, stop *int32) e
 			return err
 		}
 		j.Src = unsafe.Pointer(&img[0])
+	}
+	if j.Stages != nil {
+		ok, err := w.runStages(j, i, buf, stop)
+		if err == nil && !ok {
+			err = errCancelled()
+		}
+		return err
 	}
 	w.reset() // the buffer's address repeats with other contents: no cached row carries over
 	b := newJobBufs(&j)

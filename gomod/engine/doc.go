@@ -21,7 +21,8 @@
 //  3. Rows (cpu.go, backend.go): CPU.Run splits a call into bands of output rows over NumThreads
 //     workers (a call with encoded sources, Job.Enc, gives each worker whole images instead: it
 //     decodes one into its reused decode buffer, then runs the plan on it; decode_job.go, with the
-//     binding's codec-backed Encoded); worker.run picks each row's path: duoRows / fastRow (resize_fast*.go), aaRow
+//     binding's codec-backed Encoded; a staged job, Job.Stages, goes the same way and runs its
+//     colour steps and next plans on the worker's scratch images: staged_job.go); worker.run picks each row's path: duoRows / fastRow (resize_fast*.go), aaRow
 //     (resize_aa.go), or the general path, resizeRowU8 / resizeRowF32 (resize_cpu.go, with
 //     vfirstRowU8 for Pillow's vertical-first order; premul.go for RGBA premultiplied by alpha) then
 //     emitU8 / emitF32 (normalize_cpu.go; the patch layout of Qwen2-VL's rows: normalize_patch.go).
@@ -78,7 +79,8 @@
 // Outside the plan: the training colour ops (torchvision's ColorJitter and RandomGrayscale) on one
 // HWC uint8 image in place, with Pillow's numerics (color.go: ColorPIL) or torchvision's tensor
 // numerics (color_tensor.go: ColorTensor; its HSV hue in color_hsv.go; float32 images in
-// color_float.go: ColorTensorF32); the binding's color.go runs a batch of them.
+// color_float.go: ColorTensorF32); the binding's color.go runs a batch of them. And packing a Pillow
+// "RGB" image's RGBX memory into 3-byte pixels before a plan reads it (pack.go, pack_amd64.go).
 //
 // docs/perf/2026-12-03-engine-notes.md holds the measurements behind the kernels' choices.
 package engine

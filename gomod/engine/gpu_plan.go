@@ -27,9 +27,12 @@ func (p *Plan) GPUSupported() (bool, string) {
 	return true, ""
 }
 
-// GPUCapable reports whether every job's plan can run on the GPU kernels.
+// GPUCapable reports whether every job's plan can run on the GPU kernels (a staged job never can).
 func GPUCapable(jobs []Job) bool {
 	for _, j := range jobs {
+		if j.Stages != nil { // staged jobs' colour steps run on the CPU only (staged_job.go)
+			return false
+		}
 		if ok, _ := j.Plan.GPUSupported(); !ok {
 			return false
 		}

@@ -508,6 +508,8 @@ type Job struct {
 	Src  unsafe.Pointer
 	Out  unsafe.Pointer
 	Enc  Encoded
+	// Stages: colour steps and plans that follow Plan on each item (staged_job.go); nil for a plain job
+	Stages []Stage
 }
 
 // InDType is the element type of the source array.

@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _decode, _yuv
+from . import _decode, _native, _yuv
 from ._device import DeviceSource, capsule_pointer_fn, device_source
 from ._errors import DTypeError, InvalidArgumentError, ShapeError
 from ._signature import Signature, trace
@@ -217,13 +217,24 @@ def pil_as_hwc(img: Any, argument: str = "src") -> np.ndarray:
             f"(convert with img.convert('RGB'))",
             argument=argument,
         )
-    # RGB is copied: Pillow stores it RGBX, and the fast uint8 kernels read packed 3-byte pixels (read
+    # RGB is packed: Pillow stores it RGBX, and the fast uint8 kernels read packed 3-byte pixels (read
     # in place, from_torchvision(ImageNet eval) on a 512x512 RGB image took the general path and ran
-    # 2.7x slower than with the copy, thread CPU time, 1 thread, same run).
-    a = _pil_arrow_view(img) if mode != "RGB" else None
+    # 2.7x slower than with the copy, thread CPU time, 1 thread, same run). The engine packs the image's
+    # own memory (binding PackRGBX), GIL released: np.asarray's packing (tobytes) cost ~2.5x that.
+    a = _pil_arrow_view(img)
+    if a is not None and mode == "RGB":
+        a = _packed_rgb(a) if a.size <= _native.limit("pack_max_bytes") else None  # else Pillow packs
     if a is None:
-        a = np.asarray(img)  # one copy (tobytes): RGB, older Pillow, or an image Pillow cannot export
+        a = np.asarray(img)  # one copy (tobytes): older Pillow, or an image Pillow cannot export
     return a  # "L": (H, W), a one-channel image
+
+
+def _packed_rgb(rgbx: np.ndarray) -> np.ndarray:
+    """The (H, W, 3) packed copy of an (H, W, 4) contiguous RGBX view, made by the engine."""
+    h, w = rgbx.shape[:2]
+    out = np.empty((h, w, 3), np.uint8)
+    _native.call(_native.get().PackRGBX, id(rgbx), id(out), h, w)
+    return out
 
 
 class _ArrowView:
@@ -266,10 +277,11 @@ def _arrow_array(capsule: Any) -> Any:
 
 
 def _pil_arrow_view(img: Any) -> Optional[np.ndarray]:
-    """An (H, W, 4) / (H, W) view of an RGBA / L Pillow image's own pixels, read in place through
-    Pillow's Arrow export (Pillow >= 11.2): the same layout np.asarray gives, without its copy (which
-    is ~20% of a 512x512 pipeline call, cProfile). None where Pillow cannot export (older Pillow, an
-    image in several memory blocks, other modes): the caller copies instead."""
+    """An (H, W, 4) / (H, W) view of an RGBA, RGB (stored RGBX: the fourth byte unused) or L Pillow
+    image's own pixels, read in place through Pillow's Arrow export (Pillow >= 11.2): for RGBA and L
+    the layout np.asarray gives, without its copy (which is ~20% of a 512x512 pipeline call, cProfile).
+    None where Pillow cannot export (older Pillow, an image in several memory blocks, other modes): the
+    caller copies instead."""
     export = getattr(img, "__arrow_c_array__", None)
     if export is None:
         return None
@@ -278,7 +290,7 @@ def _pil_arrow_view(img: Any) -> Optional[np.ndarray]:
         arr = _arrow_array(capsule)
         w, h = img.size
         mode = img.mode
-        if mode not in ("L", "RGBA"):
+        if mode not in ("L", "RGBA", "RGB"):
             return None
         if mode == "L":
             data, n, pixel = arr, arr.length, 1

@@ -102,7 +102,8 @@ def _load() -> None:
     global _limits
     _limits = {"max_dim": int(binding.MaxDim()), "max_threads": int(binding.MaxThreads()),
                "big_plan_bytes": int(binding.BigPlanBytes()), "header_columns": int(binding.HeaderColumns()),
-               "job_columns": int(binding.JobColumns())}
+               "job_columns": int(binding.JobColumns()), "stages_column": int(binding.StagesColumn()),
+               "pack_max_bytes": int(binding.PackLimit())}
     _loaded_pid = os.getpid()
     os.register_at_fork(after_in_child=_after_fork_in_child)
     global _raw_run, _raw_run_timed, _raw_execute, _raw_decode, _formats
@@ -137,6 +138,7 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
 
 def limit(name: str) -> int:
     """One of the engine's limits, read from the binding (their one source): "max_dim" (per
-    dimension), "max_threads", "big_plan_bytes" (plans above it are not cached)."""
+    dimension), "max_threads", "big_plan_bytes" (plans above it are not cached), "pack_max_bytes"
+    (the largest Pillow RGB image the engine packs), and the job table's columns."""
     get()
     return _limits[name]

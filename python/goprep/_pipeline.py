@@ -114,11 +114,12 @@ class Pipeline:
         return self._call(src, args, kwargs, out, stream)
 
     def _call(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any = None, stream: Any = None,
-              each: Optional[Callable[[int, Any], Tuple[Any, Tuple[Any, ...]]]] = None) -> Any:
+              each: Optional[Callable[[int, Any], Tuple[Any, Tuple[Any, ...]]]] = None, ragged: Any = False) -> Any:
         """``self(src, *args, out=out, stream=stream, **kwargs)``: the one call path of goprep. Eager
         ops call it directly (``kwargs`` empty), which spares them building the keyword dict. ``each``
         (a training chain's draws, transforms/_random.py): ``each(i, item)`` gives item ``i`` as it
-        runs and its own extra arguments instead of ``args``, called in item order (see _tail)."""
+        runs and its own extra arguments instead of ``args``, called in item order (see _tail).
+        ``ragged``: _concat's (a list, results of different sizes: _ragged)."""
         # Profiling off costs this one check (and a None test on the way out): the body stays inline,
         # since a helper call measured +0.1 us on a 2.4 us call, and a profiled call is timed here,
         # not by calling back in (re-entering with keyword arguments measured ~0.5 us).
@@ -149,7 +150,7 @@ class Pipeline:
                 device = ("cpu" if c.cpu else self._host_device(False)) if sh < 0 else self._device
                 res = self._run([c], [src], c.shape, out, device, sh, st, (src,))
                 return res if c.template is SLOT else fill(c.template, res)
-            return self._call_other(src, args, kwargs, out, stream, st, each=each)
+            return self._call_other(src, args, kwargs, out, stream, st, ragged=ragged, each=each)
         except BaseException:
             if st is not None:
                 _profile.failed(st, self._name)
@@ -166,10 +167,11 @@ class Pipeline:
                     _profile.commit(st)
 
     def _call_other(self, src: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, stream: Any, st: Any,
-                    max_pixels: Optional[int] = None, name: str = "src", ragged: bool = False, each: Any = None) -> Any:
+                    max_pixels: Optional[int] = None, name: str = "src", ragged: Any = False, each: Any = None) -> Any:
         """A call whose source is not a plain NumPy image: adapted into the items of its input kind
         (_inputs.adapt), run as one call (_tail), and any decode batch it opened closed.
-        ``max_pixels``, ``name``, ``ragged``: eager decode's (_ops.decode); ``each``: _call's."""
+        ``max_pixels``, ``name``: eager decode's (_ops.decode); ``ragged``: True for decode's separate
+        results, "concat" for _concat's; ``each``: _call's."""
         sh = -1 if stream is None else _device.stream_handle(stream)
         items, one, batch = _inputs.adapt(src, sh if sh >= 0 else None, self._host_only, self._accepts, max_pixels, name)
         try:
@@ -192,9 +194,9 @@ class Pipeline:
         return c  # type: ignore[no-any-return]
 
     def _tail(self, items: List[Any], one: bool, args: Tuple[Any, ...], kwargs: Dict[str, Any], out: Any, sh: int,
-              st: Any, ragged: bool = False, each: Any = None) -> Any:
+              st: Any, ragged: Any = False, each: Any = None) -> Any:
         """Run the function on ``items`` (one source, or a list's): one signature each (all giving
-        one size and dtype, unless ``ragged``: separate results, eager decode's lists), placed once,
+        one size and dtype, unless ``ragged``: separate results (_ragged, on the CPU)), placed once,
         run in one engine call, the function's result rebuilt around the image. With ``each``, item
         ``i`` becomes ``each(i, item)``'s item with its own arguments (its own plan), before item
         ``i + 1`` is asked for."""
@@ -222,6 +224,12 @@ class Pipeline:
         first, x0 = sigs[0], items[0]
         mem = () if x0.on_dev else x0.mem if one else tuple(m for it in items for m in it.mem)
         refs = [it.ref for it in items]
+        if ragged and first.decode is None:  # host images of different results: one CPU call
+            if x0.on_dev:
+                raise InvalidArgumentError("a call that concatenates its images' results takes host images only "
+                                           "(NumPy, PIL or CPU tensors), not device arrays", argument="src")
+            _run.check_sources(sigs, refs, "cpu")  # float32 alignment
+            return self._ragged(sigs, refs, st, ragged == "concat")
         if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)
             return self._decoded(sigs, refs, one, out, sh, st, ragged, mem)
         kind = x0.kind
@@ -248,7 +256,7 @@ class Pipeline:
             return fill(first.template, res)
         return tuple(res if x is SLOT else [c.template[k] for c in sigs] for k, x in enumerate(first.template))
 
-    def _decoded(self, sigs: List[Signature], refs: List[Any], one: bool, out: Any, sh: int, st: Any, ragged: bool,
+    def _decoded(self, sigs: List[Signature], refs: List[Any], one: bool, out: Any, sh: int, st: Any, ragged: Any,
                  mem: Tuple[Any, ...]) -> Any:
         """A call of encoded items: decoded and run on the CPU into a host result (separate results when
         ``ragged``), uploaded after for output="device"."""
@@ -258,20 +266,48 @@ class Pipeline:
         if sh >= 0 and not to_gpu:
             raise InvalidArgumentError('encoded images are decoded on the CPU: stream= applies to output="device" only',
                                        argument="stream")
-        if ragged:  # one buffer, each result a view of its own part
-            sizes = [math.prod(c.shape) * c.dtype.itemsize for c in sigs]
-            offs = [0]
-            for n in sizes[:-1]:
-                offs.append(offs[-1] + -(-n // 64) * 64)
-            buf = _outputs.new_result((offs[-1] + sizes[-1],), np.dtype(np.uint8), sigs[0].size_arg)
-            _run.run(sigs, refs, buf, buf.shape, buf.dtype, "cpu", timed=st, offsets=offs)
-            return [buf[o:o + n].view(c.dtype).reshape(c.shape) for c, o, n in zip(sigs, offs, sizes)]
+        if ragged:
+            return self._ragged(sigs, refs, st, ragged == "concat")
         first = sigs[0]
         shape = first.shape if one else (len(sigs),) + first.shape
         res = self._run(sigs, refs, shape, out, "cpu", -1, st, mem, None, target="numpy")
         if to_gpu:  # the host result uploaded: the same DeviceArray a device pipeline returns
             res = _device.to_device(res, self._device if self._device.startswith("cuda") else "cuda", sh if sh >= 0 else None)
         return self._result(sigs, one, res)
+
+    @staticmethod
+    def _ragged(sigs: List[Signature], refs: List[Any], st: Any, concat: bool) -> Any:
+        """Results of different sizes from one CPU engine call (one job a result, its output at its own
+        byte offset of one host buffer, the job table's output column): a list of views of 64-byte
+        aligned parts (eager decode's lists), or with ``concat`` one NumPy array of the results
+        concatenated along their first axis, which they may differ in (Qwen2-VL's patch rows of images
+        of different sizes: ``_concat``)."""
+        first = sigs[0]
+        sizes = [math.prod(c.shape) * c.dtype.itemsize for c in sigs]
+        offs = [0]
+        if concat:
+            for i, c in enumerate(sigs):
+                if len(c.shape) < 1 or c.shape[1:] != first.shape[1:] or c.dtype != first.dtype:
+                    raise ShapeError(f"item {i} produces {c.shape} {c.dtype} but item 0 produces {first.shape} "
+                                     f"{first.dtype}; results concatenated along their first axis must share the "
+                                     "others and the dtype", argument="src")
+            for n in sizes[:-1]:
+                offs.append(offs[-1] + n)
+            res = _outputs.new_result((sum(c.shape[0] for c in sigs),) + first.shape[1:], first.dtype, first.size_arg)
+            _run.run(sigs, refs, res, res.shape, res.dtype, "cpu", timed=st, offsets=offs)
+            return res
+        for n in sizes[:-1]:
+            offs.append(offs[-1] + -(-n // 64) * 64)
+        buf = _outputs.new_result((offs[-1] + sizes[-1],), np.dtype(np.uint8), first.size_arg)
+        _run.run(sigs, refs, buf, buf.shape, buf.dtype, "cpu", timed=st, offsets=offs)
+        return [buf[o:o + n].view(c.dtype).reshape(c.shape) for c, o, n in zip(sigs, offs, sizes)]
+
+    def _concat(self, src: List[Any]) -> np.ndarray:
+        """The function on each image of the list ``src`` (host images, or JPEG/PNG bytes and paths, or
+        the opened items of a decode batch: decoded in the call), each its own plan and result size, in
+        one GIL-free CPU engine call, the results concatenated along their first axis into one NumPy
+        array (Hugging Face's Qwen2-VL ``PatchBatch``: each image's patch rows at its row offset)."""
+        return self._call(list(src), (), {}, ragged="concat")  # type: ignore[no-any-return]
 
     def _run(
         self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,

@@ -129,6 +129,7 @@ def run(
     wait: int = -1,
     timed: Any = None,
     offsets: Optional[Sequence[int]] = None,
+    stages: Optional[Sequence[np.ndarray]] = None,
 ) -> int:
     """Run the plans of signatures ``sigs`` (their ``handle``) on ``srcs`` (checked) into ``res``, the
     host result whose consecutive parts in ``shape`` are the jobs' outputs (or with ``offsets``, the
@@ -138,7 +139,8 @@ def run(
     ``device`` "cpu", a host result). One host NumPy image on the CPU goes through Run (run_one); a
     CPU call from and into host memory of INTERRUPTIBLE_MIN_BYTES or more (an EncodedItem counts its
     decoded size, its signature's ``src_bytes``) through a cancellable Execute; the rest through
-    Execute."""
+    Execute. ``stages``: per job its stage program (a staged job: _converted.Staged's one call per
+    batch; the column StagesColumn), counted by its result's bytes (``res``)."""
     n = len(sigs)
     if res is not None and device == "cpu" and stream < 0 and not on_dev:
         x = srcs[0]
@@ -147,16 +149,16 @@ def run(
         else:
             nbytes = x.nbytes + res.nbytes if n == 1 else sum(x.nbytes for x in srcs) + res.nbytes
         if nbytes >= INTERRUPTIBLE_MIN_BYTES:
-            desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
-            _run_cancellable(desc, n, res, (desc, srcs, res), timed)
+            desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets, stages)
+            _run_cancellable(desc, n, res, (desc, srcs, res, stages), timed)
             return 0
-        if n == 1 and type(x) is not EncodedItem:
+        if n == 1 and type(x) is not EncodedItem and stages is None:
             run_one(sigs[0].handle, x, res, timed)
             return 0
     execute = _native._raw_execute
     if execute is None or _native._forked_child:
         execute = _native.raw_entries()[2]
-    desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets)
+    desc = _descriptor(sigs, srcs, on_dev, shape, dtype, offsets, stages)
     out = 0 if res is None else id(res)
     try:
         if timed is None:
@@ -182,19 +184,22 @@ def _out_offsets(n: int, shape: Tuple[int, ...], dtype: np.dtype, offsets: Optio
 
 
 def _descriptor(sigs: Sequence[Any], srcs: Sequence[Any], on_dev: bool, shape: Tuple[int, ...], dtype: np.dtype,
-                offsets: Optional[Sequence[int]] = None) -> np.ndarray:
+                offsets: Optional[Sequence[int]] = None, stages: Optional[Sequence[np.ndarray]] = None) -> np.ndarray:
     """Execute's job table (gomod/binding: JobColumns wide): per job its plan handle, its source (an
     array object's address (id) or a device address; 0 for an EncodedItem, whose batch handle, item
     index and its signature's decode options (JPEG scale, codec mode, orientation flag) fill the next
-    columns) and its output's byte offset."""
+    columns) and its output's byte offset; with ``stages``, each job's stage program (an int64 array's
+    address, in the column StagesColumn names)."""
     n = len(sigs)
     desc = np.zeros((n, _native._limits["job_columns"]), np.int64)  # read when the extension loaded
     for i, (c, x, off) in enumerate(zip(sigs, srcs, _out_offsets(n, shape, dtype, offsets))):
         if type(x) is EncodedItem:
             mode, scale, orient = c.decode
-            desc[i] = (c.handle, 0, off, x.batch, x.index, scale, mode, int(orient))
+            desc[i, :8] = (c.handle, 0, off, x.batch, x.index, scale, mode, int(orient))
         else:
             desc[i, :3] = (c.handle, x.ptr if on_dev else id(x), off)
+    if stages is not None:
+        desc[:, _native._limits["stages_column"]] = [id(p) for p in stages]
     return desc
 
 

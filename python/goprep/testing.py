@@ -9,14 +9,16 @@ The run path's hooks let tests observe and steer it without patching goprep's in
 sizes and bounds (``cache_sizes``, ``cache_limits``, ``clear_caches``), how many functions were
 traced (``trace_count``), which calls took the general path (``count_general_path``), results that cannot
 be allocated (``refuse_allocations``), and long calls held inside the engine until interrupted
-(``hold_calls``, ``wait_held``, ``held_in_flight``), and how many pixels encoded sources were
-decoded (``decoded_pixels``).
+(``hold_calls``, ``wait_held``, ``held_in_flight``), how many pixels encoded sources were
+decoded (``decoded_pixels``), and the colour steps' path in converted training chains
+(``colour_path``: Go or NumPy kernels, one engine call of staged jobs or one call per segment;
+``count_colour_calls``: the Go colour batch calls).
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import _device, _native, _outputs, _run, _signature
 
@@ -38,6 +40,8 @@ __all__ = [
     "wait_held",
     "held_in_flight",
     "decoded_pixels",
+    "colour_path",
+    "count_colour_calls",
 ]
 
 INTERRUPTIBLE_MIN_BYTES = _run.INTERRUPTIBLE_MIN_BYTES  # CPU calls moving this many bytes are cancellable
@@ -146,9 +150,9 @@ def count_general_path() -> Iterator[Callable[[], int]]:
     calls = [0]
     real = _run.run
 
-    def counted(*args: Any) -> int:
+    def counted(*args: Any, **kwargs: Any) -> int:
         calls[0] += 1
-        return real(*args)
+        return real(*args, **kwargs)
 
     _run.run = counted
     try:
@@ -198,3 +202,44 @@ def decoded_pixels() -> int:
     window when a plan reads only part of an image (crop-aware decode), else the whole decoded image
     (DCT-scaled by ``reduce``)."""
     return int(_native.get().TestingDecodedPixels())
+
+
+# ---------------------------------------------------------------------------------------------
+# the colour steps of converted training chains (ColorJitter, RandomGrayscale)
+
+
+@contextlib.contextmanager
+def colour_path(go: bool = True, one_call: bool = True) -> Iterator[None]:
+    """Steer the colour steps while the block runs: ``go`` False runs them with the NumPy kernels
+    instead of Go's (binding ColorBatch); ``one_call`` False runs a staged batch as one engine call per
+    segment and one Go call per colour step instead of one engine call of staged jobs (the A/B of
+    tests and benchmarks: equal bit for bit). The previous switches are restored after it."""
+    from .transforms import _random_color, _staged_call
+
+    saved = _random_color.GO[0], _staged_call.ONE_CALL[0]
+    _random_color.GO[0], _staged_call.ONE_CALL[0] = bool(go), bool(one_call)
+    try:
+        yield
+    finally:
+        _random_color.GO[0], _staged_call.ONE_CALL[0] = saved
+
+
+@contextlib.contextmanager
+def count_colour_calls() -> Iterator[List[Tuple[str, str]]]:
+    """Record the Go colour batch calls (binding ColorBatch: the colour steps between segments, and
+    goprep.transforms' colour ops) while the block runs; yields the list, growing with each call, of
+    their batches' (dtype name, numerics). The one call of staged jobs makes none."""
+    from .transforms import _random_color
+
+    seen: List[Tuple[str, str]] = []
+    real = _random_color.run_steps_go
+
+    def counted(a: Any, programs: Any, numerics: str = "pil") -> Any:
+        seen.append((a.dtype.name, numerics))
+        return real(a, programs, numerics)
+
+    _random_color.run_steps_go = counted
+    try:
+        yield seen
+    finally:
+        _random_color.run_steps_go = real

@@ -4,15 +4,15 @@ The headline rows cycle three photographs that stay in cache. Here every image i
 memory (64 x 768 KiB in, 64 x 588 KiB out: larger than the last-level cache), as a data loader's
 stream is, and the same run measures what the memory system allows:
 
-- copy bandwidth: ``np.copyto`` between two 128 MiB arrays (1 thread), and the same split over all
-  usable cores' Python threads (NumPy releases the GIL while it copies); bytes read + bytes written
-  per second;
+- copy bandwidth: ``np.copyto`` between two 128 MiB arrays (1 thread), and the same split over 2
+  and over all usable cores' Python threads (NumPy releases the GIL while it copies); bytes read +
+  bytes written per second;
 - bytes moved per image: the uint8 source plus the float32 CHW result;
 - bound = bytes moved / copy bandwidth: no implementation that reads its input and writes its result
   once can beat it. The batch call is judged against 1.5x that bound (issue 37 too);
 - the copy's scaling (N threads against 1): the machine's own bound for issue 37's scaling rule,
-  ``targets.scaling_target``, applied here to the cold batch, to the batch-256 target (cached arrays)
-  and to decode.py's JPEG batch.
+  ``targets.scaling_target``, applied here to the cold batch and to the batch-256 target (cached
+  arrays), both on all threads, and to decode.py's JPEG batch on 2 threads (``copy_scaling(2)``).
 
 Rows (1 thread unless said, one interleaved run): the batch call, with a fresh result per call and
 with ``out=`` reused; the same on all usable cores; a Python loop over the 64 images with fresh results;
@@ -98,6 +98,7 @@ class ColdResult:
             "bytes_per_image": self.bytes_per_image,
             "copy_bandwidth_Bps": self.copy_bw,
             "copy_scaling": self.copy_scaling(),
+            "copy_scaling_2t": self.copy_scaling(2),
             "bound_s": self.bound_s(),
             "page_faults_per_image": self.faults,
             "load": self.load,
@@ -105,24 +106,33 @@ class ColdResult:
         }
 
 
-def _copy_fns(n: int) -> dict[str, Callable[[Any], Any]]:
-    """copy-1t, and copy-{n}t: the same bytes split over n Python threads (n >= 2)."""
-    src = np.ones(COPY_BYTES, np.uint8)  # written once: every page is faulted in before timing
-    dst = np.ones(COPY_BYTES, np.uint8)
-    bounds = [COPY_BYTES * i // n for i in range(n + 1)]
+def copy_counts(n: int) -> tuple[int, ...]:
+    """The thread counts the copy is timed on when the run has ``n`` threads: 1, 2 (the JPEG batch's
+    scaling is judged on 2 threads) and ``n`` (the cold and cached batches'), each once."""
+    return tuple(sorted({1, *((2, n) if n >= 2 else ())}))
 
-    def copy1(_: Any) -> None:
-        np.copyto(dst, src)
 
-    def copy_n(_: Any) -> None:
-        pool = [threading.Thread(target=np.copyto, args=(dst[a:b], src[a:b])) for a, b in zip(bounds[1:-1], bounds[2:])]
-        for t in pool:
-            t.start()
-        np.copyto(dst[: bounds[1]], src[: bounds[1]])
-        for t in pool:
-            t.join()
+def _copy_fns(n: int, src: np.ndarray | None = None, dst: np.ndarray | None = None) -> dict[str, Callable[[Any], Any]]:
+    """copy-{k}t for k in copy_counts(n): ``src`` copied into ``dst`` (1-D, same size; default two
+    COPY_BYTES arrays) on k Python threads, each its slice."""
+    if src is None or dst is None:  # written once: every page is faulted in before timing
+        src, dst = np.ones(COPY_BYTES, np.uint8), np.ones(COPY_BYTES, np.uint8)
+    nbytes = src.size
 
-    return {"copy-1t": copy1, **({f"copy-{n}t": copy_n} if n >= 2 else {})}
+    def split(k: int) -> Callable[[Any], None]:
+        bounds = [nbytes * i // k for i in range(k + 1)]
+
+        def copy_k(_: Any) -> None:
+            pool = [threading.Thread(target=np.copyto, args=(dst[a:b], src[a:b])) for a, b in zip(bounds[1:-1], bounds[2:])]
+            for t in pool:
+                t.start()
+            np.copyto(dst[: bounds[1]], src[: bounds[1]])
+            for t in pool:
+                t.join()
+
+        return copy_k
+
+    return {f"copy-{k}t": split(k) for k in copy_counts(n)}
 
 
 def _faults(fn: Callable[[Any], Any], inputs: list[Any]) -> float:
@@ -197,11 +207,13 @@ def lines(res: ColdResult) -> list[str]:
     if res.error:
         out.append(f"  error: {res.error}")
         return out
-    for k in ("copy-1t", f"copy-{res.threads}t")[: 1 + (res.threads > 1)]:
+    for k in (f"copy-{n}t" for n in copy_counts(res.threads)):
         if k in res.copy_bw:
             out.append(f"  {k:18} {res.copy_bw[k] / 1e9:9.1f} GB/s (read + written; best {res.copy_bw[k + '-best'] / 1e9:.1f})")
-    if res.copy_scaling() is not None:
-        out.append(f"  copy scaling: {res.copy_scaling():.2f}x on {res.threads} threads (the bound for the scaling targets)")
+    for n in copy_counts(res.threads)[1:]:
+        sc = res.copy_scaling(n)
+        if sc is not None:
+            out.append(f"  copy scaling: {sc:.2f}x on {n} threads (the bound for the scaling targets on {n} threads)")
     bound = res.bound_s()
     if bound is not None:
         out.append(f"  bound: {res.bytes_per_image / 1e6:.2f} MB moved per image / copy-1t = {bound * 1e6:.1f} us/image")

@@ -27,7 +27,9 @@ quality 90 (4:2:0, Pillow's default) and as PNG. Rows (key "<size> <implementati
 - ``pillow-draft+resize+numpy``: ``Image.draft`` with reducing_gap 2, ``resize`` (BILINEAR,
   Pillow's antialias), crop, NumPy normalize;
 - batch rows: 64 1080p JPEGs in one goprep call on 1 and on 2 threads (issue 37's scaling rule:
-  >= 1.8x, or within 10% of the copy's own 2-thread scaling, cold.py's copy rows);
+  >= 1.8x, or within 10% of the copy's own 2-thread scaling, cold.py's copy rows); beside them the
+  decode alone (``goprep.decode`` of the same list, 1 and 2 threads): issue 37's second measured
+  bound, its scaling stated in the batch target's detail (reported; the judged rule stays the copy's);
 - PNG rows: 640x480 PNG decode alone, goprep against Pillow.
 
 Outputs are checked before timing: exact mode equals the cv2/goprep row (same decoder, same ops).
@@ -49,6 +51,7 @@ from .timing import calibrated, measure
 
 SIZES = {"1080p": (1080, 1920), "480p": (480, 640)}
 BATCH = 64
+DECODE_ALONE = f"goprep-decode-alone batch{BATCH}"  # goprep.decode of the batch's list, no pipeline
 
 
 @dataclass
@@ -158,6 +161,8 @@ def _fns(sizes: tuple[str, ...]) -> dict[str, tuple[Callable[[Any], Any], list[A
             batch = [jpegs[i % len(jpegs)] for i in range(BATCH)]
             out[f"{size} goprep-exact batch{BATCH} 1 thread"] = (exact, [batch], BATCH, one)
             out[f"{size} goprep-exact batch{BATCH} 2 threads"] = (exact, [batch], BATCH, {**one, "goprep": 2})
+            out[f"{size} {DECODE_ALONE} 1 thread"] = (goprep.decode, [batch], BATCH, one)
+            out[f"{size} {DECODE_ALONE} 2 threads"] = (goprep.decode, [batch], BATCH, {**one, "goprep": 2})
         if size == "480p":
             pngs = [_encode(np.ascontiguousarray(p), "PNG") for p in images.photos(images.Size(size, h, w))]
             out[f"{size} png goprep-decode"] = (goprep.decode, pngs, 1, one)
@@ -175,7 +180,8 @@ def strip_rows(h: int, short: int = 256, crop: int = 224) -> tuple[int, int]:
 
 
 ISSUE37_ROWS = ("goprep-fast", "cv2-reduced2+resize+numpy", "goprep-strip-decode",
-                f"goprep-exact batch{BATCH} 1 thread", f"goprep-exact batch{BATCH} 2 threads")
+                f"goprep-exact batch{BATCH} 1 thread", f"goprep-exact batch{BATCH} 2 threads",
+                f"{DECODE_ALONE} 1 thread", f"{DECODE_ALONE} 2 threads")
 
 
 def run(threads: Threads, settings: Settings, sizes: tuple[str, ...] = tuple(SIZES),
@@ -250,6 +256,23 @@ def _reduced_target(res: DecodeResult, why: str) -> Target:
     return t
 
 
+def _batch_target(res: DecodeResult, usable_cores: int, copy_scaling: float | None, why: str) -> Target:
+    """Issue 37's JPEG-batch target: the batch's 2-thread scaling under scaling_target's rule (the
+    copy's bound); the detail adds the decode alone's 2-thread scaling from the same run, the issue's
+    second bound, reported and not judged (the larger of its medians' and best repeats' ratio, as the
+    copy's: load only lowers it)."""
+    k1, k2 = f"1080p goprep-exact batch{BATCH} 1 thread", f"1080p goprep-exact batch{BATCH} 2 threads"
+    t = scaling_target("decode_batch64_2_threads_vs_1", f"a batch of {BATCH} 1080p JPEGs, 2 threads vs 1",
+                       res.ratio(k1, k2), res.ratio(k1, k2, best=True), copy_scaling, usable_cores, why)
+    if t.status in ("PASS", "FAIL"):
+        d1, d2 = f"1080p {DECODE_ALONE} 1 thread", f"1080p {DECODE_ALONE} 2 threads"
+        got = [r for r in (res.ratio(d1, d2), res.ratio(d1, d2, best=True)) if r is not None]
+        text = ("decode alone on 2 threads: not measured" if not got else
+                f"decode alone (goprep.decode of the same {BATCH}) scales {max(got):.2f}x on 2 threads (reported, not judged)")
+        t.detail = f"{t.detail}; {text}" if t.detail else text
+    return t
+
+
 def targets(res: DecodeResult, usable_cores: int = 2, copy_scaling: float | None = None) -> list[Target]:
     """``usable_cores`` < 2 skips the batch's scaling target; ``copy_scaling``: the copy's 2-thread
     scaling, measured in the same run (cold.ColdResult.copy_scaling(2)), for issue 37's rule."""
@@ -267,9 +290,7 @@ def targets(res: DecodeResult, usable_cores: int = 2, copy_scaling: float | None
                       res.ratio("1080p cv2-imdecode+resize+numpy", "1080p goprep-fast"), ">=", 3.0, "x", why,
                       res.ratio("1080p cv2-imdecode+resize+numpy", "1080p goprep-fast", best=True)))
     out.append(_reduced_target(res, why))
-    k1, k2 = f"1080p goprep-exact batch{BATCH} 1 thread", f"1080p goprep-exact batch{BATCH} 2 threads"
-    out.append(scaling_target("decode_batch64_2_threads_vs_1", f"a batch of {BATCH} 1080p JPEGs, 2 threads vs 1",
-                              res.ratio(k1, k2), res.ratio(k1, k2, best=True), copy_scaling, usable_cores, why))
+    out.append(_batch_target(res, usable_cores, copy_scaling, why))
     why = why_for("480p")
     out.append(_judge("decode_png_480p_vs_pillow", "PNG 640x480 decode vs Pillow open+convert",
                       res.ratio("480p png pillow-decode", "480p png goprep-decode"), ">=", 1.0, "x", why,

@@ -43,8 +43,9 @@ class Target:
 
 # Issue 37's targets, the keys ``python -m goprep._benchsuite.yuv --issue37`` prints (tests check each
 # is judged by the bench): the NV12 rows (yuv.py), the reduced decode (decode.py), the distinct-image
-# batch against the copy bound and its scaling (cold.py), cached arrays (batch 256, below) and JPEG
-# batches (decode.py) on 2 threads, the last three under scaling_target's rule.
+# batch against the copy bound and its scaling on all threads (cold.py), cached arrays (batch 256,
+# below) on all threads and JPEG batches (decode.py) on 2 threads, the last three under
+# scaling_target's rule with the copy's scaling on the same thread count.
 ISSUE37 = (
     "yuv_nv12_vs_rgb_squash_1080p", "yuv_opencv_vs_nv12_squash_1080p",
     "yuv_nv12_vs_rgb_crop_1080p", "yuv_opencv_vs_nv12_crop_1080p",

@@ -313,10 +313,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m goprep._benchsuite.yuv")
     p.add_argument("--issue37", action="store_true", help="every issue-37 row and target, not only the NV12 rows")
-    p.add_argument("--repeats", type=int, default=9, help="interleaved repeats (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=9, help="interleaved repeats, a positive integer (default: %(default)s)")
     a = p.parse_args(argv)
+    if a.repeats < 1:  # as python -m goprep bench says it: an error, never silently 1
+        p.error(f"--repeats must be a positive integer, got {a.repeats}")
     threads = Threads()
-    settings = Settings(repeats=max(1, a.repeats), min_sample_s=0.05, max_calls=100_000)
+    settings = Settings(repeats=a.repeats, min_sample_s=0.05, max_calls=100_000)
     t0 = time.perf_counter()
     try:
         if a.issue37:

@@ -17,6 +17,7 @@ from ._random import chain_reducer, drawing_from, image_hw, is_batch, items_of, 
 from ._random_color import engine_params, finish, finish_all, image_c, item_channels
 from ._variants import chain_split
 from ._rgb import to_rgb
+from ._staged_call import ONE_CALL, OneCall, one_call_ready
 
 
 class Converted:
@@ -246,6 +247,10 @@ class Staged:
         ops = conv._chain.ops
         batch_hosts = [getattr(ops[k], "host_batch", None) for k in cuts]
         self._batch_hosts = None if None in batch_hosts else [hb(flavor) for hb in batch_hosts]
+        # each host step's op and numerics where every one has the Go colour kernels (one call per
+        # batch: _staged_call), else None
+        colour = [(ops[k], ops[k].numerics(flavor)) for k in cuts if hasattr(ops[k], "numerics")]
+        self._colour = colour if self._batch_hosts is not None and len(colour) == len(cuts) else None
 
     def _seg(self, prm: Optional[Tuple[Any, ...]], i: int) -> Tuple[Any, ...]:
         """Segment ``i``'s parameters (none without ``prm``)."""
@@ -294,9 +299,11 @@ class Staged:
         """A training batch as one engine call per segment (run_drawn: the first one decodes encoded
         items, crop-aware, with ``reduce``) and one call per host step over all items (the colour
         ops' one GIL-free Go call), item ``k`` with its k-th draws, drawn in item order as the
-        item-by-item path draws. Items whose sizes differ before the first host step (known from
-        their draws) run item by item instead; encoded items, whose sizes only their headers tell,
-        always run here."""
+        item-by-item path draws; where the Go kernels take every colour step and the items
+        (_staged_call.one_call_ready), all of it as ONE engine call of staged jobs instead
+        (_staged_call.OneCall: equal bit for bit). Items whose sizes differ before the first host
+        step (known from their draws) run item by item instead; encoded items, whose sizes only
+        their headers tell, always run here."""
         conv, ops = self._conv, self._conv._chain.ops
         first_ops = ops[:self._cuts[0]]
         encoded = [is_encoded_item(x) for x in items]
@@ -314,6 +321,11 @@ class Staged:
 
             draw = draw_now
 
+        if ONE_CALL[0] and one_call_ready(self._colour, items, conv._device):
+            a = run_drawn(OneCall(self, items[0], drawn), items, draw, None, reduce, chain_reducer(first_ops),
+                          chain_split(first_ops), self._inner[0])
+            a = finish_all(ops, a, drawn, True)
+            return a if out is None else stack(list(a), is_tensor(a), out)
         a = run_drawn(self._inner[0], items, draw, None, reduce, chain_reducer(first_ops), chain_split(first_ops))
         for i, host in enumerate(self._batch_hosts or ()):
             a = host(a, [prm[self._cuts[i]] for prm in drawn])

@@ -11,20 +11,25 @@ from .._errors import PipelineError
 from ._chain import refusals
 from ._converted import Converted
 from ._hf_donut import DONUT_KEYS
+from ._hf_glm4v import GLM4V
 from ._hf_images import flat_images, refuse_rotated_paths
 from ._hf_layout import DETR_FAMILY, DETR_KEYS, DPT_KEYS, SAM_KEYS, PaddedBatch
+from ._hf_llama4 import LLAMA4
 from ._hf_mllama import MLLAMA
 from ._hf_naflex import SIGLIP2
 from ._hf_nougat import NOUGAT
 from ._hf_patches import QWEN2VL_KEYS, PatchBatch
+from ._hf_phi4 import PHI4
 from ._hf_pixels import hf_chain
 from ._hf_pixtral import PIXTRAL
 from ._hf_refused import REFUSED
+from ._hf_sam2 import SAM2
 from ._hf_seg import SEG
 from ._hf_tiles import TILE_KEYS, tile_convert
 
 # Vision-language families with a builder of their own: base name -> (keys read, builder(cfg, kind, flavor, device))
-_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **SEG, **REFUSED}  # REFUSED: with the measured reason
+_HF_FAMILIES = {**PIXTRAL, **SIGLIP2, **MLLAMA, **NOUGAT, **SEG, **REFUSED, **SAM2, **LLAMA4,
+                **GLM4V, **PHI4}  # REFUSED: with the measured reason
 
 
 # What from_hf reads: the generic resize / center-crop / rescale / normalize path.

@@ -206,6 +206,14 @@ class Images:
         out[[pos[i] for i in rest]] = b
         return out
 
+    def call(self, call: Callable[[Any], Any], items: List[Any]) -> Any:
+        """``call`` on ``items``, the list of all the images in order (``self.items`` or their converted
+        versions), errors naming each image by its place in the caller's source."""
+        try:
+            return call(items)
+        except GoprepError as e:
+            raise _renamed(e, range(len(items)), self.one) from None
+
     def _call(self, call: Callable[[Any], Any], idx: List[int], names: List[int]) -> Any:
         """``call`` on the images ``idx``; an error naming ``src[k]`` is about image ``names[k]``."""
         try:

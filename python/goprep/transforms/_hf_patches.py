@@ -1,18 +1,25 @@
 """Qwen2-VL's image processor (and the classes that share its code): ``smart_resize`` sizing, then each
 image's normalised pixels flattened into patch rows ``(patches, C * T * P * P)``, concatenated over the
 batch, with ``image_grid_thw``. The resize, rescale, normalisation and the patch layout run in goprep's
-engine (the images of one resized size in one call, written as patch rows: ``_ops.patch_rows``)."""
+engine, written as patch rows (``_ops.patch_rows``): a batch of any sizes in one call, each image's rows at its
+row offset of the one result (``Pipeline._concat``), encoded images decoded in that call."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from .. import _ops
-from .._errors import PipelineError
+from .._device import device_source
+from .._errors import InvalidArgumentError, PipelineError
+from .._inputs import is_tensor
+from .._pipeline import Pipeline
 from ._chain import Chain
 from ._converted import Converted
 from ._hf_images import Images
+from ._rgb import to_rgb
 
 # Keys read by Qwen2-VL's class: the patch layout, and min_pixels / max_pixels, which its __init__
 # moves into size (shortest_edge / longest_edge: the pixel-count bounds, not sides).
@@ -58,6 +65,15 @@ def qwen2vl_size(cfg: Dict[str, Any], size: Dict[str, int], kind: str) -> Tuple[
     return int(lo), int(hi)
 
 
+def _on_device(x: Any) -> bool:
+    """Whether ``x`` is a device array (a CUDA tensor, goprep's DeviceArray, any CUDA array interface or
+    DLPack CUDA object), which ``Pipeline._concat`` does not take."""
+    try:
+        return device_source(x, None) is not None
+    except InvalidArgumentError:  # a device array of a dtype goprep refuses: _grouped's call says so
+        return True
+
+
 class PatchBatch(Converted):
     """Qwen2-VL's processor: a call returns ``{"pixel_values": (patches, C * T * P * P) float32,
     "image_grid_thw": (N, 3) int64}`` as ``processor(images, return_tensors="pt")``: each image
@@ -91,17 +107,42 @@ class PatchBatch(Converted):
 
         with Images(src, self.rgb()) as im:
             targets = [self._target(h, w) for h, w in im.sizes]
-            groups: Dict[Tuple[int, int], List[int]] = {}
-            for i, s in enumerate(targets):
-                groups.setdefault(s, []).append(i)
-            rows: List[Any] = [None] * len(targets)
-            grids: List[List[int]] = [[]] * len(targets)
-            for idx in groups.values():  # the images of one resized size: one engine call (decoding them)
-                flat, gh, gw = self._flatten(im.run(super().__call__, idx), targets[idx[0]])
-                for j, i in enumerate(idx):
-                    rows[i], grids[i] = flat[j], [1, gh, gw]
-        if len(groups) == 1:  # one engine call: its rows are pixel_values as they are
-            pixel_values = flat.reshape(-1, flat.shape[-1])
-        else:
-            pixel_values = torch.cat(rows, dim=0)
+            rows = self._concat(im)
+            pixel_values = torch.from_numpy(rows) if rows is not None else self._grouped(im, targets)
+        p = self._patch
+        grids = [[1, h // p, w // p] for h, w in targets]
         return {"pixel_values": pixel_values, "image_grid_thw": torch.tensor(grids, dtype=torch.int64)}
+
+    def _concat(self, im: Images) -> Optional[np.ndarray]:
+        """The batch's patch rows from one engine call (``Pipeline._concat``: each image its own plan,
+        its rows written at its row offset of one ``(sum of patches, C * T * P * P)`` result; encoded
+        images decoded in the call), or None where that call cannot take the batch: a staged chain,
+        CUDA tensors, or opened encoded images mixed with decoded ones (``_grouped`` runs those).
+        The images are converted to RGB and the numerics flavor chosen as ``Converted._call`` does."""
+        items = im.items
+        if 0 < len(im.encoded) < len(items) or any(_on_device(x) for x in items):
+            return None
+        pipe = self._pipe(self._flavor or ("tensor" if is_tensor(items[0]) else "pil"))
+        if not isinstance(pipe, Pipeline):
+            return None
+        how = self.rgb()
+        if how is not None and not im.encoded:  # (encoded: JPEGs and RGB PNGs, which need none)
+            items = [to_rgb(x, how) for x in items]
+        return im.call(pipe._concat, items)  # type: ignore[no-any-return]
+
+    def _grouped(self, im: Images, targets: List[Tuple[int, int]]) -> Any:
+        """The batch's patch rows, the images of one resized size in one engine call each (decoding
+        them), concatenated: the path of the batches ``_concat`` declines."""
+        import torch
+
+        groups: Dict[Tuple[int, int], List[int]] = {}
+        for i, s in enumerate(targets):
+            groups.setdefault(s, []).append(i)
+        rows: List[Any] = [None] * len(targets)
+        for idx in groups.values():
+            flat, _, _ = self._flatten(im.run(super().__call__, idx), targets[idx[0]])
+            for j, i in enumerate(idx):
+                rows[i] = flat[j]
+        if len(groups) == 1:  # one engine call: its rows are pixel_values as they are
+            return torch.as_tensor(flat.reshape(-1, flat.shape[-1]))
+        return torch.cat([torch.as_tensor(r) for r in rows], dim=0)  # NumPy rows from device inputs too

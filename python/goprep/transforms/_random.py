@@ -337,7 +337,7 @@ _ITEM = re.compile(r"^src\[(\d+)\]$")
 def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], out: Any = None,
               reduce: Optional[str] = None,
               reducer: Optional[Callable[[int, int, Tuple[Any, ...]], Tuple[int, Tuple[Any, ...]]]] = None,
-              split: Any = None) -> Any:
+              split: Any = None, templates: Any = None) -> Any:
     """Run ``pipe`` (a goprep.pipeline whose extra arguments are an item's drawn parameters) on ``src``:
     one image, or each item of a list or an ``(N, ...)`` batch (arrays, PIL images, tensors, JPEG/PNG
     bytes or paths; sizes may differ) as ONE engine call into one batch. Item ``k`` gets the k-th draws:
@@ -348,7 +348,9 @@ def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], 
     than its resize (``reducer(h, w, args)`` gives the DCT scale and the arguments in the reduced
     image's pixels) is decoded DCT-scaled, as Pillow's ``draft`` would. ``split`` (_variants.Split):
     how the arguments' crop box can vary one traced plan, so that a batch's items of one class share
-    a template and their plans are built in Go in parallel (_variants.py).
+    a template and their plans are built in Go in parallel (_variants.py); ``templates``: the
+    pipeline whose signatures and templates those are, when not ``pipe`` (a staged batch's one call,
+    _staged_call.OneCall, uses its first segment's).
 
     An error about one item (a corrupt or unreadable file, a box that does not fit) raises naming it
     as ``src[k]``, its path in the message for a path, and carries ``index`` (k) and ``path`` (the
@@ -360,7 +362,7 @@ def run_drawn(pipe: Any, src: Any, draw: Callable[[int, int], Tuple[Any, ...]], 
     batch = is_batch(src)
     if batch and not isinstance(src, (list, tuple)):
         src = list(src)  # an (N, ...) array or tensor: its rows, each its own image
-    variants = Batch(pipe, split) if split is not None and batch and len(src) > 1 and VARIANTS[0] else None
+    variants = Batch(templates or pipe, split) if split is not None and batch and len(src) > 1 and VARIANTS[0] else None
 
     def each(i: int, it: Any) -> Tuple[Any, Tuple[Any, ...]]:
         try:

@@ -273,8 +273,12 @@ class _HostColour:
     def out_size(self, h: int, w: int, prm: Any) -> Tuple[int, int]:
         return h, w
 
+    def numerics(self, flavor: str) -> str:
+        """The numerics this op runs with for a flavor: Pillow's for "pil", ``api``'s tensor code else."""
+        return "pil" if flavor == "pil" else self.api
+
     def host(self, flavor: str) -> Any:
-        numerics = "pil" if flavor == "pil" else self.api
+        numerics = self.numerics(flavor)
 
         def run(a: np.ndarray, prm: Any = None) -> np.ndarray:
             b = go_one(a, lambda: self._steps(prm), numerics)
@@ -286,7 +290,7 @@ class _HostColour:
         """The step on a batch: ``run(a, prms)`` changes ``a`` (``(N, H, W[, C])``, each item's
         result of the segment before) item ``k`` by ``prms[k]``, in place when the Go kernels take it
         (one call for all items), else item by item with the NumPy kernels; returns the batch."""
-        numerics = "pil" if flavor == "pil" else self.api
+        numerics = self.numerics(flavor)
 
         def run(a: np.ndarray, prms: Sequence[Any]) -> np.ndarray:
             a4 = a if a.ndim == 4 else a[..., None]

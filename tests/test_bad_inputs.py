@@ -308,7 +308,7 @@ def _add_in_process_cases():
          Raises(IAE))
 
     # --- strings
-    for interp in ["lanczos", "cubic", "", "nearest_exact", "linear2", "Bicubic"]:
+    for interp in ["lanczos3", "cubic", "", "nearest_exact", "linear2", "Bicubic"]:
         _add(f"bad_interpolation-{interp!r}", f"goprep.resize(rand_u8((4, 5, 3)), (3, 3), interpolation={interp!r})",
              Raises(IAE, argument="interpolation", builtin="ValueError"))
     for code in ["rgb2hsv", "bgr2gray", "", "rgb2rgb2"]:

@@ -236,6 +236,9 @@ HF_MATCHING = frozenset({
     # any-resolution tiling: tiles stacked per image behind the global image, image_sizes (_hf_tiles)
     "LlavaNextImageProcessor", "LlavaNextImageProcessorPil", "LlavaOnevisionImageProcessor",
     "LlavaOnevisionImageProcessorPil",
+    # image splitting with their default LANCZOS (the engine's "lanczos"): tiles, then the global image (_hf_tiles)
+    "Idefics3ImageProcessor", "Idefics3ImageProcessorPil", "SmolVLMImageProcessor", "SmolVLMImageProcessorPil",
+    "Idefics2ImageProcessor", "Idefics2ImageProcessorPil",  # quadrants + the image, each resized, padded, masked
     # segmentation and matting on images (goprep.transforms._hf_seg): the batch always padded, pixel_mask;
     # OneFormer's task_inputs strings; ViTMatte's trimap as a 4th channel, padded to a multiple of 32
     "MaskFormerImageProcessor", "MaskFormerImageProcessorPil", "Mask2FormerImageProcessor",

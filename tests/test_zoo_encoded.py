@@ -51,6 +51,8 @@ CASES = [
     ("LlavaOnevisionImageProcessor", {"image_grid_pinpoints": [[112, 224], [224, 112]],
                                       "size": {"height": 112, "width": 112}}),
     ("Idefics3ImageProcessor", {"resample": 3, "size": {"longest_edge": 128}, "max_image_size": {"longest_edge": 64}}),
+    ("SmolVLMImageProcessorPil", {"size": {"longest_edge": 128}, "max_image_size": {"longest_edge": 64}}),  # LANCZOS
+    ("Idefics2ImageProcessor", {"size": {"shortest_edge": 32, "longest_edge": 64}, "do_image_splitting": True}),
     ("MaskFormerImageProcessor", {"size": {"shortest_edge": 64, "longest_edge": 96}}),
     ("NougatImageProcessor", {"size": {"height": 64, "width": 48}}),
 ]

@@ -144,7 +144,7 @@ def test_llava_refusals(kind):
     for kwargs, key in [({"image_grid_pinpoints": []}, "image_grid_pinpoints"),
                         ({"image_grid_pinpoints": [[336, 0]]}, "image_grid_pinpoints"),
                         ({"image_grid_pinpoints": [336, 672]}, "image_grid_pinpoints"),
-                        ({"resample": 1}, "resample"),  # LANCZOS: goprep has no Lanczos kernel
+                        ({"resample": 1}, "resample"),  # LANCZOS: the per-tile chain's Resize does not take it
                         ({"size": {"longest_edge": 300}}, "size")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(hf_processor(kind, **kwargs))
@@ -168,8 +168,8 @@ def test_llava_refusals(kind):
         assert ei.value.argument == "size"
 
 
-# Idefics3 / SmolVLM: their default resample is LANCZOS, which goprep refuses (no Lanczos kernel in the
-# engine); every case below sets another one.
+# Idefics3 / SmolVLM: their default resample is LANCZOS (the engine's "lanczos": Pillow's on the PIL class,
+# PyTorch's uint8 lanczos on the torchvision class); the cases below set others too.
 SPLIT = [f"{m}ImageProcessor{b}" for m in ("Idefics3", "SmolVLM") for b in ("", "Pil")]
 
 
@@ -194,6 +194,30 @@ def test_split_odd_sizes_and_samples(kind, input_kind):
         _check_split(proc, x, (kind, input_kind))
     _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
     _check_split(proc, [[imgs[0]], [imgs[3], imgs[1]]], (kind, input_kind, "two samples"))
+
+
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", SPLIT)
+def test_split_defaults_lanczos(kind, input_kind):
+    """The class defaults (LANCZOS, longest edge 4 x 364, 364 tiles): odd sizes alone (tall, wide, tiny,
+    thin, one larger than the longest edge), a flat list and a list of lists of mixed sizes."""
+    proc = hf_processor(kind)
+    assert int(proc.resample) == 1  # the default this test is about
+    big = _RNG.integers(0, 256, (1700, 2100, 3), dtype=np.uint8)  # shrunk to 1456 first, then split
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(1500, 300), (60, 1900), (7, 9), (333, 517), (2, 700)]]
+    for x in imgs + [as_kind(input_kind, big)]:
+        _check_split(proc, x, (kind, input_kind))
+    _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
+    _check_split(proc, [[imgs[2]], [imgs[3], imgs[0]]], (kind, input_kind, "two samples"))
+
+
+@pytest.mark.parametrize("kind", SPLIT)
+def test_split_lanczos_differs_from_bicubic(kind):
+    """The default's frames are LANCZOS's: the same processor with BICUBIC gives other pixel values."""
+    x = as_kind("pil", _IMGS[(333, 517)])
+    a = gt.from_hf(hf_processor(kind))(x)["pixel_values"]
+    b = gt.from_hf(hf_processor(kind, resample=3))(x)["pixel_values"]
+    assert a.shape == b.shape and not torch.equal(a, b)
 
 
 _SPLIT_ARGS = [
@@ -226,21 +250,28 @@ def test_split_arguments(kind, kwargs):
         _check_split(proc, [[imgs[0]], [imgs[1], imgs[2]]], (kind, kwargs, "samples"))
 
 
-@pytest.mark.parametrize("kind", SPLIT)
-@pytest.mark.parametrize("mode", ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"])
-def test_split_gray_and_rgba(kind, mode):
+GRAY_RGBA = ["L", "RGBA", "gray-array", "rgba-array", "gray-tensor", "rgba-tensor"]
+
+
+def _gray_or_rgba(mode):
+    """A random 90 x 420 image as a PIL "L" / "RGBA" image, or a 1- / 4-channel array or tensor."""
     rgba = _RNG.integers(0, 256, (90, 420, 4), dtype=np.uint8)
     if mode in ("L", "RGBA"):
-        img = Image.fromarray(rgba, "RGBA").convert(mode)
-    else:
-        img = as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
-    _check_split(hf_processor(kind, resample=3, max_image_size={"longest_edge": 128}), img, (kind, mode))
+        return Image.fromarray(rgba, "RGBA").convert(mode)
+    return as_kind(mode.split("-")[1], rgba[..., :1].copy() if mode.startswith("gray") else rgba)
+
+
+@pytest.mark.parametrize("resample", [1, 3])  # 1: LANCZOS, the class default
+@pytest.mark.parametrize("kind", SPLIT)
+@pytest.mark.parametrize("mode", GRAY_RGBA)
+def test_split_gray_and_rgba(kind, mode, resample):
+    img = _gray_or_rgba(mode)
+    _check_split(hf_processor(kind, resample=resample, max_image_size={"longest_edge": 128}), img, (kind, mode))
 
 
 @pytest.mark.parametrize("kind", SPLIT)
 def test_split_refusals_and_config_dict(kind):
-    for kwargs, key in [({}, "resample"),  # the class default, LANCZOS: no Lanczos kernel in goprep's engine
-                        ({"resample": 3, "size": {"shortest_edge": 300}}, "size"),
+    for kwargs, key in [({"resample": 3, "size": {"shortest_edge": 300}}, "size"),
                         ({"resample": 3, "max_image_size": {"height": 300}}, "max_image_size")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(hf_processor(kind, **kwargs))
@@ -258,3 +289,72 @@ def test_split_refusals_and_config_dict(kind):
         imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (7, 9)]]
         got, got_d = conv(imgs), gt.from_hf(proc.to_dict())(imgs)
         assert set(got) == set(got_d) and all(torch.equal(got[k], got_d[k]) for k in got)
+
+
+# Idefics2: each image (with do_image_splitting its four quadrants first) resized on its own by
+# shortest_edge / longest_edge, every frame padded bottom-right to the batch's largest, pixel_attention_mask
+# over each frame's own pixels (_hf_tiles.SplitQuadrants).
+IDEFICS2 = ["Idefics2ImageProcessor", "Idefics2ImageProcessorPil"]
+
+
+@pytest.mark.parametrize("splitting", [False, True])
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", IDEFICS2)
+def test_idefics2_odd_sizes_and_samples(kind, input_kind, splitting):
+    """The class defaults (BILINEAR, 378 / 980) with and without splitting: odd sizes alone (tall and
+    larger than longest_edge, wide, tiny, thin, odd sides), a flat list and a list of lists of mixed sizes."""
+    proc = hf_processor(kind, do_image_splitting=splitting)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(1500, 300), (60, 1900), (7, 9), (333, 517), (2, 700)]]
+    for x in imgs:
+        _check_split(proc, x, (kind, input_kind, splitting))
+    _check_split(proc, imgs[:3], (kind, input_kind, "one sample"))
+    _check_split(proc, [[imgs[2]], [imgs[3], imgs[0]]], (kind, input_kind, "two samples"))
+
+
+_IDEFICS2_ARGS = [
+    {"resample": 1, "do_image_splitting": True},  # LANCZOS: the engine's lanczos
+    {"resample": 3, "size": {"shortest_edge": 100, "longest_edge": 300}},
+    {"size": {"height": 200, "width": 150}, "do_image_splitting": True, "do_pad": False},  # one frame size: stacked
+    {"do_normalize": False, "do_rescale": False},  # uint8 frames padded into float32 (or stacked as uint8)
+    {"do_normalize": False, "do_rescale": False, "do_pad": False, "size": {"height": 64, "width": 64}},
+    {"do_resize": False, "image_mean": [0.1, 0.2, 0.3], "image_std": [0.3, 0.2, 0.1]},
+]
+
+
+@pytest.mark.parametrize("kind", IDEFICS2)
+@pytest.mark.parametrize("kwargs", _IDEFICS2_ARGS, ids=lambda kw: "-".join(f"{k}" for k in kw))
+def test_idefics2_arguments(kind, kwargs):
+    proc = hf_processor(kind, **kwargs)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (333, 517), (7, 9)]]
+    for x in imgs:
+        _check_split(proc, x, (kind, kwargs))
+    # without do_pad only samples of equal frame counts stack (test_idefics2_refusals)
+    samples = [[imgs[0]], [imgs[1], imgs[2]]] if kwargs.get("do_pad", True) else [[imgs[0]], [imgs[1]]]
+    _check_split(proc, samples, (kind, kwargs, "samples"))
+
+
+@pytest.mark.parametrize("kind", IDEFICS2)
+@pytest.mark.parametrize("mode", GRAY_RGBA)
+def test_idefics2_gray_and_rgba(kind, mode):
+    img = _gray_or_rgba(mode)
+    _check_split(hf_processor(kind, do_image_splitting=True, size={"shortest_edge": 50, "longest_edge": 200}), img,
+                 (kind, mode))
+
+
+@pytest.mark.parametrize("kind", IDEFICS2)
+def test_idefics2_refusals(kind):
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(hf_processor(kind, size={"longest_edge": 300}))
+    assert ei.value.argument == "size" and kind in str(ei.value)
+    # frames of different sizes without do_pad: neither class can stack them
+    proc = hf_processor(kind, do_pad=False)
+    imgs = [as_kind("pil", _IMGS[s]) for s in [(480, 640), (333, 517)]]
+    with pytest.raises((ValueError, RuntimeError)):
+        proc(imgs, return_tensors="pt")
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(proc)(imgs)
+    assert ei.value.argument == "do_pad"
+    # a 1-pixel side with splitting: empty quadrants
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(hf_processor(kind, do_image_splitting=True))(as_kind("pil", _IMGS[(2, 700)][:1]))
+    assert ei.value.argument == "do_image_splitting"

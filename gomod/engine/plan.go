@@ -180,6 +180,8 @@ func tapsPerOutput(kind string, antialias bool, in, out int) float64 {
 		return 2
 	case kind == "bicubic" && !antialias:
 		return 4
+	case kind == "lanczos": // 2*ceil(3*scale)+1 <= 6*scale+1
+		return 6*scale + 1
 	default: // bicubic with antialias (2*ceil(2*scale)+1 <= 4*scale+1), area (ceil(scale)+1)
 		return 4*scale + 1
 	}

@@ -105,13 +105,13 @@ func fuzzSpec(z *fuzzBytes) *Spec {
 	}
 	s.Pre = z.view(in.H, in.W)
 	r := &s.Resize
-	r.Kind = []string{"none", "nearest", "bilinear", "bicubic", "area", "nearest-exact", "nearest-pil", "nearest-torch"}[z.in(0, 7)]
+	r.Kind = []string{"none", "nearest", "bilinear", "bicubic", "area", "nearest-exact", "nearest-pil", "nearest-torch", "lanczos"}[z.in(0, 8)]
 	if r.Kind == "none" {
 		r.H, r.W = s.Pre.H, s.Pre.W
 	} else {
 		r.H, r.W = z.in(1, 40), z.in(1, 40)
-		r.Antialias = (r.Kind == "bilinear" || r.Kind == "bicubic") && z.bit()
-		r.TorchU8 = (r.Kind == "bilinear" || r.Kind == "bicubic") && in.DType == U8 && z.in(0, 3) == 0
+		r.Antialias = (r.Kind == "bilinear" || r.Kind == "bicubic") && z.bit() || r.Kind == "lanczos" // lanczos: antialias only
+		r.TorchU8 = (r.Kind == "bilinear" || r.Kind == "bicubic" || r.Kind == "lanczos") && in.DType == U8 && z.in(0, 3) == 0
 	}
 	c := &s.Canvas
 	c.H, c.W = r.H+z.in(0, 6), r.W+z.in(0, 6)

@@ -287,6 +287,8 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 	aaFast.Resize.Antialias, aaFast.Post = true, View{0, 0, 1, 1, 224, 224}
 	cubicAAFast := imagenetSpec(0, 1080, 1920)
 	cubicAAFast.Resize.Kind, cubicAAFast.Resize.Antialias, cubicAAFast.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
+	lanczosAAFast := imagenetSpec(0, 1080, 1920)
+	lanczosAAFast.Resize.Kind, lanczosAAFast.Resize.Antialias, lanczosAAFast.Post = "lanczos", true, View{0, 0, 1, 1, 224, 224}
 	torchPlain := imagenetSpec(0, 1080, 1920) // PyTorch's uint8 bicubic without antialias, fast path
 	torchPlain.Resize.Kind, torchPlain.Resize.TorchU8, torchPlain.Post = "bicubic", true, View{0, 0, 1, 1, 224, 224}
 	patchU8 := patchCase{dt: U8, h: 540, w: 960, kind: "bicubic", aa: true, oh: 560, ow: 980, cmap: []int{0, 1, 2}, size: 14, merge: 2, temporal: 2}.spec(true)
@@ -303,6 +305,9 @@ func TestEstimatePlanBoundsAllocation(t *testing.T) {
 		"bicubic-aa":    cubicAAFast,
 		"bicubic-up":    rgbSpec(30, 20, "bicubic", false, 300, 2000),
 		"bicubic-down":  rgbSpec(3000, 2000, "bicubic", true, 7, 3),
+		"lanczos-down":  rgbSpec(3000, 2000, "lanczos", true, 7, 3), // ~860 taps per row
+		"lanczos-up":    rgbSpec(30, 20, "lanczos", true, 300, 2000),
+		"lanczos-aa":    lanczosAAFast,
 		"area-down":     rgbSpec(3000, 2000, "area", false, 7, 3),
 		"area-int":      rgbSpec(300, 200, "area", false, 100, 50),
 		"area-up":       rgbSpec(30, 20, "area", false, 300, 2000),

@@ -99,7 +99,7 @@ func triangleFilter(x float64) float64 {
 }
 
 // pillowTaps is Pillow's precompute_coeffs plus normalize_coeffs_8bpc for any filter of the given
-// support (1 for the triangle, 2 for bicubic): the support is widened by the downscale factor, the
+// support (1 for the triangle, 2 for bicubic, 3 for Lanczos): the support is widened by the downscale factor, the
 // weights (computed in float64, as Pillow does) are normalised per output pixel, and uint8 weights are
 // rounded to 22-bit fixed point away from zero, (int)(w*2^22 +- 0.5). PyTorch's antialiased float
 // kernels (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa) use the same formula with interp_size/2 as
@@ -257,6 +257,10 @@ func resizeTaps(r ResizeSpec, dt DType, in, out int, vertical bool, area areaRul
 		return areaTaps(in, out)
 	case area == areaLinear:
 		return areaLinearTaps(in, out, vertical)
+	case r.Kind == "lanczos" && r.TorchU8 && dt == U8:
+		return torchU8Taps(in, out, lanczosFilter, lanczosSupport)
+	case r.Kind == "lanczos":
+		return pillowTaps(in, out, lanczosFilter, lanczosSupport)
 	case r.TorchU8 && !r.Antialias && dt == U8:
 		return torchU8PlainTaps(in, out, r.Kind == "bicubic")
 	case r.Kind == "bicubic" && r.Antialias && r.TorchU8 && dt == U8:

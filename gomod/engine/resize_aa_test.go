@@ -32,7 +32,7 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 			s.Resize.H, s.Canvas.H, s.Post.H = 37, 37, 37
 			s.Resize.W, s.Canvas.W, s.Post.W, s.Post.X0 = 150, 150, 150, 149
 		}},
-		// ~100 (bilinear) and ~200 (bicubic) vertical taps: the paired VPMADDWD vertical pass and,
+		// ~100 (bilinear), ~200 (bicubic) and ~300 (lanczos) vertical taps: the paired VPMADDWD vertical pass and,
 		// past aaVMaxPairs, the VPMULLD one
 		{"tall window", func(s *Spec) {
 			s.Resize.H, s.Canvas.H, s.Post.H = 2, 2, 2
@@ -61,12 +61,15 @@ func TestAntialiasFastPathEqualsGeneral(t *testing.T) {
 			s.Canvas = CanvasSpec{H: 224, W: 224, Top: 37, Pad: PadValues{114}}
 		}},
 	}
-	for _, kind := range []string{"bilinear", "bicubic"} {
+	for _, kind := range []string{"bilinear", "bicubic", "lanczos"} {
 		for _, v := range variants {
 			for _, n := range []int{0, 2} {
 				s := imagenetSpec(n, h, w)
 				s.Resize.Kind, s.Resize.Antialias = kind, true
 				v.edit(s)
+				if kind == "lanczos" && !s.Resize.Antialias {
+					continue // PyTorch's plain kernel has no Lanczos form (a lanczos spec needs antialias)
+				}
 				start := 0
 				if s.In.Strides[1] < 0 {
 					start = (h - 1) * w * 3

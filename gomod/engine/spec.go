@@ -51,15 +51,16 @@ type InputSpec struct {
 }
 
 // ResizeSpec: Kind is "none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear",
-// "bicubic" or "area" (docs/API.md gives each one's rounding rules); H, W the resized content size. TorchU8
-// (bilinear and bicubic uint8 only) is PyTorch's uint8 kernel: with Antialias Pillow's filters with the
-// weights rounded to PyTorch's int16 precision, without it PyTorch's plain 2- or 4-tap kernel
-// (torchU8PlainTaps), both on the antialias arithmetic (kPillow).
+// "bicubic", "lanczos" (Pillow's LANCZOS, Antialias only: resize_lanczos.go) or "area" (docs/API.md gives
+// each one's rounding rules); H, W the resized content size. TorchU8 (bilinear, bicubic and lanczos uint8
+// only) is PyTorch's uint8 kernel: with Antialias Pillow's filters with the weights rounded to PyTorch's
+// int16 precision, without it PyTorch's plain 2- or 4-tap kernel (torchU8PlainTaps), both on the
+// antialias arithmetic (kPillow).
 type ResizeSpec struct {
 	Kind      string `json:"kind"`
 	Antialias bool   `json:"antialias"`
 	TorchU8   bool   `json:"torch_u8,omitempty"`
-	// Premultiply (uint8, 4 channels, bilinear or bicubic with Antialias: Pillow's arithmetic) resizes
+	// Premultiply (uint8, 4 channels, bilinear, bicubic or lanczos with Antialias: Pillow's arithmetic) resizes
 	// as Pillow resizes an "RGBA" image: premultiplied by alpha, then converted back (premul.go).
 	// An unchanged size is left alone, as Pillow returns it as a copy.
 	Premultiply bool `json:"premultiply,omitempty"`
@@ -280,15 +281,20 @@ func (s *Spec) Validate() error {
 			return errf(CodeInvalidArgument, "antialias", "antialias applies to bilinear and bicubic interpolation only")
 		}
 	case "bilinear", "bicubic":
+	case "lanczos":
+		if !r.Antialias {
+			return errf(CodeInvalidArgument, "antialias", "lanczos is Pillow's antialiased filter only: antialias must be true")
+		}
 	default:
 		return errf(CodeInvalidArgument, "interpolation",
-			"must be 'bilinear', 'bicubic', 'area', 'nearest', 'nearest-exact', 'nearest-pil' or 'nearest-torch', got %q", r.Kind)
+			"must be 'bilinear', 'bicubic', 'lanczos', 'area', 'nearest', 'nearest-exact', 'nearest-pil' or 'nearest-torch', got %q", r.Kind)
 	}
-	if r.TorchU8 && (r.Kind != "bilinear" && r.Kind != "bicubic" || s.In.DType != U8) {
-		return errf(CodeInvalidArgument, "antialias", "PyTorch's uint8 weights ('torch', 'torch-noaa') apply to bilinear and bicubic uint8 resizing only")
+	filtered := r.Kind == "bilinear" || r.Kind == "bicubic" || r.Kind == "lanczos"
+	if r.TorchU8 && (!filtered || s.In.DType != U8) {
+		return errf(CodeInvalidArgument, "antialias", "PyTorch's uint8 weights ('torch', 'torch-noaa') apply to bilinear, bicubic and lanczos uint8 resizing only")
 	}
-	if r.Premultiply && (r.Kind != "bilinear" && r.Kind != "bicubic" || !r.Antialias || r.TorchU8 || s.In.DType != U8 || s.In.C != 4 || s.In.YUV != nil) {
-		return errf(CodeInvalidArgument, "premultiply", "premultiplied alpha applies to Pillow's bilinear and bicubic resize (antialias) of 4-channel uint8 images only")
+	if r.Premultiply && (!filtered || !r.Antialias || r.TorchU8 || s.In.DType != U8 || s.In.C != 4 || s.In.YUV != nil) {
+		return errf(CodeInvalidArgument, "premultiply", "premultiplied alpha applies to Pillow's bilinear, bicubic and lanczos resize (antialias) of 4-channel uint8 images only")
 	}
 	c := &s.Canvas
 	if err := checkDim("size.height", c.H, false); err != nil {

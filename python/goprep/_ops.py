@@ -22,8 +22,8 @@ Size = Union[int, Tuple[int, int]]
 # ---------------------------------------------------------------------------------------------
 # argument parsing shared by eager and traced calls
 
-_INTERP = ("bilinear", "bicubic", "area", "nearest", "nearest-exact", "nearest-pil", "nearest-torch")
-_INTERP_AA = ("bilinear", "bicubic")  # the kinds with an antialias variant and PyTorch's uint8 kernels
+_INTERP = ("bilinear", "bicubic", "lanczos", "area", "nearest", "nearest-exact", "nearest-pil", "nearest-torch")
+_INTERP_AA = ("bilinear", "bicubic", "lanczos")  # the kinds with an antialias variant and PyTorch's uint8 kernels
 _COLOR = {"rgb2bgr": (3, (2, 1, 0)), "bgr2rgb": (3, (2, 1, 0)), "rgba2rgb": (4, (0, 1, 2)), "gray2rgb": (1, (0, 0, 0))}
 
 
@@ -61,7 +61,12 @@ def _resize_t(t: Traced, size: Size, interpolation: str, antialias: Union[bool, 
     else:
         aa = _validate.as_flag("antialias", antialias)
     if aa is not False and interpolation not in _INTERP_AA:
-        raise InvalidArgumentError("applies to bilinear and bicubic interpolation only", argument="antialias")
+        raise InvalidArgumentError("applies to bilinear, bicubic and lanczos interpolation only", argument="antialias")
+    if interpolation == "lanczos":  # Pillow's LANCZOS has only its antialiased form (False means the same)
+        if aa == "torch-noaa":
+            raise InvalidArgumentError("'torch-noaa' does not apply to lanczos: PyTorch's lanczos is antialiased only",
+                                       argument="antialias")
+        aa = "torch" if aa == "torch" else True
     if aa in AA_TORCH and t.dtype != "u8":
         aa = aa == "torch"
     h, w = resize_size(t, size, max_size)
@@ -236,7 +241,9 @@ def resize(
     PyTorch's ``interpolate(mode="bilinear", align_corners=False)``; ``antialias=True`` follows Pillow's
     filter widened by the downscale factor; nearest matches ``cv2.INTER_NEAREST``.
     bicubic: uint8 matches ``cv2.INTER_CUBIC``, float32 PyTorch's ``mode="bicubic"``, and with
-    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32).
+    ``antialias=True`` Pillow's ``BICUBIC`` (PyTorch's ``antialias=True`` on float32). lanczos is
+    Pillow's ``LANCZOS``, always antialiased (``antialias`` True or False alike; ``"torch"``: PyTorch's
+    uint8 ``mode="lanczos"``).
     ``antialias="torch"``: the same filters with PyTorch's uint8 weight rounding, as torchvision's
     ``Resize`` on uint8 tensors computes (on float32 the same as ``True``); ``antialias="torch-noaa"``:
     PyTorch's uint8 kernel without antialias, torchvision's ``Resize(antialias=False)`` on uint8

@@ -289,7 +289,7 @@ class Traced:
             # A pad that later crops removed entirely is only a view: fold it into the source view.
             r, c = t.rows, t.cols
             t = replace(t, pre=t.pre.then(View(r.a, c.a, r.s, c.s, r.n, c.n)), rows=None, cols=None, pad=None)
-        premul = (t.dtype == "u8" and t.yuv is None and antialias is True and kind in ("bilinear", "bicubic")
+        premul = (t.dtype == "u8" and t.yuv is None and antialias is True and kind in ("bilinear", "bicubic", "lanczos")
                   and t.src_c == 4 and t.cmap == (0, 1, 2, 3) and (h, w) != (t.pre.h, t.pre.w))
         return replace(t, resize=(kind, antialias, h, w), rows=Axis.identity(h), cols=Axis.identity(w), size_arg="size",
                        premul=premul)

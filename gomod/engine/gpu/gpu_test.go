@@ -51,7 +51,7 @@ type gpuCase struct {
 func gpuCases() []gpuCase {
 	var cs []gpuCase
 	add := func(name string, s *engine.Spec) { cs = append(cs, gpuCase{name, s}) }
-	for _, kind := range []string{"none", "nearest", "bilinear", "antialias", "bicubic", "bicubic-aa", "area", "area-2x"} {
+	for _, kind := range []string{"none", "nearest", "bilinear", "antialias", "bicubic", "bicubic-aa", "lanczos", "area", "area-2x"} {
 		for _, dt := range []engine.DType{engine.U8, engine.F32} {
 			for _, norm := range []string{"", "f32-CHW", "f16-HWC"} {
 				h, w, oh, ow := 37, 53, 19, 24
@@ -67,10 +67,12 @@ func gpuCases() []gpuCase {
 					k, aa = "bilinear", true
 				case "bicubic-aa":
 					k, aa = "bicubic", true
+				case "lanczos": // Pillow's LANCZOS: antialias only
+					aa = true
 				case "area-2x": // integer factors (resizeAreaFast_'s 2x2 rule on uint8)
 					k, h, w, oh, ow = "area", 38, 54, 19, 27
 				}
-				if (kind == "bicubic" || kind == "bicubic-aa") && norm == "" {
+				if (kind == "bicubic" || kind == "bicubic-aa" || kind == "lanczos") && norm == "" {
 					oh, ow = 70, 90 // upscale
 				}
 				s := rgbSpec(h, w, k, aa, oh, ow)
@@ -299,13 +301,13 @@ func randomSpec(r *rand.Rand) *engine.Spec {
 	if r.Intn(2) == 0 {
 		s.Pre.X0, s.Pre.SX = x0+pw-1, -1
 	}
-	kinds := []string{"none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear", "bilinear", "bicubic", "bicubic", "area", "area"}
+	kinds := []string{"none", "nearest", "nearest-exact", "nearest-pil", "nearest-torch", "bilinear", "bilinear", "bicubic", "bicubic", "lanczos", "area", "area"}
 	kind := kinds[r.Intn(len(kinds))]
 	s.Resize = engine.ResizeSpec{Kind: kind, H: ph, W: pw}
 	if kind != "none" {
 		s.Resize.H, s.Resize.W = 1+r.Intn(64), 1+r.Intn(64)
-		s.Resize.Antialias = (kind == "bilinear" || kind == "bicubic") && r.Intn(2) == 0
-		s.Resize.TorchU8 = (kind == "bilinear" || kind == "bicubic") && dt == engine.U8 && r.Intn(3) == 0
+		s.Resize.Antialias = (kind == "bilinear" || kind == "bicubic") && r.Intn(2) == 0 || kind == "lanczos"
+		s.Resize.TorchU8 = (kind == "bilinear" || kind == "bicubic" || kind == "lanczos") && dt == engine.U8 && r.Intn(3) == 0
 	}
 	if kind == "area" && r.Intn(2) == 0 { // integer factors where the crop allows: cv2's resizeAreaFast_
 		fy, fx := 1+r.Intn(4), 1+r.Intn(4)

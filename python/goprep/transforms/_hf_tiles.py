@@ -4,18 +4,23 @@ LLaVA-OneVision (``AnyRes``): each image resized to fit the grid pinpoint that
 tile and a global image (the original resized to ``size``, first) run through the class's resize /
 center crop / rescale / normalize. Idefics3 and SmolVLM (``SplitImages``): resized by the longest edge,
 then up to multiples of the tile side, cut into tiles followed by a global image, or left whole.
+Idefics2 (``SplitQuadrants``): the image's four quadrants and the image, each resized on its own,
+padded bottom-right to the batch's largest frame.
 Tiles are stacked per image (per sample), the batch padded with zero tiles to its largest count.
 
 Every resize, pad and normalisation runs in goprep's engine: one pass per resize the processor makes
 (uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas resized and padded in
 one), then one call per run of tiles of one shape for the per-tile chain, written in place into the
 stacked result. Cutting and ordering the tiles is Python: a NumPy tile-major copy of the uint8 canvas
-where the tile divides it, views of it otherwise. LANCZOS (Idefics3's default) is refused: the engine
-has no Lanczos kernel."""
+where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
+engine's "lanczos": Pillow's on the PIL class, PyTorch's uint8 lanczos (antialias="torch") on the
+torchvision class (as tvF.resize runs it on CPU with torchvision >= 0.27); LLaVA's per-tile chain does
+not take it."""
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -33,7 +38,9 @@ from ._steps import Resize
 # Keys each tiling class reads beyond the generic ones (by transformers' base name).
 _LLAVA_KEYS = frozenset({"image_grid_pinpoints", "do_pad"})
 _SPLIT_KEYS = frozenset({"do_pad", "do_image_splitting", "max_image_size", "return_row_col_info"})
-TILE_KEYS = {"LlavaNext": _LLAVA_KEYS, "LlavaOnevision": _LLAVA_KEYS, "Idefics3": _SPLIT_KEYS, "SmolVLM": _SPLIT_KEYS}
+TILE_KEYS = {"LlavaNext": _LLAVA_KEYS, "LlavaOnevision": _LLAVA_KEYS, "Idefics3": _SPLIT_KEYS, "SmolVLM": _SPLIT_KEYS,
+             "Idefics2": frozenset({"do_pad", "do_image_splitting"})}
+_SPLITTERS = ("Idefics2", "Idefics3", "SmolVLM")  # the classes whose resizes take LANCZOS (the engine's lanczos)
 # Idefics3's MAX_IMAGE_SIZE: the longest side after its resize, at most (4k)
 _MAX_IMAGE_SIZE = 4096
 
@@ -89,6 +96,19 @@ class _Fit:
         return patch_output_size(h, w, self.target)
 
 
+class _Lanczos(Resize):
+    """Resize's numerics with LANCZOS (PIL's code 1): Pillow's on PIL images, PyTorch's
+    mode="lanczos" on tensors (uint8: its int16 weights, antialias="torch"; float32: its float
+    kernel), as Resize reads the other filters (the steps' own modes do not list it)."""
+
+    def __init__(self, name: str, size: Any, interp: Any, antialias: Any, max_size: Any, api: str) -> None:
+        super().__init__(name, size, "bicubic", antialias, max_size, api)
+        self.mode = "lanczos"
+
+    def _tensor_kernel(self, dtype: str) -> Tuple[str, Any]:
+        return "lanczos", "torch" if dtype == "u8" else True
+
+
 class _Tiled(Converted):
     """What the tiling processors share: do_convert_rgb and the first resizes (``_first``), the tiles
     of a canvas the tile size divides (``_grid``), and the per-tile chain run into the stacked result
@@ -117,7 +137,8 @@ class _Tiled(Converted):
                 if target is None:  # OneVision's pad_to_square, with the colour ``fit``
                     side = max(img.height, img.width)
                     return _ops.pad(img, size=(side, side), value=list(fit), center=True)
-                img = Resize("resize", _Fit(target) if fit else target, interp, True, None, "v2")(img, flavor)
+                img = (_Lanczos if interp == "lanczos" else Resize)("resize", _Fit(target) if fit else target, interp,
+                                                                     True, None, "v2")(img, flavor)
                 return _ops.pad(img, size=target, value=0, center=True) if fit else img
 
             p = self._stage["first"] = pipeline(resize_pad, device="cpu", output="numpy")
@@ -142,15 +163,20 @@ class _Tiled(Converted):
         return np.ascontiguousarray(canvas.reshape(nh, ph, nw, pw, -1).swapaxes(1, 2)).reshape(
             nh * nw, ph, pw, canvas.shape[-1])
 
-    def _write(self, dst: Any, runs: List[Any]) -> int:
+    def _write(self, dst: Any, runs: List[Any], corner: bool = False) -> int:
         """Each run (a ``(n, H, W, C)`` array or a list of same-shape images) through the tile chain, one
-        engine call each, into ``dst[k:k + n]`` in order; returns the count written."""
+        engine call each, into ``dst[k:k + n]`` in order; returns the count written. ``corner``: the
+        chain keeps the runs' sizes (no resize or crop), and a run smaller than dst's frames goes into
+        their top-left corner, the rest left as it is."""
         import torch
 
         tile_chain = self._pipe(self._flavor or "tensor")
         k = 0
         for r in runs:
-            if dst.dtype == torch.float32 and self._chain.scale is not None:
+            h, w = r.shape[-3:-1] if corner else dst.shape[-2:]
+            if (h, w) != tuple(dst.shape[-2:]):
+                dst[k:k + len(r), :, :h, :w] = tile_chain(r)
+            elif dst.dtype == torch.float32 and self._chain.scale is not None:
                 tile_chain(r, out=dst[k:k + len(r)])
             else:  # uint8 results (channels-last in memory), or uint8 into a float result: copied into place
                 dst[k:k + len(r)] = tile_chain(r)
@@ -348,48 +374,101 @@ class SplitImages(_Tiled):
             rows.append(r)
             cols.append(c)
         counts = [sum(len(f) for f in runs) for runs in frames]
-        if not self._do_pad and len(set(counts)) > 1:
-            raise PipelineError(f"False with samples of {sorted(set(counts))} frames: the processor fails to stack "
-                                "them into one tensor", argument="do_pad")
-        m = self._m
+        shapes = [f.shape[1:3] for runs in frames for f in runs]
+        if not self._do_pad and (len(set(counts)) > 1 or len(set(shapes)) > 1):
+            raise PipelineError(f"False with samples of {sorted(set(counts))} frames of sizes {sorted(set(shapes))}: "
+                                "the processor fails to stack them into one tensor", argument="do_pad")
+        fh, fw = max(s[0] for s in shapes), max(s[1] for s in shapes)  # do_pad's frame size: the largest
         # uint8 frames (no rescale, no normalisation) padded: the torchvision class writes them into float32
         # zeros; the PIL class stacks them as they are unless a sample has zero frames (float32) to add
         float_out = self._chain.scale is not None or self._do_pad and (self._flavor != "pil" or len(set(counts)) > 1)
-        pv = torch.empty((len(samples), max(counts), 3, m, m), dtype=torch.float32 if float_out else torch.uint8)
+        dtype = torch.float32 if float_out else torch.uint8
+        pv = (torch.zeros if len(set(shapes)) > 1 else torch.empty)((len(samples), max(counts), 3, fh, fw), dtype=dtype)
         for i, runs in enumerate(frames):
-            k = self._write(pv[i], runs)
+            k = self._write(pv[i], runs, corner=True)
             pv[i, k:] = 0
         res: Dict[str, Any] = {"pixel_values": pv}
-        if self._do_pad:
-            mask = torch.zeros((len(samples), max(counts), m, m), dtype=torch.int64)
-            for i, n in enumerate(counts):
-                mask[i, :n] = 1
+        if self._do_pad:  # 1 over each frame's own pixels (its top-left corner), 0 on padding and padded frames
+            mask = torch.zeros((len(samples), max(counts), fh, fw), dtype=torch.int64)
+            for i, runs in enumerate(frames):
+                j = 0
+                for f in runs:
+                    mask[i, j:j + len(f), :f.shape[1], :f.shape[2]] = 1
+                    j += len(f)
             res["pixel_attention_mask"] = mask
         if self._row_col:
             res["rows"], res["cols"] = rows, cols
         return res
 
 
+def idefics2_size(h: int, w: int, shortest: int, longest: int) -> Tuple[int, int]:
+    """Idefics2's ``get_resize_output_image_size``: the longer side down to ``longest`` (the other
+    ``int``-scaled) when over it, then each side up to at least ``shortest``."""
+    ar = w / h
+    if w >= h and w > longest:
+        w, h = longest, int(longest / ar)
+    elif h > w and h > longest:
+        h, w = longest, int(longest * ar)
+    return max(h, shortest), max(w, shortest)
+
+
+class SplitQuadrants(SplitImages):
+    """Idefics2's processor: SplitImages' samples and outputs, with Idefics2's frames: each image (with
+    ``do_image_splitting`` first its four quadrants, split at ``(h // 2, w // 2)``: top-left, top-right,
+    bottom-left, bottom-right, then the image) resized on its own by ``size`` (``idefics2_size``, or
+    height and width), rounded to uint8 as the processor's resize is; with ``do_pad`` every frame
+    padded bottom-right with zeros to the batch's largest height and width, after the normalisation,
+    and ``pixel_attention_mask`` 1 over each frame's own pixels."""
+
+    def _frames(self, img: Any, h: int, w: int) -> Tuple[List[Any], int, int]:
+        if self._splitting and (h < 2 or w < 2):
+            raise PipelineError(f"True with a {h}x{w} image: its quadrants are empty (the class fails on them, or "
+                                "reads the image's layout another way)", argument="do_image_splitting")
+        my, mx = h // 2, w // 2
+        boxes = [(0, 0, my, mx), (0, mx, my, w - mx), (my, 0, h - my, mx), (my, mx, h - my, w - mx)] \
+            if self._splitting else []
+        first, size, runs = self._first(), self._size, []
+        for top, left, bh, bw in boxes + [(0, 0, h, w)]:
+            piece = img if (bh, bw) == (h, w) else _ops.crop(img, top, left, bh, bw)
+            target = (bh, bw) if not self._do_resize else (size["height"], size["width"]) if "height" in size else \
+                idefics2_size(bh, bw, size["shortest_edge"], size["longest_edge"])
+            runs.append(first(piece, target, False)[None])
+        return runs, 0, 0
+
+
 def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device: str) -> Converted:
     """The tiling processor of a complete config of class ``kind`` (``base`` in TILE_KEYS)."""
     from ._hf_pixels import hf_chain
 
-    if cfg.get("resample") == 1:  # checked first: Idefics3's and SmolVLM's default
-        raise PipelineError(f"1 (LANCZOS: {kind} resizes with a Lanczos filter, which goprep's engine does not have; "
-                            "another resample, e.g. 3 (BICUBIC), converts, but differs from the model's default)",
-                            argument="resample")
+    lanczos = _validate.is_int(cfg.get("resample")) and int(cfg["resample"]) == 1
+    if lanczos and base not in _SPLITTERS:
+        raise PipelineError(f"1 (LANCZOS: {kind} resizes its tiles with it, and goprep's converters reproduce LANCZOS "
+                            "only in Idefics2's, Idefics3's and SmolVLM's resizes; another resample, e.g. 3 (BICUBIC), "
+                            "converts)", argument="resample")
+    if lanczos and flavor != "pil" and not _torchvision_lanczos():
+        lanczos, cfg = False, {**cfg, "resample": 3}  # transformers' torchvision backend then resizes with BICUBIC
     # the class's resample as goprep's Resize reads it (the processor's own resizes use it too)
-    interp = hf_chain({**cfg, "do_resize": True, "size": {"height": 1, "width": 1}, "do_center_crop": False}, kind,
-                      "").ops[0].mode
+    interp = "lanczos" if lanczos else hf_chain(
+        {**cfg, "do_resize": True, "size": {"height": 1, "width": 1}, "do_center_crop": False}, kind, "").ops[0].mode
+    if lanczos:
+        cfg = {**cfg, "resample": 3}  # the chain below only rescales and normalises: its resample is unused
     size = cfg.get("size") or {}
     if not isinstance(size, dict):
         raise PipelineError(f"{size!r} ({kind} needs a dict)", argument="size")
     size = {k: _validate.as_positive_int(f"size[{k!r}]", v) for k, v in size.items() if v is not None}
-    if base in ("Idefics3", "SmolVLM"):
+    if base in _SPLITTERS:
         chain = hf_chain({**cfg, "do_resize": False, "do_center_crop": False}, kind, base)  # rescale, normalise
         if not cfg.get("do_rescale") and not cfg.get("do_normalize"):
             chain = Chain(ops=[], to_tensor=True)
         do_resize = bool(cfg.get("do_resize"))
+        if base == "Idefics2":
+            if do_resize and not ("shortest_edge" in size and "longest_edge" in size or "height" in size and
+                                  "width" in size):
+                raise PipelineError(f"{size!r} ({kind}'s resize needs shortest_edge and longest_edge, or height and "
+                                    "width)", argument="size")
+            return SplitQuadrants(chain, f"Hugging Face {kind}", flavor, device, bool(cfg.get("do_convert_rgb")),
+                                  interp, size, do_resize, bool(cfg.get("do_image_splitting")), 0,
+                                  bool(cfg.get("do_pad")), False)
         if do_resize and "longest_edge" not in size and not ("height" in size and "width" in size):
             raise PipelineError(f"{size!r} ({kind}'s resize needs longest_edge, or height and width)", argument="size")
         mx = cfg.get("max_image_size")
@@ -415,6 +494,16 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
                   _pinpoints(cfg.get("image_grid_pinpoints")), glob,
                   _validate.as_positive_int("crop_size['height']", patch), bool(cfg.get("do_pad")),
                   base == "LlavaOnevision", _square_fill(cfg.get("image_mean")))
+
+
+def _torchvision_lanczos() -> bool:
+    """Whether transformers' torchvision backend resizes with LANCZOS (tvF.resize on CPU tensors, which
+    torchvision runs from 0.27 on); with an older torchvision it falls back to BICUBIC, with a warning."""
+    try:
+        import torchvision
+    except ImportError:  # no torchvision: no torchvision class to reproduce, only its config
+        return True
+    return tuple(int(p) for p in re.findall(r"\d+", torchvision.__version__)[:2]) >= (0, 27)
 
 
 def _square_fill(mean: Any) -> Tuple[int, ...]:

@@ -53,7 +53,7 @@ _HF_CLASS_KEYS = {
     "Qwen2VL": QWEN2VL_KEYS,  # smart_resize, the (patches, C*T*P*P) rows and image_grid_thw
     "Donut": DONUT_KEYS,  # the thumbnail and the centred pad; do_align_long_axis refused
     **{b: keys for b, (keys, _) in _HF_FAMILIES.items()},
-    **TILE_KEYS,  # tiling (LLaVA-NeXT / OneVision, Idefics3 / SmolVLM): _hf_tiles
+    **TILE_KEYS,  # tiling (LLaVA-NeXT / OneVision, Idefics3 / SmolVLM, Idefics2): _hf_tiles
 }
 # Keys a class's own pixel code never reads (its _preprocess takes them and drops them): overridden
 # with these values before the conversion, so that a value set there changes nothing, as in the class.

@@ -409,7 +409,7 @@ func buildAxis(vertical bool, area areaRule, r ResizeSpec, dt DType, inLen, size
 	a := axis{Lo: lo, Hi: hi, Taps: taps{K: k}}
 	n := hi - lo
 	a.Off = make([]int, n*k)
-	if c0, _ := contentAt(lo); n == size && c0 == 0 && (n < 2 || post0+postStep*(lo+1-frame.top)-place == 1) {
+	if c0, _ := contentAt(lo); n == size && c0 == 0 && (n < 2 || postStep == 1) {
 		// output o shows content o-lo: the taps are full's as they are (one plan owns them), no copy;
 		// a per-item training plan builds two axes of these (binding.PlanVariants)
 		a.Taps.Idx, a.Taps.WI, a.Taps.WF, a.Taps.Cnt = full.Idx, full.WI, full.WF, full.Cnt

@@ -47,23 +47,30 @@ func TestNearestTaps(t *testing.T) {
 	}
 }
 
-func TestAntialiasTapsNormalised(t *testing.T) {
-	for _, c := range []struct{ in, out int }{{512, 224}, {1000, 37}, {10, 10}, {5, 17}, {3, 1}} {
-		tp := antialiasTaps(c.in, c.out)
-		for o := 0; o < c.out; o++ {
-			var si int32
-			var sf float64
-			for k := 0; k < tp.K; k++ {
-				si += tp.WI[o*tp.K+k]
-				sf += float64(tp.WF[o*tp.K+k])
-				if i := tp.Idx[o*tp.K+k]; i < 0 || int(i) >= c.in {
-					t.Fatalf("%v: tap index %d out of range", c, i)
-				}
-			}
-			if math.Abs(sf-1) > 1e-5 || math.Abs(float64(si-(1<<pilPrecisionBits))) > float64(tp.K) {
-				t.Fatalf("%v: output %d weights sum to %v / %d", c, o, sf, si)
+// checkTapsNormalised fails t unless every output of tp (in -> out pixels) reads only inside the
+// image and its weights sum to 1 (float) and to 2^22 within rounding (Pillow's fixed point); c names
+// the case in the message.
+func checkTapsNormalised(t *testing.T, c any, tp taps, in, out int) {
+	t.Helper()
+	for o := 0; o < out; o++ {
+		var si int32
+		var sf float64
+		for k := 0; k < tp.K; k++ {
+			si += tp.WI[o*tp.K+k]
+			sf += float64(tp.WF[o*tp.K+k])
+			if i := tp.Idx[o*tp.K+k]; i < 0 || int(i) >= in {
+				t.Fatalf("%v: tap index %d out of range", c, i)
 			}
 		}
+		if math.Abs(sf-1) > 1e-5 || math.Abs(float64(si-(1<<pilPrecisionBits))) > float64(tp.K) {
+			t.Fatalf("%v: output %d weights sum to %v / %d", c, o, sf, si)
+		}
+	}
+}
+
+func TestAntialiasTapsNormalised(t *testing.T) {
+	for _, c := range []struct{ in, out int }{{512, 224}, {1000, 37}, {10, 10}, {5, 17}, {3, 1}} {
+		checkTapsNormalised(t, c, antialiasTaps(c.in, c.out), c.in, c.out)
 	}
 }
 

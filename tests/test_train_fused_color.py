@@ -199,14 +199,7 @@ imgs = [rng.integers(0, 256, (300, 280, 3), dtype=np.uint8) for _ in range(64)]
 prep = gt.from_torchvision(T.Compose([T.RandomResizedCrop(224), T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.ToTensor()]))
 assert 64 * 3 * 224 * 224 * 4 >= testing.INTERRUPTIBLE_MIN_BYTES
 with testing.count_general_path() as calls:
-    for k in range(5):
-        testing.hold_calls(1, interrupt=True)
-        try:
-            prep(imgs)
-            raise SystemExit(f"call {k} returned normally after its interrupt")
-        except KeyboardInterrupt:
-            pass
-        assert testing.held_in_flight() == 0, f"call {k} was still in the engine after KeyboardInterrupt"
+    testing.interrupt_each(lambda: prep(imgs), 5)
     assert prep(imgs).shape == (64, 3, 224, 224)
 assert calls() == 6, calls()  # one engine call per batch, the five interrupted ones included
 print("ok")

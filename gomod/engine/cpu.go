@@ -160,8 +160,11 @@ func (s workerSource) get() *worker {
 	return w
 }
 
+// put returns a pooled worker without its last source: the pool must not keep the caller's
+// array (or a decode buffer) reachable after the call.
 func (s workerSource) put(w *worker) {
 	if s.pooled {
+		w.src, w.fresh = nil, false
 		workers.Put(w)
 	}
 }

@@ -9,7 +9,7 @@ The run path's hooks let tests observe and steer it without patching goprep's in
 sizes and bounds (``cache_sizes``, ``cache_limits``, ``clear_caches``), how many functions were
 traced (``trace_count``), which calls took the general path (``count_general_path``), results that cannot
 be allocated (``refuse_allocations``), and long calls held inside the engine until interrupted
-(``hold_calls``, ``wait_held``, ``held_in_flight``), how many pixels encoded sources were
+(``hold_calls``, ``wait_held``, ``held_in_flight``, ``interrupt_each``), how many pixels encoded sources were
 decoded (``decoded_pixels``), and the colour steps' path in converted training chains
 (``colour_path``: Go or NumPy kernels, one engine call of staged jobs or one call per segment;
 ``count_colour_calls``: the Go colour batch calls).
@@ -18,6 +18,7 @@ decoded (``decoded_pixels``), and the colour steps' path in converted training c
 from __future__ import annotations
 
 import contextlib
+import gc
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import _device, _native, _outputs, _run, _signature
@@ -33,6 +34,7 @@ __all__ = [
     "cache_sizes",
     "cache_limits",
     "clear_caches",
+    "interrupt_each",
     "trace_count",
     "count_general_path",
     "refuse_allocations",
@@ -108,7 +110,10 @@ def cache_sizes() -> Dict[str, Any]:
 
 def clear_caches() -> None:
     """Empty every cache of the run path (plans no pipeline holds are then freed, and their memory
-    returned to the OS)."""
+    returned to the OS). Unreachable pipelines are collected first: a converter and the pipelines it
+    caches refer to each other (their traced functions close over it), so only the cycle collector
+    frees them, and "no pipeline holds" should not depend on when it last ran."""
+    gc.collect()
     _signature.evict_all()
 
 
@@ -195,6 +200,24 @@ def held_in_flight() -> int:
     """How many calls held by ``hold_calls`` have not yet returned from the engine: 0 once every
     interrupted call has really stopped."""
     return int(_native.get().TestingHeldInFlight())
+
+
+def interrupt_each(call: Callable[[], Any], n: int) -> None:
+    """Run ``call`` ``n`` times, each time held inside the engine and interrupted from there
+    (``hold_calls(1, interrupt=True)``): every run must raise KeyboardInterrupt, never return
+    normally, and must have left the engine by then (``held_in_flight() == 0``); AssertionError
+    naming the run otherwise. The SIGINT lands wherever the caller then is (Thread.start included),
+    which is what a user's Ctrl-C does. Run it in a child process: it interrupts its own process."""
+    for k in range(n):
+        hold_calls(1, interrupt=True)
+        try:
+            call()
+        except KeyboardInterrupt:
+            pass
+        else:
+            raise AssertionError(f"call {k} returned normally after its interrupt")
+        if held_in_flight() != 0:
+            raise AssertionError(f"call {k} was still in the engine after KeyboardInterrupt")
 
 
 def decoded_pixels() -> int:

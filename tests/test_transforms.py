@@ -105,7 +105,8 @@ def test_noops_noted_and_unsupported_named():
         (T.Compose([T.ToTensor(), T.ColorJitter(0.4)]), "ColorJitter"),
         (T.Compose([T.ToTensor(), T.RandomGrayscale(p=0.5)]), "RandomGrayscale"),
         (T.Pad(3, padding_mode="reflect"), "reflect"),
-        (T.Resize(10, interpolation=T.InterpolationMode.LANCZOS), "lanczos"),
+        # LANCZOS converts since issue 40 (test_transforms_lanczos.py); BOX is still refused by name
+        (T.Resize(10, interpolation=T.InterpolationMode.BOX), "box"),
         (T.Compose([T.ToTensor(), T.Resize(10)]), "Resize"),
         (T.Normalize(M, S), "Normalize"),
         (v2.ToDtype(torch.float64, scale=True), "ToDtype"),
@@ -342,7 +343,7 @@ _BAD_CONFIGS = [
     ("timm", {"crop_pct": 1000}, "crop_pct"),  # resizes to 0 pixels
     ("timm", {"crop_mode": "random"}, "crop_mode"),
     ("timm", {"interpolation": None}, "interpolation"),
-    ("timm", {"interpolation": "lanczos"}, "interpolation"),
+    ("timm", {"interpolation": "hamming"}, "interpolation"),  # (lanczos converts: test_transforms_lanczos.py)
     ("timm", {"mean": None}, "mean"),
     ("timm", {"mean": (0.5, 0.5)}, "mean"),
     ("timm", {"std": (0.2, 0.0, 0.2)}, "std"),
@@ -358,7 +359,7 @@ _BAD_CONFIGS = [
     ("hf", {"image_processor_type": "ConvNextImageProcessor", "size": {"height": 8, "width": 8}}, "size"),  # KeyError
     ("hf", {"image_processor_type": "ConvNextImageProcessor", "size": {"shortest_edge": 8}, "crop_pct": float("nan")},
      "crop_pct"),
-    ("hf", {"size": 8, "resample": 1}, "resample"),
+    ("hf", {"size": 8, "resample": 4}, "resample"),  # BOX (LANCZOS, 1, converts: test_transforms_lanczos.py)
     ("hf", {"size": 8, "rescale_factor": "x"}, "rescale_factor"),
     ("hf", {"size": 8, "image_mean": None}, "image_mean"),
     ("hf", {"size": 8, "image_std": [0.5, 0.0, 0.5]}, "image_std"),

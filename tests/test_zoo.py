@@ -250,6 +250,8 @@ HF_MATCHING = frozenset({
     "Sam2ImageProcessor", "Sam3ImageProcessor", "Llama4ImageProcessor", "Glm4vImageProcessor",
     "Glm4vImageProcessorPil", "Glm46VImageProcessor", "Glm46VImageProcessorPil",
     "Phi4MultimodalImageProcessor",
+    # LANCZOS by default (Pillow's in the PIL class, PyTorch's uint8 lanczos in the torchvision one: _steps.Resize)
+    "ChameleonImageProcessor", "ChameleonImageProcessorPil",
 })
 
 

@@ -188,6 +188,9 @@ def build_phi4(cfg: Dict[str, Any], kind: str, flavor: Optional[str], device: st
     # the global crop: resample as the class's backend maps it (hf_chain's reading: PIL's NEAREST is
     # NEAREST_EXACT), the floats resized without antialias
     probe = resized_chain({**cfg, "do_resize": True}, kind, lambda h, w: (tile, tile)).ops[0]
+    if probe.mode == "lanczos":
+        raise PipelineError(f"1 (LANCZOS: {kind} resizes its global crop with antialias=False, which torchvision's "
+                            "LANCZOS refuses)", argument="resample")
     glob = Resize("resize", (tile, tile), probe.mode, False, None, "v2")
     return Phi4Batch(chain, f"Hugging Face {kind}", device, bool(cfg.get("do_convert_rgb")), tile, patch, most, glob)
 

@@ -25,13 +25,22 @@ _HF_SIZE_KEYS = ("height", "width", "shortest_edge", "longest_edge", "max_height
 _HF_SQUARE = ("ViT", "DeiT", "Beit")
 
 
+# Classes on the generic path whose LANCZOS goprep does not reproduce, and why (measured: transformers 5.25).
+_NO_LANCZOS = {
+    "DepthPro": "resizes with antialias=False, which torchvision's LANCZOS refuses",
+    "DINOv3ViT": "rescales before it resizes: PyTorch's float lanczos, unclamped, which goprep's uint8 resize misses "
+                 "by up to 2.8 uint8 levels on a photo (its overshoot clamped)",
+}
+
+
 def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
     """The chain of a complete config of class ``kind`` (``base``: its name without the processor
     suffixes): resize, center crop, channel order, rescale, normalise, each as the class runs it."""
     chain = Chain()
     interp = cfg.get("resample")
     interp = 2 if interp is None else interp  # HF resizes bilinearly when resample is unset
-    interp_mode("resample", interp)
+    if interp_mode("resample", interp) == "lanczos" and base in _NO_LANCZOS:
+        raise PipelineError(f"1 (LANCZOS: {kind} {_NO_LANCZOS[base]})", argument="resample")
     if _validate.is_int(interp) and int(interp) == 0:
         # PIL's NEAREST: transformers' torchvision backend maps it to NEAREST_EXACT
         # (pil_torch_interpolation_mapping); PilBackend's Pillow NEAREST is goprep's for either name
@@ -40,7 +49,9 @@ def hf_chain(cfg: Dict[str, Any], kind: str, base: str) -> Chain:
     def resize(size: Any) -> Any:  # the torchvision backend's tvF.resize (v2, antialias=True)
         if base == "DepthPro":  # rescale and normalize first, then tvF.resize(antialias=False) of the floats
             return _FloatResize(Resize("resize", size, interp, False, None, "v2"))
-        return Resize("resize", size, interp, True, None, "v2")
+        # (LANCZOS: Pillow's in the PIL class, PyTorch's uint8 lanczos in the torchvision one, or its
+        # BICUBIC where torchvision is older than 0.27: Resize(hf=True))
+        return Resize("resize", size, interp, True, None, "v2", hf=True)
 
     if base == "Donut":  # the resize, the thumbnail (a second resize) and the pad, whatever do_resize says
         donut_geometry(chain, cfg, kind, None if cfg.get("size") is None else _hf_size(cfg["size"], True), interp,

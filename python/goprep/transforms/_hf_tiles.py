@@ -20,7 +20,6 @@ not take it."""
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -33,7 +32,7 @@ from ._chain import Chain, mean_std
 from ._converted import Converted
 from ._hf_images import Images
 from ._rgb import to_rgb
-from ._steps import Resize
+from ._steps import Resize, _torchvision_lanczos
 
 # Keys each tiling class reads beyond the generic ones (by transformers' base name).
 _LLAVA_KEYS = frozenset({"image_grid_pinpoints", "do_pad"})
@@ -494,16 +493,6 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
                   _pinpoints(cfg.get("image_grid_pinpoints")), glob,
                   _validate.as_positive_int("crop_size['height']", patch), bool(cfg.get("do_pad")),
                   base == "LlavaOnevision", _square_fill(cfg.get("image_mean")))
-
-
-def _torchvision_lanczos() -> bool:
-    """Whether transformers' torchvision backend resizes with LANCZOS (tvF.resize on CPU tensors, which
-    torchvision runs from 0.27 on); with an older torchvision it falls back to BICUBIC, with a warning."""
-    try:
-        import torchvision
-    except ImportError:  # no torchvision: no torchvision class to reproduce, only its config
-        return True
-    return tuple(int(p) for p in re.findall(r"\d+", torchvision.__version__)[:2]) >= (0, 27)
 
 
 def _square_fill(mean: Any) -> Tuple[int, ...]:

@@ -573,10 +573,10 @@ class TorchResize:
         oh, ow = r.target(h, w)
         if (oh, ow) == (h, w):
             return a
-        if r.api == "v2" and a.dtype == np.uint8:
+        if r.api == "v2" and a.dtype == np.uint8 or r.mode == "lanczos":  # lanczos: v2 uint8 alone, else refused
             from .. import _ops
 
-            kind, aa = r._tensor_kernel("u8")
+            kind, aa = r._tensor_kernel("u8" if a.dtype == np.uint8 else "f32")
             return _ops.resize(np.ascontiguousarray(a), (oh, ow), interpolation=kind, antialias=aa)
         import torch
         import torch.nn.functional as F

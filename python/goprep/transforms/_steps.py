@@ -8,6 +8,7 @@ started with "spawn", say): it travels as its chain of ops and options."""
 from __future__ import annotations
 
 import numbers
+import re
 from types import SimpleNamespace
 from typing import Any, Callable, Optional, Tuple
 
@@ -18,7 +19,7 @@ from .._errors import PipelineError
 from .._geometry import center_crop_geometry, parse_padding
 
 _PIL_CODES = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
-MODES = ("bilinear", "bicubic", "nearest", "nearest-exact")
+MODES = ("bilinear", "bicubic", "lanczos", "nearest", "nearest-exact")
 
 
 def interp_name(mode: Any) -> str:
@@ -35,6 +36,17 @@ def interp_mode(argument: str, mode: Any) -> str:
     """``mode``'s name (see interp_name) if goprep resamples that way, else an InvalidArgumentError
     naming ``argument``."""
     return _validate.as_choice(argument, None if mode is None else interp_name(mode), MODES)
+
+
+def _torchvision_lanczos() -> bool:
+    """Whether torchvision resizes tensors with LANCZOS (v2's resize on CPU tensors, which torchvision
+    runs from 0.27 on with PyTorch's mode="lanczos"); before that transformers' torchvision backend
+    falls back to BICUBIC, with a warning, and torchvision's own v2 resize fails."""
+    try:
+        import torchvision
+    except ImportError:  # no torchvision: no torchvision class to reproduce, only its config
+        return True
+    return tuple(int(p) for p in re.findall(r"\d+", torchvision.__version__)[:2]) >= (0, 27)
 
 
 def tv_size(h: int, w: int, size: Any, max_size: Any = None) -> Tuple[int, int]:
@@ -59,10 +71,14 @@ class Resize:
     builds on it): the uint8 image converted to float32, resized, clamped (bicubic), rounded half to
     even, cast back (``torchvision.transforms._functional_tensor.resize``). ``size`` is torchvision's
     (an int for the shorter side, ``(h, w)``, or None with ``max_size``) or a function
-    ``(h, w) -> (h, w)``."""
+    ``(h, w) -> (h, w)``. LANCZOS is Pillow's on PIL images and PyTorch's uint8 lanczos on v2's uint8
+    tensors (``_lanczos``); ``hf``: transformers' torchvision backend, whose LANCZOS is BICUBIC where
+    torchvision has no tensor lanczos."""
 
-    def __init__(self, name: str, size: Any, interp: Any, antialias: Any, max_size: Any, api: str) -> None:
+    def __init__(self, name: str, size: Any, interp: Any, antialias: Any, max_size: Any, api: str,
+                 hf: bool = False) -> None:
         self.name, self.mode, self.api = name, interp_mode(f"{name}.interpolation", interp), api
+        self.hf = hf
         self.size, self.max_size = _norm_size(size), max_size
         self.antialias = antialias
         # torchvision (v1 and v2): antialias=None is False for tensors (0.15-0.16's "warn" default
@@ -102,6 +118,8 @@ class Resize:
 
     def _tensor_kernel(self, dtype: str) -> Tuple[str, Any]:
         mode = self.mode
+        if mode == "lanczos":
+            return self._lanczos(dtype)
         if mode == "nearest":  # PyTorch's float32 index rule, for uint8 and float tensors alike
             return "nearest-torch", False
         if mode == "nearest-exact":
@@ -120,6 +138,34 @@ class Resize:
         # is the same formula in float32, rounded once, and OpenCV's INTER_LINEAR is within 1 level of
         # the float bilinear (non-negative weights; measured up to 1 level on ~12% of values).
         return mode, False
+
+    def _lanczos(self, dtype: str) -> Tuple[str, Any]:
+        """LANCZOS on a tensor of ``dtype``: v2's uint8 resize (PyTorch's uint8 lanczos, goprep's
+        ``antialias="torch"``, equal bit for bit), else a PipelineError naming the argument that
+        torchvision fails on or that goprep cannot reproduce exactly."""
+        if self.api == "v1":
+            raise PipelineError(
+                "LANCZOS on a tensor: torchvision.transforms (v1) resizes tensors without antialias, which "
+                "PyTorch's lanczos refuses ('Lanczos mode requires antialias=True'); PIL images convert (Pillow's "
+                "LANCZOS), or use torchvision.transforms.v2", argument=f"{self.name}.interpolation")
+        if not self.aa:
+            raise PipelineError(
+                f"{self.antialias!r} with LANCZOS on a tensor: torchvision raises 'InterpolationMode.LANCZOS "
+                "requires antialias=True' (PIL images convert: Pillow's LANCZOS)", argument=f"{self.name}.antialias")
+        if not _torchvision_lanczos():
+            if self.hf:  # transformers' torchvision backend: BICUBIC instead, as the class does
+                return "bicubic", "torch" if dtype == "u8" else True
+            raise PipelineError("LANCZOS on a tensor: this torchvision (before 0.27) has no tensor lanczos",
+                                argument=f"{self.name}.interpolation")
+        if dtype != "u8":
+            # PyTorch's float32 lanczos computes its weights in float32: goprep's (within 1e-5 of the
+            # float64 evaluation) are up to 3.3e-5 from it on photos in [0, 1], and it gives every row of
+            # a 1-column output the first row's value
+            raise PipelineError(
+                "LANCZOS on a float tensor: goprep's float32 lanczos is up to 3.3e-5 from PyTorch's float32 kernel "
+                "(measured on photos in [0, 1]), over the 1e-5 goprep holds converters to; pass uint8 tensors "
+                "or PIL images", argument=f"{self.name}.interpolation")
+        return "lanczos", "torch"
 
     def host(self, flavor: str) -> Optional[Callable[[np.ndarray], np.ndarray]]:
         if flavor == "tensor" and getattr(self, "exact_torch", False):

@@ -230,3 +230,21 @@ def test_hf_resample_lanczos_refused_by_name(kind, why):
     pytest.importorskip("transformers")
     proc = hf_processor(kind, resample=1)
     _refused(lambda: gt.from_hf(proc), "resample", kind, why)
+
+
+def test_lanczos_on_a_tensor_outside_the_cpu_refused_by_name():
+    """torchvision has no lanczos outside the CPU (v2 raises; transformers' torchvision backend falls back
+    to BICUBIC there): a tensor on another device is refused, naming the Resize, not resized with goprep's
+    lanczos. A "meta" tensor stands in for a CUDA one (its device is not the CPU; no data is read)."""
+    away = torch.zeros(3, 40, 50, dtype=torch.uint8, device="meta")
+    here = torch.zeros(3, 40, 50, dtype=torch.uint8)
+    tv = gt.from_torchvision(v2.Resize((20, 30), interpolation=LANCZOS, antialias=True))
+    assert tv(here).shape == (3, 20, 30)
+    for src in (away, [here, away]):
+        with pytest.raises(goprep.PipelineError) as e:
+            tv(src)
+        assert e.value.argument == "Resize.interpolation" and "on meta" in str(e.value)
+    hf = gt.from_hf(hf_processor("ChameleonImageProcessor"))  # resample=LANCZOS by default
+    with pytest.raises(goprep.PipelineError) as e:
+        hf(away)
+    assert e.value.argument.endswith("interpolation") and "BICUBIC" in str(e.value)

@@ -49,6 +49,21 @@ def _torchvision_lanczos() -> bool:
     return tuple(int(p) for p in re.findall(r"\d+", torchvision.__version__)[:2]) >= (0, 27)
 
 
+def refuse_device_lanczos(ops: Any, src: Any) -> None:
+    """A PipelineError naming the Resize when a LANCZOS resize would run on a tensor outside the CPU:
+    torchvision has no CUDA lanczos (v2 raises) and transformers' torchvision backend falls back to
+    BICUBIC there, while goprep's lanczos is the same on every device: a silent difference otherwise."""
+    items = src if isinstance(src, (list, tuple)) else [src]
+    dev = next((x.device for x in items if getattr(getattr(x, "device", None), "type", "cpu") != "cpu"), None)
+    if dev is None:
+        return
+    for op in ops:
+        if isinstance(op, Resize) and op.mode == "lanczos":
+            raise PipelineError(f"LANCZOS on a tensor on {dev}: torchvision resizes with lanczos on the CPU only "
+                                "(transformers falls back to BICUBIC on other devices); pass CPU tensors",
+                                argument=f"{op.name}.interpolation")
+
+
 def tv_size(h: int, w: int, size: Any, max_size: Any = None) -> Tuple[int, int]:
     """The size torchvision's resize gives an ``h x w`` image (goprep's resize rule)."""
     return _ops.resize_size(SimpleNamespace(height=h, width=w), size, max_size)  # type: ignore[arg-type]

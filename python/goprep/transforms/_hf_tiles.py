@@ -8,11 +8,15 @@ Idefics2 (``SplitQuadrants``): the image's four quadrants and the image, each re
 padded bottom-right to the batch's largest frame.
 Tiles are stacked per image (per sample), the batch padded with zero tiles to its largest count.
 
-Every resize, pad and normalisation runs in goprep's engine: one pass per resize the processor makes
-(uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas resized and padded in
-one), then one call per run of tiles of one shape for the per-tile chain, written in place into the
-stacked result. Cutting and ordering the tiles is Python: a NumPy tile-major copy of the uint8 canvas
-where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
+Every resize, pad and normalisation runs in goprep's engine. LLaVA's pieces, where the per-tile chain
+leaves their sizes as they are (both classes' defaults) and the pinpoint divides into tiles, are fused
+(_hf_anyres.py): each piece one plan over the source image (the resize, the centred pad and the
+tile's window, then the normalisation), every piece of the batch in one engine call written at its
+place in the stacked result. Otherwise (and for Idefics and SmolVLM): one pass per resize the
+processor makes (uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas
+resized and padded in one), then one call per run of tiles of one shape for the per-tile chain,
+written in place into the stacked result, the tiles cut in Python: a NumPy tile-major copy of the
+uint8 canvas where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
 engine's "lanczos": Pillow's on the PIL class, PyTorch's uint8 lanczos (antialias="torch") on the
 torchvision class (as tvF.resize runs it on CPU with torchvision >= 0.27); LLaVA's per-tile chain does
 not take it."""

@@ -69,7 +69,8 @@ def test_fused_equals_two_pass(kind, input_kind, spy):
 
 
 def test_fused_one_engine_call_per_batch(monkeypatch):
-    """A batch whose images fill every row runs as one engine call; mixed tile counts one per image."""
+    """A batch's pieces run as one engine call, mixed tile counts too (each piece at its offset, the
+    padding tiles zeros)."""
     g = gt.from_hf(hf_processor("LlavaOnevisionImageProcessor"))
     g(_IMGS[0])
     pipe = g._stage["anyres"]
@@ -80,9 +81,27 @@ def test_fused_one_engine_call_per_batch(monkeypatch):
     out = g(same)["pixel_values"]
     assert calls == [32] and out.shape[:2] == (2, 16)
     calls.clear()
-    out = g([_IMGS[0], _IMGS[2]])["pixel_values"]
-    assert len(calls) == 2 and out.shape[:2] == (2, 16)
-    assert torch.all(out[1, calls[1]:] == 0)  # do_pad's zero tiles
+    batch = [_IMGS[2], _IMGS[0], _IMGS[2]]  # 5 + 16 + 5 pieces (a 1x4 pinpoint)
+    out = g(batch)["pixel_values"]
+    assert calls == [26] and out.shape[:2] == (3, 16)
+    assert torch.all(out[0, 5:] == 0) and torch.all(out[2, 5:] == 0)  # do_pad's zero tiles
+    for i, x in enumerate(batch):  # each image's pieces where it alone puts them
+        assert torch.equal(out[i, :len(g(x)["pixel_values"][0])], g(x)["pixel_values"][0])
+
+
+def test_at_refuses_what_does_not_fit():
+    """Pipeline._at: results that leave the array, or the wrong dtype, are refused by name."""
+    import goprep
+    from goprep import GoprepError
+
+    p = goprep.pipeline(lambda img, s: goprep.normalize(goprep.resize(img, (s, s)), mean=0.0, std=1.0), device="cpu")
+    img = _IMGS[3]
+    res = np.zeros((2, 3, 4, 4), np.float32)
+    p._at([img, img], res, [0, 192], lambda k, it: (it, (4,)))
+    assert np.array_equal(res[1], p(img, 4)) and np.array_equal(res[0], res[1])
+    for offs, arr in [([0, 193], res), ([0, 200], res), ([0, 0], res.astype(np.float64)), ([0], res)]:
+        with pytest.raises(GoprepError):
+            p._at([img, img], arr, offs, lambda k, it: (it, (4,)))
 
 
 def test_not_fused_where_the_chain_resizes(spy):

@@ -4,8 +4,8 @@ image as it is (its resize to ``size`` and center crop: the defaults of both cla
 ``size``), a piece is one plan over the source image: the global image resized to ``size``, and each
 tile the image resized to fit the pinpoint, padded centred with zeros to it and cut to the tile's
 window, then rescaled and normalised, written at its place in the stacked result. One engine call
-runs every piece of the batch (per image where the images' tile counts differ), each its own plan
-(the per-item arguments of ``Pipeline._call``'s ``each``), with no uint8 canvas or tile copy between.
+runs every piece of the batch, each its own plan (per-item arguments, as ``Pipeline._call``'s
+``each``) written at its byte offset (``Pipeline._at``), with no uint8 canvas or tile copy between.
 
 Why it is exact: the classes round to uint8 between their resize and the per-tile chain, and every
 uint8 resize a LLaVA class makes here runs on Pillow's fixed-point arithmetic (kPillow: Pillow's
@@ -67,17 +67,14 @@ def pieces(best: Tuple[int, int], size: Tuple[int, int], patch: int) -> List[Tup
 def run(pipe: Any, items: List[Any], prms: List[List[Tuple[Any, ...]]], rows: List[int], n_ops: int,
         dst: Any) -> None:
     """Images ``items``' pieces (Place parameters ``prms``) through ``pipe`` (the fused Place + chain
-    pipeline) into ``dst`` (the stacked ``(N, tiles, C, H, W)`` float32 tensor): image ``k``'s pieces at
-    ``dst[rows[k], :len(prms[k])]``. One engine call where the images fill every row of ``dst``, else
-    one per image."""
+    pipeline) into ``dst`` (the stacked ``(N, tiles, C, H, W)`` float32 tensor, C-contiguous): image
+    ``k``'s pieces at ``dst[rows[k], :len(prms[k])]``, in one engine call (Pipeline._at: each piece at
+    its byte offset; the padding tiles are left to the caller)."""
     rest = (None,) * n_ops
-
-    def call(src: List[Any], ps: List[Tuple[Any, ...]], out: Any) -> None:
-        pipe._call(src, (), {}, out, None, each=lambda k, it: (it, ((ps[k],) + rest,)))
-
-    if rows == list(range(dst.shape[0])) and all(len(p) == dst.shape[1] for p in prms):
-        call([x for x, p in zip(items, prms) for _ in p], [q for p in prms for q in p],
-             dst.numpy().reshape((-1,) + tuple(dst.shape[2:])))
-        return
+    src, ps, offs = [], [], []
+    piece = dst[0, 0].numel() * dst.element_size()
     for i, x, p in zip(rows, items, prms):
-        call([x] * len(p), p, dst[i, :len(p)].numpy())
+        src += [x] * len(p)
+        ps += p
+        offs += [(i * dst.shape[1] + k) * piece for k in range(len(p))]
+    pipe._at(src, dst.numpy(), offs, lambda k, it: (it, ((ps[k],) + rest,)))

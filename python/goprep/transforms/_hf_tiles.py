@@ -299,7 +299,7 @@ class AnyRes(_Tiled):
         dtype = torch.float32 if self._chain.scale is not None else torch.uint8
         pv = torch.empty((len(items), max(counts), 3, th, tw), dtype=dtype)
         rows = [i for i, pl in enumerate(places) if pl is not None]
-        if rows:  # the fused images' pieces, in one engine call where they fill pv
+        if rows:  # the fused images' pieces, in one engine call
             _hf_anyres.run(fused, [items[i] for i in rows], [places[i] for i in rows], rows, len(self._chain.ops), pv)
         for i, runs in enumerate(per_image):
             k = counts[i] if runs is None else self._write(pv[i], runs)

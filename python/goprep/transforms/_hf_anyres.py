@@ -16,7 +16,7 @@ canvas and the crop into its axes), so the tiles together resize the canvas once
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 from .. import _ops
 

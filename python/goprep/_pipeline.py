@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -119,7 +119,7 @@ class Pipeline:
         ops call it directly (``kwargs`` empty), which spares them building the keyword dict. ``each``
         (a training chain's draws, transforms/_random.py): ``each(i, item)`` gives item ``i`` as it
         runs and its own extra arguments instead of ``args``, called in item order (see _tail).
-        ``ragged``: _concat's (a list, results of different sizes: _ragged)."""
+        ``ragged``: _concat's (a list, results of different sizes: _ragged), or _at's ``(res, offsets)``."""
         # Profiling off costs this one check (and a None test on the way out): the body stays inline,
         # since a helper call measured +0.1 us on a 2.4 us call, and a profiled call is timed here,
         # not by calling back in (re-entering with keyword arguments measured ~0.5 us).
@@ -229,7 +229,7 @@ class Pipeline:
                 raise InvalidArgumentError("a call that concatenates its images' results takes host images only "
                                            "(NumPy, PIL or CPU tensors), not device arrays", argument="src")
             _run.check_sources(sigs, refs, "cpu")  # float32 alignment
-            return self._ragged(sigs, refs, st, ragged == "concat")
+            return self._ragged(sigs, refs, st, ragged if isinstance(ragged, tuple) else ragged == "concat")
         if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)
             return self._decoded(sigs, refs, one, out, sh, st, ragged, mem)
         kind = x0.kind
@@ -267,7 +267,7 @@ class Pipeline:
             raise InvalidArgumentError('encoded images are decoded on the CPU: stream= applies to output="device" only',
                                        argument="stream")
         if ragged:
-            return self._ragged(sigs, refs, st, ragged == "concat")
+            return self._ragged(sigs, refs, st, ragged if isinstance(ragged, tuple) else ragged == "concat")
         first = sigs[0]
         shape = first.shape if one else (len(sigs),) + first.shape
         res = self._run(sigs, refs, shape, out, "cpu", -1, st, mem, None, target="numpy")
@@ -276,14 +276,23 @@ class Pipeline:
         return self._result(sigs, one, res)
 
     @staticmethod
-    def _ragged(sigs: List[Signature], refs: List[Any], st: Any, concat: bool) -> Any:
+    def _ragged(sigs: List[Signature], refs: List[Any], st: Any, concat: Any) -> Any:
         """Results of different sizes from one CPU engine call (one job a result, its output at its own
         byte offset of one host buffer, the job table's output column): a list of views of 64-byte
         aligned parts (eager decode's lists), or with ``concat`` one NumPy array of the results
         concatenated along their first axis, which they may differ in (Qwen2-VL's patch rows of images
-        of different sizes: ``_concat``)."""
+        of different sizes: ``_concat``), or with ``concat`` a pair ``(res, offsets)`` each result at its
+        byte offset of ``res`` (``_at``)."""
         first = sigs[0]
         sizes = [math.prod(c.shape) * c.dtype.itemsize for c in sigs]
+        if isinstance(concat, tuple):  # _at's: each result at its byte offset of the caller's array
+            res, at = concat
+            for i, (c, o, n) in enumerate(zip(sigs, at, sizes)):
+                if c.dtype != res.dtype or o < 0 or o % c.dtype.itemsize or o + n > res.nbytes:
+                    raise ShapeError(f"item {i} produces {c.shape} {c.dtype}, which does not fit at byte {o} of the "
+                                     f"{res.dtype} result of {res.nbytes} bytes", argument="out")
+            _run.run(sigs, refs, res, res.shape, res.dtype, "cpu", timed=st, offsets=list(at))
+            return res
         offs = [0]
         if concat:
             for i, c in enumerate(sigs):
@@ -308,6 +317,17 @@ class Pipeline:
         one GIL-free CPU engine call, the results concatenated along their first axis into one NumPy
         array (Hugging Face's Qwen2-VL ``PatchBatch``: each image's patch rows at its row offset)."""
         return self._call(list(src), (), {}, ragged="concat")  # type: ignore[no-any-return]
+
+    def _at(self, src: List[Any], res: np.ndarray, offsets: Sequence[int], each: Callable[[int, Any], Any]) -> None:
+        """The function on each host image of ``src`` with its own arguments (``each``, as _call's), each
+        its own plan, in one GIL-free CPU engine call, result ``i`` written at byte ``offsets[i]`` of the
+        C-contiguous NumPy array ``res`` (LLaVA's tiles at their places in the stacked pixel_values,
+        padding tiles skipped: transforms/_hf_anyres.py)."""
+        if not res.flags.c_contiguous or not res.flags.writeable:
+            raise InvalidArgumentError("must be a writable C-contiguous NumPy array", argument="out")
+        if len(offsets) != len(src):
+            raise InvalidArgumentError(f"{len(offsets)} offsets for {len(src)} images", argument="offsets")
+        self._call(list(src), (), {}, each=each, ragged=(res, tuple(offsets)))
 
     def _run(
         self, sigs: List[Signature], srcs: List[Any], shape: Tuple[int, ...], out: Any, device: str, sh: int, st: Any,

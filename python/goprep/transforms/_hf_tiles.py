@@ -8,11 +8,15 @@ Idefics2 (``SplitQuadrants``): the image's four quadrants and the image, each re
 padded bottom-right to the batch's largest frame.
 Tiles are stacked per image (per sample), the batch padded with zero tiles to its largest count.
 
-Every resize, pad and normalisation runs in goprep's engine: one pass per resize the processor makes
-(uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas resized and padded in
-one), then one call per run of tiles of one shape for the per-tile chain, written in place into the
-stacked result. Cutting and ordering the tiles is Python: a NumPy tile-major copy of the uint8 canvas
-where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
+Every resize, pad and normalisation runs in goprep's engine. LLaVA's pieces, where the per-tile chain
+leaves their sizes as they are (both classes' defaults) and the pinpoint divides into tiles, are fused
+(_hf_anyres.py): each piece one plan over the source image (the resize, the centred pad and the
+tile's window, then the normalisation), every piece of the batch in one engine call written at its
+place in the stacked result. Otherwise (and for Idefics and SmolVLM): one pass per resize the
+processor makes (uint8 out, rounded as the processor rounds between its resizes; LLaVA's canvas
+resized and padded in one), then one call per run of tiles of one shape for the per-tile chain,
+written in place into the stacked result, the tiles cut in Python: a NumPy tile-major copy of the
+uint8 canvas where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
 engine's "lanczos": Pillow's on the PIL class, PyTorch's uint8 lanczos (antialias="torch") on the
 torchvision class (as tvF.resize runs it on CPU with torchvision >= 0.27); LLaVA's per-tile chain does
 not take it."""
@@ -26,9 +30,10 @@ import numpy as np
 
 from .. import _ops, _validate
 from .._errors import PipelineError
-from .._inputs import is_pil, is_tensor
+from .._inputs import is_pil, is_tensor, pil_as_hwc
 from .._pipeline import pipeline
 from ._chain import Chain, mean_std
+from . import _hf_anyres
 from ._converted import Converted
 from ._hf_images import Images
 from ._rgb import to_rgb
@@ -130,18 +135,24 @@ class _Tiled(Converted):
         resizes); with ``target`` None padded centred to a square with the colour ``fit``."""
         p = self._stage.get("first")
         if p is None:
-            flavor, interp = self._flavor or "tensor", self._interp
+            flavor = self._flavor or "tensor"
 
             def resize_pad(img: Any, target: Any, fit: Any) -> Any:
-                if target is None:  # OneVision's pad_to_square, with the colour ``fit``
-                    side = max(img.height, img.width)
-                    return _ops.pad(img, size=(side, side), value=list(fit), center=True)
-                img = (_Lanczos if interp == "lanczos" else Resize)("resize", _Fit(target) if fit else target, interp,
-                                                                     True, None, "v2")(img, flavor)
-                return _ops.pad(img, size=target, value=0, center=True) if fit else img
+                return self._resize_pad(img, target, fit, flavor)
 
             p = self._stage["first"] = pipeline(resize_pad, device="cpu", output="numpy")
         return p
+
+    def _resize_pad(self, img: Any, target: Any, fit: Any, flavor: str) -> Any:
+        """_first's resize of a traced image (its arguments): resized to ``target``, or to fit it and
+        padded centred with zeros; with ``target`` None padded to a square with the colour ``fit``."""
+        if target is None:  # OneVision's pad_to_square, with the colour ``fit``
+            side = max(img.height, img.width)
+            return _ops.pad(img, size=(side, side), value=list(fit), center=True)
+        interp = self._interp
+        img = (_Lanczos if interp == "lanczos" else Resize)("resize", _Fit(target) if fit else target, interp,
+                                                             True, None, "v2")(img, flavor)
+        return _ops.pad(img, size=target, value=0, center=True) if fit else img
 
     def _rgb_how(self) -> Any:
         """How Images converts an encoded PNG that is not RGB (None: the class does not convert)."""
@@ -149,10 +160,10 @@ class _Tiled(Converted):
 
     def _items(self, items: List[Any]) -> List[Any]:
         """The images as the passes read them: do_convert_rgb applied, an RGB PIL image read once
-        (each pass would copy it out of Pillow again)."""
+        (each pass would copy it out of Pillow again), packed by the engine (pil_as_hwc: no tobytes)."""
         if self._rgb:
             items = [to_rgb(x, self._flavor or "tensor") for x in items]
-        return [np.asarray(x) if is_pil(x) and x.mode == "RGB" else x for x in items]
+        return [pil_as_hwc(x) if is_pil(x) and x.mode == "RGB" else x for x in items]
 
     @staticmethod
     def _grid(canvas: np.ndarray, ph: int, pw: int) -> np.ndarray:
@@ -200,11 +211,11 @@ class AnyRes(_Tiled):
         self._pinpoints, self._size, self._patch = pinpoints, size, patch
         self._do_pad, self._num_images, self._fill = do_pad, num_images, square_fill
 
-    def _check_chain(self, runs: List[Any]) -> Tuple[int, int]:
-        """The size every piece has after the tile chain (one size, as the processor stacks them)."""
+    def _check_chain(self, shapes: List[Tuple[int, int]]) -> Tuple[int, int]:
+        """The size every piece (of the sizes ``shapes``) has after the tile chain (one size, as the
+        processor stacks them)."""
         sizes = set()
-        for r in runs:
-            h, w = (r[0] if isinstance(r, list) else r).shape[-3:-1]
+        for h, w in set(shapes):
             for op in self._chain.ops:
                 h, w = op.out_size(h, w) if hasattr(op, "out_size") else (op.h, op.w)  # type: ignore[attr-defined]
             sizes.add((h, w))
@@ -213,6 +224,17 @@ class AnyRes(_Tiled):
                                 f"{sorted(sizes)}: the processor fails to stack them (set do_center_crop and crop_size, "
                                 "or size as height and width)", argument="size")
         return sizes.pop()
+
+    def _anyres(self) -> Any:
+        """The pipeline of the fused pieces (_hf_anyres: Place, then the tile chain), or None where the
+        chain is not the identity on the pieces' sizes, keeps uint8 or runs a step outside the engine."""
+        if "anyres" not in self._stage:
+            flavor, ops = self._flavor or "tensor", list(self._chain.ops)
+            ok = self._chain.scale is not None and _hf_anyres.fusable(ops, self._patch, self._size) and \
+                not any(getattr(op, "host", None) is not None and op.host(flavor) is not None for op in ops)
+            self._stage["anyres"] = super()._fused([_hf_anyres.Place(self._resize_pad)] + ops, flavor, True, "numpy",
+                                                   "cpu", "<anyres>") if ok else None
+        return self._stage["anyres"]
 
     def _pieces(self, img: Any, h: int, w: int) -> List[Any]:
         """The global image's first resize, then the tiles row by row, uint8 HWC, as runs of one shape:
@@ -258,17 +280,28 @@ class AnyRes(_Tiled):
             num = [1] * len(sizes)
         items = self._items(im.items)
         alone = [n == 1 for n in num for _ in range(n)]
-        per_image = [self._pieces(x, h, w) if a else [self._first()(x, None, self._fill)[None]]
-                     for x, (h, w), a in zip(items, sizes, alone)]
-        counts = [sum(len(r) for r in runs) for runs in per_image]
+        fused = self._anyres()
+        per_image: List[Any] = []  # per image: runs of uint8 pieces, or None where fused
+        places: List[Any] = []  # per image: the fused pieces' Place parameters, or None
+        for x, (h, w), a in zip(items, sizes, alone):
+            best = select_best_resolution(h, w, self._pinpoints) if a else (1, 1)
+            f = fused is not None and a and best[0] % self._patch == 0 and best[1] % self._patch == 0
+            places.append(_hf_anyres.pieces(best, self._size, self._patch) if f else None)
+            per_image.append(None if f else self._pieces(x, h, w) if a else [self._first()(x, None, self._fill)[None]])
+        counts = [len(pl) if runs is None else sum(len(r) for r in runs) for runs, pl in zip(per_image, places)]
         if not self._do_pad and len(set(counts)) > 1:
             raise PipelineError(f"False with images of {sorted(set(counts))} tiles: the processor fails to stack "
                                 "them into one tensor", argument="do_pad")
-        th, tw = self._check_chain([r for runs in per_image for r in runs])
+        shapes = [(r[0] if isinstance(r, list) else r).shape[-3:-1] for runs in per_image if runs for r in runs]
+        shapes += [self._size, (self._patch, self._patch)] if any(pl is not None for pl in places) else []
+        th, tw = self._check_chain(shapes)
         dtype = torch.float32 if self._chain.scale is not None else torch.uint8
         pv = torch.empty((len(items), max(counts), 3, th, tw), dtype=dtype)
+        rows = [i for i, pl in enumerate(places) if pl is not None]
+        if rows:  # the fused images' pieces, in one engine call
+            _hf_anyres.run(fused, [items[i] for i in rows], [places[i] for i in rows], rows, len(self._chain.ops), pv)
         for i, runs in enumerate(per_image):
-            k = self._write(pv[i], runs)
+            k = counts[i] if runs is None else self._write(pv[i], runs)
             pv[i, k:] = 0  # do_pad's zero tiles, after the normalisation
         res = {"pixel_values": pv, "image_sizes": torch.tensor(sizes, dtype=torch.int64)}
         if self._num_images:

@@ -139,12 +139,31 @@ def test_llava_pipelines_pickle():
     assert set(before) == set(again) and all(torch.equal(before[k], again[k]) for k in before)
 
 
+@pytest.mark.parametrize("input_kind", ["pil", "numpy", "tensor"])
+@pytest.mark.parametrize("kind", LLAVA)
+def test_llava_lanczos(kind, input_kind):
+    """resample=1 (LANCZOS) in both of the class's resizes: the canvas's and (NeXt's default 224 tiles cut
+    from 336 pinpoints) the per-tile chain's; Pillow's on the PIL class, PyTorch's uint8 lanczos on the
+    torchvision class (torchvision >= 0.27; before it the class resizes with BICUBIC, and so does goprep).
+    OneVision's tiles need no per-tile resize (its fused path); NeXt's go through the two passes."""
+    proc = hf_processor(kind, resample=1)
+    imgs = [as_kind(input_kind, _IMGS[s]) for s in [(480, 640), (1500, 300), (7, 9), (333, 517)]]
+    for x in imgs:
+        _check(proc, x, (kind, input_kind, "lanczos"))
+    _check(proc, imgs, (kind, input_kind, "lanczos batch"))
+    bicubic = gt.from_hf(hf_processor(kind, resample=3))(imgs[0])["pixel_values"]
+    assert not torch.equal(gt.from_hf(proc)(imgs[0])["pixel_values"], bicubic)  # the mode reached the engine
+    if input_kind == "tensor":  # no lanczos outside the CPU (the class falls back to BICUBIC there)
+        with pytest.raises(goprep.PipelineError) as ei:
+            gt.from_hf(proc)(torch.zeros(3, 40, 50, dtype=torch.uint8, device="meta"))
+        assert ei.value.argument == "resample"
+
+
 @pytest.mark.parametrize("kind", LLAVA)
 def test_llava_refusals(kind):
     for kwargs, key in [({"image_grid_pinpoints": []}, "image_grid_pinpoints"),
                         ({"image_grid_pinpoints": [[336, 0]]}, "image_grid_pinpoints"),
                         ({"image_grid_pinpoints": [336, 672]}, "image_grid_pinpoints"),
-                        ({"resample": 1}, "resample"),  # LANCZOS: the per-tile chain's Resize does not take it
                         ({"size": {"longest_edge": 300}}, "size")]:
         with pytest.raises(goprep.PipelineError) as ei:
             gt.from_hf(hf_processor(kind, **kwargs))
@@ -218,6 +237,10 @@ def test_split_lanczos_differs_from_bicubic(kind):
     a = gt.from_hf(hf_processor(kind))(x)["pixel_values"]
     b = gt.from_hf(hf_processor(kind, resample=3))(x)["pixel_values"]
     assert a.shape == b.shape and not torch.equal(a, b)
+    # no lanczos outside the CPU (the torchvision class falls back to BICUBIC there): refused by name
+    with pytest.raises(goprep.PipelineError) as ei:
+        gt.from_hf(hf_processor(kind))([torch.zeros(3, 40, 50, dtype=torch.uint8, device="meta")])
+    assert ei.value.argument == "resample"
 
 
 _SPLIT_ARGS = [

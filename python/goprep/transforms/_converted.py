@@ -18,7 +18,7 @@ from ._random_color import engine_params, finish, finish_all, image_c, item_chan
 from ._variants import chain_split
 from ._rgb import to_rgb
 from ._staged_call import ONE_CALL, OneCall, one_call_ready
-from ._steps import refuse_device_lanczos
+from ._steps import lanczos_argument, refuse_device_lanczos
 
 
 class Converted:
@@ -160,7 +160,7 @@ class Converted:
             first = src[0] if isinstance(src, (list, tuple)) and src else src
             flavor = "tensor" if is_tensor(first) else "pil"
         if flavor == "tensor":
-            refuse_device_lanczos(self._chain.ops, src)
+            refuse_device_lanczos(src, lanczos_argument(self._chain.ops))
         if getattr(self, "_random", False):
             return self._call_random(src, flavor, out, reduce)
         if reduce is not None:

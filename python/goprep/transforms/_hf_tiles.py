@@ -18,8 +18,8 @@ resized and padded in one), then one call per run of tiles of one shape for the 
 written in place into the stacked result, the tiles cut in Python: a NumPy tile-major copy of the
 uint8 canvas where the tile divides it, views of it otherwise. LANCZOS (Idefics3's and SmolVLM's default) is the
 engine's "lanczos": Pillow's on the PIL class, PyTorch's uint8 lanczos (antialias="torch") on the
-torchvision class (as tvF.resize runs it on CPU with torchvision >= 0.27); LLaVA's per-tile chain does
-not take it."""
+torchvision class (as tvF.resize runs it on CPU with torchvision >= 0.27), in LLaVA's per-tile chain
+too (_steps.Resize); tensors outside the CPU are refused with it (refuse_device_lanczos)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,14 @@ from . import _hf_anyres
 from ._converted import Converted
 from ._hf_images import Images
 from ._rgb import to_rgb
-from ._steps import Resize, _torchvision_lanczos
+from ._steps import Resize, _torchvision_lanczos, lanczos_argument, refuse_device_lanczos
 
 # Keys each tiling class reads beyond the generic ones (by transformers' base name).
 _LLAVA_KEYS = frozenset({"image_grid_pinpoints", "do_pad"})
 _SPLIT_KEYS = frozenset({"do_pad", "do_image_splitting", "max_image_size", "return_row_col_info"})
 TILE_KEYS = {"LlavaNext": _LLAVA_KEYS, "LlavaOnevision": _LLAVA_KEYS, "Idefics3": _SPLIT_KEYS, "SmolVLM": _SPLIT_KEYS,
              "Idefics2": frozenset({"do_pad", "do_image_splitting"})}
-_SPLITTERS = ("Idefics2", "Idefics3", "SmolVLM")  # the classes whose resizes take LANCZOS (the engine's lanczos)
+_SPLITTERS = ("Idefics2", "Idefics3", "SmolVLM")  # the image-splitting classes (their chain only rescales and normalises)
 # Idefics3's MAX_IMAGE_SIZE: the longest side after its resize, at most (4k)
 _MAX_IMAGE_SIZE = 4096
 
@@ -160,7 +160,9 @@ class _Tiled(Converted):
 
     def _items(self, items: List[Any]) -> List[Any]:
         """The images as the passes read them: do_convert_rgb applied, an RGB PIL image read once
-        (each pass would copy it out of Pillow again), packed by the engine (pil_as_hwc: no tobytes)."""
+        (each pass would copy it out of Pillow again), packed by the engine (pil_as_hwc: no tobytes).
+        Tensors outside the CPU are refused when a resize is LANCZOS (refuse_device_lanczos)."""
+        refuse_device_lanczos(items, "resample" if self._interp == "lanczos" else lanczos_argument(self._chain.ops))
         if self._rgb:
             items = [to_rgb(x, self._flavor or "tensor") for x in items]
         return [pil_as_hwc(x) if is_pil(x) and x.mode == "RGB" else x for x in items]
@@ -473,16 +475,12 @@ def tile_convert(cfg: Dict[str, Any], kind: str, base: str, flavor: str, device:
     from ._hf_pixels import hf_chain
 
     lanczos = _validate.is_int(cfg.get("resample")) and int(cfg["resample"]) == 1
-    if lanczos and base not in _SPLITTERS:
-        raise PipelineError(f"1 (LANCZOS: {kind} resizes its tiles with it, and goprep's converters reproduce LANCZOS "
-                            "only in Idefics2's, Idefics3's and SmolVLM's resizes; another resample, e.g. 3 (BICUBIC), "
-                            "converts)", argument="resample")
     if lanczos and flavor != "pil" and not _torchvision_lanczos():
         lanczos, cfg = False, {**cfg, "resample": 3}  # transformers' torchvision backend then resizes with BICUBIC
     # the class's resample as goprep's Resize reads it (the processor's own resizes use it too)
     interp = "lanczos" if lanczos else hf_chain(
         {**cfg, "do_resize": True, "size": {"height": 1, "width": 1}, "do_center_crop": False}, kind, "").ops[0].mode
-    if lanczos:
+    if lanczos and base in _SPLITTERS:
         cfg = {**cfg, "resample": 3}  # the chain below only rescales and normalises: its resample is unused
     size = cfg.get("size") or {}
     if not isinstance(size, dict):

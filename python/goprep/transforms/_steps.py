@@ -49,19 +49,23 @@ def _torchvision_lanczos() -> bool:
     return tuple(int(p) for p in re.findall(r"\d+", torchvision.__version__)[:2]) >= (0, 27)
 
 
-def refuse_device_lanczos(ops: Any, src: Any) -> None:
-    """A PipelineError naming the Resize when a LANCZOS resize would run on a tensor outside the CPU:
-    torchvision has no CUDA lanczos (v2 raises) and transformers' torchvision backend falls back to
-    BICUBIC there, while goprep's lanczos is the same on every device: a silent difference otherwise."""
+def lanczos_argument(ops: Any) -> Optional[str]:
+    """The argument of the first LANCZOS Resize among ``ops`` (``"<name>.interpolation"``), or None."""
+    return next((f"{op.name}.interpolation" for op in ops if isinstance(op, Resize) and op.mode == "lanczos"), None)
+
+
+def refuse_device_lanczos(src: Any, argument: Optional[str]) -> None:
+    """A PipelineError naming ``argument`` (a LANCZOS resize's; None: no lanczos, nothing to check) when
+    ``src`` (an image or a list) holds a tensor outside the CPU: torchvision has no CUDA lanczos (v2
+    raises) and transformers' torchvision backend falls back to BICUBIC there, while goprep's lanczos
+    is the same on every device: a silent difference otherwise."""
+    if argument is None:
+        return
     items = src if isinstance(src, (list, tuple)) else [src]
     dev = next((x.device for x in items if getattr(getattr(x, "device", None), "type", "cpu") != "cpu"), None)
-    if dev is None:
-        return
-    for op in ops:
-        if isinstance(op, Resize) and op.mode == "lanczos":
-            raise PipelineError(f"LANCZOS on a tensor on {dev}: torchvision resizes with lanczos on the CPU only "
-                                "(transformers falls back to BICUBIC on other devices); pass CPU tensors",
-                                argument=f"{op.name}.interpolation")
+    if dev is not None:
+        raise PipelineError(f"LANCZOS on a tensor on {dev}: torchvision resizes with lanczos on the CPU only "
+                            "(transformers falls back to BICUBIC on other devices); pass CPU tensors", argument=argument)
 
 
 def tv_size(h: int, w: int, size: Any, max_size: Any = None) -> Tuple[int, int]:

@@ -9,14 +9,19 @@ package binding
 // while Python still holds the plan, and the front end keeps the *engine.Plan itself.
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log"
 	"net"
 	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/goprep/goprep/gomod/engine"
 	"github.com/goprep/goprep/gomod/serve"
@@ -24,10 +29,14 @@ import (
 
 type hostJob struct {
 	ID   int64           `json:"id"`
-	Kind string          `json:"kind"` // "plan" or "stats"
+	Kind string          `json:"kind"` // "plan", "stats" or "model"
 	H    int             `json:"h,omitempty"`
 	W    int             `json:"w,omitempty"`
 	Snap *serve.Snapshot `json:"snapshot,omitempty"`
+	Addr int64           `json:"addr,omitempty"` // model: the batch's address (Go memory, held until the reply)
+	N    int             `json:"n,omitempty"`    // model: its images
+
+	sizes []int // model: each output's bytes for the batch
 
 	reply chan hostReply
 }
@@ -35,11 +44,13 @@ type hostJob struct {
 type hostReply struct {
 	plan *engine.Plan
 	data []byte
+	outs [][]byte
 	err  error
 }
 
 // host is the running front end's link to Python.
 type host struct {
+	outputs []int // each model output's bytes per image
 	jobs    chan *hostJob
 	stopped chan struct{}
 	mu      sync.Mutex
@@ -82,6 +93,16 @@ func (h *host) Statistics(s serve.Snapshot) ([]byte, error) {
 	return r.data, r.err
 }
 
+func (h *host) Model(batch []byte, n int) ([][]byte, error) {
+	sizes := make([]int, len(h.outputs))
+	for k, o := range h.outputs {
+		sizes[k] = n * o
+	}
+	r := h.ask(&hostJob{Kind: "model", Addr: int64(uintptr(unsafe.Pointer(&batch[0]))), N: n, sizes: sizes})
+	runtime.KeepAlive(batch) // Python read it through its address until its reply
+	return r.outs, r.err
+}
+
 var front struct {
 	mu   sync.Mutex
 	srv  *serve.Server
@@ -103,6 +124,13 @@ func ServeStart(addr, cfg string) (port int64, err error) {
 		return 0, engine.Errorf(engine.CodeInternal, "cfg", "%v", err)
 	}
 	h := &host{jobs: make(chan *hostJob), stopped: make(chan struct{}), waiting: map[int64]*hostJob{}}
+	for _, o := range c.Outputs {
+		n := o.Itemsize
+		for _, d := range o.Shape {
+			n *= int(d)
+		}
+		h.outputs = append(h.outputs, n)
+	}
 	srv, err := serve.New(c, h, log.New(os.Stderr, "goprep serve: ERROR ", 0))
 	if err != nil {
 		return 0, err
@@ -164,6 +192,47 @@ func ServeReply(id, plan int64, data, errMsg string) (n int64, err error) {
 		r.data, r.err = base64.StdEncoding.DecodeString(data)
 	}
 	j.reply <- r // buffered, one reply per question
+	return 0, nil
+}
+
+// ServeReplyArrays answers model question id with the model's outputs: objs holds the NumPy array
+// objects (Python's id(), comma-separated, C-contiguous) of each output in order, each copied here
+// (Python holds them during the call); errMsg non-empty: the model failed.
+func ServeReplyArrays(id int64, objs, errMsg string) (n int64, err error) {
+	defer engine.Recover(&err)
+	front.mu.Lock()
+	h := front.host
+	front.mu.Unlock()
+	if h == nil {
+		return 0, nil
+	}
+	h.mu.Lock()
+	j := h.waiting[id]
+	h.mu.Unlock()
+	if j == nil {
+		return 0, nil
+	}
+	var r hostReply
+	ids := strings.Split(objs, ",")
+	switch {
+	case errMsg != "":
+		r.err = fmt.Errorf("%s", errMsg)
+	case len(ids) != len(j.sizes):
+		r.err = fmt.Errorf("%d outputs, want %d", len(ids), len(j.sizes))
+	}
+	for k := 0; r.err == nil && k < len(ids); k++ {
+		obj, perr := strconv.ParseInt(ids[k], 10, 64)
+		var p unsafe.Pointer
+		if perr == nil {
+			p, perr = readArrayData(obj)
+		}
+		if perr != nil {
+			r.err = perr
+			break
+		}
+		r.outs = append(r.outs, bytes.Clone(unsafe.Slice((*byte)(p), j.sizes[k])))
+	}
+	j.reply <- r
 	return 0, nil
 }
 

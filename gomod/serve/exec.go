@@ -9,6 +9,7 @@ package serve
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -67,7 +68,7 @@ func (s *Server) execute(batch []*pending) {
 		}
 	}
 	t.inputs = time.Now()
-	item := s.cfg.Output.itemBytes()
+	item := s.cfg.Tensor.itemBytes()
 	out := make([]byte, len(imgs)*item)
 	errs := make([]error, len(imgs))
 	var wg sync.WaitGroup
@@ -84,22 +85,41 @@ func (s *Server) execute(batch []*pending) {
 			failed[imgs[i].p] = err
 		}
 	}
-	t.infer = time.Now()
-	replies := make(map[*pending][]byte, len(batch))
+	live, rows := batch, out // the requests answered OK, in order, and their images' rows
+	if len(failed) > 0 {
+		live, rows = nil, nil
+	}
 	for _, p := range batch {
-		if _, bad := failed[p]; bad {
-			continue
+		if _, bad := failed[p]; !bad && len(failed) > 0 {
+			at := first[p]
+			live = append(live, p)
+			rows = append(rows, out[at*item:(at+p.req.n)*item]...)
 		}
+	}
+	outs, err := s.outputs(rows, len(rows)/item)
+	if err != nil {
+		for _, p := range live {
+			failed[p] = err
+		}
+		live = nil
+	}
+	t.infer = time.Now()
+	replies := make(map[*pending][]byte, len(live))
+	at := 0
+	for _, p := range live {
 		q := p.req
-		at := first[p]
-		rows := out[at*item : (at+q.n)*item]
-		t.items += q.n
-		var outs []outTensor
-		if len(q.want) == 0 || q.want[0] == s.cfg.Output.Name {
-			o := s.cfg.Output
-			outs = []outTensor{{name: o.Name, datatype: o.Datatype, shape: append([]int64{int64(q.n)}, o.Shape...), raw: rows}}
+		var ts []outTensor
+		for k, o := range s.cfg.Outputs {
+			if len(q.want) > 0 && !slices.Contains(q.want, o.Name) {
+				continue
+			}
+			row := len(outs[k]) / (len(rows) / item)
+			ts = append(ts, outTensor{name: o.Name, datatype: o.Datatype, shape: append([]int64{int64(q.n)}, o.Shape...),
+				raw: outs[k][at*row : (at+q.n)*row]})
 		}
-		replies[p] = inferReply(s.cfg.ModelName, q.id, outs)
+		at += q.n
+		t.items += q.n
+		replies[p] = inferReply(s.cfg.ModelName, q.id, ts)
 	}
 	t.output = time.Now()
 	s.stats.execution(t)
@@ -110,6 +130,31 @@ func (s *Server) execute(batch []*pending) {
 			p.done <- result{reply: replies[p], t: t}
 		}
 	}
+}
+
+// outputs are the reply tensors of the n preprocessed images in rows: the rows themselves, or the
+// model's outputs (Host.Model), each checked to hold n rows of its Output.
+func (s *Server) outputs(rows []byte, n int) ([][]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if !s.cfg.Model {
+		return [][]byte{rows}, nil
+	}
+	outs, err := s.host.Model(rows, n)
+	if err == nil && len(outs) != len(s.cfg.Outputs) {
+		err = fmt.Errorf("the model returned %d outputs, want %d", len(outs), len(s.cfg.Outputs))
+	}
+	for k := 0; err == nil && k < len(outs); k++ {
+		if len(outs[k]) != n*s.cfg.Outputs[k].itemBytes() {
+			err = fmt.Errorf("output %s has %d bytes for %d images, want %d", s.cfg.Outputs[k].Name, len(outs[k]), n, n*s.cfg.Outputs[k].itemBytes())
+		}
+	}
+	if err != nil {
+		s.logf("the model failed on a batch of %d images: %v", n, err)
+		return nil, status.Error(codes.Internal, s.cfg.InternalMessage)
+	}
+	return outs, nil
 }
 
 // where names image k of its request as the Python server does.

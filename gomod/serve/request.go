@@ -8,6 +8,7 @@ package serve
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -114,9 +115,13 @@ func (s *Server) check(r *inferReq) (*request, error) {
 	default:
 		return nil, badRequest("unknown input %s: this model takes %s (BYTES) or %s (UINT8)", pyRepr(in.name), inputImage, inputFrame)
 	}
+	names := make([]string, len(c.Outputs))
+	for i, o := range c.Outputs {
+		names[i] = o.Name
+	}
 	for _, o := range r.outputs {
-		if o != c.Output.Name {
-			return nil, badRequest("unknown output %s: this model returns %s", pyRepr(o), c.Output.Name)
+		if !slices.Contains(names, o) {
+			return nil, badRequest("unknown output %s: this model returns %s", pyRepr(o), strings.Join(names, ", "))
 		}
 	}
 	q.want = r.outputs

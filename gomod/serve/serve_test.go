@@ -51,11 +51,25 @@ func (h *fakeHost) Statistics(s Snapshot) ([]byte, error) {
 	return []byte{}, nil
 }
 
+func (h *fakeHost) Model(batch []byte, n int) ([][]byte, error) {
+	sum := make([]byte, 4*n) // per image: the sum of its tensor, FP32
+	for i := range n {
+		var t float32
+		for k := range 48 {
+			t += math.Float32frombits(binary.LittleEndian.Uint32(batch[4*(48*i+k):]))
+		}
+		binary.LittleEndian.PutUint32(sum[4*i:], math.Float32bits(t))
+	}
+	return [][]byte{sum}, nil
+}
+
 func testConfig() Config {
-	return Config{ModelName: "m", MaxBatch: 8, MaxQueue: 8, Workers: 2, DelayUS: -1, MaxPixels: 1 << 20,
-		MaxRequestBytes: 1 << 20, Output: Output{Name: "TENSOR", Datatype: "FP32", Shape: []int64{3, 4, 4}, Itemsize: 4},
+	c := Config{ModelName: "m", MaxBatch: 8, MaxQueue: 8, Workers: 2, DelayUS: -1, MaxPixels: 1 << 20,
+		MaxRequestBytes: 1 << 20, Tensor: Output{Name: "TENSOR", Datatype: "FP32", Shape: []int64{3, 4, 4}, Itemsize: 4},
 		Static: map[string][]byte{"ModelConfig": []byte("cfg")}, NotFound: "nf", Draining: "draining",
 		InternalMessage: "internal", QueueMessage: "queue full", WorkersMessage: "workers full"}
+	c.Outputs = []Output{c.Tensor}
+	return c
 }
 
 // start runs a server on a loopback port and a client to it; stop drains both.
@@ -239,5 +253,29 @@ func TestDrain(t *testing.T) {
 	s.Drain(time.Second)
 	if _, err := call(cc, "ModelInfer", frameRequest("m", 0)); err == nil {
 		t.Error("a request after the drain succeeded")
+	}
+}
+
+func TestModel(t *testing.T) {
+	cfg := testConfig()
+	cfg.Model, cfg.Outputs = true, []Output{{Name: "SUM", Datatype: "FP32", Itemsize: 4}}
+	_, cc := start(t, cfg, &fakeHost{})
+	rep, err := call(cc, "ModelInfer", frameRequest("m", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	fields(rep, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
+		if num == 6 {
+			raw = v
+		}
+		return nil
+	})
+	want := float32(0)
+	for i := range 48 {
+		want += float32(1 + i)
+	}
+	if len(raw) != 4 || math.Float32frombits(binary.LittleEndian.Uint32(raw)) != want {
+		t.Errorf("the model's output: %v, want %v", raw, want)
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Output is the reply's one tensor: the preprocessed image (TENSOR), per image.
+// Output is one tensor per image: the preprocessed image, or one of the model's outputs.
 type Output struct {
 	Name     string  `json:"name"`
 	Datatype string  `json:"datatype"` // FP32
@@ -49,8 +49,10 @@ type Config struct {
 	MaxPixels       int64             `json:"max_pixels"`
 	MaxRequestBytes int               `json:"max_request_bytes"`
 	MaxStreams      uint32            `json:"max_streams"`
-	Output          Output            `json:"output"`
-	Static          map[string][]byte `json:"static"` // reply bytes by name (base64 in JSON)
+	Tensor          Output            `json:"tensor"`  // the preprocessing's result per image
+	Model           bool              `json:"model"`   // Python runs the model on each batch (Host.Model)
+	Outputs         []Output          `json:"outputs"` // the reply's tensors: Tensor itself without a model
+	Static          map[string][]byte `json:"static"`  // reply bytes by name (base64 in JSON)
 	NotFound        string            `json:"not_found"`
 	Draining        string            `json:"draining"`
 	InternalMessage string            `json:"internal"`
@@ -62,6 +64,9 @@ type Config struct {
 type Host interface {
 	Plan(h, w int) (*engine.Plan, error)
 	Statistics(s Snapshot) ([]byte, error)
+	// Model runs the model on the n preprocessed images in batch (n rows of Tensor) and returns
+	// each of Outputs' n rows, in order. batch is only read during the call.
+	Model(batch []byte, n int) ([][]byte, error)
 }
 
 // Server is one running front end.
@@ -90,7 +95,7 @@ type Server struct {
 
 // New checks cfg and builds a server (not yet listening).
 func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
-	if cfg.MaxBatch < 1 || cfg.Workers < 1 || cfg.MaxQueue < 0 || cfg.MaxPixels < 1 || cfg.Output.itemBytes() < 1 {
+	if cfg.MaxBatch < 1 || cfg.Workers < 1 || cfg.MaxQueue < 0 || cfg.MaxPixels < 1 || cfg.Tensor.itemBytes() < 1 || len(cfg.Outputs) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "bad front-end configuration %+v", cfg)
 	}
 	s := &Server{cfg: cfg, host: host, signal: make(chan struct{}, 1), free: make(chan struct{}, cfg.Workers),

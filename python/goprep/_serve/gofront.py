@@ -12,21 +12,26 @@ Python keeps what it alone defines, one source each:
   ServeNext, which blocks with the GIL released until Go needs the plan of an H x W x 3 uint8 source
   (Go caches it per size): the goprep pipeline is traced for that size (its own memo) and the plan's
   handle handed back; Go resolves it within ServeReply, while this thread still holds the plan;
-- the ModelStatistics message: Go counts (serve.Snapshot), triton.Stats builds the message.
+- the ModelStatistics message: Go counts (serve.Snapshot), triton.Stats builds the message;
+- with --model, the model: Go hands each batch of preprocessed tensors (its memory, read in place
+  through a NumPy view while Go waits) to an answering thread, which runs oip.Engine._model (the
+  model, or its --topk) and hands back each output's rows (copied by Go within ServeReplyArrays).
 
 Invariants: a question from Go waits for its answer or for the server's stop, so an exception here
 fails the request that needed it (INTERNAL, logged) and never hangs it; SIGTERM/SIGINT drain as the
 Python front end does (new requests UNAVAILABLE, waiting ones run at once, running ones get
 --grace seconds), then the gRPC server stops and ServeNext returns "" so the thread ends.
 
-What it serves: the goprep preprocessing (--preprocess goprep) on the CPU, replying with TENSOR;
-not --model, --topk, --http-port, --metrics-port, presets or other implementations, --device other
-than cpu, nor the test plumbing (server.py refuses each with an error naming the flag).
+What it serves: the goprep preprocessing (--preprocess goprep) on the CPU, replying with TENSOR or,
+with --model (and --topk), the model's outputs; not --http-port, --metrics-port, presets or other
+implementations, --device other than cpu, nor the test plumbing (server.py refuses each with an
+error naming the flag).
 """
 
 from __future__ import annotations
 
 import base64
+import ctypes
 import json
 import logging
 import os
@@ -34,7 +39,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import numpy as np
 
@@ -62,14 +67,18 @@ def config(args: Any, engine: Any) -> Dict[str, Any]:
         "RepositoryIndexDraining": repository_index(name, False, False),
         "RepositoryIndexDrainingReady": repository_index(name, False, True),
     }
-    (out_name, dtype, shape), = engine.out_meta
+    def spec(name: str, dtype: str, shape: Any) -> Dict[str, Any]:
+        return {"name": name, "datatype": dtype, "shape": list(shape),
+                "itemsize": np.dtype(protocol.DTYPES[dtype]).itemsize}
+
     return {
         "model_name": name, "max_batch": args.max_batch, "max_queue": args.max_queue, "workers": args.workers,
         "delay_us": -1 if delay is None else delay, "preferred": list(args.preferred_batch_size),
         "max_pixels": args.max_pixels, "max_request_bytes": args.max_request_mb << 20,
         "max_streams": args.max_streams_per_connection,
-        "output": {"name": out_name, "datatype": dtype, "shape": list(shape[1:]),
-                   "itemsize": np.dtype(protocol.DTYPES[dtype]).itemsize},
+        "tensor": spec(protocol.TENSOR, protocol.datatype(engine.item_dtype), engine.item_shape),
+        "model": engine.model is not None,
+        "outputs": [spec(n, d, s[1:]) for n, d, s in engine.out_meta],
         "static": {k: base64.b64encode(v.SerializeToString()).decode() for k, v in static.items()},
         "not_found": not_found_message(name), "draining": DRAINING_MESSAGE, "internal": INTERNAL_MESSAGE,
         "queue_message": queue_limit_message(args.max_queue), "workers_message": workers_limit_message(args.max_queue),
@@ -96,6 +105,24 @@ class Answers:
                              f"(placed on the CPU: {sig.cpu}), not the served {self.engine.item_shape}")
         return sig
 
+    def model(self, addr: int, n: int) -> List[np.ndarray]:
+        """The model's outputs (oip.Engine._model: the logits, or --topk's) of the n preprocessed
+        images at ``addr`` (Go's batch, read in place during the call), each checked against its
+        ModelMetadata shape and datatype, C-contiguous, in ``out_meta``'s order."""
+        eng = self.engine
+        count = n * int(np.prod(eng.item_shape))
+        buf = (ctypes.c_char * (count * np.dtype(eng.item_dtype).itemsize)).from_address(addr)
+        batch = np.frombuffer(buf, eng.item_dtype, count).reshape(n, *eng.item_shape)
+        outs = eng._model(batch)
+        arrays = []
+        for name, dtype, shape in eng.out_meta:
+            a = np.ascontiguousarray(outs[name])
+            if a.shape != (n, *shape[1:]) or protocol.datatype(a.dtype) != dtype:
+                raise ValueError(f"output {name} is {protocol.datatype(a.dtype)} {list(a.shape)}, want {dtype} "
+                                 f"{[n, *shape[1:]]}")
+            arrays.append(a)
+        return arrays
+
     def stats(self, snap: Dict[str, Any]) -> bytes:
         st = Stats.load(snap).message(self.engine.name)
         return protocol.pb().ModelStatisticsResponse(model_stats=[st]).SerializeToString()  # type: ignore[no-any-return]
@@ -108,6 +135,16 @@ def answer_loop(mod: Any, answers: Answers) -> None:
         if not text:
             return
         job = json.loads(text)
+        if job["kind"] == "model":
+            arrays, err = [], ""
+            try:
+                arrays = answers.model(int(job["addr"]), int(job["n"]))
+            except Exception as e:  # noqa: BLE001 - the batch's requests fail INTERNAL
+                log.error("the model failed on a batch of %d images", job["n"], exc_info=e)
+                err = f"{type(e).__name__}: {str(e)[:300]}"
+            mod.ServeReplyArrays(int(job["id"]), ",".join(str(id(a)) for a in arrays), err)
+            del arrays  # held until Go copied them (inside ServeReplyArrays)
+            continue
         sig, data, err = None, "", ""
         try:
             if job["kind"] == "plan":
@@ -136,8 +173,12 @@ def serve(args: Any, engine: Any, addr: str, ready: str) -> int:
         print(f"goprep serve: {e}", file=sys.stderr)
         return 2
     answers = Answers(engine)
-    thread = threading.Thread(target=answer_loop, args=(mod, answers), name="goprep-serve-go", daemon=True)
-    thread.start()
+    # One answering thread per worker: the model runs on several batches at once, as the Python
+    # front end's worker threads run it.
+    threads = [threading.Thread(target=answer_loop, args=(mod, answers), name=f"goprep-serve-go-{k}", daemon=True)
+               for k in range(args.workers)]
+    for t in threads:
+        t.start()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -149,6 +190,7 @@ def serve(args: Any, engine: Any, addr: str, ready: str) -> int:
         if _watch(args.parent_pid, t_end):
             break
     mod.ServeStop(float(args.grace))
-    thread.join(5.0)
+    for t in threads:
+        t.join(5.0)
     print("goprep serve: stopped", file=sys.stderr, flush=True)
     return 0

@@ -174,9 +174,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", action="store_true", help="turn goprep's profiler on (implied by --metrics-port)")
     p.add_argument("--frontend", choices=["python", "go"], default="python",
                    help="who serves gRPC: python (default: grpc.aio, every option) or go (grpc-go inside this "
-                        "process: requests decoded, batched and preprocessed in Go, no Python per request; "
-                        "--preprocess goprep on the CPU, replying with TENSOR: no --model, --http-port or "
-                        "--metrics-port; docs/SERVING.md)")
+                        "process: requests decoded, batched and preprocessed in Go, Python runs only the model, once "
+                        "per batch; --preprocess goprep on the CPU: no --http-port or --metrics-port; docs/SERVING.md)")
     p.add_argument("--max-seconds", type=_ranged(float, 0, 1e9), default=0, metavar="S",
                    help="exit after this long (default 0: run until stopped)")
     # Test and load-test plumbing, hidden from --help (tests/test_serve*.py, serve-bench, docs/SERVING.md
@@ -282,13 +281,13 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 # The flags --frontend go does not serve, each with the value that means "not used".
 GO_UNSUPPORTED = (("--http-port", "http_port", None), ("--metrics-port", "metrics_port", None),
-                  ("--model", "model", "none"), ("--topk", "topk", 0), ("--device", "device", "cpu"),
+                  ("--device", "device", "cpu"),
                   ("--simulate-gpu", "simulate_gpu", False), ("--fault-every", "fault_every", 0),
                   ("--test-delay", "test_delay", 0.0), ("--profile", "profile", False))
 
 
 def _check_go(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """--frontend go serves goprep's preprocessing on the CPU, replying with the tensor (gofront.py)."""
+    """--frontend go serves goprep's preprocessing on the CPU, with or without a model (gofront.py)."""
     if args.preprocess != "goprep":
         p.error(f"--frontend go serves --preprocess goprep only, not {args.preprocess!r}")
     for flag, dest, off in GO_UNSUPPORTED:

@@ -96,6 +96,27 @@ def test_model_outputs_equal_the_in_process_model(topk):
         cp.close()
 
 
+@pytest.mark.slow
+def test_a_model_that_raises_fails_its_batch_internal_and_the_server_goes_on(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from test_serve_oip import _reshape_model
+
+    path = tmp_path / "reshape.onnx"
+    _reshape_model(path)  # fine for one image, an onnxruntime error for two
+    img = frames(2, 120, 160)
+    with server_process("goprep", (*GO, "--model", str(path))) as srv:
+        c = tc.InferenceServerClient(srv["target"])
+        code, msg = _status(lambda: c.infer("goprep", [_frames(np.stack(img))], client_timeout=120))
+        assert code == "StatusCode.INTERNAL" and msg == "internal error while running the model (see the server's log)"
+        y = c.infer("goprep", [_frames(img[0])], client_timeout=120).as_numpy("y")
+        np.testing.assert_array_equal(y.reshape(1, 3, 224, 224), make_goprep(reuse_output=False)(img[0])[None])
+        (st,) = c.get_inference_statistics("goprep").model_stats
+        assert st.inference_stats.fail.count == 1 and st.inference_stats.success.count == 1
+        c.close()
+        srv["proc"].send_signal(signal.SIGTERM)
+        assert srv["proc"].wait(60) == 0
+
+
 def _same_statistics(a, b):
     """Two ModelStatistics equal in everything but durations."""
     assert (a.name, a.version, a.inference_count, a.execution_count) == (b.name, b.version, b.inference_count, b.execution_count)

@@ -129,33 +129,41 @@ class Answers:
 
 
 def answer_loop(mod: Any, answers: Answers) -> None:
-    """Answer Go's questions until the front end stops (ServeNext returns "")."""
+    """Answer Go's questions until the front end stops (ServeNext returns ""). Each question is
+    answered, with its error if it failed, so no request waits on a question this thread dropped."""
     while True:
         text = mod.ServeNext()
         if not text:
             return
-        job = json.loads(text)
-        if job["kind"] == "model":
-            arrays, err = [], ""
-            try:
-                arrays = answers.model(int(job["addr"]), int(job["n"]))
-            except Exception as e:  # noqa: BLE001 - the batch's requests fail INTERNAL
-                log.error("the model failed on a batch of %d images", job["n"], exc_info=e)
-                err = f"{type(e).__name__}: {str(e)[:300]}"
-            mod.ServeReplyArrays(int(job["id"]), ",".join(str(id(a)) for a in arrays), err)
-            del arrays  # held until Go copied them (inside ServeReplyArrays)
-            continue
-        sig, data, err = None, "", ""
         try:
-            if job["kind"] == "plan":
-                sig = answers.plan(int(job["h"]), int(job["w"]))
-            else:
-                data = base64.b64encode(answers.stats(job["snapshot"])).decode()
-        except Exception as e:  # noqa: BLE001 - this question's failure: the requests that asked fail INTERNAL
-            log.error("answering the Go front end's %s question failed", job.get("kind"), exc_info=e)
-            err = f"{type(e).__name__}: {str(e)[:300]}" or "error"
-        mod.ServeReply(int(job["id"]), sig.handle if sig is not None else 0, data, err)
-        del sig  # held until Go resolved the handle (inside ServeReply)
+            answer(mod, answers, json.loads(text))
+        except Exception as e:  # noqa: BLE001 - the reply itself failed: Go's waiter is freed at stop
+            log.error("answering the Go front end failed", exc_info=e)
+
+
+def answer(mod: Any, answers: Answers, job: Dict[str, Any]) -> None:
+    """Answer one question (a plan, the statistics, a model batch) through the binding."""
+    err = ""
+    if job["kind"] == "model":
+        arrays: List[np.ndarray] = []
+        try:
+            arrays = answers.model(int(job["addr"]), int(job["n"]))
+        except Exception as e:  # noqa: BLE001 - the batch's requests fail INTERNAL
+            log.error("the model failed on a batch of %d images", job["n"], exc_info=e)
+            err = f"{type(e).__name__}: {str(e)[:300]}"
+        mod.ServeReplyArrays(int(job["id"]), ",".join(str(id(a)) for a in arrays), err)
+        return  # the arrays were held until Go copied them (inside ServeReplyArrays)
+    sig, data = None, ""
+    try:
+        if job["kind"] == "plan":
+            sig = answers.plan(int(job["h"]), int(job["w"]))
+        else:
+            data = base64.b64encode(answers.stats(job["snapshot"])).decode()
+    except Exception as e:  # noqa: BLE001 - this question's failure: the requests that asked fail INTERNAL
+        log.error("answering the Go front end's %s question failed", job.get("kind"), exc_info=e)
+        err = f"{type(e).__name__}: {str(e)[:300]}"
+    mod.ServeReply(int(job["id"]), sig.handle if sig is not None else 0, data, err)
+    # sig was held until Go resolved the plan handle (inside ServeReply)
 
 
 def serve(args: Any, engine: Any, addr: str, ready: str) -> int:

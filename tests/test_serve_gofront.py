@@ -196,6 +196,19 @@ def test_batches_form_and_a_corrupt_file_fails_alone():
         c.close()
 
 
+def _health(target, service):
+    """grpc.health.v1 Health/Check, as a Kubernetes gRPC probe calls it: the status's name, or the
+    call's error code."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(target) as ch:
+        try:
+            rep = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+        except grpc.RpcError as e:
+            return str(e.code())
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(rep.status)
+
+
 @pytest.mark.slow
 def test_queue_limit_is_resource_exhausted_and_sigterm_drains_and_exits():
     files = [_encode(im) for im in frames(1, 120, 160)]
@@ -221,6 +234,8 @@ def test_queue_limit_is_resource_exhausted_and_sigterm_drains_and_exits():
             threading.Event().wait(0.05)
         for code, msg in out:
             assert code == "StatusCode.RESOURCE_EXHAUSTED" and "--max-queue" in msg, (code, msg)
+        assert [_health(srv["target"], s) for s in ("live", "ready", "", protocol.SERVICE)] == ["SERVING"] * 4
+        assert _health(srv["target"], "other") == "StatusCode.NOT_FOUND"
         srv["proc"].send_signal(signal.SIGTERM)  # the drain runs what waits at once
         for t in ts:
             t.join(60)

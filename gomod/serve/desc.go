@@ -15,6 +15,11 @@ import (
 // Service is the gRPC service name (protocol.SERVICE).
 const Service = "inference.GRPCInferenceService"
 
+// healthService is the standard gRPC health service, which Kubernetes' gRPC probes call: Check is
+// answered here (HealthCheckRequest {1 service}, HealthCheckResponse {1 status}: SERVING 1,
+// NOT_SERVING 2; an unknown service NOT_FOUND, as grpcio-health-checking answers); Watch is not served.
+const healthService = "grpc.health.v1.Health"
+
 // rawCodec passes messages through as bytes: a request arrives as *[]byte (copied: grpc reuses
 // its buffer after Unmarshal), a reply is []byte.
 type rawCodec struct{}
@@ -68,4 +73,10 @@ func (s *Server) desc() *grpc.ServiceDesc {
 	d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: "ModelInfer", Handler: handler(
 		func(s *Server, ctx context.Context, body []byte) ([]byte, error) { return s.infer(ctx, body) })})
 	return d
+}
+
+func (s *Server) healthDesc() *grpc.ServiceDesc {
+	return &grpc.ServiceDesc{ServiceName: healthService, HandlerType: (*any)(nil), Methods: []grpc.MethodDesc{{
+		MethodName: "Check", Handler: handler(func(s *Server, _ context.Context, body []byte) ([]byte, error) { return s.health(body) }),
+	}}}
 }

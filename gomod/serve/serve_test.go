@@ -67,7 +67,8 @@ func testConfig() Config {
 	c := Config{ModelName: "m", MaxBatch: 8, MaxQueue: 8, Workers: 2, DelayUS: -1, MaxPixels: 1 << 20,
 		MaxRequestBytes: 1 << 20, Tensor: Output{Name: "TENSOR", Datatype: "FP32", Shape: []int64{3, 4, 4}, Itemsize: 4},
 		Static: map[string][]byte{"ModelConfig": []byte("cfg")}, NotFound: "nf", Draining: "draining",
-		InternalMessage: "internal", QueueMessage: "queue full", WorkersMessage: "workers full"}
+		InternalMessage: "internal", QueueMessage: "queue full", WorkersMessage: "workers full",
+		HealthLive: []string{"live"}, HealthReady: []string{"ready", ""}}
 	c.Outputs = []Output{c.Tensor}
 	return c
 }
@@ -190,6 +191,15 @@ func TestInferAndErrors(t *testing.T) {
 	}
 	if rep, err := call(cc, "ServerReady", nil); err != nil || len(rep) != 2 {
 		t.Errorf("ServerReady: %v %v", rep, err)
+	}
+	var rep2 []byte
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cc.Invoke(ctx, "/grpc.health.v1.Health/Check", appendString(nil, 1, "ready"), &rep2); err != nil || len(rep2) != 2 || rep2[1] != 1 {
+		t.Errorf("health of ready: %v %v", rep2, err)
+	}
+	if err := cc.Invoke(ctx, "/grpc.health.v1.Health/Check", appendString(nil, 1, "x"), &rep2); code(err) != codes.NotFound {
+		t.Errorf("health of an unknown service: %v", err)
 	}
 	if _, err := call(cc, "ModelStreamInfer", nil); code(err) != codes.Unimplemented {
 		t.Errorf("an unserved method: %v", err)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"log"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Output is one tensor per image: the preprocessed image, or one of the model's outputs.
@@ -58,6 +60,8 @@ type Config struct {
 	InternalMessage string            `json:"internal"`
 	QueueMessage    string            `json:"queue_message"`   // batching: the queue is full
 	WorkersMessage  string            `json:"workers_message"` // no batching: every worker and queue slot taken
+	HealthLive      []string          `json:"health_live"`     // health services SERVING while the process serves
+	HealthReady     []string          `json:"health_ready"`    // health services SERVING until the drain
 }
 
 // Host is what the front end asks of Python.
@@ -110,6 +114,7 @@ func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	s.grpc.RegisterService(s.desc(), s)
+	s.grpc.RegisterService(s.healthDesc(), s)
 	return s, nil
 }
 
@@ -300,6 +305,33 @@ func (s *Server) static(method string, body []byte) ([]byte, error) {
 		return nil, status.Error(codes.NotFound, s.cfg.NotFound)
 	}
 	return s.cfg.Static[method], nil // ModelMetadata, ModelConfig
+}
+
+// health answers grpc.health.v1.Health/Check (desc.go).
+func (s *Server) health(body []byte) ([]byte, error) {
+	var name string
+	err := fields(body, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
+		if num == 1 {
+			name = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, malformed("HealthCheckRequest", err)
+	}
+	st := uint64(0)
+	switch {
+	case slices.Contains(s.cfg.HealthLive, name):
+		st = 1
+	case slices.Contains(s.cfg.HealthReady, name):
+		st = 1
+		if s.isDraining() {
+			st = 2
+		}
+	default:
+		return nil, status.Error(codes.NotFound, "unknown service")
+	}
+	return protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), st), nil
 }
 
 func malformed(what string, err error) error {

@@ -5,8 +5,8 @@ and writes the reply; no Python runs per request.
 
 Python keeps what it alone defines, one source each:
 
-- the static replies (ServerMetadata, ModelMetadata, ModelConfig, RepositoryIndex, and the messages
-  of NOT_FOUND, UNAVAILABLE, RESOURCE_EXHAUSTED and INTERNAL), serialized once here by the builders
+- the static replies (ServerMetadata, ModelMetadata, ModelConfig, RepositoryIndex, the messages of
+  NOT_FOUND, UNAVAILABLE, RESOURCE_EXHAUSTED and INTERNAL, the health service's names), serialized once here by the builders
   the Python front end uses (oip.py, triton.py, service.py, batching.py);
 - the preprocessing plan of each image size: one thread (``_answer``) loops on the binding's
   ServeNext, which blocks with the GIL released until Go needs the plan of an H x W x 3 uint8 source
@@ -55,6 +55,8 @@ def config(args: Any, engine: Any) -> Dict[str, Any]:
     """The Go front end's configuration (gomod/serve Config) for ``args`` and a warmed ``engine``."""
     import goprep
 
+    from .server import HEALTH_LIVE, HEALTH_READY
+
     m = protocol.pb()
     delay = args.max_queue_delay
     batching = batching_config(args.preferred_batch_size, delay) if delay is not None else None
@@ -82,6 +84,7 @@ def config(args: Any, engine: Any) -> Dict[str, Any]:
         "static": {k: base64.b64encode(v.SerializeToString()).decode() for k, v in static.items()},
         "not_found": not_found_message(name), "draining": DRAINING_MESSAGE, "internal": INTERNAL_MESSAGE,
         "queue_message": queue_limit_message(args.max_queue), "workers_message": workers_limit_message(args.max_queue),
+        "health_live": list(HEALTH_LIVE), "health_ready": list(HEALTH_READY),
     }
 
 

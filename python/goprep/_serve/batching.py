@@ -80,6 +80,16 @@ def fused_files(prep: Any, groups: List[List[bytes]], max_pixels: int) -> Tuple[
     return (np.concatenate(parts) if parts else None), ok, failed
 
 
+def batching_config(preferred: Sequence[int], delay_us: int) -> Dict[str, Any]:
+    """ModelConfig's dynamic_batching settings (triton.model_config) of a batcher (both front ends)."""
+    return {"preferred_batch_size": list(preferred), "max_queue_delay_microseconds": delay_us}
+
+
+def queue_limit_message(max_queue: int) -> str:
+    """RESOURCE_EXHAUSTED's message when the batching queue is full (both front ends)."""
+    return f"the server is at its limit of {max_queue} requests waiting to be batched (--max-queue); retry later"
+
+
 @dataclass
 class _Entry:
     """A request waiting in the queue: its images, arrival (perf_counter_ns) and the future its
@@ -123,7 +133,7 @@ class Batcher:
 
     def config(self) -> Dict[str, Any]:
         """ModelConfig's dynamic_batching (triton.model_config)."""
-        return {"preferred_batch_size": list(self.preferred), "max_queue_delay_microseconds": self.delay_us}
+        return batching_config(self.preferred, self.delay_us)
 
     def full(self) -> bool:
         """Whether the queue holds its limit of waiting requests."""
@@ -131,8 +141,7 @@ class Batcher:
 
     def limit_message(self) -> str:
         """RESOURCE_EXHAUSTED's message when the queue is full: the limit and its flag."""
-        return (f"the server is at its limit of {self.max_queue} requests waiting to be batched (--max-queue); "
-                f"retry later")
+        return queue_limit_message(self.max_queue)
 
     async def submit(self, req: Any, items: int, arrived: int) -> Any:
         """Queue one request of ``items`` images that arrived at ``arrived``; its (reply, Timing), or

@@ -34,12 +34,14 @@ from .server import READY, WORKERS
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
 # goprep serve with dynamic batching (--max-queue-delay): asked for by name, not in the default set
 BATCHED = "goprep-batched"
+# goprep serve --frontend go (gofront.py: the gRPC request path in Go): asked for by name
+GOFRONT = "goprep-go"
 
 
 def preprocess_of(variant: str) -> str:
     """The server's --preprocess of a variant (the batched one is goprep's, a PyTriton one its bound
     function's)."""
-    return "goprep" if variant == BATCHED else PYTRITON.get(variant, variant)
+    return "goprep" if variant in (BATCHED, GOFRONT) else PYTRITON.get(variant, variant)
 
 RESULT_KEYS = ("preprocess", "payload", "concurrency", "qps", "p50_ms", "p99_ms", "p999_ms", "errors", "server_cores",
                "server_ms_per_request", "client_cores")
@@ -319,10 +321,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--concurrency", help="comma-separated levels (default 1,4,16,32; --quick 1,16)")
     ap.add_argument("--duration", type=float, help="measured seconds per level (default 8; --quick 3)")
     ap.add_argument("--warmup", type=float, help="unmeasured seconds before each level (default 2; --quick 1)")
-    every = VARIANTS + (BATCHED,) + tuple(PYTRITON)
+    every = VARIANTS + (BATCHED, GOFRONT) + tuple(PYTRITON)
     ap.add_argument("--preprocess", default=",".join(VARIANTS),
                     help=f"variants to run (default none,python,opencv,goprep; none = no preprocessing, the floor; "
-                         f"{BATCHED}: goprep with dynamic batching, --max-queue-delay; {', '.join(PYTRITON)}: "
+                         f"{BATCHED}: goprep with dynamic batching, --max-queue-delay; {GOFRONT}: goprep serve --frontend go "
+                         f"(gRPC); {', '.join(PYTRITON)}: "
                          f"Triton Inference Server (PyTriton) preprocessing with OpenCV or goprep, JPEGs and --model only)")
     ap.add_argument("--max-queue-delay", default="2ms", metavar="DELAY",
                     help=f"the {BATCHED} server's --max-queue-delay, and the PyTriton servers' (default 2ms)")
@@ -388,6 +391,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         ap.error(f"--preprocess {','.join(pytriton)}: the PyTriton variants need --model and JPEG payloads only")
     if pytriton and a.protocol == "http":
         ap.error(f"--preprocess {','.join(pytriton)}: the PyTriton variants are driven over gRPC (--protocol grpc)")
+    if GOFRONT in variants and a.protocol == "http":
+        ap.error(f"--preprocess {GOFRONT}: the Go front end serves gRPC only (--protocol grpc)")
     pa_variants = [v for v in a.perf_analyzer.split(",") if v]
     for v in pa_variants:
         if v not in variants or v == "none":
@@ -416,7 +421,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     def extra_of(v: str) -> Tuple[str, ...]:
         extra = ("--workers", str(a.workers)) + (("--model", model_path) if model_path and v != "none" else ())
-        extra += ("--metrics-port", "0")  # every variant records the same request metrics
+        if v == GOFRONT:  # no metrics endpoint: Go counts only the statistics
+            extra += ("--frontend", "go")
+        else:
+            extra += ("--metrics-port", "0")  # every variant records the same request metrics
         if a.num_threads is not None:
             extra += ("--num-threads", str(a.num_threads))
         if not a.tune_malloc:
@@ -503,6 +511,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if pa_rows:
         doc["perf_analyzer"] = pa_rows
     for t in (table(results, top), table(results, top, "opencv", "OpenCV"), table(results, top, "goprep", "goprep", BATCHED),
+              table(results, top, "goprep", "goprep", GOFRONT), table(results, top, other=GOFRONT),
+              table(results, top, "opencv", "OpenCV", GOFRONT),
               table(results, top, "pytriton-opencv", "PyTriton+OpenCV", "pytriton-goprep")):
         if t:
             print()

@@ -172,6 +172,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="keep glibc's default malloc settings (default: keep ~1 MB request buffers in the heap, "
                         "one arena per core, free pages trimmed every 5 s: malloc.py)")
     p.add_argument("--profile", action="store_true", help="turn goprep's profiler on (implied by --metrics-port)")
+    p.add_argument("--frontend", choices=["python", "go"], default="python",
+                   help="who serves gRPC: python (default: grpc.aio, every option) or go (grpc-go inside this "
+                        "process: requests decoded, batched and preprocessed in Go, Python runs only the model, once "
+                        "per batch; --preprocess goprep on the CPU: no --http-port or --metrics-port; docs/SERVING.md)")
     p.add_argument("--max-seconds", type=_ranged(float, 0, 1e9), default=0, metavar="S",
                    help="exit after this long (default 0: run until stopped)")
     # Test and load-test plumbing, hidden from --help (tests/test_serve*.py, serve-bench, docs/SERVING.md
@@ -269,17 +273,40 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error(f"--preferred-batch-size {max(args.preferred_batch_size)} is over --max-batch {args.max_batch}")
     if args.metrics_port is not None and args.metrics_port == args.port != 0:
         p.error("--metrics-port must differ from --port")
+    if args.frontend == "go":
+        _check_go(p, args)
     if args.http_port is not None and args.http_port != 0 and args.http_port in (args.port, args.metrics_port):
         p.error("--http-port must differ from --port and --metrics-port")
+
+
+# The flags --frontend go does not serve, each with the value that means "not used".
+GO_UNSUPPORTED = (("--http-port", "http_port", None), ("--metrics-port", "metrics_port", None),
+                  ("--device", "device", "cpu"),
+                  ("--simulate-gpu", "simulate_gpu", False), ("--fault-every", "fault_every", 0),
+                  ("--test-delay", "test_delay", 0.0), ("--profile", "profile", False))
+
+
+def _check_go(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--frontend go serves goprep's preprocessing on the CPU, with or without a model (gofront.py)."""
+    if args.preprocess != "goprep":
+        p.error(f"--frontend go serves --preprocess goprep only, not {args.preprocess!r}")
+    for flag, dest, off in GO_UNSUPPORTED:
+        if getattr(args, dest) != off:
+            p.error(f"{flag} is not served by --frontend go (use --frontend python)")
+
+
+def _watch(parent: int, t_end: Any) -> bool:
+    """Whether to stop: the parent ``parent`` (0: none) is gone, or monotonic time passed ``t_end``."""
+    if parent and os.getppid() != parent:  # the parent is gone (we were re-parented)
+        return True
+    return t_end is not None and time.monotonic() > t_end
 
 
 def _watchdog(parent: int, max_seconds: float, quit_: threading.Event, loop: Any, stop: Any) -> None:
     """Set the event loop's ``stop`` when the parent is gone or ``max_seconds`` have passed."""
     t_end = time.monotonic() + max_seconds if max_seconds > 0 else None
     while not quit_.wait(0.5):
-        if parent and os.getppid() != parent:  # the parent is gone (we were re-parented)
-            break
-        if t_end is not None and time.monotonic() > t_end:
+        if _watch(parent, t_end):
             break
     if not quit_.is_set():
         loop.call_soon_threadsafe(stop.set)
@@ -317,6 +344,10 @@ def main(argv: List[str]) -> int:
     except ValueError as e:
         print(f"goprep serve: {e}", file=sys.stderr)
         return 2
+    if args.frontend == "go":
+        from . import gofront
+
+        return gofront.serve(args, engine, bind_address(args.host, args.port), READY)
     return asyncio.run(_serve(args, engine, metrics, registry, trim))
 
 

@@ -74,6 +74,16 @@ async def _caught(read: Callable[[], Awaitable[Any]]) -> Any:
         return e.with_traceback(None)
 
 
+def not_found_message(name: str) -> str:
+    """NOT_FOUND's message for another model's name or version (both front ends)."""
+    return f"this server serves model {name!r} (version 1)"
+
+
+def workers_limit_message(max_queue: int) -> str:
+    """RESOURCE_EXHAUSTED's message when every worker and queue slot is taken (no batching)."""
+    return f"the server is at its limit of {max_queue} requests waiting for a worker (--max-queue); retry later"
+
+
 class State:
     """What the front ends and the shutdown share: draining, and the requests being worked on."""
 
@@ -112,7 +122,7 @@ class Service:
 
     def not_found(self) -> str:
         """NOT_FOUND's message for another model's name or version."""
-        return f"this server serves model {self.engine.name!r} (version 1)"
+        return not_found_message(self.engine.name)
 
     def config(self) -> Any:
         """The ModelConfigResponse (with dynamic_batching when the batcher is on)."""
@@ -155,9 +165,8 @@ class Service:
                 return out
             b = self.batcher
             if b.full() if b is not None else st.working >= self.workers + lim.max_queue:
-                out = Outcome("RESOURCE_EXHAUSTED", b.limit_message() if b is not None else (
-                    f"the server is at its limit of {lim.max_queue} requests waiting for a worker (--max-queue); "
-                    f"retry later"), "queue")
+                out = Outcome("RESOURCE_EXHAUSTED", b.limit_message() if b is not None else workers_limit_message(
+                    lim.max_queue), "queue")
                 return out
             counted = True
             st.working += 1

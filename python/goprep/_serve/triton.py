@@ -159,6 +159,20 @@ class Stats:
         b.compute_infer.add(t.infer - t.inputs)
         b.compute_output.add(t.output - t.infer)
 
+    @classmethod
+    def load(cls, snap: Dict[str, Any]) -> "Stats":
+        """Statistics counted elsewhere (the Go front end's serve.Snapshot, as JSON), to build their
+        message with ``message``: one builder for both front ends."""
+        st = cls()
+        for s, v in snap["stages"].items():
+            st._d[s] = _Duration(int(v["count"]), int(v["ns"]))
+        st.inference_count, st.execution_count = int(snap["inference_count"]), int(snap["execution_count"])
+        st.last_inference_ms = int(snap["last_inference_ms"])
+        for b in snap["batches"]:
+            st._batches[int(b["batch_size"])] = _Batch(*(_Duration(int(b[k]["count"]), int(b[k]["ns"]))
+                                                       for k in ("compute_input", "compute_infer", "compute_output")))
+        return st
+
     def fail(self, arrived: int, done: int) -> None:
         """A request of this model answered with an error."""
         with self._lock:

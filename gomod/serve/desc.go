@@ -1,0 +1,82 @@
+package serve
+
+// The service's registration without generated code: a grpc.ServiceDesc naming Triton's methods,
+// each handler reading the request's bytes through rawCodec (the message stays bytes: wire.go
+// parses it) and answering bytes. Methods not listed answer UNIMPLEMENTED, as grpc-go does for any
+// unknown method.
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+)
+
+// Service is the gRPC service name (protocol.SERVICE).
+const Service = "inference.GRPCInferenceService"
+
+// healthService is the standard gRPC health service, which Kubernetes' gRPC probes call: Check is
+// answered here (HealthCheckRequest {1 service}, HealthCheckResponse {1 status}: SERVING 1,
+// NOT_SERVING 2; an unknown service NOT_FOUND, as grpcio-health-checking answers); Watch is not served.
+const healthService = "grpc.health.v1.Health"
+
+// rawCodec passes messages through as bytes: a request arrives as *[]byte (copied: grpc reuses
+// its buffer after Unmarshal), a reply is []byte.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	switch b := v.(type) {
+	case []byte:
+		return b, nil
+	case *[]byte:
+		return *b, nil
+	}
+	return nil, fmt.Errorf("rawCodec: cannot marshal %T", v)
+}
+
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	p, ok := v.(*[]byte)
+	if !ok {
+		return fmt.Errorf("rawCodec: cannot unmarshal into %T", v)
+	}
+	*p = append([]byte(nil), data...)
+	return nil
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+// handler adapts fn(ctx, body) to a grpc method handler.
+func handler(fn func(s *Server, ctx context.Context, body []byte) ([]byte, error)) grpc.MethodHandler {
+	return func(srv any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+		var body []byte
+		if err := dec(&body); err != nil {
+			return nil, err
+		}
+		rep, err := fn(srv.(*Server), ctx, body)
+		if err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
+}
+
+// statics are the methods static answers.
+var statics = []string{"ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
+	"ModelConfig", "ModelStatistics", "RepositoryIndex"}
+
+func (s *Server) desc() *grpc.ServiceDesc {
+	d := &grpc.ServiceDesc{ServiceName: Service, HandlerType: (*any)(nil)}
+	for _, m := range statics {
+		d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: m, Handler: handler(
+			func(s *Server, _ context.Context, body []byte) ([]byte, error) { return s.static(m, body) })})
+	}
+	d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: "ModelInfer", Handler: handler(
+		func(s *Server, ctx context.Context, body []byte) ([]byte, error) { return s.infer(ctx, body) })})
+	return d
+}
+
+func (s *Server) healthDesc() *grpc.ServiceDesc {
+	return &grpc.ServiceDesc{ServiceName: healthService, HandlerType: (*any)(nil), Methods: []grpc.MethodDesc{{
+		MethodName: "Check", Handler: handler(func(s *Server, _ context.Context, body []byte) ([]byte, error) { return s.health(body) }),
+	}}}
+}

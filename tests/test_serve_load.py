@@ -125,7 +125,7 @@ def test_serve_bench_pytriton_variants_perf_analyzer_and_targets(tmp_path):
     assert [(x["preprocess"], x["payload"]) for x in pa] == [
         (v, "jpeg") for v in ("goprep", "pytriton-goprep")]
     if perfanalyzer.binary() is not None:
-        runnable = subprocess.run([perfanalyzer.binary(), "--version"], env=perfanalyzer.env(),
+        runnable = subprocess.run(perfanalyzer.launcher() + ["--version"], env=perfanalyzer.env(),
                                   capture_output=True, text=True, timeout=60).returncode == 0
         if runnable:  # the PyTriton one needed the access token for its statistics
             assert all(x.get("qps", 0) > 0 and x["p99_ms"] > 0 for x in pa), pa

@@ -50,3 +50,27 @@ def test_summary_reads_the_last_report():
     assert perfanalyzer.summary(out.split("  Server")[0])["successes"] is None
     with pytest.raises(ValueError, match="no perf_analyzer report"):
         perfanalyzer.summary("error: failed to get model config")
+
+
+def test_deb_data_reads_the_data_archive():
+    """perfanalyzer._deb_data (the private C runtime's .deb unpacking): the data.tar member of an ar
+    archive, after the others, an odd-sized member's padding byte skipped; a file that is not a .deb
+    refused."""
+    import io
+    import tarfile
+
+    def member(name, body):
+        return f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(body):<10}`\n".encode() + body + b"\n" * (len(body) & 1)
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:xz") as tar:
+        info = tarfile.TarInfo("./usr/lib/x86_64-linux-gnu/libx.so.1")
+        info.size = 3
+        tar.addfile(info, io.BytesIO(b"abc"))
+    deb = b"!<arch>\n" + member("debian-binary", b"2.0\n") + member("control.tar.xz", b"odd") + \
+        member("data.tar.xz", data.getvalue())
+    with perfanalyzer._deb_data(deb) as tar:
+        (m,) = tar.getmembers()
+        assert m.name.endswith("libx.so.1") and tar.extractfile(m).read() == b"abc"
+    with pytest.raises(ValueError, match="not a .deb"):
+        perfanalyzer._deb_data(b"PK\x03\x04")

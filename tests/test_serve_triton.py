@@ -165,9 +165,15 @@ def _perf_analyzer_or_fail():
     if exe is None:
         why = "perf_analyzer is not installed (tritonclient's manylinux wheel up to 2.60: the test extra)"
     else:
-        r = subprocess.run([exe, "--version"], env=perfanalyzer.env(), capture_output=True, text=True, timeout=60)
-        if r.returncode != 0 or "Perf Analyzer" not in r.stdout + r.stderr:
-            why = f"perf_analyzer cannot run: {(r.stderr or r.stdout).strip()[-300:]}"
+        try:  # on a C runtime older than its own: through the private one (perfanalyzer.launcher)
+            argv = perfanalyzer.launcher()
+        except (OSError, ValueError) as e:
+            why = f"perf_analyzer needs a newer C runtime, which could not be fetched: {e}"
+        else:
+            r = subprocess.run(argv + ["--version"], env=perfanalyzer.env(), capture_output=True, text=True,
+                               timeout=60)
+            if r.returncode != 0 or "Perf Analyzer" not in r.stdout + r.stderr:
+                why = f"perf_analyzer cannot run: {(r.stderr or r.stdout).strip()[-300:]}"
     if why:
         why += f"; run {DEPS} (libb64-0d, libcudart.so.12)"
         if os.environ.get("CI") == "true":

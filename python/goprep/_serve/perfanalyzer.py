@@ -6,7 +6,11 @@ tests/test_serve_perf_analyzer.py (both protocols) run it.
 perf_analyzer links ``libb64.so.0d`` (Debian's libb64-0d: a system package,
 scripts/perf_analyzer_deps.sh installs it) and ``libcudart.so.12`` (PyPI's nvidia-cuda-runtime-cu12,
 in the test extra): ``python -m goprep._serve.perfanalyzer libdir`` prints the directory to put on
-LD_LIBRARY_PATH.
+LD_LIBRARY_PATH. tritonclient's wheels from 2.52 on build it against glibc 2.38 and libstdc++'s
+GLIBCXX_3.4.32 (Ubuntu 24.04): on an older system (Debian 12: glibc 2.36) it cannot start, so
+``launcher`` runs it through the dynamic loader of a private newer C runtime: Debian 13's libc6,
+libstdc++6 and libgcc-s1, pinned by hash (``RUNTIME``), fetched once from Debian's archive into
+goprep's cache directory. ``python -m goprep._serve.perfanalyzer run ARGS...`` runs it that way.
 
 Its ``--input-data`` JSON gives each input's content in base64: for BYTES the serialised tensor
 (each element prefixed with its uint32 little-endian length, protocol.pack_bytes), for UINT8 the raw
@@ -16,11 +20,17 @@ bytes; and the shape of one batch item (``-b N`` sends N of them in one request)
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
+import io
 import os
 import re
 import shutil
+import subprocess
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+import tarfile
+import urllib.request
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -68,6 +78,89 @@ def env() -> Dict[str, str]:
     return e
 
 
+# Debian 13's C runtime (glibc 2.41, GCC 14's libstdc++ and libgcc_s): the .deb files and their sha256
+_POOL = "http://deb.debian.org/debian/pool/main"
+RUNTIME: Tuple[Tuple[str, str], ...] = (
+    ("g/glibc/libc6_2.41-12+deb13u1_amd64.deb", "0a51c7ba7c59b3c664b836fe33c5184e6f5a869f57e86613381e954d74282b66"),
+    ("g/gcc-14/libstdc++6_14.2.0-19_amd64.deb", "ab1fa05837aa7a92aae748fd07a18a35f7d18bb4a71c4724fe2bbf0e32089de0"),
+    ("g/gcc-14/libgcc-s1_14.2.0-19_amd64.deb", "3c71917b490d1a17aed43196a2787a256ecf060526cdb20216a74bedc061b150"),
+)
+_LIBDIR = "usr/lib/x86_64-linux-gnu"
+_LOADER = "ld-linux-x86-64.so.2"
+
+
+def runtime_dir() -> str:
+    """Where the private C runtime's libraries go: goprep's cache directory (XDG_CACHE_HOME, else
+    ~/.cache), one directory per pinned set."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tag = hashlib.sha256("".join(h for _, h in RUNTIME).encode()).hexdigest()[:12]
+    return os.path.join(base, "goprep", f"perf-analyzer-runtime-{tag}")
+
+
+def _deb_data(deb: bytes) -> tarfile.TarFile:
+    """The data archive of a .deb (an ar archive: debian-binary, control.tar.*, data.tar.*)."""
+    if not deb.startswith(b"!<arch>\n"):
+        raise ValueError("not a .deb (ar) archive")
+    pos = 8
+    while pos + 60 <= len(deb):
+        name, size = deb[pos:pos + 16].decode().strip().rstrip("/"), int(deb[pos + 48:pos + 58].decode())
+        body = deb[pos + 60:pos + 60 + size]
+        if name.startswith("data.tar"):
+            return tarfile.open(fileobj=io.BytesIO(body), mode="r:*")
+        pos += 60 + size + (size & 1)
+    raise ValueError("no data.tar in the .deb")
+
+
+def fetch_runtime() -> str:
+    """The private runtime's library directory, fetched and unpacked first when it is not there yet
+    (each .deb checked against its pinned sha256; only its shared libraries under usr/lib are kept).
+    OSError / ValueError when it cannot be had."""
+    d = runtime_dir()
+    if os.path.exists(os.path.join(d, _LOADER)):
+        return d
+    tmp = d + f".tmp{os.getpid()}"
+    os.makedirs(tmp, exist_ok=True)
+    for path, sha in RUNTIME:
+        with urllib.request.urlopen(f"{_POOL}/{path}", timeout=120) as r:
+            deb = r.read()
+        if hashlib.sha256(deb).hexdigest() != sha:
+            raise ValueError(f"{path}: sha256 differs from the pinned one")
+        with _deb_data(deb) as tar:
+            for m in tar.getmembers():
+                name = m.name.lstrip("./")
+                if (m.isfile() or m.issym()) and name.startswith(_LIBDIR + "/") and "/" not in name[len(_LIBDIR) + 1:]:
+                    m.name = os.path.basename(name)
+                    tar.extract(m, tmp, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
+    os.replace(tmp, d) if not os.path.exists(d) else shutil.rmtree(tmp)
+    return d
+
+
+def _starts(argv: List[str]) -> Tuple[bool, str]:
+    """Whether ``argv + ["--version"]`` runs perf_analyzer (exit 0 and its banner), and what it printed."""
+    r = subprocess.run(argv + ["--version"], env=env(), capture_output=True, text=True, timeout=60)
+    out = (r.stdout + r.stderr).strip()
+    return r.returncode == 0 and "Perf Analyzer" in out, out
+
+
+@functools.lru_cache(maxsize=None)
+def launcher() -> List[str]:
+    """The argv prefix that starts perf_analyzer here: the executable itself, or, where the system's C
+    runtime is older than the one it was built against ("version `GLIBC_2.38' not found"), the private
+    runtime's dynamic loader with its libraries first (then libcudart's directory, LD_LIBRARY_PATH and
+    the system's). A perf_analyzer that cannot start for another reason (libb64 missing, say) is
+    returned as it is: running it shows why. RuntimeError when it is not installed."""
+    exe = binary()
+    if exe is None:
+        raise RuntimeError("perf_analyzer is not installed (tritonclient's manylinux wheel up to 2.60: the test extra)")
+    ok, out = _starts([exe])
+    if ok or not re.search(r"version `GLIBC(XX)?_[\d.]+' not found", out):
+        return [exe]
+    d = fetch_runtime()
+    dirs = [d, cudart_dir() or "", *os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep),
+            "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"]
+    return [os.path.join(d, _LOADER), "--library-path", os.pathsep.join(x for x in dirs if x), exe]
+
+
 def input_data(files: Sequence[bytes] = (), frames: Sequence[np.ndarray] = ()) -> Dict[str, Any]:
     """perf_analyzer's --input-data document: one entry per file (input IMAGE, item shape [1]) and per
     frame (input FRAME, item shape [H, W, 3]); perf_analyzer cycles through them."""
@@ -94,8 +187,11 @@ def command(target: str, input_json: str, model: str = "goprep", batch: int = 1,
     is not waited for), ``batch`` items per request, ``concurrency`` requests in flight."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
-    exe = binary() or "perf_analyzer"
-    return [exe, "-m", model, "-u", target, "-i", protocol, "--input-data", input_json, "-b", str(batch),
+    try:
+        prefix = launcher()
+    except RuntimeError:  # not installed: the command as the docs show it (running it says so)
+        prefix = ["perf_analyzer"]
+    return [*prefix, "-m", model, "-u", target, "-i", protocol, "--input-data", input_json, "-b", str(batch),
             "--concurrency-range", str(concurrency), "--measurement-mode", "time_windows",
             "-p", str(window_ms), "--max-trials", str(trials), "--stability-percentage", "999"]
 
@@ -118,8 +214,10 @@ def summary(stdout: str) -> Dict[str, Optional[int]]:
 
 
 def main(argv: List[str]) -> int:
+    if argv[:1] == ["run"]:  # perf_analyzer ARGS as launcher starts it
+        return subprocess.run(launcher() + argv[1:], env=env()).returncode
     if argv != ["libdir"]:
-        print("usage: python -m goprep._serve.perfanalyzer libdir", file=sys.stderr)
+        print("usage: python -m goprep._serve.perfanalyzer libdir | run ARGS...", file=sys.stderr)
         return 2
     d = cudart_dir()
     if d is None:

@@ -75,13 +75,20 @@ def message_json(msg: Any) -> Dict[str, Any]:
         if mt is not None and mt.GetOptions().map_entry:
             vf = mt.fields_by_name["value"]
             out[f.name] = {k: _field_value(vf, x) for k, x in v.items()}
-        elif f.is_repeated:
+        elif _repeated(f):
             out[f.name] = [_field_value(f, x) for x in v]
         elif (mt is not None or f.containing_oneof is not None) and not msg.HasField(f.name):
             continue
         else:
             out[f.name] = _field_value(f, v)
     return out
+
+
+def _repeated(f: Any) -> bool:
+    """Whether field ``f`` is repeated: ``is_repeated`` where protobuf has it (6.x; ``label`` is
+    deprecated there), ``label`` before it (5.x, which a fresh install can still resolve to)."""
+    rep = getattr(f, "is_repeated", None)
+    return bool(rep) if rep is not None else f.label == f.LABEL_REPEATED
 
 
 def _field_value(f: Any, x: Any) -> Any:

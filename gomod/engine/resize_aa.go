@@ -323,8 +323,11 @@ func newAAColumns(p *Plan) *aaPlan {
 }
 
 // chunkPairs is one (tap, tap+1) pair's lanes of an aaChunk: [u v u v u v 0 0] twice.
-func chunkPairs(u, v int16) [16]int16 {
-	return [16]int16{u, v, u, v, u, v, 0, 0, u, v, u, v, u, v, 0, 0}
+func chunkPairs(u, v int16) [16]int16 { return widePairs(u, v, u, v) }
+
+// widePairs is two pairs' lanes of an aaWide: [u v u v u v 0 0 | x y x y x y 0 0].
+func widePairs(u, v, x, y int16) [16]int16 {
+	return [16]int16{u, v, u, v, u, v, 0, 0, x, y, x, y, x, y, 0, 0}
 }
 
 // newAAWide builds aaHRows4W's 8-tap chunks (aaCol.wch, aaPlan.wide, wideEnd) with each column's
@@ -346,29 +349,16 @@ func newAAWide(a *aaPlan, p *Plan) {
 			c.wtail = int8((r + 1) / 2)
 		}
 		for t0 := int32(0); t0 < c.cnt; t0 += 8 {
-			var ck aaWide
-			for q := int32(0); q < 8; q++ {
-				var w int32
-				if t0+q < c.cnt {
-					w = ct.WI[c.w+t0+q]
-				}
-				hi, lo := colHalves(w, sh)
-				lane, e := int(q/4), int(q%2)
-				dh, dl := &ck.hiA, &ck.loA
-				if q%4 >= 2 {
-					dh, dl = &ck.hiB, &ck.loB
-				}
-				tail := t0/8 == c.wfull // the tail chunk: taps 0-3 in both lanes (two rows)
-				for ch := 0; ch < 3; ch++ {
-					if tail && lane == 0 {
-						dh[8+2*ch+e], dl[8+2*ch+e] = hi, lo
-					}
-					if !tail || lane == 0 {
-						dh[lane*8+2*ch+e], dl[lane*8+2*ch+e] = hi, lo
-					}
-				}
+			var hs, ls [8]int16 // the 8 taps' halves; taps past cnt weigh 0
+			for q := int32(0); q < 8 && t0+q < c.cnt; q++ {
+				hs[q], ls[q] = colHalves(ct.WI[c.w+t0+q], sh)
 			}
-			a.wide = append(a.wide, ck)
+			if t0/8 == c.wfull { // the tail chunk (at most 4 taps): taps 0-3 in both lanes (two rows)
+				hs[4], hs[5], hs[6], hs[7] = hs[0], hs[1], hs[2], hs[3]
+				ls[4], ls[5], ls[6], ls[7] = ls[0], ls[1], ls[2], ls[3]
+			}
+			a.wide = append(a.wide, aaWide{hiA: widePairs(hs[0], hs[1], hs[4], hs[5]), hiB: widePairs(hs[2], hs[3], hs[6], hs[7]),
+				loA: widePairs(ls[0], ls[1], ls[4], ls[5]), loB: widePairs(ls[2], ls[3], ls[6], ls[7])})
 		}
 		a.wideEnd = max(a.wideEnd, int(c.off)-4+24*((int(c.cnt)+7)/8-1)+32)
 	}

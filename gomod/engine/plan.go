@@ -231,10 +231,13 @@ func EstimatePlan(s *Spec) PlanBytes {
 	if s.Resize.pillowArith() {
 		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
 		if pillowVerticalFirst(s) {
-			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
+			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements, two
+			// rows' for vfirstRowsU8
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
-			scratch += (float64(s.In.W)*px + 64) * 5
-			scratch += 32 + float64(min(s.Post.W, s.Resize.W))*3 // its spare bytes and the planar horizontal result (worker.vfPl)
+			scratch += (float64(s.In.W)*px + 64) * 6
+			// the spare bytes, the planar horizontal results of a pair (worker.vfPl) and the pair's
+			// second row (worker.rowU8b)
+			scratch += 64 + float64(min(s.Post.W, s.Resize.W))*6 + contentW
 		} else {
 			// the uint8 antialias rows (aaRowU8): the window's rows (worker.aaRows, one spare), the
 			// vertical pass's tails (aaTail) and the planar row (vfPl)

@@ -36,7 +36,7 @@ func copyPlan(t *testing.T, h, w, c int) int64 {
 }
 
 // openBatch opens a decode batch of in-memory items named "src" as a list; the caller closes it.
-func openBatch(t *testing.T, items [][]byte) (int64, []codec.Header) {
+func openBatch(t testing.TB, items [][]byte) (int64, []codec.Header) {
 	t.Helper()
 	n := len(items)
 	desc := make([]int64, 2*n)

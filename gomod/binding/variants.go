@@ -62,11 +62,11 @@ func variantSpec(t *engine.Plan, row []int64) *engine.Spec {
 	return &s
 }
 
-// buildVariant is NewPlan of template t's variant for row; a panic is its error (it runs on a
-// goroutine of its own, where no caller's Recover reaches).
+// buildVariant is NewPlan of template t's variant for row (NewPlanLike: it shares t's normalisation
+// tables); a panic is its error (it runs on a goroutine of its own, where no caller's Recover reaches).
 func buildVariant(t *engine.Plan, row []int64) (p *engine.Plan, err error) {
 	defer engine.Recover(&err)
-	return engine.NewPlan(variantSpec(t, row))
+	return engine.NewPlanLike(variantSpec(t, row), t)
 }
 
 // PlanVariants builds count plans, row i of rows (an int64 array object of (count, VariantCols))

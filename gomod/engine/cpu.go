@@ -260,6 +260,7 @@ type worker struct {
 	hU8    [][]uint8
 	hF32   [][]float32
 	rowU8  []uint8
+	rowU8b []uint8 // the second row of a vertical-first pair (vfirstRowsU8)
 	rowF32 []float32
 	valU8  []uint8
 	valF32 []float32
@@ -303,6 +304,10 @@ func (w *worker) prepare(p *Plan, img int, src unsafe.Pointer) {
 			w.hF32[i] = make([]float32, contentW)
 		}
 		w.rowU8 = make([]uint8, contentW)
+		w.rowU8b = nil
+		if p.vfH != nil {
+			w.rowU8b = make([]uint8, contentW)
+		}
 		w.acc = make([]int32, contentW)
 		w.rowF32 = make([]float32, contentW)
 		w.valU8 = make([]uint8, p.OutW*p.OutC)
@@ -349,6 +354,16 @@ func (w *worker) run(j *Job, b *jobBufs, t task) {
 			}
 			if content && p.aa != nil {
 				w.aaRow(p, b, base, t.img, y)
+				continue
+			}
+			if content && p.vfH != nil && p.pm == nil && y+1 < t.y1 && y+1 < p.rows.Hi {
+				// two vertical-first rows, one horizontal pass (vfirstRowsU8), emitted in turn
+				w.vfirstRowsU8(p, b.srcU8, base, y-p.rows.Lo)
+				w.emitU8(p, b, t.img, y, true)
+				w.rowU8, w.rowU8b = w.rowU8b, w.rowU8
+				w.emitU8(p, b, t.img, y+1, true)
+				w.rowU8, w.rowU8b = w.rowU8b, w.rowU8
+				y++
 				continue
 			}
 			if content {

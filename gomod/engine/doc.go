@@ -8,8 +8,9 @@
 //
 //  1. Spec (spec.go): the call as JSON from the binding (ParseSpec), checked once by Validate;
 //     errors are Codes (errors.go). Nothing after this step validates.
-//  2. Plan (plan.go: NewPlan, EstimatePlan): the spec with every table precomputed, immutable and
-//     shared by goroutines. Per axis the taps of the resize rule (resize.go: bilinear,
+//  2. Plan (plan.go: NewPlan, EstimatePlan; NewPlanLike for a training batch's per-item plans,
+//     which share their template's normalisation tables): the spec with every table precomputed,
+//     immutable and shared by goroutines. Per axis the taps of the resize rule (resize.go: bilinear,
 //     resize_cubic.go, resize_area.go, resize_nearest.go) with the view and canvas folded in; the
 //     normalisation tables (normalize.go); the row kernel kind (rowKernel); the kernel set, chosen
 //     once per process from the CPU's features and overrides (kernels.go, cpufeat_*.go) and

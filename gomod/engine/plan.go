@@ -231,10 +231,13 @@ func EstimatePlan(s *Spec) PlanBytes {
 	if s.Resize.pillowArith() {
 		scratch += float64(s.Pre.W)*12 + 320 // aaHRows4W's copies of four edge rows (worker.aaEdge; aaHRowsZ reads up to 36 bytes further)
 		if pillowVerticalFirst(s) {
-			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements
+			// vfirstRowU8's row and its sums (worker.vfU8, vfAcc): a row's span of elements, two
+			// rows' for vfirstRowsU8
 			px := max(math.Abs(float64(s.In.Strides[2])/float64(s.In.DType.Size())), float64(s.In.C))
-			scratch += (float64(s.In.W)*px + 64) * 5
-			scratch += 32 + float64(min(s.Post.W, s.Resize.W))*3 // its spare bytes and the planar horizontal result (worker.vfPl)
+			scratch += (float64(s.In.W)*px + 64) * 6
+			// the spare bytes, the planar horizontal results of a pair (worker.vfPl) and the pair's
+			// second row (worker.rowU8b)
+			scratch += 64 + float64(min(s.Post.W, s.Resize.W))*6 + contentW
 		} else {
 			// the uint8 antialias rows (aaRowU8): the window's rows (worker.aaRows, one spare), the
 			// vertical pass's tails (aaTail) and the planar row (vfPl)
@@ -260,7 +263,27 @@ func EstimatePlan(s *Spec) PlanBytes {
 }
 
 // NewPlan validates the spec and builds the tables.
-func NewPlan(s *Spec) (*Plan, error) {
+func NewPlan(s *Spec) (*Plan, error) { return newPlan(s, nil) }
+
+// NewPlanLike is NewPlan for a spec that normalises as plan t does (a training batch's per-item plan
+// made from its template, binding.PlanVariants): it shares t's normalisation tables where they would
+// be rebuilt the same (sameNorm), which is ~8% of such a plan's build (BenchmarkNewPlanTrainCrop); the
+// tables are never written after NewPlan, so plans may share them. Any other spec is NewPlan's.
+func NewPlanLike(s *Spec, t *Plan) (*Plan, error) { return newPlan(s, t) }
+
+// sameNorm reports whether NewPlan builds the same normalisation tables for a and b read from a
+// source of dtype din and bin: the fields newNormTables reads, equal bit for bit (0.0 and -0.0 are
+// different means).
+func sameNorm(a, b *NormSpec, din, bin DType) bool {
+	eq := func(x, y []float64) bool {
+		return slices.EqualFunc(x, y, func(u, v float64) bool { return math.Float64bits(u) == math.Float64bits(v) })
+	}
+	return a != nil && b != nil && din == bin && a.DType == b.DType &&
+		math.Float64bits(a.Scale) == math.Float64bits(b.Scale) && eq(a.Mean, b.Mean) && eq(a.Std, b.Std)
+}
+
+// newPlan is NewPlan; like, when set, is a plan whose normalisation tables it may share (NewPlanLike).
+func newPlan(s *Spec, like *Plan) (*Plan, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -328,7 +351,11 @@ func NewPlan(s *Spec) (*Plan, error) {
 	p.cols = buildAxis(false, p.area, s.Resize, s.In.DType, s.Pre.W, s.Resize.W, s.Canvas.Left, s.Canvas.W, s.Post.X0, s.Post.SX, s.Post.W,
 		colFrame, s.Pre.X0, s.Pre.SX, sw)
 	if s.Norm != nil {
-		p.norm = newNormTables(s.Norm, in.DType)
+		if like != nil && like.norm != nil && sameNorm(s.Norm, like.Spec.Norm, in.DType, like.Spec.In.DType) {
+			p.norm = like.norm
+		} else {
+			p.norm = newNormTables(s.Norm, in.DType)
+		}
 		if s.Norm.Patch != nil {
 			p.patch = newPatchLayout(s.Norm.Patch, p.OutC, p.OutH, p.OutW)
 		}

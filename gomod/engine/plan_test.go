@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -508,4 +510,44 @@ func mustNewPlan(t *testing.T, s *Spec) *Plan {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// NewPlanLike shares its template's normalisation tables only where NewPlan would build the same ones
+// (0.0 and -0.0 differ, and so do the output type and the source's), and its plan computes what
+// NewPlan's does, bit for bit.
+func TestNewPlanLikeSharesOnlyTheSameNorm(t *testing.T) {
+	norm := func(s *Spec, mean0 float64, dt DType) *Spec {
+		s.Norm = &NormSpec{Mean: []float64{mean0, 0.4, 0.3}, Std: []float64{0.2, 0.2, 0.2}, Scale: 1.0 / 255, DType: dt, Layout: "CHW"}
+		return s
+	}
+	tmpl := mustNewPlan(t, norm(rgbSpec(40, 50, "bilinear", true, 12, 12), 0, F32))
+	src := make([]uint8, 31*27*3)
+	for i := range src {
+		src[i] = uint8(i * 37)
+	}
+	for _, c := range []struct {
+		mean0  float64
+		dt     DType
+		shared bool
+	}{{0, F32, true}, {math.Copysign(0, -1), F32, false}, {0.5, F32, false}, {0, F16, false}} {
+		s := norm(rgbSpec(31, 27, "bilinear", true, 12, 12), c.mean0, c.dt)
+		s.Pre = View{2, 3, 1, 1, 25, 20}
+		p, err := NewPlanLike(s, tmpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.norm == tmpl.norm) != c.shared {
+			t.Errorf("mean %v %s: shared %v, want %v", c.mean0, c.dt, p.norm == tmpl.norm, c.shared)
+		}
+		got := runGuarded(t, p, unsafe.Pointer(&src[0]), 1)
+		if want := runGuarded(t, mustNewPlan(t, s), unsafe.Pointer(&src[0]), 1); !bytes.Equal(got, want) {
+			t.Errorf("mean %v %s: NewPlanLike's plan differs from NewPlan's", c.mean0, c.dt)
+		}
+	}
+	// a float32 source normalises through other tables: not shared
+	f := norm(rgbSpec(31, 27, "bilinear", true, 12, 12), 0, F32)
+	f.In.DType, f.In.Strides = F32, [4]int64{0, 27 * 3 * 4, 3 * 4, 4}
+	if p, err := NewPlanLike(f, tmpl); err != nil || p.norm == tmpl.norm {
+		t.Errorf("float32 source: %v, shared %v", err, err == nil && p.norm == tmpl.norm)
+	}
 }

@@ -105,19 +105,28 @@ func triangleFilter(x float64) float64 {
 // kernels (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa) use the same formula with interp_size/2 as
 // support, so the float weights WF serve them too.
 func pillowTaps(in, out int, filter func(float64) float64, filterSupport float64) taps {
-	t, _ := pillowTapsF64(in, out, filter, filterSupport)
+	t, _ := pillowTapsAll(in, out, filter, filterSupport, false)
 	return t
 }
 
 // pillowTapsF64 is pillowTaps plus the normalised float64 weights, laid out as WI (0 past Cnt).
 func pillowTapsF64(in, out int, filter func(float64) float64, filterSupport float64) (taps, []float64) {
+	return pillowTapsAll(in, out, filter, filterSupport, true)
+}
+
+// pillowTapsAll is pillowTaps, plus the float64 weights when f64 (else nil: pillowTaps, every
+// antialiased plan's tables, need not allocate them).
+func pillowTapsAll(in, out int, filter func(float64) float64, filterSupport float64, f64 bool) (taps, []float64) {
 	scale := float64(in) / float64(out)
 	filterScale := max(scale, 1.0)
 	support := float64(filterSupport * filterScale) // rounded: it is added to center below (no FMA)
 	k := int(math.Ceil(support))*2 + 1
 	t := taps{K: k, Idx: make([]int32, k*out), WI: make([]int32, k*out), WF: make([]float32, k*out), Cnt: make([]int32, out)}
 	w := make([]float64, k)
-	all := make([]float64, k*out)
+	var all []float64
+	if f64 {
+		all = make([]float64, k*out)
+	}
 	for o := 0; o < out; o++ {
 		center := float64((float64(o) + 0.5) * scale)
 		ss := 1.0 / filterScale
@@ -143,7 +152,9 @@ func pillowTapsF64(in, out int, filter func(float64) float64, filterSupport floa
 					t.WI[idx] = int32(0.5 + float64(w[x]*(1<<pilPrecisionBits)))
 				}
 				t.WF[idx] = float32(w[x])
-				all[idx] = w[x]
+				if f64 {
+					all[idx] = w[x]
+				}
 			} else {
 				t.Idx[idx] = int32(xmin + max(xmax-1, 0))
 			}

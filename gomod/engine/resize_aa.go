@@ -71,17 +71,19 @@ func splitOf(ws []int32) aaSplit {
 // larger weights need 5), and a few percent of the columns take the second pass (4.6% bilinear / 7.9%
 // bicubic counted on a real 1080p photo -> 224; one shift for the whole table, rounded down, needed more).
 // PyTorch's weights are multiples of 2^(22-p), so lo is 0 for every sh <= 22-p (aaPlan.hs.lo0).
+// The rounded quotient is monotonic in w, so every weight's fits when the smallest's and the
+// largest's do: one pass over the weights, then a few shifts of two values (a per-item training
+// plan splits ~670 columns and rows, BenchmarkNewPlanTrainCrop).
 func colShift(ws []int32) uint8 {
+	if len(ws) == 0 {
+		return 0
+	}
+	lo, hi := slices.Min(ws), slices.Max(ws)
 	for sh := uint8(0); ; sh++ {
-		fits := true
-		for _, w := range ws {
-			if hi, _ := colHalves(w, sh); int32(hi) != (w+(1<<sh>>1))>>sh {
-				fits = false
-				break
+		if h, _ := colHalves(lo, sh); int32(h) == (lo+(1<<sh>>1))>>sh {
+			if h, _ := colHalves(hi, sh); int32(h) == (hi+(1<<sh>>1))>>sh {
+				return sh
 			}
-		}
-		if fits {
-			return sh
 		}
 	}
 }
@@ -295,23 +297,12 @@ func newAAColumns(p *Plan) *aaPlan {
 		a.cols[j] = aaCol{off: int32(o0), cnt: int32(cnt), w: int32(j * k), ch: int32(len(a.chunks)),
 			mul: 1 << sh, base: int32(1<<(pilPrecisionBits-1) + lmin), thr: int32(max(1<<pilPrecisionBits-width, 0))}
 		for c := 0; c < cnt; c += 4 {
-			var ck aaChunk
-			for q := 0; q < 4; q++ {
-				var w int32
-				if c+q < cnt {
-					w = ct.WI[j*k+c+q]
-				}
-				hi, lo := colHalves(w, sh)
-				dst := [2]*[16]int16{&ck.hiA, &ck.hiB}
-				dlo := [2]*[16]int16{&ck.loA, &ck.loB}
-				for lane := 0; lane < 2; lane++ {
-					for ch := 0; ch < 3; ch++ {
-						i := lane*8 + 2*ch + q%2
-						dst[q/2][i], dlo[q/2][i] = hi, lo
-					}
-				}
+			var hs, ls [4]int16 // the 4 taps' halves; taps past cnt weigh 0
+			for q := 0; q < 4 && c+q < cnt; q++ {
+				hs[q], ls[q] = colHalves(ct.WI[j*k+c+q], sh)
 			}
-			a.chunks = append(a.chunks, ck)
+			a.chunks = append(a.chunks, aaChunk{hiA: chunkPairs(hs[0], hs[1]), hiB: chunkPairs(hs[2], hs[3]),
+				loA: chunkPairs(ls[0], ls[1]), loB: chunkPairs(ls[2], ls[3])})
 		}
 	}
 	// one chunk of capacity to spare: the kernels' chunk pointer steps past a column's last chunk
@@ -331,6 +322,14 @@ func newAAColumns(p *Plan) *aaPlan {
 	return a
 }
 
+// chunkPairs is one (tap, tap+1) pair's lanes of an aaChunk: [u v u v u v 0 0] twice.
+func chunkPairs(u, v int16) [16]int16 { return widePairs(u, v, u, v) }
+
+// widePairs is two pairs' lanes of an aaWide: [u v u v u v 0 0 | x y x y x y 0 0].
+func widePairs(u, v, x, y int16) [16]int16 {
+	return [16]int16{u, v, u, v, u, v, 0, 0, x, y, x, y, x, y, 0, 0}
+}
+
 // newAAWide builds aaHRows4W's 8-tap chunks (aaCol.wch, aaPlan.wide, wideEnd) with each column's
 // split (colShift), as the 4-tap chunks have it.
 func newAAWide(a *aaPlan, p *Plan) {
@@ -342,7 +341,7 @@ func newAAWide(a *aaPlan, p *Plan) {
 	a.wide = make([]aaWide, 0, total+1) // one to spare, as a.chunks has (newAAPlan)
 	for j := range a.cols {
 		c := &a.cols[j]
-		sh := colShift(ct.WI[c.w : c.w+c.cnt])
+		sh := uint8(bits.TrailingZeros32(uint32(c.mul))) // the column's colShift (newAAColumns)
 		c.wch, c.wfull = int32(len(a.wide)), c.cnt/8
 		if r := c.cnt % 8; r > 4 {
 			c.wfull++
@@ -350,29 +349,16 @@ func newAAWide(a *aaPlan, p *Plan) {
 			c.wtail = int8((r + 1) / 2)
 		}
 		for t0 := int32(0); t0 < c.cnt; t0 += 8 {
-			var ck aaWide
-			for q := int32(0); q < 8; q++ {
-				var w int32
-				if t0+q < c.cnt {
-					w = ct.WI[c.w+t0+q]
-				}
-				hi, lo := colHalves(w, sh)
-				lane, e := int(q/4), int(q%2)
-				dh, dl := &ck.hiA, &ck.loA
-				if q%4 >= 2 {
-					dh, dl = &ck.hiB, &ck.loB
-				}
-				tail := t0/8 == c.wfull // the tail chunk: taps 0-3 in both lanes (two rows)
-				for ch := 0; ch < 3; ch++ {
-					if tail && lane == 0 {
-						dh[8+2*ch+e], dl[8+2*ch+e] = hi, lo
-					}
-					if !tail || lane == 0 {
-						dh[lane*8+2*ch+e], dl[lane*8+2*ch+e] = hi, lo
-					}
-				}
+			var hs, ls [8]int16 // the 8 taps' halves; taps past cnt weigh 0
+			for q := int32(0); q < 8 && t0+q < c.cnt; q++ {
+				hs[q], ls[q] = colHalves(ct.WI[c.w+t0+q], sh)
 			}
-			a.wide = append(a.wide, ck)
+			if t0/8 == c.wfull { // the tail chunk (at most 4 taps): taps 0-3 in both lanes (two rows)
+				hs[4], hs[5], hs[6], hs[7] = hs[0], hs[1], hs[2], hs[3]
+				ls[4], ls[5], ls[6], ls[7] = ls[0], ls[1], ls[2], ls[3]
+			}
+			a.wide = append(a.wide, aaWide{hiA: widePairs(hs[0], hs[1], hs[4], hs[5]), hiB: widePairs(hs[2], hs[3], hs[6], hs[7]),
+				loA: widePairs(ls[0], ls[1], ls[4], ls[5]), loB: widePairs(ls[2], ls[3], ls[6], ls[7])})
 		}
 		a.wideEnd = max(a.wideEnd, int(c.off)-4+24*((int(c.cnt)+7)/8-1)+32)
 	}

@@ -8,23 +8,26 @@ package engine
 // aaVTables lays out every content row's vertical weights for the paired vertical loop (aaVPairs),
 // once per plan: computing them for every output row (colShift, 16 words per pair) took ~2% of
 // BenchmarkAntialias1080 (perf, cpu-clock samples), and ~2-3% of a vertical-first plan's time.
-// All rows share one allocation (a row's slice is capped at its own spare pair): one allocation per
-// row was most of a per-item training plan's allocations (BenchmarkNewPlanTrainCrop).
+// All rows share one allocation, one row's pairs after another's and one spare pair after the last
+// (aaVPairs' spare: the pointer stepping past a row's last pair stays inside the allocation, on the
+// next row's first pair or the spare; a row's slice is capped there and never appended to): one
+// allocation per row was most of a per-item training plan's allocations, and a spare pair per row
+// a seventh of its bytes (BenchmarkNewPlanTrainCrop).
 func aaVTables(rt *taps) ([][]int32, []aaVHead) {
 	vw, vh := make([][]int32, len(rt.Cnt)), make([]aaVHead, len(rt.Cnt))
-	total := 0
+	total := aaVPairLen // the spare pair
 	for _, c := range rt.Cnt {
 		if np := (int(c) + 1) / 2; np <= aaVMaxPairs {
-			total += aaVPairLen * (np + 1)
+			total += aaVPairLen * np
 		}
 	}
 	store := make([]int32, total)
 	for r, c := range rt.Cnt {
 		room := 0
 		if np := (int(c) + 1) / 2; np <= aaVMaxPairs {
-			room = aaVPairLen * (np + 1)
+			room = aaVPairLen * np
 		}
-		vw[r], vh[r] = aaVPairs(store[:0:room], rt.WI[r*rt.K:r*rt.K+int(c)])
+		vw[r], vh[r] = aaVPairs(store[:0:room+aaVPairLen], rt.WI[r*rt.K:r*rt.K+int(c)])
 		store = store[room:]
 	}
 	return vw, vh

@@ -84,7 +84,6 @@ func (w *worker) srcRow(p *Plan, src []uint8, base, ri int) ([]uint8, int) {
 // a 2000x800 photo -> 224x224 bicubic 8.7 ms all scalar, 2.2 ms with the SIMD vertical pass, 1.7 ms
 // with aaHRows too.
 func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
-	rows := &p.rows
 	c, sc := p.inC, p.strideC
 	base0 := min(p.vfLo, 0)
 	// the span reaches the row's origin too: hresizeAAU8 makes a pointer to it (checkptr)
@@ -96,9 +95,70 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 	n := planes * span
 	if cap(w.vfU8) < n+32 {
 		// 32 spare bytes: aaHRows's 16-byte loads reach past the last tap (into zero weights)
-		w.vfU8, w.vfAcc = make([]uint8, n+32), make([]int32, n)
+		w.vfU8 = make([]uint8, n+32)
+	}
+	if cap(w.vfAcc) < n {
+		w.vfAcc = make([]int32, n)
 	}
 	vb := w.vfU8[:n]
+	w.vfirstV(p, src, base, r, vb, span, planes)
+	if a := p.vfH; a != nil { // interleaved RGB: the fast pass into planar rows, then interleaved
+		nc := len(a.cols)
+		if cap(w.vfPl) < 3*nc {
+			w.vfPl = make([]uint8, 3*nc)
+		}
+		pl := w.vfPl[:3*nc]
+		p.kern.aaHRows(pl, nil, w.vfU8[:cap(w.vfU8)], -base0, 0, a, p)
+		interleave3(w.rowU8[:3*nc], pl)
+		return
+	}
+	hresizeAAU8(w.rowU8, vb, -base0, &p.cols, c, ss)
+}
+
+// vfirstRowsU8 is vfirstRowU8 for content rows r and r+1 of a plan whose horizontal pass runs
+// aaHRows (Plan.vfH: interleaved RGB): both rows' vertical passes, then one aaHRows call for the
+// pair, leaving row r in w.rowU8 and row r+1 in w.rowU8b. The same arithmetic per row; why: aaHRows
+// costs one row as much as two, and a training batch's vertical-first items (about a fifth: the
+// box's height shrinks more than twice its width) spent ~4% of a 1-thread call in single-row
+// passes (docs/perf/2026-12-07-train-percore.md).
+func (w *worker) vfirstRowsU8(p *Plan, src []uint8, base, r int) {
+	a := p.vfH
+	base0 := min(p.vfLo, 0)
+	span := max(p.vfHi+p.inC-1, 1) - base0
+	st := span + 32 // each row's 32 spare bytes, as vfirstRowU8's
+	if cap(w.vfU8) < 2*st {
+		w.vfU8 = make([]uint8, 2*st)
+	}
+	if cap(w.vfAcc) < span {
+		w.vfAcc = make([]int32, span)
+	}
+	buf := w.vfU8[:cap(w.vfU8)]
+	w.vfirstV(p, src, base, r, buf[:span], span, 1)
+	w.vfirstV(p, src, base, r+1, buf[st:st+span], span, 1)
+	nc := len(a.cols)
+	if cap(w.vfPl) < 6*nc {
+		w.vfPl = make([]uint8, 6*nc)
+	}
+	pl := w.vfPl[:6*nc]
+	p.kern.aaHRows(pl[:3*nc], pl[3*nc:], buf, -base0, st-base0, a, p)
+	interleave3(w.rowU8[:3*nc], pl[:3*nc])
+	interleave3(w.rowU8b[:3*nc], pl[3*nc:])
+}
+
+// interleave3 writes the planar row pl (three planes of len(d)/3) into d as interleaved pixels.
+func interleave3(d, pl []uint8) {
+	nc := len(d) / 3
+	for j := 0; j < nc; j++ {
+		d[3*j], d[3*j+1], d[3*j+2] = pl[j], pl[nc+j], pl[2*nc+j]
+	}
+}
+
+// vfirstV is the vertical pass of vfirstRowU8: content row r's window of source rows resampled into
+// vb, planes spans of span bytes (the elements [vfLo, vfHi) of each, from min(vfLo, 0) on).
+func (w *worker) vfirstV(p *Plan, src []uint8, base, r int, vb []uint8, span, planes int) {
+	rows := &p.rows
+	c, sc := p.inC, p.strideC
+	base0 := min(p.vfLo, 0)
 	k := rows.Taps.K
 	kk := int(rows.Taps.Cnt[r])
 	wi := rows.Taps.WI[r*k : r*k+kk]
@@ -121,20 +181,6 @@ func (w *worker) vfirstRowU8(p *Plan, src []uint8, base, r int) {
 		}
 		vresizeAAU8(d[x:], hs, wi, w.vfAcc)
 	}
-	if a := p.vfH; a != nil { // interleaved RGB: the fast pass into planar rows, then interleaved
-		nc := len(a.cols)
-		if cap(w.vfPl) < 3*nc {
-			w.vfPl = make([]uint8, 3*nc)
-		}
-		pl := w.vfPl[:3*nc]
-		p.kern.aaHRows(pl, nil, w.vfU8[:cap(w.vfU8)], -base0, 0, a, p)
-		d := w.rowU8[:3*nc]
-		for j := 0; j < nc; j++ {
-			d[3*j], d[3*j+1], d[3*j+2] = pl[j], pl[nc+j], pl[2*nc+j]
-		}
-		return
-	}
-	hresizeAAU8(w.rowU8, vb, -base0, &p.cols, c, ss)
 }
 
 // hresizeLinearU8 is OpenCV's HResizeLinear: d = s0*a0 + s1*a1 with 11-bit coefficients, kept unrounded.

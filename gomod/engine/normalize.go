@@ -10,6 +10,9 @@ type normTables struct {
 	f16              bool
 	lutF32           [][256]float32 // uint8 sources only
 	lutF16           [][256]uint16
+	// lanes holds the channel-last kernels' constants when the channel count divides 24 (else nil):
+	// lanes[k][j][l] is scale (k=0), mean (1) or std (2) of channel (8j+l)%c (normU8HWC's vectors).
+	lanes *[3][3][8]float32
 }
 
 func newNormTables(n *NormSpec, in DType) *normTables {
@@ -19,6 +22,15 @@ func newNormTables(n *NormSpec, in DType) *normTables {
 		t.scale = append(t.scale, float32(n.Scale))
 		t.mean = append(t.mean, float32(n.Mean[i]))
 		t.std = append(t.std, float32(n.Std[i]))
+	}
+	if c > 0 && 24%c == 0 {
+		t.lanes = new([3][3][8]float32)
+		for j := 0; j < 3; j++ {
+			for l := 0; l < 8; l++ {
+				ch := (8*j + l) % c
+				t.lanes[0][j][l], t.lanes[1][j][l], t.lanes[2][j][l] = t.scale[ch], t.mean[ch], t.std[ch]
+			}
+		}
 	}
 	if in == U8 {
 		t.lutF32 = make([][256]float32, c)

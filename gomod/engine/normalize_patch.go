@@ -100,13 +100,7 @@ func (w *worker) emitPatchU8(p *Plan, b *jobBufs, img, y int, vals []uint8) {
 	oc, ow, n := p.OutC, p.OutW, p.norm
 	planes := w.patchSlot(p, y)
 	if oc == 3 {
-		l0, l1, l2 := &n.lutF32[0], &n.lutF32[1], &n.lutF32[2]
-		o0, o1, o2 := planes[:ow], planes[ow:2*ow], planes[2*ow:3*ow]
-		v := vals[:3*ow]
-		for x := range o0 {
-			px := (*[3]uint8)(v[3*x : 3*x+3])
-			o0[x], o1[x], o2[x] = l0[px[0]], l1[px[1]], l2[px[2]]
-		}
+		p.kern.normU8CHW3(planes[:ow], planes[ow:2*ow], planes[2*ow:3*ow], vals, n)
 	} else {
 		for c := 0; c < oc; c++ {
 			lut, o := &n.lutF32[c], planes[c*ow:(c+1)*ow]

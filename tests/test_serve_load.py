@@ -71,7 +71,12 @@ def test_targets_41_ratios_and_core_bound():
     rows = [_row("python", 100, 200), _row("goprep", 230, 90, server=1.6, client=0.2), _row("opencv", 160, 150),
             _row("pytriton-opencv", 50, 300), _row("pytriton-goprep", 70, 200)]
     got = {t["target"]: t for t in targets_41(rows, 16, 2)}
-    assert set(got) == {t[0] for t in TARGETS_41}
+    assert set(got) == {t[0] for t in TARGETS_41 if "goprep-go" not in t[1:3]}  # a variant not run: no target
+    rows.append(_row("goprep-go", 260, 80))
+    go = {t["target"]: t for t in targets_41(rows, 16, 2)}
+    assert set(go) == {t[0] for t in TARGETS_41}
+    assert go["goprep serve --frontend go QPS >= 2.25x pure Python"]["ratio"] == pytest.approx(2.6)
+    assert go["goprep serve --frontend go P99 <= 0.5x pure Python"]["met"]
     qps_py = got["goprep serve QPS >= 2.25x pure Python"]
     assert qps_py["ratio"] == pytest.approx(2.3) and qps_py["met"] and qps_py["core_bound"] == ["goprep"]
     p99 = got["goprep serve P99 <= 0.5x pure Python"]
@@ -82,6 +87,20 @@ def test_targets_41_ratios_and_core_bound():
     text = targets_table(targets_41(rows, 16, 2), 2)
     assert "2.30x (met)" in text and "bound by the 2 cores (goprep)" in text and "1.40x (NOT met)" in text
     assert targets_41(rows, 4, 2) == []  # no rows at that level: no target claimed
+
+
+def test_overhead_rows():
+    """Issue 41's overhead target: (server CPU per request - in-process cost) / in-process cost <= 25%,
+    for the goprep serve variants only."""
+    from goprep._serve.overhead import overhead_rows, overhead_table
+
+    rows = [dict(_row(v, 100, 50), server_ms_per_request=ms) for v, ms in
+            (("python", 9.0), ("goprep", 3.0), ("goprep-go", 2.4), ("opencv", 4.0))]
+    got = overhead_rows(rows, "jpeg", 16, 2.0)
+    assert [(x["variant"], x["overhead"], x["met"]) for x in got] == [("goprep", 0.5, False), ("goprep-go", pytest.approx(0.2), True)]
+    text = overhead_table(got)
+    assert "goprep protocol and batching overhead <= 25% of the in-process cost: +50% (NOT met)" in text
+    assert "+20% (met)" in text and overhead_rows(rows, "jpeg", 4, 2.0) == []
 
 
 def _bench(args, timeout):
@@ -119,8 +138,12 @@ def test_serve_bench_pytriton_variants_perf_analyzer_and_targets(tmp_path):
         what = next(w for w in TARGETS_41 if w[0] == t["target"])
         a, b = res[what[1], t["payload"]], res[what[2], t["payload"]]
         assert t["ratio"] == pytest.approx(a[what[3]] / b[what[3]])
-    assert len(doc["targets"]) == len(TARGETS_41)
-    assert sum(ln.startswith("target ") for ln in r.stdout.splitlines()) == len(TARGETS_41)
+    run = [t for t in TARGETS_41 if t[1] in variants and t[2] in variants]
+    assert len(doc["targets"]) == len(run)
+    assert [x["variant"] for x in doc["overhead"]] == ["goprep"]  # issue 41's overhead target, for goprep serve
+    x = doc["overhead"][0]
+    assert x["overhead"] == pytest.approx((x["server_ms"] - x["inprocess_ms"]) / x["inprocess_ms"]) and x["inprocess_ms"] > 0
+    assert sum(ln.startswith("target ") for ln in r.stdout.splitlines()) == len(run) + 1
     pa = doc["perf_analyzer"]
     assert [(x["preprocess"], x["payload"]) for x in pa] == [
         (v, "jpeg") for v in ("goprep", "pytriton-goprep")]

@@ -29,6 +29,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from .._benchsuite.profiler import overhead_us as profiler_overhead_us
 from .bench_triton import PYTRITON
 from .loadgen import PAYLOADS, balanced_orders
+from .overhead import VARIANTS as VARIANTS_OVERHEAD
 from .server import READY, WORKERS
 
 VARIANTS = ("none", "python", "opencv", "goprep")  # "none": the server without preprocessing (its floor)
@@ -265,6 +266,9 @@ TARGETS_41 = (
     ("goprep serve QPS >= 2.25x pure Python", "goprep", "python", "qps", 2.25, True),
     ("goprep serve P99 <= 0.5x pure Python", "goprep", "python", "p99_ms", 0.5, False),
     ("goprep serve QPS >= 1.5x OpenCV server", "goprep", "opencv", "qps", 1.5, True),
+    ("goprep serve --frontend go QPS >= 2.25x pure Python", GOFRONT, "python", "qps", 2.25, True),
+    ("goprep serve --frontend go P99 <= 0.5x pure Python", GOFRONT, "python", "p99_ms", 0.5, False),
+    ("goprep serve --frontend go QPS >= 1.5x OpenCV server", GOFRONT, "opencv", "qps", 1.5, True),
     ("PyTriton+goprep QPS >= 1.5x PyTriton+OpenCV", "pytriton-goprep", "pytriton-opencv", "qps", 1.5, True),
 )
 # A figure is bound by the machine's cores when the server and the load generator together used this
@@ -542,6 +546,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         doc["targets"] = rows41
         if rows41:
             print(targets_table(rows41, mach["cores"] or 1))
+        if "jpeg" in payloads and any(v in VARIANTS_OVERHEAD for v in variants):
+            from .loadgen import frames, jpegs, payload_size
+            from .overhead import inprocess_ms, overhead_rows, overhead_table
+
+            inproc = inprocess_ms(model_path, jpegs(frames(8, *payload_size("jpeg", fh, fw))))
+            doc["overhead"] = overhead_rows(results, "jpeg", 16, inproc)
+            if doc["overhead"]:
+                print(overhead_table(doc["overhead"]))
+        if rows41 or doc.get("overhead"):
             load = (mach["load_average_at_start"][0], os.getloadavg()[0])
             if max(load) >= (mach["cores"] or 1):  # others wanted the cores too: each server got what was left
                 print(f"the machine was shared: load average {load[0]:.1f} at the start, {load[1]:.1f} now, on "

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import urllib.request
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -78,12 +79,15 @@ def env() -> Dict[str, str]:
     return e
 
 
-# Debian 13's C runtime (glibc 2.41, GCC 14's libstdc++ and libgcc_s): the .deb files and their sha256
+# Debian 13's C runtime (glibc 2.41, GCC 14's libstdc++ and libgcc_s): per package, the .deb files
+# that may serve it and their sha256, tried in order (Debian's pool drops a version some time after
+# a point release supersedes it, so each package lists more than one where there is one)
 _POOL = "http://deb.debian.org/debian/pool/main"
-RUNTIME: Tuple[Tuple[str, str], ...] = (
-    ("g/glibc/libc6_2.41-12+deb13u1_amd64.deb", "0a51c7ba7c59b3c664b836fe33c5184e6f5a869f57e86613381e954d74282b66"),
-    ("g/gcc-14/libstdc++6_14.2.0-19_amd64.deb", "ab1fa05837aa7a92aae748fd07a18a35f7d18bb4a71c4724fe2bbf0e32089de0"),
-    ("g/gcc-14/libgcc-s1_14.2.0-19_amd64.deb", "3c71917b490d1a17aed43196a2787a256ecf060526cdb20216a74bedc061b150"),
+RUNTIME: Tuple[Tuple[Tuple[str, str], ...], ...] = (
+    (("g/glibc/libc6_2.41-12+deb13u1_amd64.deb", "0a51c7ba7c59b3c664b836fe33c5184e6f5a869f57e86613381e954d74282b66"),
+     ("g/glibc/libc6_2.41-12_amd64.deb", "6cff801097cd0eb2126b60e533f37afdc78456efacdf2bfae62877f00c795d0b")),
+    (("g/gcc-14/libstdc++6_14.2.0-19_amd64.deb", "ab1fa05837aa7a92aae748fd07a18a35f7d18bb4a71c4724fe2bbf0e32089de0"),),
+    (("g/gcc-14/libgcc-s1_14.2.0-19_amd64.deb", "3c71917b490d1a17aed43196a2787a256ecf060526cdb20216a74bedc061b150"),),
 )
 _LIBDIR = "usr/lib/x86_64-linux-gnu"
 _LOADER = "ld-linux-x86-64.so.2"
@@ -93,7 +97,7 @@ def runtime_dir() -> str:
     """Where the private C runtime's libraries go: goprep's cache directory (XDG_CACHE_HOME, else
     ~/.cache), one directory per pinned set."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    tag = hashlib.sha256("".join(h for _, h in RUNTIME).encode()).hexdigest()[:12]
+    tag = hashlib.sha256("".join(h for pkg in RUNTIME for _, h in pkg).encode()).hexdigest()[:12]
     return os.path.join(base, "goprep", f"perf-analyzer-runtime-{tag}")
 
 
@@ -111,27 +115,49 @@ def _deb_data(deb: bytes) -> tarfile.TarFile:
     raise ValueError("no data.tar in the .deb")
 
 
+def _download(candidates: Sequence[Tuple[str, str]]) -> bytes:
+    """The first of ``candidates`` (pool path, sha256) that downloads with its pinned hash; OSError
+    naming every one that did not."""
+    why = []
+    for path, sha in candidates:
+        try:
+            with urllib.request.urlopen(f"{_POOL}/{path}", timeout=120) as r:
+                deb = r.read()
+        except OSError as e:
+            why.append(f"{path}: {e}")
+            continue
+        if hashlib.sha256(deb).hexdigest() == sha:
+            return deb
+        why.append(f"{path}: sha256 differs from the pinned one")
+    raise OSError("cannot fetch perf_analyzer's C runtime from Debian's archive: " + "; ".join(why))
+
+
 def fetch_runtime() -> str:
     """The private runtime's library directory, fetched and unpacked first when it is not there yet
-    (each .deb checked against its pinned sha256; only its shared libraries under usr/lib are kept).
+    (each .deb checked against its pinned sha256; only the shared libraries directly under usr/lib are
+    kept, by their base names). Unpacked into a directory of this process and thread, then renamed
+    into place: a process fetching at the same time either wins the rename or finds the other's.
     OSError / ValueError when it cannot be had."""
     d = runtime_dir()
     if os.path.exists(os.path.join(d, _LOADER)):
         return d
-    tmp = d + f".tmp{os.getpid()}"
-    os.makedirs(tmp, exist_ok=True)
-    for path, sha in RUNTIME:
-        with urllib.request.urlopen(f"{_POOL}/{path}", timeout=120) as r:
-            deb = r.read()
-        if hashlib.sha256(deb).hexdigest() != sha:
-            raise ValueError(f"{path}: sha256 differs from the pinned one")
-        with _deb_data(deb) as tar:
-            for m in tar.getmembers():
-                name = m.name.lstrip("./")
-                if (m.isfile() or m.issym()) and name.startswith(_LIBDIR + "/") and "/" not in name[len(_LIBDIR) + 1:]:
-                    m.name = os.path.basename(name)
-                    tar.extract(m, tmp, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
-    os.replace(tmp, d) if not os.path.exists(d) else shutil.rmtree(tmp)
+    tmp = f"{d}.tmp{os.getpid()}-{threading.get_ident()}"
+    try:
+        os.makedirs(tmp, exist_ok=True)
+        for pkg in RUNTIME:
+            with _deb_data(_download(pkg)) as tar:
+                for m in tar.getmembers():
+                    name = m.name.lstrip("./")
+                    if (m.isfile() or m.issym()) and os.path.dirname(name) == _LIBDIR:
+                        m.name = os.path.basename(name)
+                        tar.extract(m, tmp, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
+        try:
+            os.replace(tmp, d)
+        except OSError:  # another process put it there first
+            if not os.path.exists(os.path.join(d, _LOADER)):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return d
 
 
@@ -189,8 +215,8 @@ def command(target: str, input_json: str, model: str = "goprep", batch: int = 1,
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     try:
         prefix = launcher()
-    except RuntimeError:  # not installed: the command as the docs show it (running it says so)
-        prefix = ["perf_analyzer"]
+    except (RuntimeError, OSError, ValueError):  # not installed, or its C runtime cannot be had: the
+        prefix = ["perf_analyzer"]  # command as the docs show it (running it says why)
     return [*prefix, "-m", model, "-u", target, "-i", protocol, "--input-data", input_json, "-b", str(batch),
             "--concurrency-range", str(concurrency), "--measurement-mode", "time_windows",
             "-p", str(window_ms), "--max-trials", str(trials), "--stability-percentage", "999"]

@@ -20,8 +20,9 @@ const Service = "inference.GRPCInferenceService"
 // NOT_SERVING 2; an unknown service NOT_FOUND, as grpcio-health-checking answers); Watch is not served.
 const healthService = "grpc.health.v1.Health"
 
-// rawCodec passes messages through as bytes: a request arrives as *[]byte (copied: grpc reuses
-// its buffer after Unmarshal), a reply is []byte.
+// rawCodec passes messages through as bytes: a request arrives as *[]byte, a reply is []byte. The
+// request's bytes are kept as given: grpc-go's bridge for a v1 codec (codecV0Bridge.Unmarshal,
+// grpc v1.85.0 codec.go) hands Unmarshal data.Materialize(), a fresh slice nothing else holds.
 type rawCodec struct{}
 
 func (rawCodec) Marshal(v any) ([]byte, error) {
@@ -39,7 +40,7 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 	if !ok {
 		return fmt.Errorf("rawCodec: cannot unmarshal into %T", v)
 	}
-	*p = append([]byte(nil), data...)
+	*p = data
 	return nil
 }
 

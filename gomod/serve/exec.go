@@ -9,6 +9,7 @@ package serve
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -25,12 +26,22 @@ type image struct {
 	p    *pending
 	k    int // index within its request
 	file []byte
-	hdr  codec.Header
 	h, w int
 	plan *engine.Plan
 }
 
 func (s *Server) execute(batch []*pending) {
+	defer func() { // a panic fails the batch's requests, not the process
+		if r := recover(); r != nil {
+			s.logf("an execution of %d requests panicked: %v\n%s", len(batch), r, debug.Stack())
+			for _, p := range batch {
+				select { // unanswered ones only: done holds one result
+				case p.done <- result{err: status.Error(codes.Internal, s.cfg.InternalMessage)}:
+				default:
+				}
+			}
+		}
+	}()
 	t := &timing{start: time.Now()}
 	failed := make(map[*pending]error)
 	var imgs []*image
@@ -52,7 +63,7 @@ func (s *Server) execute(batch []*pending) {
 						where(k), hd.Width, hd.Height, s.cfg.MaxPixels)
 					break
 				}
-				im.hdr, im.h, im.w = hd, hd.Height, hd.Width
+				im.h, im.w = hd.Height, hd.Width
 			}
 			plan, err := s.plan(im.h, im.w)
 			if err != nil {
@@ -75,9 +86,10 @@ func (s *Server) execute(batch []*pending) {
 	errs := make([]error, len(imgs))
 	var wg sync.WaitGroup
 	for i, im := range imgs {
+		s.decodes <- struct{}{} // at most cap(decodes) images decoding at once, every execution together
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer func() { <-s.decodes; wg.Done() }()
 			errs[i] = s.run(im, out[i*item:(i+1)*item])
 		}()
 	}
@@ -220,11 +232,16 @@ func (s *Server) plan(h, w int) (*engine.Plan, error) {
 		s.plans[key] = e
 		s.planMu.Unlock()
 		e.plan, e.err = s.host.Plan(h, w)
+		if e.err == nil {
+			e.err = s.fits(e.plan, h, w)
+		}
 		if e.err != nil {
 			s.logf("no plan for a %dx%d image: %v", w, h, e.err)
 			e.err = status.Error(codes.Internal, s.cfg.InternalMessage)
 			s.planMu.Lock()
-			delete(s.plans, key) // asked again next time
+			if s.plans[key] == e { // asked again next time (unless evicted and asked anew meanwhile)
+				delete(s.plans, key)
+			}
 			s.planMu.Unlock()
 		}
 		close(e.ready)
@@ -233,6 +250,17 @@ func (s *Server) plan(h, w int) (*engine.Plan, error) {
 		<-e.ready
 	}
 	return e.plan, e.err
+}
+
+// fits checks that plan reads one h x w x 3 uint8 image within its h*w*3 bytes and writes one
+// Tensor row: run hands it exactly those (the host is trusted for neither).
+func (s *Server) fits(plan *engine.Plan, h, w int) error {
+	lo, n := plan.ImageSpan()
+	if plan.N > 1 || plan.InDType() != engine.U8 || lo < 0 || lo+n > h*w*3 || plan.OutImageBytes() != s.cfg.Tensor.itemBytes() {
+		return fmt.Errorf("the plan for a %dx%d image reads %d images, %s elements [%d, %d) of %d, and writes %d bytes of the %d of a row",
+			w, h, plan.N, plan.InDType(), lo, lo+n, h*w*3, plan.OutImageBytes(), s.cfg.Tensor.itemBytes())
+	}
+	return nil
 }
 
 // maxPlans bounds the cached plans (one per distinct image size).

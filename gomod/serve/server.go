@@ -84,12 +84,12 @@ type Server struct {
 	waiting  int // images in queue
 	working  int // admitted requests not yet answered
 	draining bool
-	flushing bool
 	idle     chan struct{} // closed when working drops to 0 while draining
 
-	signal chan struct{}
-	free   chan struct{} // a slot per running execution (Workers)
-	stop   context.CancelFunc
+	signal  chan struct{}
+	free    chan struct{} // a slot per running execution (Workers)
+	decodes chan struct{} // a slot per image being decoded and preprocessed (the engine's threads)
+	stop    context.CancelFunc
 
 	planMu sync.Mutex
 	plans  map[[2]int]*planEntry
@@ -103,7 +103,8 @@ func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "bad front-end configuration %+v", cfg)
 	}
 	s := &Server{cfg: cfg, host: host, signal: make(chan struct{}, 1), free: make(chan struct{}, cfg.Workers),
-		plans: map[[2]int]*planEntry{}, logger: logger}
+		plans: map[[2]int]*planEntry{}, logger: logger,
+		decodes: make(chan struct{}, max(1, engine.NumThreads()))}
 	opts := []grpc.ServerOption{
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.MaxRecvMsgSize(cfg.MaxRequestBytes),
@@ -139,10 +140,12 @@ func (s *Server) Serve(lis net.Listener) error {
 // second to finish their replies) and the batcher.
 func (s *Server) Drain(grace time.Duration) {
 	s.mu.Lock()
-	s.draining, s.flushing = true, true
+	s.draining = true
 	var idle chan struct{}
 	if s.working > 0 {
-		s.idle = make(chan struct{})
+		if s.idle == nil { // a second Drain waits on the first's channel
+			s.idle = make(chan struct{})
+		}
 		idle = s.idle
 	}
 	s.wake()
@@ -279,7 +282,7 @@ func (s *Server) static(method string, body []byte) ([]byte, error) {
 		case !draining:
 			return s.cfg.Static["RepositoryIndex"], nil
 		case ready:
-			return []byte{}, nil
+			return s.cfg.Static["RepositoryIndexDrainingReady"], nil
 		}
 		return s.cfg.Static["RepositoryIndexDraining"], nil
 	}

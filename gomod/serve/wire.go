@@ -2,8 +2,8 @@ package serve
 
 // The Open Inference Protocol messages this front end reads and writes, parsed and encoded with
 // protowire (no generated code). Field numbers are those of Triton's grpc_service.proto (checked
-// against tritonclient.grpc.service_pb2 by tests/test_serve_gofront.py's replies and by
-// TestWireRoundTrip): ModelInferRequest {1 model_name, 2 model_version, 3 id, 4 parameters,
+// against tritonclient.grpc.service_pb2 by tests/test_serve_gofront.py's requests and replies;
+// serve_test.go's TestInferAndErrors reads inferReply's bytes back): ModelInferRequest {1 model_name, 2 model_version, 3 id, 4 parameters,
 // 5 inputs, 6 outputs, 7 raw_input_contents}; its InferInputTensor {1 name, 2 datatype, 3 shape,
 // 4 parameters, 5 contents}; InferTensorContents {8 bytes_contents}; InferRequestedOutputTensor
 // {1 name}; ModelInferResponse {1 model_name, 2 model_version, 3 id, 5 outputs,

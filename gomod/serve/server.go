@@ -175,9 +175,9 @@ func (s *Server) Drain(grace time.Duration) {
 // infer answers one ModelInfer call.
 func (s *Server) infer(ctx context.Context, body []byte) ([]byte, error) {
 	arrived := time.Now()
-	r, err := parseInfer(body)
+	r, err := parseInfer(body, parseLimits{maxBatch: s.cfg.MaxBatch, outputs: len(s.cfg.Outputs)})
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, err
 	}
 	mine := r.model == s.cfg.ModelName && (r.version == "" || r.version == "1")
 	rep, err := s.admitted(ctx, r, arrived)

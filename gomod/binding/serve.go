@@ -53,9 +53,11 @@ type host struct {
 	outputs []int // each model output's bytes per image
 	jobs    chan *hostJob
 	stopped chan struct{}
-	mu      sync.Mutex
-	next    int64
-	waiting map[int64]*hostJob
+	// stopOnce runs ServeStop's stop once: the host (Python's answers) lives on through the drain.
+	stopOnce sync.Once
+	mu       sync.Mutex
+	next     int64
+	waiting  map[int64]*hostJob
 }
 
 func (h *host) ask(j *hostJob) hostReply {
@@ -237,7 +239,8 @@ func ServeReplyArrays(id int64, objs, errMsg string) (n int64, err error) {
 }
 
 // ServeStop drains the front end (serve.Server.Drain, up to grace seconds), stops it and ends
-// ServeNext's wait; it returns once the server has stopped. No front end running: nothing to do.
+// ServeNext's wait; it returns once the server has stopped. No front end running: nothing to do;
+// calls during a stop wait for it.
 func ServeStop(grace float64) {
 	front.mu.Lock()
 	srv, h, done := front.srv, front.host, front.done
@@ -245,10 +248,12 @@ func ServeStop(grace float64) {
 	if srv == nil {
 		return
 	}
-	srv.Drain(time.Duration(grace * float64(time.Second)))
-	<-done
-	close(h.stopped)
-	front.mu.Lock()
-	front.srv, front.host, front.done = nil, nil, nil
-	front.mu.Unlock()
+	h.stopOnce.Do(func() { // a second call waits for the first's stop
+		srv.Drain(time.Duration(grace * float64(time.Second)))
+		<-done
+		close(h.stopped)
+		front.mu.Lock()
+		front.srv, front.host, front.done = nil, nil, nil
+		front.mu.Unlock()
+	})
 }

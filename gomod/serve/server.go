@@ -97,7 +97,8 @@ type Server struct {
 	logger *log.Logger
 }
 
-// New checks cfg and builds a server (not yet listening).
+// New checks cfg and builds a server, not yet listening; its batcher (when batching is on) runs
+// until Drain.
 func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 	if cfg.MaxBatch < 1 || cfg.Workers < 1 || cfg.MaxQueue < 0 || cfg.MaxPixels < 1 || cfg.Tensor.itemBytes() < 1 || len(cfg.Outputs) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "bad front-end configuration %+v", cfg)
@@ -116,6 +117,11 @@ func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 	s.grpc = grpc.NewServer(opts...)
 	s.grpc.RegisterService(s.desc(), s)
 	s.grpc.RegisterService(s.healthDesc(), s)
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop // set before any other goroutine sees s: Drain reads it
+	if cfg.DelayUS >= 0 {
+		go s.batcher(ctx)
+	}
 	return s, nil
 }
 
@@ -125,13 +131,8 @@ func (s *Server) logf(format string, a ...any) {
 	}
 }
 
-// Serve answers calls on lis until Drain; it starts the batcher when batching is on.
+// Serve answers calls on lis until Drain (at once if Drain came first).
 func (s *Server) Serve(lis net.Listener) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = cancel
-	if s.cfg.DelayUS >= 0 {
-		go s.batcher(ctx)
-	}
 	return s.grpc.Serve(lis)
 }
 
@@ -167,9 +168,7 @@ func (s *Server) Drain(grace time.Duration) {
 	case <-time.After(time.Second):
 		s.grpc.Stop()
 	}
-	if s.stop != nil {
-		s.stop()
-	}
+	s.stop()
 }
 
 // infer answers one ModelInfer call.

@@ -272,3 +272,30 @@ def test_unserved_flags_are_refused(argv, words, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert words in err and "--frontend" in err
+
+
+def test_a_failed_answer_gets_a_fallback_error_reply():
+    """answer_loop: when answering a question raises (here the reply call itself), the question still
+    gets an error reply, so the request that asked it fails instead of waiting for the stop."""
+    from goprep._serve import gofront
+
+    class Mod:
+        def __init__(self):
+            self.questions = ['{"id": 7, "kind": "stats", "snapshot": {}}', ""]
+            self.replies = []
+
+        def ServeNext(self):
+            return self.questions.pop(0)
+
+        def ServeReply(self, id_, plan, data, err):
+            self.replies.append((id_, err))
+            if len(self.replies) == 1:
+                raise RuntimeError("the reply failed")
+
+    class Answers:
+        def stats(self, snap):
+            return b""
+
+    mod = Mod()
+    gofront.answer_loop(mod, Answers())
+    assert mod.replies == [(7, ""), (7, "the answer failed")]

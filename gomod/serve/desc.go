@@ -69,7 +69,7 @@ func (s *Server) desc() *grpc.ServiceDesc {
 	d := &grpc.ServiceDesc{ServiceName: Service, HandlerType: (*any)(nil)}
 	for _, m := range statics {
 		d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: m, Handler: handler(
-			func(s *Server, _ context.Context, body []byte) ([]byte, error) { return s.static(m, body) })})
+			func(s *Server, ctx context.Context, body []byte) ([]byte, error) { return s.static(ctx, m, body) })})
 	}
 	d.Methods = append(d.Methods, grpc.MethodDesc{MethodName: "ModelInfer", Handler: handler(
 		func(s *Server, ctx context.Context, body []byte) ([]byte, error) { return s.infer(ctx, body) })})

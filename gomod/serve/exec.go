@@ -8,6 +8,7 @@ package serve
 // preprocessing, compute_output the replies.
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -81,7 +82,12 @@ func (s *Server) execute(batch []*pending) {
 	t.inputs = time.Now()
 	item := s.cfg.Tensor.itemBytes()
 	buf := getBuf(len(imgs) * item)
-	defer putBuf(buf) // the replies and the model's outputs are copies
+	kept := false // the host may still read buf (ErrStopped): left to the garbage collector
+	defer func() {
+		if !kept {
+			putBuf(buf) // the replies and the model's outputs are copies
+		}
+	}()
 	out := (*buf)[:len(imgs)*item]
 	errs := make([]error, len(imgs))
 	var wg sync.WaitGroup
@@ -110,7 +116,7 @@ func (s *Server) execute(batch []*pending) {
 			rows = append(rows, out[at*item:(at+p.req.n)*item]...)
 		}
 	}
-	outs, err := s.outputs(rows, len(rows)/item)
+	outs, kept, err := s.outputs(rows, len(rows)/item)
 	if err != nil {
 		for _, p := range live {
 			failed[p] = err
@@ -147,15 +153,16 @@ func (s *Server) execute(batch []*pending) {
 }
 
 // outputs are the reply tensors of the n preprocessed images in rows: the rows themselves, or the
-// model's outputs (Host.Model), each checked to hold n rows of its Output.
-func (s *Server) outputs(rows []byte, n int) ([][]byte, error) {
+// model's outputs (Host.Model), each checked to hold n rows of its Output; stopped: the host gave
+// up at the stop (ErrStopped) and may still read rows.
+func (s *Server) outputs(rows []byte, n int) (outs [][]byte, stopped bool, err error) {
 	if n == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	if !s.cfg.Model {
-		return [][]byte{rows}, nil
+		return [][]byte{rows}, false, nil
 	}
-	outs, err := s.host.Model(rows, n)
+	outs, err = s.host.Model(rows, n)
 	if err == nil && len(outs) != len(s.cfg.Outputs) {
 		err = fmt.Errorf("the model returned %d outputs, want %d", len(outs), len(s.cfg.Outputs))
 	}
@@ -164,11 +171,14 @@ func (s *Server) outputs(rows []byte, n int) ([][]byte, error) {
 			err = fmt.Errorf("output %s has %d bytes for %d images, want %d", s.cfg.Outputs[k].Name, len(outs[k]), n, n*s.cfg.Outputs[k].itemBytes())
 		}
 	}
+	if errors.Is(err, ErrStopped) {
+		return nil, true, status.Error(codes.Internal, s.cfg.InternalMessage)
+	}
 	if err != nil {
 		s.logf("the model failed on a batch of %d images: %v", n, err)
-		return nil, status.Error(codes.Internal, s.cfg.InternalMessage)
+		return nil, false, status.Error(codes.Internal, s.cfg.InternalMessage)
 	}
-	return outs, nil
+	return outs, false, nil
 }
 
 // where names image k of its request as the Python server does.

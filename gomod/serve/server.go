@@ -11,6 +11,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log"
 	"net"
 	"slices"
@@ -67,11 +68,16 @@ type Config struct {
 // Host is what the front end asks of Python.
 type Host interface {
 	Plan(h, w int) (*engine.Plan, error)
-	Statistics(s Snapshot) ([]byte, error)
+	// Statistics is the ModelStatistics message of s; it gives up when ctx (the call's) ends.
+	Statistics(ctx context.Context, s Snapshot) ([]byte, error)
 	// Model runs the model on the n preprocessed images in batch (n rows of Tensor) and returns
-	// each of Outputs' n rows, in order. batch is only read during the call.
+	// each of Outputs' n rows, in order. batch is only read during the call, unless the error is
+	// ErrStopped: then the host may still be reading it, and the caller must not reuse it.
 	Model(batch []byte, n int) ([][]byte, error)
 }
+
+// ErrStopped is a host's answer to a question left unanswered at the front end's stop.
+var ErrStopped = errors.New("the server is stopping")
 
 // Server is one running front end.
 type Server struct {
@@ -257,7 +263,7 @@ func (s *Server) isDraining() bool {
 }
 
 // static answers the metadata calls: the bytes Python serialized, or a status.
-func (s *Server) static(method string, body []byte) ([]byte, error) {
+func (s *Server) static(ctx context.Context, method string, body []byte) ([]byte, error) {
 	served := func(name, version string) bool {
 		return name == s.cfg.ModelName && (version == "" || version == "1")
 	}
@@ -296,7 +302,10 @@ func (s *Server) static(method string, body []byte) ([]byte, error) {
 		if (name != "" || version != "") && !served(name, version) {
 			return nil, status.Error(codes.NotFound, s.cfg.NotFound)
 		}
-		b, err := s.host.Statistics(s.stats.snapshot())
+		b, err := s.host.Statistics(ctx, s.stats.snapshot())
+		if ctx.Err() != nil {
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 		if err != nil {
 			s.logf("ModelStatistics failed: %v", err)
 			return nil, status.Error(codes.Internal, s.cfg.InternalMessage)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"unsafe"
@@ -114,10 +113,9 @@ func TestServeReplyArraysSizes(t *testing.T) {
 	old := dataOffset.Load()
 	dataOffset.Store(16) // a fake array object: its data pointer at offset 16
 	defer dataOffset.Store(old)
-	data := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	obj := make([]unsafe.Pointer, 4)
-	obj[2] = unsafe.Pointer(&data[0])
-	id := uintptr(unsafe.Pointer(&obj[0]))
+	data := fakeData[:]
+	fakeObj[2] = unsafe.Pointer(&data[0])
+	id := uintptr(unsafe.Pointer(&fakeObj[0]))
 	h := installHost(t)
 	for _, c := range []struct {
 		objs string
@@ -135,5 +133,10 @@ func TestServeReplyArraysSizes(t *testing.T) {
 			t.Errorf("%q: %v %v", c.objs, r.outs, r.err)
 		}
 	}
-	runtime.KeepAlive(obj)
 }
+
+// The fake array object and its data: package variables, which never move (a stack might).
+var (
+	fakeData = [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
+	fakeObj  [4]unsafe.Pointer
+)

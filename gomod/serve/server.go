@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/goprep/goprep/gomod/engine"
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -52,10 +53,13 @@ type Config struct {
 	MaxPixels       int64             `json:"max_pixels"`
 	MaxRequestBytes int               `json:"max_request_bytes"`
 	MaxStreams      uint32            `json:"max_streams"`
-	Tensor          Output            `json:"tensor"`  // the preprocessing's result per image
-	Model           bool              `json:"model"`   // Python runs the model on each batch (Host.Model)
-	Outputs         []Output          `json:"outputs"` // the reply's tensors: Tensor itself without a model
-	Static          map[string][]byte `json:"static"`  // reply bytes by name (base64 in JSON)
+	MaxRPCs         int               `json:"max_concurrent_rpcs"` // calls open at once, every method; 0: no limit
+	MaxConnections  int               `json:"max_connections"`     // connections accepted at once; 0: no limit
+	BodyTimeout     float64           `json:"body_timeout"`        // seconds for a handshake, and a call's message, to arrive; 0: none
+	Tensor          Output            `json:"tensor"`              // the preprocessing's result per image
+	Model           bool              `json:"model"`               // Python runs the model on each batch (Host.Model)
+	Outputs         []Output          `json:"outputs"`             // the reply's tensors: Tensor itself without a model
+	Static          map[string][]byte `json:"static"`              // reply bytes by name (base64 in JSON)
 	NotFound        string            `json:"not_found"`
 	Draining        string            `json:"draining"`
 	InternalMessage string            `json:"internal"`
@@ -95,6 +99,7 @@ type Server struct {
 	signal  chan struct{}
 	free    chan struct{} // a slot per running execution (Workers)
 	decodes chan struct{} // a slot per image being decoded and preprocessed (the engine's threads)
+	rpcs    chan struct{} // a slot per open call (MaxRPCs; nil: no limit)
 	stop    context.CancelFunc
 
 	planMu sync.Mutex
@@ -120,6 +125,13 @@ func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 	if cfg.MaxStreams > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(cfg.MaxStreams))
 	}
+	if cfg.MaxRPCs > 0 {
+		s.rpcs = make(chan struct{}, cfg.MaxRPCs)
+	}
+	if cfg.BodyTimeout > 0 { // the HTTP/2 handshake as the Python front end bounds it: at least a second
+		opts = append(opts, grpc.ConnectionTimeout(max(time.Duration(cfg.BodyTimeout*float64(time.Second)), time.Second)))
+	}
+	opts = append(opts, grpc.InTapHandle(s.tap))
 	s.grpc = grpc.NewServer(opts...)
 	s.grpc.RegisterService(s.desc(), s)
 	s.grpc.RegisterService(s.healthDesc(), s)
@@ -137,8 +149,12 @@ func (s *Server) logf(format string, a ...any) {
 	}
 }
 
-// Serve answers calls on lis until Drain (at once if Drain came first).
+// Serve answers calls on lis until Drain (at once if Drain came first), accepting at most
+// MaxConnections connections at once (more wait in the listen backlog).
 func (s *Server) Serve(lis net.Listener) error {
+	if s.cfg.MaxConnections > 0 {
+		lis = netutil.LimitListener(lis, s.cfg.MaxConnections)
+	}
 	return s.grpc.Serve(lis)
 }
 

@@ -272,3 +272,73 @@ def test_unserved_flags_are_refused(argv, words, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert words in err and "--frontend" in err
+
+
+def test_a_failed_answer_gets_a_fallback_error_reply():
+    """answer_loop: when answering a question raises (here the reply call itself), the question still
+    gets an error reply, so the request that asked it fails instead of waiting for the stop."""
+    from goprep._serve import gofront
+
+    class Mod:
+        def __init__(self):
+            self.questions = ['{"id": 7, "kind": "stats", "snapshot": {}}', ""]
+            self.replies = []
+
+        def ServeNext(self):
+            return self.questions.pop(0)
+
+        def ServeReply(self, id_, plan, data, err):
+            self.replies.append((id_, err))
+            if len(self.replies) == 1:
+                raise RuntimeError("the reply failed")
+
+    class Answers:
+        def stats(self, snap):
+            return b""
+
+    mod = Mod()
+    gofront.answer_loop(mod, Answers())
+    assert mod.replies == [(7, ""), (7, "the answer failed")]
+
+
+@pytest.mark.slow
+def test_concurrent_rpcs_and_body_timeout_apply():
+    """--max-concurrent-rpcs and --body-timeout reach the Go front end: a call whose message never
+    comes holds the only slot (another call: RESOURCE_EXHAUSTED, grpcio's message) until its body
+    timeout ends it (DEADLINE_EXCEEDED), after which calls are served again."""
+    stall = threading.Event()
+
+    def never():  # the request stream: headers go out, the message never does
+        stall.wait(60)
+        return
+        yield
+
+    args = (*GO, "--max-concurrent-rpcs", "1", "--body-timeout", "1")
+    with server_process("goprep", args) as srv, grpc.insecure_channel(srv["target"]) as ch:
+        live = ch.unary_unary(f"/{protocol.SERVICE}/ServerLive")
+        for _ in range(3):  # the open call itself may meet a probe's slot, not yet freed: again then
+            open_call = ch.stream_stream(f"/{protocol.SERVICE}/ModelInfer")(never(), timeout=30)
+            time.sleep(0.2)  # its headers reach the server
+            seen = set()
+            for _ in range(5):  # within the body timeout the open call holds the slot
+                try:
+                    live(b"", timeout=5)
+                    seen.add("OK")
+                except grpc.RpcError as e:
+                    seen.add((str(e.code()), e.details()))
+                time.sleep(0.05)  # the probe's slot is freed just after its reply
+            with pytest.raises(grpc.RpcError) as e:
+                next(open_call)
+            if e.value.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                break
+        assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, e.value
+        assert ("StatusCode.RESOURCE_EXHAUSTED", "Concurrent RPC limit exceeded!") in seen, seen
+        stall.set()
+        end = time.monotonic() + 10
+        while True:
+            try:
+                live(b"", timeout=5)
+                break
+            except grpc.RpcError:
+                assert time.monotonic() < end
+                time.sleep(0.05)

@@ -10,6 +10,7 @@ package binding
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -36,10 +38,19 @@ type hostJob struct {
 	Addr int64           `json:"addr,omitempty"` // model: the batch's address (Go memory, held until the reply)
 	N    int             `json:"n,omitempty"`    // model: its images
 
-	sizes []int // model: each output's bytes for the batch
+	sizes []int  // model: each output's bytes for the batch
+	batch []byte // model: the batch, referenced while Python may read it (lingering)
 
 	reply chan hostReply
 }
+
+// jobIDs numbers the questions of every front end of the process, so that a reply finds its
+// question even after the front end that asked it has stopped.
+var jobIDs atomic.Int64
+
+// lingering holds the model questions left unanswered at a stop (ask returned serve.ErrStopped),
+// each until Python's reply: Python may still read the batch through its address.
+var lingering sync.Map // int64 -> *hostJob
 
 type hostReply struct {
 	plan *engine.Plan
@@ -53,43 +64,82 @@ type host struct {
 	outputs []int // each model output's bytes per image
 	jobs    chan *hostJob
 	stopped chan struct{}
-	mu      sync.Mutex
-	next    int64
-	waiting map[int64]*hostJob
+	// stopOnce runs ServeStop's stop once: the host (Python's answers) lives on through the drain.
+	stopOnce sync.Once
+	mu       sync.Mutex
+	waiting  map[int64]*hostJob
 }
 
-func (h *host) ask(j *hostJob) hostReply {
-	h.mu.Lock()
-	h.next++
-	j.ID = h.next
+// ask puts question j to Python and waits for the reply, for the stop or for ctx's end.
+func (h *host) ask(ctx context.Context, j *hostJob) hostReply {
+	j.ID = jobIDs.Add(1)
 	j.reply = make(chan hostReply, 1)
+	h.mu.Lock()
 	h.waiting[j.ID] = j
 	h.mu.Unlock()
+	stopped := hostReply{err: serve.ErrStopped}
+	asked := false
 	defer func() {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		delete(h.waiting, j.ID)
-		h.mu.Unlock()
+		if asked && j.Kind == "model" && len(j.reply) == 0 { // replies are sent under h.mu
+			lingering.Store(j.ID, j)
+		}
 	}()
 	select {
 	case h.jobs <- j:
+		asked = true
 	case <-h.stopped:
-		return hostReply{err: fmt.Errorf("the server is stopping")}
+		return stopped
+	case <-ctx.Done():
+		return hostReply{err: ctx.Err()}
 	}
 	select {
 	case r := <-j.reply:
+		asked = false
 		return r
 	case <-h.stopped:
-		return hostReply{err: fmt.Errorf("the server is stopping")}
+		return stopped
+	case <-ctx.Done():
+		return hostReply{err: ctx.Err()}
 	}
 }
 
+// answerJob hands question id the reply r builds (dropped when its asker is gone or it was
+// answered already) and frees it if it lingers; false: no question id waits.
+func answerJob(id int64, r func(j *hostJob) hostReply) bool {
+	front.mu.Lock()
+	h := front.host
+	front.mu.Unlock()
+	var j *hostJob
+	if h != nil {
+		h.mu.Lock()
+		j = h.waiting[id]
+		h.mu.Unlock()
+	}
+	if j == nil {
+		lingering.Delete(id) // Python is done with its batch
+		return false
+	}
+	rep := r(j)
+	h.mu.Lock()
+	select { // non-blocking: a duplicate reply is dropped
+	case j.reply <- rep:
+	default:
+	}
+	h.mu.Unlock()
+	lingering.Delete(id) // asked, then stopped while this reply was being read
+	return true
+}
+
 func (h *host) Plan(height, width int) (*engine.Plan, error) {
-	r := h.ask(&hostJob{Kind: "plan", H: height, W: width})
+	r := h.ask(context.Background(), &hostJob{Kind: "plan", H: height, W: width})
 	return r.plan, r.err
 }
 
-func (h *host) Statistics(s serve.Snapshot) ([]byte, error) {
-	r := h.ask(&hostJob{Kind: "stats", Snap: &s})
+func (h *host) Statistics(ctx context.Context, s serve.Snapshot) ([]byte, error) {
+	r := h.ask(ctx, &hostJob{Kind: "stats", Snap: &s})
 	return r.data, r.err
 }
 
@@ -98,8 +148,8 @@ func (h *host) Model(batch []byte, n int) ([][]byte, error) {
 	for k, o := range h.outputs {
 		sizes[k] = n * o
 	}
-	r := h.ask(&hostJob{Kind: "model", Addr: int64(uintptr(unsafe.Pointer(&batch[0]))), N: n, sizes: sizes})
-	runtime.KeepAlive(batch) // Python read it through its address until its reply
+	r := h.ask(context.Background(), &hostJob{Kind: "model", Addr: int64(uintptr(unsafe.Pointer(&batch[0]))), N: n, sizes: sizes, batch: batch})
+	runtime.KeepAlive(batch) // Python read it through its address until its reply (or lingering holds it)
 	return r.outs, r.err
 }
 
@@ -170,74 +220,71 @@ func ServeNext() string {
 // errMsg (non-empty: the question failed). An unknown id (its asker gone) is ignored.
 func ServeReply(id, plan int64, data, errMsg string) (n int64, err error) {
 	defer engine.Recover(&err)
-	front.mu.Lock()
-	h := front.host
-	front.mu.Unlock()
-	if h == nil {
-		return 0, nil
-	}
-	h.mu.Lock()
-	j := h.waiting[id]
-	h.mu.Unlock()
-	if j == nil {
-		return 0, nil
-	}
-	var r hostReply
-	switch {
-	case errMsg != "":
-		r.err = fmt.Errorf("%s", errMsg)
-	case j.Kind == "plan":
-		r.plan, r.err = lookup(plan)
-	default:
-		r.data, r.err = base64.StdEncoding.DecodeString(data)
-	}
-	j.reply <- r // buffered, one reply per question
+	answerJob(id, func(j *hostJob) (r hostReply) {
+		switch {
+		case errMsg != "":
+			r.err = fmt.Errorf("%s", errMsg)
+		case j.Kind == "plan":
+			r.plan, r.err = lookup(plan)
+		case j.Kind == "model":
+			r.err = fmt.Errorf("a model question answered by ServeReply")
+		default:
+			r.data, r.err = base64.StdEncoding.DecodeString(data)
+		}
+		return r
+	})
 	return 0, nil
 }
 
-// ServeReplyArrays answers model question id with the model's outputs: objs holds the NumPy array
-// objects (Python's id(), comma-separated, C-contiguous) of each output in order, each copied here
-// (Python holds them during the call); errMsg non-empty: the model failed.
+// ServeReplyArrays answers model question id with the model's outputs: objs holds the NumPy arrays
+// (C-contiguous, each "id():nbytes", comma-separated) of each output in order, each checked to hold
+// its output's bytes and copied here (Python holds them during the call); errMsg non-empty: the
+// model failed. An unknown id (its asker gone) is ignored, a lingering one freed.
 func ServeReplyArrays(id int64, objs, errMsg string) (n int64, err error) {
 	defer engine.Recover(&err)
-	front.mu.Lock()
-	h := front.host
-	front.mu.Unlock()
-	if h == nil {
-		return 0, nil
-	}
-	h.mu.Lock()
-	j := h.waiting[id]
-	h.mu.Unlock()
-	if j == nil {
-		return 0, nil
-	}
-	var r hostReply
-	ids := strings.Split(objs, ",")
-	switch {
-	case errMsg != "":
-		r.err = fmt.Errorf("%s", errMsg)
-	case len(ids) != len(j.sizes):
-		r.err = fmt.Errorf("%d outputs, want %d", len(ids), len(j.sizes))
-	}
-	for k := 0; r.err == nil && k < len(ids); k++ {
-		obj, perr := strconv.ParseInt(ids[k], 10, 64)
-		var p unsafe.Pointer
-		if perr == nil {
-			p, perr = readArrayData(obj)
+	answerJob(id, func(j *hostJob) (r hostReply) {
+		if errMsg != "" {
+			r.err = fmt.Errorf("%s", errMsg)
+			return r
 		}
-		if perr != nil {
-			r.err = perr
-			break
+		arrays := strings.Split(objs, ",")
+		if len(arrays) != len(j.sizes) || objs == "" {
+			r.err = fmt.Errorf("%d outputs, want %d", len(arrays), len(j.sizes))
+			return r
 		}
-		r.outs = append(r.outs, bytes.Clone(unsafe.Slice((*byte)(p), j.sizes[k])))
-	}
-	j.reply <- r
+		for k, a := range arrays {
+			p, err := arrayBytes(a, j.sizes[k])
+			if err != nil {
+				return hostReply{err: fmt.Errorf("output %d: %v", k, err)}
+			}
+			r.outs = append(r.outs, bytes.Clone(unsafe.Slice((*byte)(p), j.sizes[k])))
+		}
+		return r
+	})
 	return 0, nil
+}
+
+// arrayBytes is the data of the array "id:nbytes" (Python's id() and the array's nbytes), checked
+// to hold exactly want bytes: Go never reads past what the array holds.
+func arrayBytes(a string, want int) (unsafe.Pointer, error) {
+	obj, size, ok := strings.Cut(a, ":")
+	if !ok {
+		return nil, fmt.Errorf("%q is not id:nbytes", a)
+	}
+	nb, err := strconv.Atoi(size)
+	if err != nil || nb != want {
+		return nil, fmt.Errorf("the array holds %s bytes, want %d", size, want)
+	}
+	id, err := strconv.ParseInt(obj, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return readArrayData(id)
 }
 
 // ServeStop drains the front end (serve.Server.Drain, up to grace seconds), stops it and ends
-// ServeNext's wait; it returns once the server has stopped. No front end running: nothing to do.
+// ServeNext's wait; it returns once the server has stopped. No front end running: nothing to do;
+// calls during a stop wait for it.
 func ServeStop(grace float64) {
 	front.mu.Lock()
 	srv, h, done := front.srv, front.host, front.done
@@ -245,10 +292,12 @@ func ServeStop(grace float64) {
 	if srv == nil {
 		return
 	}
-	srv.Drain(time.Duration(grace * float64(time.Second)))
-	<-done
-	close(h.stopped)
-	front.mu.Lock()
-	front.srv, front.host, front.done = nil, nil, nil
-	front.mu.Unlock()
+	h.stopOnce.Do(func() { // a second call waits for the first's stop
+		srv.Drain(time.Duration(grace * float64(time.Second)))
+		<-done
+		close(h.stopped)
+		front.mu.Lock()
+		front.srv, front.host, front.done = nil, nil, nil
+		front.mu.Unlock()
+	})
 }

@@ -7,7 +7,7 @@ import "simd/archsimd"
 // The float normalisation's row kernels on amd64 (emitF32, float32 sources with three output
 // channels and float32 output): AVX2 where the kernel set says so (kernelSet.AVX2), else the pure-Go
 // twins of normalize_cpu.go, which they equal bit for bit: VMULPS, VSUBPS, VDIVPS are the rounded
-// float32 steps of normTables.apply, never fused (TestNormF32AVX2EqualsScalar).
+// float32 steps of normTables.apply, never fused (TestNormF32KernelsEqualScalar).
 
 // normF32Perm: for channel c, lane k takes the value at 3k+c of 24 interleaved floats, which lies in
 // vector (3k+c)/8 of the three loaded at lane (3k+c)%8; normF32Src records that vector.
@@ -25,7 +25,7 @@ var normF32Perm, normF32Src = func() (p [3][8]uint32, s [3][8]int32) {
 // two blends gather its eight values, then VMULPS, VSUBPS, VDIVPS and one store), the last len(o0)%8
 // pixels in normCHW3Scalar.
 // Invariants: len(o1), len(o2) >= len(o0), len(vals) >= 3*len(o0); n has three channels.
-// Twin: normCHW3Scalar; proved by TestNormF32AVX2EqualsScalar.
+// Twin: normCHW3Scalar; proved by TestNormF32KernelsEqualScalar.
 // Why: float32 sources are normalised per value (no table); arm64 had NEON, amd64 only the scalar loop.
 func (k *kernelSet) normCHW3(o0, o1, o2, vals []float32, n *normTables) {
 	m := len(o0)
@@ -66,7 +66,7 @@ func (k *kernelSet) normCHW3(o0, o1, o2, vals []float32, n *normTables) {
 // k.AVX2 24 values a step against the per-lane constants normTables.lanes (lane l of vector j holds
 // channel (8j+l)%3's), the last len(out)%24 in normHWC3Scalar.
 // Invariants: len(vals) >= len(out), len(out) a multiple of 3; n has three channels.
-// Twin: normHWC3Scalar; proved by TestNormF32AVX2EqualsScalar.
+// Twin: normHWC3Scalar; proved by TestNormF32KernelsEqualScalar.
 // Why: as normCHW3's.
 func (k *kernelSet) normHWC3(out, vals []float32, n *normTables) {
 	m := len(out)

@@ -87,7 +87,7 @@ func (s *Server) batcher(ctx context.Context) {
 		var batch []*pending
 		for batch == nil {
 			s.mu.Lock()
-			ready := len(s.queue) > 0 && (s.waiting >= target || s.flushing || time.Since(s.queue[0].arrived) >= delay)
+			ready := len(s.queue) > 0 && (s.waiting >= target || s.draining || time.Since(s.queue[0].arrived) >= delay)
 			var wait time.Duration = -1
 			if len(s.queue) > 0 && !ready {
 				wait = delay - time.Since(s.queue[0].arrived)

@@ -8,7 +8,9 @@ package serve
 // preprocessing, compute_output the replies.
 
 import (
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -25,12 +27,22 @@ type image struct {
 	p    *pending
 	k    int // index within its request
 	file []byte
-	hdr  codec.Header
 	h, w int
 	plan *engine.Plan
 }
 
 func (s *Server) execute(batch []*pending) {
+	defer func() { // a panic fails the batch's requests, not the process
+		if r := recover(); r != nil {
+			s.logf("an execution of %d requests panicked: %v\n%s", len(batch), r, debug.Stack())
+			for _, p := range batch {
+				select { // unanswered ones only: done holds one result
+				case p.done <- result{err: status.Error(codes.Internal, s.cfg.InternalMessage)}:
+				default:
+				}
+			}
+		}
+	}()
 	t := &timing{start: time.Now()}
 	failed := make(map[*pending]error)
 	var imgs []*image
@@ -52,7 +64,7 @@ func (s *Server) execute(batch []*pending) {
 						where(k), hd.Width, hd.Height, s.cfg.MaxPixels)
 					break
 				}
-				im.hdr, im.h, im.w = hd, hd.Height, hd.Width
+				im.h, im.w = hd.Height, hd.Width
 			}
 			plan, err := s.plan(im.h, im.w)
 			if err != nil {
@@ -70,14 +82,20 @@ func (s *Server) execute(batch []*pending) {
 	t.inputs = time.Now()
 	item := s.cfg.Tensor.itemBytes()
 	buf := getBuf(len(imgs) * item)
-	defer putBuf(buf) // the replies and the model's outputs are copies
+	kept := false // the host may still read buf (ErrStopped): left to the garbage collector
+	defer func() {
+		if !kept {
+			putBuf(buf) // the replies and the model's outputs are copies
+		}
+	}()
 	out := (*buf)[:len(imgs)*item]
 	errs := make([]error, len(imgs))
 	var wg sync.WaitGroup
 	for i, im := range imgs {
+		s.decodes <- struct{}{} // at most cap(decodes) images decoding at once, every execution together
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer func() { <-s.decodes; wg.Done() }()
 			errs[i] = s.run(im, out[i*item:(i+1)*item])
 		}()
 	}
@@ -98,7 +116,7 @@ func (s *Server) execute(batch []*pending) {
 			rows = append(rows, out[at*item:(at+p.req.n)*item]...)
 		}
 	}
-	outs, err := s.outputs(rows, len(rows)/item)
+	outs, kept, err := s.outputs(rows, len(rows)/item)
 	if err != nil {
 		for _, p := range live {
 			failed[p] = err
@@ -135,15 +153,16 @@ func (s *Server) execute(batch []*pending) {
 }
 
 // outputs are the reply tensors of the n preprocessed images in rows: the rows themselves, or the
-// model's outputs (Host.Model), each checked to hold n rows of its Output.
-func (s *Server) outputs(rows []byte, n int) ([][]byte, error) {
+// model's outputs (Host.Model), each checked to hold n rows of its Output; stopped: the host gave
+// up at the stop (ErrStopped) and may still read rows.
+func (s *Server) outputs(rows []byte, n int) (outs [][]byte, stopped bool, err error) {
 	if n == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	if !s.cfg.Model {
-		return [][]byte{rows}, nil
+		return [][]byte{rows}, false, nil
 	}
-	outs, err := s.host.Model(rows, n)
+	outs, err = s.host.Model(rows, n)
 	if err == nil && len(outs) != len(s.cfg.Outputs) {
 		err = fmt.Errorf("the model returned %d outputs, want %d", len(outs), len(s.cfg.Outputs))
 	}
@@ -152,11 +171,14 @@ func (s *Server) outputs(rows []byte, n int) ([][]byte, error) {
 			err = fmt.Errorf("output %s has %d bytes for %d images, want %d", s.cfg.Outputs[k].Name, len(outs[k]), n, n*s.cfg.Outputs[k].itemBytes())
 		}
 	}
+	if errors.Is(err, ErrStopped) {
+		return nil, true, status.Error(codes.Internal, s.cfg.InternalMessage)
+	}
 	if err != nil {
 		s.logf("the model failed on a batch of %d images: %v", n, err)
-		return nil, status.Error(codes.Internal, s.cfg.InternalMessage)
+		return nil, false, status.Error(codes.Internal, s.cfg.InternalMessage)
 	}
-	return outs, nil
+	return outs, false, nil
 }
 
 // where names image k of its request as the Python server does.
@@ -220,11 +242,16 @@ func (s *Server) plan(h, w int) (*engine.Plan, error) {
 		s.plans[key] = e
 		s.planMu.Unlock()
 		e.plan, e.err = s.host.Plan(h, w)
+		if e.err == nil {
+			e.err = s.fits(e.plan, h, w)
+		}
 		if e.err != nil {
 			s.logf("no plan for a %dx%d image: %v", w, h, e.err)
 			e.err = status.Error(codes.Internal, s.cfg.InternalMessage)
 			s.planMu.Lock()
-			delete(s.plans, key) // asked again next time
+			if s.plans[key] == e { // asked again next time (unless evicted and asked anew meanwhile)
+				delete(s.plans, key)
+			}
 			s.planMu.Unlock()
 		}
 		close(e.ready)
@@ -233,6 +260,17 @@ func (s *Server) plan(h, w int) (*engine.Plan, error) {
 		<-e.ready
 	}
 	return e.plan, e.err
+}
+
+// fits checks that plan reads one h x w x 3 uint8 image within its h*w*3 bytes and writes one
+// Tensor row: run hands it exactly those (the host is trusted for neither).
+func (s *Server) fits(plan *engine.Plan, h, w int) error {
+	lo, n := plan.ImageSpan()
+	if plan.N > 1 || plan.InDType() != engine.U8 || lo < 0 || lo+n > h*w*3 || plan.OutImageBytes() != s.cfg.Tensor.itemBytes() {
+		return fmt.Errorf("the plan for a %dx%d image reads %d images, %s elements [%d, %d) of %d, and writes %d bytes of the %d of a row",
+			w, h, plan.N, plan.InDType(), lo, lo+n, h*w*3, plan.OutImageBytes(), s.cfg.Tensor.itemBytes())
+	}
+	return nil
 }
 
 // maxPlans bounds the cached plans (one per distinct image size).

@@ -47,8 +47,8 @@ func (s *Server) check(r *inferReq) (*request, error) {
 	if r.version != "" && r.version != "1" {
 		return nil, status.Errorf(codes.NotFound, "model %s has version 1 only, not %s", pyRepr(c.ModelName), pyRepr(r.version))
 	}
-	if len(r.inputs) != 1 {
-		return nil, badRequest("send exactly one input (%s or %s), got %d", inputImage, inputFrame, len(r.inputs))
+	if r.ninputs != 1 {
+		return nil, badRequest("send exactly one input (%s or %s), got %d", inputImage, inputFrame, r.ninputs)
 	}
 	in := r.inputs[0]
 	shape := in.shape
@@ -58,9 +58,9 @@ func (s *Server) check(r *inferReq) (*request, error) {
 		}
 	}
 	var raw []byte
-	if len(r.raw) > 0 {
-		if len(r.raw) != 1 {
-			return nil, badRequest("raw_input_contents has %d entries for 1 input", len(r.raw))
+	if r.nraw > 0 {
+		if r.nraw != 1 {
+			return nil, badRequest("raw_input_contents has %d entries for 1 input", r.nraw)
 		}
 		raw = r.raw[0]
 	}

@@ -46,7 +46,7 @@ func (h *fakeHost) Plan(height, width int) (*engine.Plan, error) {
 	return engine.NewPlan(s)
 }
 
-func (h *fakeHost) Statistics(s Snapshot) ([]byte, error) {
+func (h *fakeHost) Statistics(_ context.Context, s Snapshot) ([]byte, error) {
 	h.stats = s
 	return []byte{}, nil
 }

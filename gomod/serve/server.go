@@ -11,6 +11,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log"
 	"net"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/goprep/goprep/gomod/engine"
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -51,10 +53,13 @@ type Config struct {
 	MaxPixels       int64             `json:"max_pixels"`
 	MaxRequestBytes int               `json:"max_request_bytes"`
 	MaxStreams      uint32            `json:"max_streams"`
-	Tensor          Output            `json:"tensor"`  // the preprocessing's result per image
-	Model           bool              `json:"model"`   // Python runs the model on each batch (Host.Model)
-	Outputs         []Output          `json:"outputs"` // the reply's tensors: Tensor itself without a model
-	Static          map[string][]byte `json:"static"`  // reply bytes by name (base64 in JSON)
+	MaxRPCs         int               `json:"max_concurrent_rpcs"` // calls open at once, every method; 0: no limit
+	MaxConnections  int               `json:"max_connections"`     // connections accepted at once; 0: no limit
+	BodyTimeout     float64           `json:"body_timeout"`        // seconds for a handshake, and a call's message, to arrive; 0: none
+	Tensor          Output            `json:"tensor"`              // the preprocessing's result per image
+	Model           bool              `json:"model"`               // Python runs the model on each batch (Host.Model)
+	Outputs         []Output          `json:"outputs"`             // the reply's tensors: Tensor itself without a model
+	Static          map[string][]byte `json:"static"`              // reply bytes by name (base64 in JSON)
 	NotFound        string            `json:"not_found"`
 	Draining        string            `json:"draining"`
 	InternalMessage string            `json:"internal"`
@@ -67,11 +72,16 @@ type Config struct {
 // Host is what the front end asks of Python.
 type Host interface {
 	Plan(h, w int) (*engine.Plan, error)
-	Statistics(s Snapshot) ([]byte, error)
+	// Statistics is the ModelStatistics message of s; it gives up when ctx (the call's) ends.
+	Statistics(ctx context.Context, s Snapshot) ([]byte, error)
 	// Model runs the model on the n preprocessed images in batch (n rows of Tensor) and returns
-	// each of Outputs' n rows, in order. batch is only read during the call.
+	// each of Outputs' n rows, in order. batch is only read during the call, unless the error is
+	// ErrStopped: then the host may still be reading it, and the caller must not reuse it.
 	Model(batch []byte, n int) ([][]byte, error)
 }
+
+// ErrStopped is a host's answer to a question left unanswered at the front end's stop.
+var ErrStopped = errors.New("the server is stopping")
 
 // Server is one running front end.
 type Server struct {
@@ -84,12 +94,13 @@ type Server struct {
 	waiting  int // images in queue
 	working  int // admitted requests not yet answered
 	draining bool
-	flushing bool
 	idle     chan struct{} // closed when working drops to 0 while draining
 
-	signal chan struct{}
-	free   chan struct{} // a slot per running execution (Workers)
-	stop   context.CancelFunc
+	signal  chan struct{}
+	free    chan struct{} // a slot per running execution (Workers)
+	decodes chan struct{} // a slot per image being decoded and preprocessed (the engine's threads)
+	rpcs    chan struct{} // a slot per open call (MaxRPCs; nil: no limit)
+	stop    context.CancelFunc
 
 	planMu sync.Mutex
 	plans  map[[2]int]*planEntry
@@ -97,13 +108,15 @@ type Server struct {
 	logger *log.Logger
 }
 
-// New checks cfg and builds a server (not yet listening).
+// New checks cfg and builds a server, not yet listening; its batcher (when batching is on) runs
+// until Drain.
 func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 	if cfg.MaxBatch < 1 || cfg.Workers < 1 || cfg.MaxQueue < 0 || cfg.MaxPixels < 1 || cfg.Tensor.itemBytes() < 1 || len(cfg.Outputs) == 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "bad front-end configuration %+v", cfg)
 	}
 	s := &Server{cfg: cfg, host: host, signal: make(chan struct{}, 1), free: make(chan struct{}, cfg.Workers),
-		plans: map[[2]int]*planEntry{}, logger: logger}
+		plans: map[[2]int]*planEntry{}, logger: logger,
+		decodes: make(chan struct{}, max(1, engine.NumThreads()))}
 	opts := []grpc.ServerOption{
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.MaxRecvMsgSize(cfg.MaxRequestBytes),
@@ -112,9 +125,21 @@ func New(cfg Config, host Host, logger *log.Logger) (*Server, error) {
 	if cfg.MaxStreams > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(cfg.MaxStreams))
 	}
+	if cfg.MaxRPCs > 0 {
+		s.rpcs = make(chan struct{}, cfg.MaxRPCs)
+	}
+	if cfg.BodyTimeout > 0 { // the HTTP/2 handshake as the Python front end bounds it: at least a second
+		opts = append(opts, grpc.ConnectionTimeout(max(time.Duration(cfg.BodyTimeout*float64(time.Second)), time.Second)))
+	}
+	opts = append(opts, grpc.InTapHandle(s.tap))
 	s.grpc = grpc.NewServer(opts...)
 	s.grpc.RegisterService(s.desc(), s)
 	s.grpc.RegisterService(s.healthDesc(), s)
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop // set before any other goroutine sees s: Drain reads it
+	if cfg.DelayUS >= 0 {
+		go s.batcher(ctx)
+	}
 	return s, nil
 }
 
@@ -124,12 +149,11 @@ func (s *Server) logf(format string, a ...any) {
 	}
 }
 
-// Serve answers calls on lis until Drain; it starts the batcher when batching is on.
+// Serve answers calls on lis until Drain (at once if Drain came first), accepting at most
+// MaxConnections connections at once (more wait in the listen backlog).
 func (s *Server) Serve(lis net.Listener) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = cancel
-	if s.cfg.DelayUS >= 0 {
-		go s.batcher(ctx)
+	if s.cfg.MaxConnections > 0 {
+		lis = netutil.LimitListener(lis, s.cfg.MaxConnections)
 	}
 	return s.grpc.Serve(lis)
 }
@@ -139,10 +163,12 @@ func (s *Server) Serve(lis net.Listener) error {
 // second to finish their replies) and the batcher.
 func (s *Server) Drain(grace time.Duration) {
 	s.mu.Lock()
-	s.draining, s.flushing = true, true
+	s.draining = true
 	var idle chan struct{}
 	if s.working > 0 {
-		s.idle = make(chan struct{})
+		if s.idle == nil { // a second Drain waits on the first's channel
+			s.idle = make(chan struct{})
+		}
 		idle = s.idle
 	}
 	s.wake()
@@ -164,17 +190,15 @@ func (s *Server) Drain(grace time.Duration) {
 	case <-time.After(time.Second):
 		s.grpc.Stop()
 	}
-	if s.stop != nil {
-		s.stop()
-	}
+	s.stop()
 }
 
 // infer answers one ModelInfer call.
 func (s *Server) infer(ctx context.Context, body []byte) ([]byte, error) {
 	arrived := time.Now()
-	r, err := parseInfer(body)
+	r, err := parseInfer(body, parseLimits{maxBatch: s.cfg.MaxBatch, outputs: len(s.cfg.Outputs)})
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, err
 	}
 	mine := r.model == s.cfg.ModelName && (r.version == "" || r.version == "1")
 	rep, err := s.admitted(ctx, r, arrived)
@@ -255,7 +279,7 @@ func (s *Server) isDraining() bool {
 }
 
 // static answers the metadata calls: the bytes Python serialized, or a status.
-func (s *Server) static(method string, body []byte) ([]byte, error) {
+func (s *Server) static(ctx context.Context, method string, body []byte) ([]byte, error) {
 	served := func(name, version string) bool {
 		return name == s.cfg.ModelName && (version == "" || version == "1")
 	}
@@ -279,7 +303,7 @@ func (s *Server) static(method string, body []byte) ([]byte, error) {
 		case !draining:
 			return s.cfg.Static["RepositoryIndex"], nil
 		case ready:
-			return []byte{}, nil
+			return s.cfg.Static["RepositoryIndexDrainingReady"], nil
 		}
 		return s.cfg.Static["RepositoryIndexDraining"], nil
 	}
@@ -294,7 +318,10 @@ func (s *Server) static(method string, body []byte) ([]byte, error) {
 		if (name != "" || version != "") && !served(name, version) {
 			return nil, status.Error(codes.NotFound, s.cfg.NotFound)
 		}
-		b, err := s.host.Statistics(s.stats.snapshot())
+		b, err := s.host.Statistics(ctx, s.stats.snapshot())
+		if ctx.Err() != nil {
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 		if err != nil {
 			s.logf("ModelStatistics failed: %v", err)
 			return nil, status.Error(codes.Internal, s.cfg.InternalMessage)

@@ -2,8 +2,8 @@ package serve
 
 // The Open Inference Protocol messages this front end reads and writes, parsed and encoded with
 // protowire (no generated code). Field numbers are those of Triton's grpc_service.proto (checked
-// against tritonclient.grpc.service_pb2 by tests/test_serve_gofront.py's replies and by
-// TestWireRoundTrip): ModelInferRequest {1 model_name, 2 model_version, 3 id, 4 parameters,
+// against tritonclient.grpc.service_pb2 by tests/test_serve_gofront.py's requests and replies;
+// serve_test.go's TestInferAndErrors reads inferReply's bytes back): ModelInferRequest {1 model_name, 2 model_version, 3 id, 4 parameters,
 // 5 inputs, 6 outputs, 7 raw_input_contents}; its InferInputTensor {1 name, 2 datatype, 3 shape,
 // 4 parameters, 5 contents}; InferTensorContents {8 bytes_contents}; InferRequestedOutputTensor
 // {1 name}; ModelInferResponse {1 model_name, 2 model_version, 3 id, 5 outputs,
@@ -14,8 +14,9 @@ package serve
 
 import (
 	"errors"
-	"fmt"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -26,13 +27,25 @@ type inTensor struct {
 	bytes          [][]byte
 }
 
-// inferReq is a ModelInferRequest: what this server reads of it (parameters are ignored).
+// inferReq is a ModelInferRequest: what this server reads of it (parameters are ignored). An
+// untrusted message must not multiply its size in memory, so parseInfer keeps only what check can
+// use: the first input (ninputs counts them), the first raw_input_contents entry (nraw counts
+// them), at most maxDims shape dimensions, maxBatch+1 bytes_contents entries (more than maxBatch
+// never match a valid shape) and as many requested outputs as the model has.
 type inferReq struct {
 	model, version, id string
 	inputs             []inTensor
+	ninputs            int
 	outputs            []string
 	raw                [][]byte
+	nraw               int
 }
+
+// maxDims is the most dimensions a served input has (FRAME [N, H, W, 3]).
+const maxDims = 4
+
+// parseLimits are parseInfer's caps: the server's MaxBatch and its outputs' count.
+type parseLimits struct{ maxBatch, outputs int }
 
 var errMalformed = errors.New("malformed message")
 
@@ -65,12 +78,15 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte,
 	return nil
 }
 
-// int64s appends a repeated int64 field's values, packed (BytesType) or not (VarintType).
+// errShape: an input's shape has more than maxDims dimensions.
+var errShape = status.Errorf(codes.InvalidArgument, "inputs[0].shape has more than %d dimensions", maxDims)
+
+// int64s appends a repeated int64 field's values, packed (BytesType) or not (VarintType); errShape
+// past maxDims values.
 func int64s(dst []int64, typ protowire.Type, v []byte, x uint64) ([]int64, error) {
 	if typ == protowire.VarintType {
-		return append(dst, int64(x)), nil
-	}
-	if typ != protowire.BytesType {
+		v = protowire.AppendVarint(nil, x)
+	} else if typ != protowire.BytesType {
 		return dst, errMalformed
 	}
 	for len(v) > 0 {
@@ -78,14 +94,18 @@ func int64s(dst []int64, typ protowire.Type, v []byte, x uint64) ([]int64, error
 		if n < 0 {
 			return dst, errMalformed
 		}
+		if len(dst) == maxDims {
+			return dst, errShape
+		}
 		dst = append(dst, int64(y))
 		v = v[n:]
 	}
 	return dst, nil
 }
 
-// parseInfer reads a ModelInferRequest; the slices alias b.
-func parseInfer(b []byte) (*inferReq, error) {
+// parseInfer reads a ModelInferRequest within lim's caps (inferReq); the slices alias b. Its error
+// is the call's status: INVALID_ARGUMENT naming the field over a cap, or the message malformed.
+func parseInfer(b []byte, lim parseLimits) (*inferReq, error) {
 	r := &inferReq{}
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch num {
@@ -96,30 +116,47 @@ func parseInfer(b []byte) (*inferReq, error) {
 		case 3:
 			r.id = string(v)
 		case 5:
-			t, err := parseInput(v)
+			r.ninputs++
+			if r.ninputs > 1 { // counted, not read: check refuses more than one
+				return nil
+			}
+			t, err := parseInput(v, lim.maxBatch+1)
 			if err != nil {
 				return err
 			}
 			r.inputs = append(r.inputs, t)
 		case 6:
-			return fields(v, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
+			if len(r.outputs) == lim.outputs {
+				return status.Errorf(codes.InvalidArgument, "outputs has more than %d entries: this model returns %d outputs", lim.outputs, lim.outputs)
+			}
+			var name string
+			err := fields(v, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
 				if num == 1 {
-					r.outputs = append(r.outputs, string(v))
+					name = string(v)
 				}
 				return nil
 			})
+			r.outputs = append(r.outputs, name)
+			return err
 		case 7:
-			r.raw = append(r.raw, v)
+			r.nraw++
+			if r.nraw == 1 {
+				r.raw = append(r.raw, v)
+			}
 		}
 		return nil
 	})
+	if _, ok := status.FromError(err); ok && err != nil {
+		return nil, err
+	}
 	if err != nil {
-		return nil, fmt.Errorf("the request is not a valid ModelInferRequest message: %v", err)
+		return nil, status.Errorf(codes.InvalidArgument, "the request is not a valid ModelInferRequest message: %v", err)
 	}
 	return r, nil
 }
 
-func parseInput(b []byte) (inTensor, error) {
+// parseInput reads an InferInputTensor, keeping at most maxBytes bytes_contents entries.
+func parseInput(b []byte, maxBytes int) (inTensor, error) {
 	var t inTensor
 	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		var err error
@@ -132,7 +169,7 @@ func parseInput(b []byte) (inTensor, error) {
 			t.shape, err = int64s(t.shape, typ, v, x)
 		case 5:
 			err = fields(v, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
-				if num == 8 {
+				if num == 8 && len(t.bytes) < maxBytes {
 					t.bytes = append(t.bytes, v)
 				}
 				return nil

@@ -14,11 +14,13 @@ Python keeps what it alone defines, one source each:
   handle handed back; Go resolves it within ServeReply, while this thread still holds the plan;
 - the ModelStatistics message: Go counts (serve.Snapshot), triton.Stats builds the message;
 - with --model, the model: Go hands each batch of preprocessed tensors (its memory, read in place
-  through a NumPy view while Go waits) to an answering thread, which runs oip.Engine._model (the
-  model, or its --topk) and hands back each output's rows (copied by Go within ServeReplyArrays).
+  through a NumPy view; Go keeps it alive until the reply, even past the stop) to an answering
+  thread, which runs oip.Engine._model (the model, or its --topk) and hands back each output's
+  arrays as "id:nbytes" (checked against the output's size and copied by Go within ServeReplyArrays).
 
-Invariants: a question from Go waits for its answer or for the server's stop, so an exception here
-fails the request that needed it (INTERNAL, logged) and never hangs it; SIGTERM/SIGINT drain as the
+Invariants: a question from Go waits for its answer or for the server's stop (a statistics question
+also for its call's end), and every question gets a reply, its error if answering failed, so an
+exception here fails the request that needed it (INTERNAL, logged) and never hangs it; SIGTERM/SIGINT drain as the
 Python front end does (new requests UNAVAILABLE, waiting ones run at once, running ones get
 --grace seconds), then the gRPC server stops and ServeNext returns "" so the thread ends.
 
@@ -77,7 +79,8 @@ def config(args: Any, engine: Any) -> Dict[str, Any]:
         "model_name": name, "max_batch": args.max_batch, "max_queue": args.max_queue, "workers": args.workers,
         "delay_us": -1 if delay is None else delay, "preferred": list(args.preferred_batch_size),
         "max_pixels": args.max_pixels, "max_request_bytes": args.max_request_mb << 20,
-        "max_streams": args.max_streams_per_connection,
+        "max_streams": args.max_streams_per_connection, "max_concurrent_rpcs": args.max_concurrent_rpcs,
+        "max_connections": args.max_connections, "body_timeout": args.body_timeout,
         "tensor": spec(protocol.TENSOR, protocol.datatype(engine.item_dtype), engine.item_shape),
         "model": engine.model is not None,
         "outputs": [spec(n, d, s[1:]) for n, d, s in engine.out_meta],
@@ -133,15 +136,23 @@ class Answers:
 
 def answer_loop(mod: Any, answers: Answers) -> None:
     """Answer Go's questions until the front end stops (ServeNext returns ""). Each question is
-    answered, with its error if it failed, so no request waits on a question this thread dropped."""
+    answered, with its error if it failed; if the answer itself fails, a fallback error reply is sent,
+    so no request waits on a question this thread dropped."""
     while True:
         text = mod.ServeNext()
         if not text:
             return
+        job: Any = None
         try:
-            answer(mod, answers, json.loads(text))
-        except Exception as e:  # noqa: BLE001 - the reply itself failed: Go's waiter is freed at stop
+            job = json.loads(text)
+            answer(mod, answers, job)
+        except Exception as e:  # noqa: BLE001 - the reply itself failed: answer with an error instead
             log.error("answering the Go front end failed", exc_info=e)
+            if isinstance(job, dict) and "id" in job:
+                try:
+                    mod.ServeReply(int(job["id"]), 0, "", "the answer failed")  # Go drops a duplicate
+                except Exception as e2:  # noqa: BLE001 - logged; the request then waits for the stop
+                    log.error("the fallback reply to the Go front end failed", exc_info=e2)
 
 
 def answer(mod: Any, answers: Answers, job: Dict[str, Any]) -> None:
@@ -154,7 +165,7 @@ def answer(mod: Any, answers: Answers, job: Dict[str, Any]) -> None:
         except Exception as e:  # noqa: BLE001 - the batch's requests fail INTERNAL
             log.error("the model failed on a batch of %d images", job["n"], exc_info=e)
             err = f"{type(e).__name__}: {str(e)[:300]}"
-        mod.ServeReplyArrays(int(job["id"]), ",".join(str(id(a)) for a in arrays), err)
+        mod.ServeReplyArrays(int(job["id"]), ",".join(f"{id(a)}:{a.nbytes}" for a in arrays), err)
         return  # the arrays were held until Go copied them (inside ServeReplyArrays)
     sig, data = None, ""
     try:
@@ -201,7 +212,8 @@ def serve(args: Any, engine: Any, addr: str, ready: str) -> int:
         if _watch(args.parent_pid, t_end):
             break
     mod.ServeStop(float(args.grace))
+    t_join = time.monotonic() + 5.0  # one deadline for all the threads
     for t in threads:
-        t.join(5.0)
+        t.join(max(0.0, t_join - time.monotonic()))
     print("goprep serve: stopped", file=sys.stderr, flush=True)
     return 0

@@ -140,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-streams-per-connection", type=_ranged(int, 1, 100000), default=100, metavar="N",
                    help="calls open at once on one connection (HTTP/2 MAX_CONCURRENT_STREAMS; default 100)")
     p.add_argument("--max-connections", type=_ranged(int, 1, 1000000), default=1024, metavar="N",
-                   help="client connections open at once; more are closed at once (default 1024)")
+                   help="client connections open at once; more are closed at once (--frontend go: not accepted until one closes; default 1024)")
     p.add_argument("--body-timeout", type=_positive, default=10.0, metavar="S",
                    help="seconds a call may take to send its request body; then DEADLINE_EXCEEDED (default 10)")
     p.add_argument("--max-pixels", type=_ranged(int, 1, 1 << 31), default=4096 * 4096, metavar="N",

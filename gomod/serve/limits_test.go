@@ -2,13 +2,11 @@ package serve
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -77,25 +75,8 @@ func TestBodyTimeout(t *testing.T) {
 func TestConnectionLimit(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxConnections = 1
-	s, err := New(cfg, &fakeHost{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	defer s.Drain(0)
-	dial := func() *grpc.ClientConn {
-		cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cc
-	}
-	first, second := dial(), dial()
+	_, addr := serveLoopback(t, cfg, &fakeHost{})
+	first, second := dial(t, addr), dial(t, addr)
 	defer second.Close()
 	if _, err := call(first, "ServerLive", nil); err != nil {
 		t.Fatal(err)

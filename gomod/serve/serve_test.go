@@ -73,8 +73,17 @@ func testConfig() Config {
 	return c
 }
 
-// start runs a server on a loopback port and a client to it; stop drains both.
+// start runs a server on a loopback port and a client to it; the test's cleanup closes both.
 func start(t *testing.T, cfg Config, h Host) (*Server, *grpc.ClientConn) {
+	t.Helper()
+	s, addr := serveLoopback(t, cfg, h)
+	cc := dial(t, addr)
+	t.Cleanup(func() { cc.Close() })
+	return s, cc
+}
+
+// serveLoopback runs a server on a loopback port, drained by the test's cleanup; its address.
+func serveLoopback(t *testing.T, cfg Config, h Host) (*Server, string) {
 	t.Helper()
 	s, err := New(cfg, h, nil)
 	if err != nil {
@@ -85,16 +94,19 @@ func start(t *testing.T, cfg Config, h Host) (*Server, *grpc.ClientConn) {
 		t.Fatal(err)
 	}
 	go s.Serve(lis)
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	t.Cleanup(func() { s.Drain(time.Second) })
+	return s, lis.Addr().String()
+}
+
+// dial is a raw-codec client of addr (its connection opens on the first call).
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cc.Close()
-		s.Drain(time.Second)
-	})
-	return s, cc
+	return cc
 }
 
 func call(cc *grpc.ClientConn, method string, req []byte) ([]byte, error) {

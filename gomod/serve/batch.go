@@ -22,7 +22,6 @@ type pending struct {
 type result struct {
 	reply []byte
 	err   error
-	t     *timing
 }
 
 // target is the images at which a batch closes without waiting out the delay.

@@ -142,12 +142,16 @@ func (s *Server) execute(batch []*pending) {
 		replies[p] = inferReply(s.cfg.ModelName, q.id, ts)
 	}
 	t.output = time.Now()
-	s.stats.execution(t)
+	arrived := make([]time.Time, 0, len(live))
+	for _, p := range live {
+		arrived = append(arrived, p.arrived)
+	}
+	s.stats.executed(t, arrived, t.output)
 	for _, p := range batch {
 		if err, bad := failed[p]; bad {
 			p.done <- result{err: err}
 		} else {
-			p.done <- result{reply: replies[p], t: t}
+			p.done <- result{reply: replies[p]}
 		}
 	}
 }

@@ -301,3 +301,41 @@ func TestModel(t *testing.T) {
 		t.Errorf("the model's output: %v, want %v", raw, want)
 	}
 }
+
+// A snapshot taken while requests run sees each execution with its successes: executions ==
+// successes at every moment without batching (perf_analyzer compares the two across its window).
+func TestStatsPairExecutionsWithSuccesses(t *testing.T) {
+	s, cc := start(t, testConfig(), &fakeHost{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := call(cc, "ModelInfer", frameRequest("m", byte(g))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		sn := s.stats.snapshot()
+		if sn.ExecutionCount != sn.Stages["success"].Count {
+			t.Errorf("a snapshot with %d executions and %d successes", sn.ExecutionCount, sn.Stages["success"].Count)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if s.stats.snapshot().ExecutionCount == 0 {
+		t.Error("no request ran")
+	}
+}

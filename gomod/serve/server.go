@@ -253,8 +253,7 @@ func (s *Server) admitted(ctx context.Context, r *inferReq, arrived time.Time) (
 		if res.err != nil {
 			return nil, res.err
 		}
-		s.stats.ok(p.arrived, time.Now(), res.t)
-		return res.reply, nil
+		return res.reply, nil // counted a success by execute, with its execution
 	case <-ctx.Done():
 		s.leave(p)
 		return nil, status.FromContextError(ctx.Err()).Err()

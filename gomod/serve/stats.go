@@ -54,10 +54,9 @@ type stats struct {
 	batches              map[int]*BatchStat
 }
 
-// ok counts a request answered OK that arrived at arrived and was answered at done, run in t.
+// ok counts a request answered OK that arrived at arrived and was answered at done, run in t
+// (s.mu held).
 func (s *stats) ok(arrived, done time.Time, t *timing) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.success.add(int64(done.Sub(arrived)))
 	s.queue.add(int64(t.start.Sub(arrived)))
 	s.cin.add(int64(t.inputs.Sub(t.start)))
@@ -74,13 +73,19 @@ func (s *stats) failed(arrived, done time.Time) {
 	s.lastMS = time.Now().UnixMilli()
 }
 
-// execution counts one execution of t.items images (those of its requests answered OK).
-func (s *stats) execution(t *timing) {
+// executed counts one execution of t.items images and its requests answered OK (those that
+// arrived at arrived), at done, under one lock: a snapshot sees an execution and its successes
+// together, never one without the other (perf_analyzer checks executions == successes across a
+// window).
+func (s *stats) executed(t *timing, arrived []time.Time, done time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range arrived {
+		s.ok(a, done, t)
+	}
 	if t.items == 0 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.inferences += int64(t.items)
 	s.execs++
 	if s.batches == nil {

@@ -5,7 +5,6 @@ metadata, config, statistics and repository index equal to the Python front end'
 a bad file failing alone, the queue limit, perf_analyzer, the drain and clean exit, and the flags it
 refuses."""
 
-import io
 import signal
 import threading
 import time
@@ -21,26 +20,10 @@ from goprep._serve import protocol, server  # noqa: E402
 from goprep._serve.bench import server_process  # noqa: E402
 from goprep._serve.loadgen import frames  # noqa: E402
 from goprep._serve.preprocess import make_goprep  # noqa: E402
+from test_serve_batching import _at_once  # noqa: E402
+from test_serve_oip import _encode, _frame_input as _frames, _image_input as _images  # noqa: E402
 
 GO = ("--frontend", "go", "--workers", "2")
-
-
-def _encode(img, fmt="JPEG"):
-    buf = io.BytesIO()
-    PIL.fromarray(img).save(buf, fmt)
-    return buf.getvalue()
-
-
-def _images(files):
-    i = tc.InferInput(protocol.IMAGE, [len(files)], "BYTES")
-    i.set_data_from_numpy(np.array(files, dtype=np.object_))
-    return i
-
-
-def _frames(a):
-    i = tc.InferInput(protocol.FRAME, list(a.shape), "UINT8")
-    i.set_data_from_numpy(np.ascontiguousarray(a))
-    return i
 
 
 def _tensor(c, inp):
@@ -154,27 +137,6 @@ def test_metadata_config_statistics_and_index_equal_the_python_front_end():
         cg.close()
 
 
-def _at_once(c, inputs):
-    """Each request from its own thread, released together; each one's TENSOR or (status, message)."""
-    out = [None] * len(inputs)
-    go = threading.Barrier(len(inputs))
-
-    def send(k):
-        go.wait(60)
-        try:
-            out[k] = _tensor(c, inputs[k])
-        except tc.InferenceServerException as e:
-            out[k] = (e.status(), e.message())
-
-    ts = [threading.Thread(target=send, args=(k,)) for k in range(len(inputs))]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(180)
-    assert not any(t.is_alive() for t in ts)
-    return out
-
-
 @pytest.mark.slow
 def test_batches_form_and_a_corrupt_file_fails_alone():
     prep = make_goprep(reuse_output=False)
@@ -184,7 +146,7 @@ def test_batches_form_and_a_corrupt_file_fails_alone():
     args = (*GO, "--max-batch", "8", "--max-queue-delay", "30s", "--preferred-batch-size", "4")
     with server_process("goprep", args) as srv:
         c = tc.InferenceServerClient(srv["target"])
-        out = _at_once(c, [_images([f]) for f in sent])
+        out = _at_once(c, [[_images([f])] for f in sent])
         for k, f in enumerate(sent):
             if f is bad:
                 assert out[k][0] == "StatusCode.INVALID_ARGUMENT" and "image[0]" in out[k][1], out[k]
@@ -301,44 +263,63 @@ def test_a_failed_answer_gets_a_fallback_error_reply():
     assert mod.replies == [(7, ""), (7, "the answer failed")]
 
 
-@pytest.mark.slow
-def test_concurrent_rpcs_and_body_timeout_apply():
-    """--max-concurrent-rpcs and --body-timeout reach the Go front end: a call whose message never
-    comes holds the only slot (another call: RESOURCE_EXHAUSTED, grpcio's message) until its body
-    timeout ends it (DEADLINE_EXCEEDED), after which calls are served again."""
-    stall = threading.Event()
+def _until(what, fn, want, timeout=60.0):
+    """fn()'s first value for which want(value) holds, polled (at most ``timeout`` s)."""
+    end = time.monotonic() + timeout
+    while not want(v := fn()):
+        assert time.monotonic() < end, f"{what}: still {v!r} after {timeout} s"
+        threading.Event().wait(0.05)
+    return v
 
-    def never():  # the request stream: headers go out, the message never does
-        stall.wait(60)
+
+def _probe(live):
+    """ServerLive's outcome: "OK", or the error's (code, details)."""
+    try:
+        live(b"", timeout=5)
+        return "OK"
+    except grpc.RpcError as e:
+        return (e.code(), e.details())
+
+
+def _stalled(ch, stall):
+    """A ModelInfer call whose headers go out and whose message never does (until ``stall`` is set)."""
+    def never():
+        stall.wait(120)
         return
         yield
 
-    args = (*GO, "--max-concurrent-rpcs", "1", "--body-timeout", "1")
-    with server_process("goprep", args) as srv, grpc.insecure_channel(srv["target"]) as ch:
-        live = ch.unary_unary(f"/{protocol.SERVICE}/ServerLive")
-        for _ in range(3):  # the open call itself may meet a probe's slot, not yet freed: again then
-            open_call = ch.stream_stream(f"/{protocol.SERVICE}/ModelInfer")(never(), timeout=30)
-            time.sleep(0.2)  # its headers reach the server
-            seen = set()
-            for _ in range(5):  # within the body timeout the open call holds the slot
-                try:
-                    live(b"", timeout=5)
-                    seen.add("OK")
-                except grpc.RpcError as e:
-                    seen.add((str(e.code()), e.details()))
-                time.sleep(0.05)  # the probe's slot is freed just after its reply
-            with pytest.raises(grpc.RpcError) as e:
-                next(open_call)
-            if e.value.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
-                break
-        assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, e.value
-        assert ("StatusCode.RESOURCE_EXHAUSTED", "Concurrent RPC limit exceeded!") in seen, seen
+    return ch.stream_stream(f"/{protocol.SERVICE}/ModelInfer")(never(), timeout=120)
+
+
+@pytest.mark.slow
+def test_concurrent_rpcs_and_body_timeout_apply():
+    """--max-concurrent-rpcs and --body-timeout reach the Go front end. With one slot and a long body
+    timeout, a call whose message never comes holds the slot: probes meet RESOURCE_EXHAUSTED (grpcio's
+    message) until it is cancelled, then are served again. With a 1 s body timeout, such a call ends
+    DEADLINE_EXCEEDED. No step waits on a guessed time: each polls until what it waits for holds."""
+    stall = threading.Event()
+    try:
+        args = (*GO, "--max-concurrent-rpcs", "1", "--body-timeout", "600")
+        with server_process("goprep", args) as srv, grpc.insecure_channel(srv["target"]) as ch:
+            live = ch.unary_unary(f"/{protocol.SERVICE}/ServerLive")
+            _until("the server", lambda: _probe(live), lambda v: v == "OK")
+            calls = []
+
+            def holder_or_probe():  # a probe's outcome while an open call lives; a new open call when the
+                if not calls or calls[-1].done():  # last one ended (it met the slot of a probe just answered)
+                    calls.append(_stalled(ch, stall))
+                    return "opened"
+                return _probe(live)
+
+            got = _until("an open call holding the slot", holder_or_probe, lambda v: v not in ("OK", "opened"))
+            assert got == (grpc.StatusCode.RESOURCE_EXHAUSTED, "Concurrent RPC limit exceeded!"), got
+            for c in calls:
+                c.cancel()
+            _until("a probe after the open call's cancel", lambda: _probe(live), lambda v: v == "OK")
+        args = (*GO, "--body-timeout", "1")
+        with server_process("goprep", args) as srv, grpc.insecure_channel(srv["target"]) as ch:
+            with pytest.raises(grpc.RpcError) as ei:
+                next(_stalled(ch, stall))
+            assert ei.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, ei.value
+    finally:
         stall.set()
-        end = time.monotonic() + 10
-        while True:
-            try:
-                live(b"", timeout=5)
-                break
-            except grpc.RpcError:
-                assert time.monotonic() < end
-                time.sleep(0.05)

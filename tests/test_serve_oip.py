@@ -42,7 +42,7 @@ def _frame_input(a):
     return i
 
 
-def _encode(img, fmt):
+def _encode(img, fmt="JPEG"):
     buf = io.BytesIO()
     PIL.fromarray(img).save(buf, fmt)
     return buf.getvalue()

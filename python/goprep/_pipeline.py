@@ -229,7 +229,7 @@ class Pipeline:
                 raise InvalidArgumentError("a call that concatenates its images' results takes host images only "
                                            "(NumPy, PIL or CPU tensors), not device arrays", argument="src")
             _run.check_sources(sigs, refs, "cpu")  # float32 alignment
-            return self._ragged(sigs, refs, st, ragged if isinstance(ragged, tuple) else ragged == "concat")
+            return self._ragged(sigs, refs, st, ragged)
         if first.decode is not None:  # encoded sources: decoded on the CPU (no nvJPEG yet)
             return self._decoded(sigs, refs, one, out, sh, st, ragged, mem)
         kind = x0.kind
@@ -267,7 +267,7 @@ class Pipeline:
             raise InvalidArgumentError('encoded images are decoded on the CPU: stream= applies to output="device" only',
                                        argument="stream")
         if ragged:
-            return self._ragged(sigs, refs, st, ragged if isinstance(ragged, tuple) else ragged == "concat")
+            return self._ragged(sigs, refs, st, ragged)
         first = sigs[0]
         shape = first.shape if one else (len(sigs),) + first.shape
         res = self._run(sigs, refs, shape, out, "cpu", -1, st, mem, None, target="numpy")
@@ -276,17 +276,18 @@ class Pipeline:
         return self._result(sigs, one, res)
 
     @staticmethod
-    def _ragged(sigs: List[Signature], refs: List[Any], st: Any, concat: Any) -> Any:
+    def _ragged(sigs: List[Signature], refs: List[Any], st: Any, ragged: Any) -> Any:
         """Results of different sizes from one CPU engine call (one job a result, its output at its own
         byte offset of one host buffer, the job table's output column): a list of views of 64-byte
-        aligned parts (eager decode's lists), or with ``concat`` one NumPy array of the results
+        aligned parts (eager decode's lists), or with ``ragged`` "concat" one NumPy array of the results
         concatenated along their first axis, which they may differ in (Qwen2-VL's patch rows of images
-        of different sizes: ``_concat``), or with ``concat`` a pair ``(res, offsets)`` each result at its
+        of different sizes: ``_concat``), or with ``ragged`` a pair ``(res, offsets)`` each result at its
         byte offset of ``res`` (``_at``)."""
         first = sigs[0]
         sizes = [math.prod(c.shape) * c.dtype.itemsize for c in sigs]
-        if isinstance(concat, tuple):  # _at's: each result at its byte offset of the caller's array
-            res, at = concat
+        concat = ragged == "concat"
+        if isinstance(ragged, tuple):  # _at's: each result at its byte offset of the caller's array
+            res, at = ragged
             for i, (c, o, n) in enumerate(zip(sigs, at, sizes)):
                 if c.dtype != res.dtype or o < 0 or o % c.dtype.itemsize or o + n > res.nbytes:
                     raise ShapeError(f"item {i} produces {c.shape} {c.dtype}, which does not fit at byte {o} of the "

@@ -48,7 +48,7 @@ import numpy as np
 from . import protocol
 from .batching import batching_config, queue_limit_message
 from .service import DRAINING_MESSAGE, INTERNAL_MESSAGE, not_found_message, workers_limit_message
-from .triton import EXTENSIONS, Stats, repository_index
+from .triton import Stats, repository_index, server_metadata
 
 log = logging.getLogger("goprep.serve")
 
@@ -59,12 +59,11 @@ def config(args: Any, engine: Any) -> Dict[str, Any]:
 
     from .server import HEALTH_LIVE, HEALTH_READY
 
-    m = protocol.pb()
     delay = args.max_queue_delay
     batching = batching_config(args.preferred_batch_size, delay) if delay is not None else None
     name = engine.name
     static = {
-        "ServerMetadata": m.ServerMetadataResponse(name="goprep", version=goprep.__version__, extensions=list(EXTENSIONS)),
+        "ServerMetadata": server_metadata(goprep.__version__),
         "ModelMetadata": engine.metadata(),
         "ModelConfig": engine.config(batching),
         "RepositoryIndex": repository_index(name, True, False),

@@ -30,7 +30,7 @@ from . import protocol
 from .decode import decode_images
 from .errors import BadRequest, NotFound, OverLimit, TooLarge, detached
 from .batching import fused_files
-from .triton import EXTENSIONS, INPUTS, TensorSpec, Timing, model_config, repository_index
+from .triton import INPUTS, TensorSpec, Timing, model_config, repository_index, server_metadata
 
 __all__ = ["Engine", "Limits", "NotFound", "Servicer"]
 
@@ -418,8 +418,7 @@ class Servicer:
         return protocol.pb().ModelReadyResponse(ready=svc.serves(req.name, req.version) and not svc.state.draining)
 
     async def server_metadata(self, req: Any, ctx: Any) -> Any:
-        return protocol.pb().ServerMetadataResponse(name="goprep", version=self.service.version,
-                                                    extensions=list(EXTENSIONS))
+        return server_metadata(self.service.version)
 
     async def _served(self, name: str, version: str, ctx: Any) -> None:
         """Abort the call with NOT_FOUND unless it names the served model (version "" or "1")."""

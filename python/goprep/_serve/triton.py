@@ -196,6 +196,11 @@ class Stats:
         return st
 
 
+def server_metadata(version: str) -> Any:
+    """The ServerMetadataResponse: goprep, its version, the extensions served (EXTENSIONS)."""
+    return protocol.pb().ServerMetadataResponse(name="goprep", version=version, extensions=list(EXTENSIONS))
+
+
 def repository_index(name: str, ready: bool, ready_only: bool) -> Any:
     """The RepositoryIndexResponse: the one model, READY, or UNAVAILABLE while the server drains
     (left out when the client asked for ready models only)."""
